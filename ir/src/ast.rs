@@ -1,0 +1,449 @@
+//! The syntax tree of a `.eqf` program, as the parser reads it and the builder makes it.
+//!
+//! The same tree serves before and after type checking: the checker fills [`Expr::ty`] on
+//! every node (see [`crate::check`]). Equality (`==`) compares structure only: spans and
+//! filled-in types are ignored, so `parse(print(p)) == p`.
+//!
+//! Every node records its nesting [`Expr::depth`], computed in constant time when the node
+//! is made, so that passes can refuse a too-deep tree before they recurse over it.
+
+use crate::error::Span;
+use crate::types::Type;
+
+/// Binary operators, loosest first as LANGUAGE.md orders them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `||`
+    Or,
+    /// `&&`
+    And,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+}
+
+impl BinOp {
+    /// Every binary operator.
+    pub const ALL: [BinOp; 13] = [
+        BinOp::Or,
+        BinOp::And,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::Lt,
+        BinOp::Le,
+        BinOp::Gt,
+        BinOp::Ge,
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+    ];
+
+    /// The operator's spelling.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Or => "||",
+            BinOp::And => "&&",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+        }
+    }
+
+    /// Binding strength: 1 (`||`) to 5 (`* / %`). All are left-associative.
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinOp::Or => 1,
+            BinOp::And => 2,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 3,
+            BinOp::Add | BinOp::Sub => 4,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 5,
+        }
+    }
+
+    /// `== != < <= > >=`
+    pub fn is_comparison(self) -> bool {
+        self.precedence() == 3
+    }
+
+    /// `&& ||`
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+
+    /// `+ - * / %`
+    pub fn is_arithmetic(self) -> bool {
+        self.precedence() >= 4
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `-x`
+    Neg,
+    /// `!x`
+    Not,
+}
+
+impl UnOp {
+    /// The operator's spelling.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnOp::Neg => "-",
+            UnOp::Not => "!",
+        }
+    }
+}
+
+/// A literal. A `-` directly before a numeric literal is folded into it by the parser
+/// (`-1000000`, `-inf`), so negative literals exist; the printer writes them in parentheses.
+#[derive(Clone, Copy, Debug)]
+pub enum Lit {
+    /// An integer literal; its type (`i32`, `i64`, or a float type) is decided by the checker.
+    Int(i64),
+    /// A float literal (`1.5`, `1e-3`, `inf`); never NaN.
+    Float(f64),
+    /// `true` / `false`.
+    Bool(bool),
+}
+
+impl PartialEq for Lit {
+    fn eq(&self, other: &Lit) -> bool {
+        match (self, other) {
+            (Lit::Int(a), Lit::Int(b)) => a == b,
+            (Lit::Float(a), Lit::Float(b)) => a.to_bits() == b.to_bits(),
+            (Lit::Bool(a), Lit::Bool(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// The forms of expression. One grammar serves array and scalar expressions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A literal.
+    Lit(Lit),
+    /// A name: an input, a `let`, an output, a size name, a lambda parameter, a local `let`,
+    /// or a builtin (`map`, `exp`, `max`, `f32`, ...).
+    Var(String),
+    /// `let name = value in body`
+    Let {
+        /// Bound name.
+        name: String,
+        /// Bound value (may be a lambda: a local named function).
+        value: Box<Expr>,
+        /// Scope of the binding.
+        body: Box<Expr>,
+    },
+    /// `if cond then then_ else else_` (lazy).
+    If {
+        /// Condition (`bool`).
+        cond: Box<Expr>,
+        /// Taken when `cond` is true.
+        then_: Box<Expr>,
+        /// Taken when `cond` is false.
+        else_: Box<Expr>,
+    },
+    /// `\p1 p2 -> body` (or `fn p1 p2 -> body`).
+    Lambda {
+        /// Parameter names (at least one).
+        params: Vec<String>,
+        /// Body.
+        body: Box<Expr>,
+    },
+    /// `lhs op rhs`
+    Binary {
+        /// Operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `-x`, `!x`
+    Unary {
+        /// Operator.
+        op: UnOp,
+        /// Operand.
+        operand: Box<Expr>,
+    },
+    /// `func arg1 ... argk` (k >= 1): builtins, named functions, lambdas.
+    Apply {
+        /// The function.
+        func: Box<Expr>,
+        /// Arguments, at least one.
+        args: Vec<Expr>,
+    },
+    /// `array[i1, ..., ir]`
+    Index {
+        /// The array.
+        array: Box<Expr>,
+        /// One index per dimension.
+        indices: Vec<Expr>,
+    },
+    /// `(e1, ..., ek)`, k >= 2: only as the result of an index function.
+    Tuple(Vec<Expr>),
+    /// `(+)`: an operator as a function.
+    Section(BinOp),
+    /// `[d1, ..., dr]`: a shape, only as the shape argument of a builtin.
+    Shape(Vec<Expr>),
+}
+
+/// An expression with its position, its nesting depth and (after checking) its type.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    /// What the expression is.
+    pub kind: ExprKind,
+    /// Where it is in the text (a dummy span for builder-made nodes).
+    pub span: Span,
+    /// Filled by the checker; `None` before checking.
+    pub ty: Option<Type>,
+    /// Nesting depth: 1 for a leaf, 1 + the deepest child otherwise.
+    pub depth: u32,
+}
+
+impl PartialEq for Expr {
+    fn eq(&self, other: &Expr) -> bool {
+        self.kind == other.kind
+    }
+}
+
+impl Expr {
+    /// Makes a node, computing its depth from its children.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let depth = 1 + kind.children().map(|c| c.depth).max().unwrap_or(0);
+        Expr { kind, span, ty: None, depth }
+    }
+
+    /// A variable reference.
+    pub fn var(name: impl Into<String>, span: Span) -> Expr {
+        Expr::new(ExprKind::Var(name.into()), span)
+    }
+
+    /// A literal.
+    pub fn lit(lit: Lit, span: Span) -> Expr {
+        Expr::new(ExprKind::Lit(lit), span)
+    }
+
+    /// The checked type; panics only on a program that did not pass the checker, which is a
+    /// bug in the caller, never a user error.
+    pub fn checked_ty(&self) -> Option<&Type> {
+        self.ty.as_ref()
+    }
+}
+
+impl ExprKind {
+    /// Direct children, in source order.
+    pub fn children(&self) -> Box<dyn Iterator<Item = &Expr> + '_> {
+        match self {
+            ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Section(_) => Box::new(std::iter::empty()),
+            ExprKind::Let { value, body, .. } => Box::new([&**value, &**body].into_iter()),
+            ExprKind::If { cond, then_, else_ } => Box::new([&**cond, &**then_, &**else_].into_iter()),
+            ExprKind::Lambda { body, .. } => Box::new(std::iter::once(&**body)),
+            ExprKind::Binary { lhs, rhs, .. } => Box::new([&**lhs, &**rhs].into_iter()),
+            ExprKind::Unary { operand, .. } => Box::new(std::iter::once(&**operand)),
+            ExprKind::Apply { func, args } => Box::new(std::iter::once(&**func).chain(args.iter())),
+            ExprKind::Index { array, indices } => Box::new(std::iter::once(&**array).chain(indices.iter())),
+            ExprKind::Tuple(es) | ExprKind::Shape(es) => Box::new(es.iter()),
+        }
+    }
+}
+
+/// A top-level item of a program.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// `input name : type` (a scalar or an array type whose dims are literals or size names).
+    Input {
+        /// Input name.
+        name: String,
+        /// Declared type: `Type::Scalar` or `Type::Array` with `Dim::Known`/`Dim::Size` dims.
+        ty: Type,
+        /// The whole item.
+        span: Span,
+    },
+    /// `let name = value`
+    Let {
+        /// Bound name.
+        name: String,
+        /// Value: an array, a scalar, or a lambda (a named function).
+        value: Expr,
+        /// The whole item.
+        span: Span,
+    },
+    /// `output name = value`, or `output name` naming an earlier binding.
+    Output {
+        /// Output name.
+        name: String,
+        /// The value, or `None` for `output x`.
+        value: Option<Expr>,
+        /// The whole item.
+        span: Span,
+    },
+}
+
+impl Item {
+    /// The name the item declares or outputs.
+    pub fn name(&self) -> &str {
+        match self {
+            Item::Input { name, .. } | Item::Let { name, .. } | Item::Output { name, .. } => name,
+        }
+    }
+
+    /// The item's span.
+    pub fn span(&self) -> Span {
+        match self {
+            Item::Input { span, .. } | Item::Let { span, .. } | Item::Output { span, .. } => *span,
+        }
+    }
+}
+
+impl PartialEq for Item {
+    fn eq(&self, other: &Item) -> bool {
+        match (self, other) {
+            (Item::Input { name: a, ty: ta, .. }, Item::Input { name: b, ty: tb, .. }) => a == b && ta == tb,
+            (Item::Let { name: a, value: va, .. }, Item::Let { name: b, value: vb, .. }) => {
+                a == b && va == vb
+            }
+            (Item::Output { name: a, value: va, .. }, Item::Output { name: b, value: vb, .. }) => {
+                a == b && va == vb
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A whole program: its items in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    /// Items in source order.
+    pub items: Vec<Item>,
+}
+
+impl Program {
+    /// The declared inputs, in order, with their declared types.
+    pub fn inputs(&self) -> impl Iterator<Item = (&str, &Type)> {
+        self.items.iter().filter_map(|it| match it {
+            Item::Input { name, ty, .. } => Some((name.as_str(), ty)),
+            _ => None,
+        })
+    }
+
+    /// The output names, in order.
+    pub fn output_names(&self) -> impl Iterator<Item = &str> {
+        self.items.iter().filter_map(|it| match it {
+            Item::Output { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// Names the language gives meaning to: the builtin functions of LANGUAGE.md. They are not
+/// keywords, but a program may not redefine them at top level (a lambda parameter or a
+/// local `let` may shadow them).
+pub const BUILTINS: &[&str] = &[
+    // array operations
+    "map",
+    "generate",
+    "iota",
+    "fill",
+    "reduce",
+    "scan",
+    "scan_exclusive",
+    "filter",
+    "gather",
+    "backpermute",
+    "permute",
+    "transpose",
+    "reverse",
+    "reshape",
+    "slice",
+    "concat",
+    // scalar operations
+    "min",
+    "max",
+    "abs",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "floor",
+    "ceil",
+    "round",
+    "pow",
+    "atan2",
+    "clamp",
+    "f32",
+    "f64",
+    "i32",
+    "i64",
+    "iterate",
+    "length",
+    "size",
+];
+
+/// Keywords of LANGUAGE.md (never names).
+pub const KEYWORDS: &[&str] =
+    &["input", "output", "let", "in", "if", "then", "else", "fn", "true", "false", "inf"];
+
+/// Limits that protect the machine from hostile programs and inputs.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Deepest expression nesting accepted by the parser, the builder and the checker.
+    pub max_depth: u32,
+    /// Largest program text, in bytes.
+    pub max_program_bytes: usize,
+    /// Most bytes the interpreter may allocate for one array (checked before allocating).
+    pub max_array_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_depth: 500, max_program_bytes: 16 << 20, max_array_bytes: default_memory_limit() }
+    }
+}
+
+/// The machine's physical memory (from `/proc/meminfo`), or 8 GiB where it cannot be read.
+pub fn default_memory_limit() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb.saturating_mul(1024))
+        .unwrap_or(8 << 30)
+}

@@ -1,0 +1,142 @@
+//! Binding a program's inputs: the checks every backend makes before it runs.
+//!
+//! [`bind_inputs`] checks that every declared input is given and nothing else is, that each
+//! has the declared element type and rank, that literal dimensions match, and binds every
+//! size name from the inputs' shapes, requiring inputs that share a size name to agree.
+
+use crate::ast::Limits;
+use crate::check::Checked;
+use crate::error::{Code, Error, Result};
+use crate::types::{Dim, Type};
+use crate::value::Value;
+use indexmap::IndexMap;
+
+/// What binding the inputs established.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bindings {
+    /// Every size name with its value, in order of first appearance in the declarations.
+    pub sizes: IndexMap<String, i64>,
+}
+
+/// Checks `inputs` against the program's declared inputs and binds the size names.
+///
+/// Errors: a declared input not given, or a name given that the program does not declare,
+/// or an input of the wrong element type or rank, is `E-INPUT`; a literal dimension that
+/// differs, or a size name bound to two different values, is `E-SHAPE`; a dimension above
+/// `i64::MAX`, or an input whose bytes exceed `limits.max_array_bytes`, is `E-LIMIT`.
+pub fn bind_inputs(checked: &Checked, inputs: &IndexMap<String, Value>, limits: &Limits) -> Result<Bindings> {
+    let declared = &checked.inputs;
+    for (name, ty) in declared {
+        if !inputs.contains_key(name) {
+            let mut err = Error::input(format!("missing input `{name}` ({ty})"));
+            let unknown: Vec<String> =
+                inputs.keys().filter(|k| !declared.contains_key(*k)).map(|k| format!("`{k}`")).collect();
+            if !unknown.is_empty() {
+                err = err.with_note(format!("given but not declared: {}", unknown.join(", ")));
+            }
+            return Err(err);
+        }
+    }
+    if let Some(name) = inputs.keys().find(|k| !declared.contains_key(*k)) {
+        let known: Vec<String> = declared.keys().map(|k| format!("`{k}`")).collect();
+        let list = if known.is_empty() {
+            "the program has no inputs".to_string()
+        } else {
+            format!("the program's inputs are {}", known.join(", "))
+        };
+        return Err(Error::input(format!("unknown input `{name}`; {list}")));
+    }
+
+    let mut sizes: IndexMap<String, i64> = IndexMap::new();
+    // Which input first bound each size name, for the disagreement message.
+    let mut bound_by: IndexMap<String, String> = IndexMap::new();
+    for (name, ty) in declared {
+        let Some(value) = inputs.get(name) else { continue };
+        let (elem, dims): (_, &[Dim]) = match ty {
+            Type::Scalar(e) => (*e, &[]),
+            Type::Array { elem, shape } => (*elem, shape),
+            other => return Err(Error::input(format!("input `{name}` is declared with type {other}"))),
+        };
+        if value.elem_type() != elem {
+            return Err(Error::input(format!(
+                "input `{name}` is {}, the program declares {ty}",
+                value.elem_type()
+            )));
+        }
+        let shape = value.shape();
+        if shape.len() != dims.len() {
+            let given = if shape.is_empty() {
+                "a scalar".to_string()
+            } else {
+                format!("of rank {} (shape {})", shape.len(), fmt_shape(shape))
+            };
+            return Err(Error::input(format!(
+                "input `{name}` is {given}, the program declares {ty} of rank {}",
+                dims.len()
+            )));
+        }
+        let bytes = (value.len() as u128) * (elem.size_bytes() as u128);
+        if bytes > u128::from(limits.max_array_bytes) {
+            return Err(Error::limit(format!(
+                "input `{name}` has {bytes} bytes, over the limit of {} bytes",
+                limits.max_array_bytes
+            )));
+        }
+        for (k, (dim, &actual)) in dims.iter().zip(shape).enumerate() {
+            let Ok(actual) = i64::try_from(actual) else {
+                return Err(Error::limit(format!(
+                    "input `{name}`: dimension {k} of size {actual} overflows i64"
+                )));
+            };
+            match dim {
+                Dim::Known(want) => {
+                    if *want != actual {
+                        return Err(Error::new(
+                            Code::Shape,
+                            format!(
+                                "input `{name}` has shape {}, the program declares {ty}: dimension {k} is {actual}, not {want}",
+                                fmt_shape(shape)
+                            ),
+                        ));
+                    }
+                }
+                Dim::Size(size) => match sizes.get(size) {
+                    Some(&prev) if prev != actual => {
+                        let first = bound_by.get(size).map(String::as_str).unwrap_or("another input");
+                        return Err(Error::new(
+                            Code::Shape,
+                            format!("size `{size}` is {prev} from `{first}` but {actual} from `{name}`"),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => {
+                        sizes.insert(size.clone(), actual);
+                        bound_by.insert(size.clone(), name.clone());
+                    }
+                },
+                other => {
+                    return Err(Error::input(format!(
+                        "input `{name}` declares dimension {k} as `{other}`, which inputs cannot"
+                    )))
+                }
+            }
+        }
+    }
+    // Keep the checker's order of size names where it lists them.
+    let mut ordered = IndexMap::new();
+    for s in &checked.sizes {
+        if let Some(v) = sizes.get(s) {
+            ordered.insert(s.clone(), *v);
+        }
+    }
+    for (s, v) in sizes {
+        ordered.entry(s).or_insert(v);
+    }
+    Ok(Bindings { sizes: ordered })
+}
+
+/// Formats a shape as `[3, 4]`.
+fn fmt_shape(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}

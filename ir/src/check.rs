@@ -1,0 +1,305 @@
+//! The type and shape checker.
+//!
+//! [`check`] refuses a too-deep tree (`E-LIMIT`), then checks every item in order, then
+//! returns a copy of the program with [`Expr::ty`] filled on every node. It works in two
+//! passes: the first walks the program building, for every node, a type whose element types
+//! may still be variables (structure and shapes are always known); unification over the whole
+//! program decides literals' and lambda parameters' element types ("however indirect"); the
+//! second pass resolves the variables (defaults: float literals `f64`, integer literals and
+//! anything else left open `i64`), checks integer literals fit their type, and writes the types.
+//!
+//! # The typed tree
+//!
+//! - A literal has `Scalar(t)` with its resolved type (an integer literal may be `f32`/`f64`).
+//! - A lambda, an operator section, a named function's name, and `min`/`max` used as an
+//!   `op` have `Type::Func { params, ret }`; `ret` is a scalar or (index functions) a tuple.
+//! - The head name of a builtin application (`map` in `map f xs`) has `Type::Func` whose
+//!   `params` are the element types of the scalar and array arguments, in order, and whose
+//!   `ret` is the application's type. The application node has the result type.
+//! - A shape argument `[d1, ..., dr]` has `Type::ShapeArg(r)`; its elements are `i64`.
+//! - A tuple (only an index function's result) has `Type::Tuple` of `i64`s.
+//! - `let name = value in body` has the body's type; `if` the merged type of its branches
+//!   (array dimensions that differ become [`Dim::Dynamic`]).
+
+mod builtins;
+mod expr;
+mod unify;
+
+use crate::ast::{Expr, ExprKind, Item, Limits, Lit, Program, BUILTINS, KEYWORDS};
+use crate::error::{Code, Error, Result, Span};
+use crate::types::{Dim, ElemType, Type};
+use expr::{Checker, Cx, Global, TNode};
+use indexmap::IndexMap;
+use unify::{Vars, IT};
+
+/// A program that passed the checker: every `Expr::ty` in `program` is `Some`, every
+/// literal's type is decided, and the signature is summarised.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The program, with `ty` filled on every expression node.
+    pub program: Program,
+    /// Inputs in declaration order with their declared types.
+    pub inputs: IndexMap<String, Type>,
+    /// Top-level `let`s in order with their types (`Type::Func` for named functions).
+    pub lets: IndexMap<String, Type>,
+    /// Outputs in order with their types.
+    pub outputs: IndexMap<String, Type>,
+    /// Size names in order of first appearance in the input declarations.
+    pub sizes: Vec<String>,
+}
+
+/// Checks `program` with the default [`Limits`].
+pub fn check(program: &Program) -> Result<Checked> {
+    check_with(program, &Limits::default())
+}
+
+fn item_expr(item: &Item) -> Option<&Expr> {
+    match item {
+        Item::Let { value, .. } => Some(value),
+        Item::Output { value, .. } => value.as_ref(),
+        Item::Input { .. } => None,
+    }
+}
+
+fn item_expr_mut(item: &mut Item) -> Option<&mut Expr> {
+    match item {
+        Item::Let { value, .. } => Some(value),
+        Item::Output { value, .. } => value.as_mut(),
+        Item::Input { .. } => None,
+    }
+}
+
+/// Stack bytes reserved per level of expression nesting (generous: debug builds use a few
+/// kilobytes per level).
+const STACK_PER_LEVEL: usize = 64 << 10;
+
+/// Checks `program` under `limits`.
+///
+/// The checker recurses over the tree (at most `limits.max_depth` deep, refused beyond), so it
+/// runs on a thread of its own whose stack is sized for that depth; no caller's stack limits
+/// matter.
+pub fn check_with(program: &Program, limits: &Limits) -> Result<Checked> {
+    let levels = usize::try_from(limits.max_depth).unwrap_or(usize::MAX);
+    let stack = levels.saturating_mul(STACK_PER_LEVEL).saturating_add(8 << 20).min(4 << 30);
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("eqfuse-check".into())
+            .stack_size(stack)
+            .spawn_scoped(s, || check_inner(program, limits));
+        match spawned {
+            Ok(handle) => match handle.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // no thread to be had: check on this one
+            Err(_) => check_inner(program, limits),
+        }
+    })
+}
+
+fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
+    for item in &program.items {
+        if let Some(e) = item_expr(item) {
+            if e.depth > limits.max_depth {
+                return Err(Error::at(
+                    Code::Limit,
+                    e.span,
+                    format!(
+                        "the expression of `{}` is nested {} deep, more than the limit of {}",
+                        item.name(),
+                        e.depth,
+                        limits.max_depth
+                    ),
+                ));
+            }
+        }
+    }
+
+    let mut ck = Checker::default();
+    for item in &program.items {
+        ck.item_lines.entry(item.name().to_string()).or_insert(item.span().line);
+    }
+    let mut inputs = IndexMap::new();
+    for item in &program.items {
+        if let Item::Input { name, ty, span } = item {
+            validate_input_type(name, ty, *span)?;
+            if let Type::Array { shape, .. } = ty {
+                for d in shape {
+                    if let Dim::Size(s) = d {
+                        if BUILTINS.contains(&s.as_str()) || KEYWORDS.contains(&s.as_str()) {
+                            return Err(Error::ty(
+                                *span,
+                                format!("the size name `{s}` of input `{name}` is a builtin or keyword"),
+                            ));
+                        }
+                        ck.sizes.entry(s.clone()).or_insert(span.line);
+                    }
+                }
+            }
+        }
+    }
+
+    let mut lets: IndexMap<String, IT> = IndexMap::new();
+    let mut outputs: IndexMap<String, (IT, Span)> = IndexMap::new();
+    let mut trees: Vec<Option<TNode>> = Vec::with_capacity(program.items.len());
+    for item in &program.items {
+        let mut tree = None;
+        match item {
+            Item::Input { name, ty, span } => {
+                check_new_name(&ck, name, *span)?;
+                let it = match ty {
+                    Type::Scalar(t) => IT::Scalar(ck.vars.known(*t)),
+                    Type::Array { elem, shape } => {
+                        IT::Array { elem: ck.vars.known(*elem), shape: shape.clone() }
+                    }
+                    _ => {
+                        return Err(Error::ty(*span, format!("input `{name}` must be a scalar or an array")))
+                    }
+                };
+                ck.globals.insert(name.clone(), Global { it, kind: "input", line: span.line });
+                inputs.insert(name.clone(), ty.clone());
+            }
+            Item::Let { name, value, span } => {
+                check_new_name(&ck, name, *span)?;
+                let node = ck.check_binding(value, Cx::TOP)?;
+                ck.globals.insert(name.clone(), Global { it: node.it.clone(), kind: "let", line: span.line });
+                lets.insert(name.clone(), node.it.clone());
+                tree = Some(node);
+            }
+            Item::Output { name, value: Some(value), span } => {
+                check_new_name(&ck, name, *span)?;
+                let node = ck.check_expr(value, Cx::TOP)?;
+                ck.globals
+                    .insert(name.clone(), Global { it: node.it.clone(), kind: "output", line: span.line });
+                outputs.insert(name.clone(), (node.it.clone(), *span));
+                tree = Some(node);
+            }
+            Item::Output { name, value: None, span } => {
+                if let Some((_, first)) = outputs.get(name) {
+                    return Err(Error::ty(
+                        *span,
+                        format!("`{name}` is output twice (first on line {})", first.line),
+                    ));
+                }
+                let it = match ck.globals.get(name) {
+                    Some(Global { it: IT::Func { .. }, .. }) => {
+                        return Err(Error::ty(
+                            *span,
+                            format!("`{name}` is a function; only arrays and scalars can be outputs"),
+                        ))
+                    }
+                    Some(g) => g.it.clone(),
+                    None if ck.sizes.contains_key(name) => {
+                        return Err(Error::ty(
+                            *span,
+                            format!("`output {name}` must name an earlier input, let or output; `{name}` is a size name"),
+                        ))
+                    }
+                    None => {
+                        return Err(Error::ty(
+                            *span,
+                            format!("`output {name}` must name an earlier input, let or output; `{name}` is not defined before it"),
+                        ))
+                    }
+                };
+                outputs.insert(name.clone(), (it, *span));
+            }
+        }
+        trees.push(tree);
+    }
+
+    let mut out = program.clone();
+    for (item, tree) in out.items.iter_mut().zip(trees) {
+        if let (Some(e), Some(t)) = (item_expr_mut(item), tree) {
+            fill(e, t, &mut ck.vars)?;
+        }
+    }
+    let lets = lets.into_iter().map(|(k, it)| (k, ck.vars.resolve_it(&it))).collect();
+    let outputs = outputs.into_iter().map(|(k, (it, _))| (k, ck.vars.resolve_it(&it))).collect();
+    Ok(Checked { program: out, inputs, lets, outputs, sizes: ck.sizes.keys().cloned().collect() })
+}
+
+fn check_new_name(ck: &Checker, name: &str, span: Span) -> Result<()> {
+    if BUILTINS.contains(&name) {
+        return Err(Error::ty(span, format!("`{name}` is a builtin and cannot be redefined")));
+    }
+    if KEYWORDS.contains(&name) {
+        return Err(Error::ty(span, format!("`{name}` is a keyword, not a name")));
+    }
+    if let Some(line) = ck.sizes.get(name) {
+        return Err(Error::ty(
+            span,
+            format!("`{name}` is already a size name (declared by the input on line {line})"),
+        ));
+    }
+    if let Some(g) = ck.globals.get(name) {
+        return Err(Error::ty(
+            span,
+            format!("`{name}` is already defined (by the {} on line {})", g.kind, g.line),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_input_type(name: &str, ty: &Type, span: Span) -> Result<()> {
+    match ty {
+        Type::Scalar(_) => Ok(()),
+        Type::Array { shape, .. } if !shape.is_empty() => {
+            for d in shape {
+                match d {
+                    Dim::Known(k) if *k >= 0 => {}
+                    Dim::Size(_) => {}
+                    other => {
+                        return Err(Error::ty(
+                            span,
+                            format!(
+                            "input `{name}` has the dimension {other}; a dimension must be a size name or a \
+                                 non-negative integer"
+                        ),
+                        ))
+                    }
+                }
+            }
+            Ok(())
+        }
+        other => {
+            Err(Error::ty(span, format!("input `{name}` has type {other}; an input is a scalar or an array")))
+        }
+    }
+}
+
+/// The direct children of `k`, mutably, in [`ExprKind::children`] order.
+fn children_mut(k: &mut ExprKind) -> Vec<&mut Expr> {
+    match k {
+        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Section(_) => Vec::new(),
+        ExprKind::Let { value, body, .. } => vec![&mut **value, &mut **body],
+        ExprKind::If { cond, then_, else_ } => vec![&mut **cond, &mut **then_, &mut **else_],
+        ExprKind::Lambda { body, .. } => vec![&mut **body],
+        ExprKind::Binary { lhs, rhs, .. } => vec![&mut **lhs, &mut **rhs],
+        ExprKind::Unary { operand, .. } => vec![&mut **operand],
+        ExprKind::Apply { func, args } => std::iter::once(&mut **func).chain(args.iter_mut()).collect(),
+        ExprKind::Index { array, indices } => {
+            std::iter::once(&mut **array).chain(indices.iter_mut()).collect()
+        }
+        ExprKind::Tuple(es) | ExprKind::Shape(es) => es.iter_mut().collect(),
+    }
+}
+
+/// Writes the resolved types of `t` into `e` and its descendants.
+fn fill(e: &mut Expr, t: TNode, vars: &mut Vars) -> Result<()> {
+    let ty = vars.resolve_it(&t.it);
+    if let ExprKind::Lit(Lit::Int(v)) = e.kind {
+        if ty == Type::Scalar(ElemType::I32) && i32::try_from(v).is_err() {
+            return Err(Error::ty(e.span, format!("the integer literal {v} does not fit its type i32")));
+        }
+    }
+    e.ty = Some(ty);
+    let kids = children_mut(&mut e.kind);
+    if kids.len() != t.kids.len() {
+        return Err(expr::internal("typed tree does not match the program"));
+    }
+    for (c, k) in kids.into_iter().zip(t.kids) {
+        fill(c, k, vars)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,341 @@
+//! Scalar semantics: the binary and unary operators, the scalar builtins and conversions,
+//! exactly as LANGUAGE.md "Scalar operations" defines them.
+//!
+//! Integers wrap on `+ - *` and unary `-`; `/` truncates toward zero with `MIN / -1 = MIN`
+//! and `MIN % -1 = 0`; division by zero is an `E-DIV-ZERO` error. Float arithmetic is the
+//! machine's IEEE-754 arithmetic, `f32` computed in `f32`. `min`/`max` on floats give NaN
+//! when either operand is NaN.
+
+use crate::ast::{BinOp, UnOp};
+use crate::error::{Code, Error, Result, Span};
+use crate::types::ElemType;
+use crate::value::Scalar;
+
+/// An internal error: the program reached the interpreter in a shape the checker should
+/// have refused. Never a panic.
+pub(crate) fn internal(span: Span, what: impl std::fmt::Display) -> Error {
+    Error::at(Code::Type, span, format!("internal error in the interpreter: {what}"))
+}
+
+/// The scalar builtin functions: everything in LANGUAGE.md's scalar table that takes and
+/// returns scalars only (`iterate`, `length` and `size` are handled by the evaluator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScalarFn {
+    Min,
+    Max,
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Floor,
+    Ceil,
+    Round,
+    Pow,
+    Atan2,
+    Clamp,
+    /// `f32 x`, `f64 x`, `i32 x`, `i64 x`.
+    Convert(ElemType),
+}
+
+impl ScalarFn {
+    /// The scalar builtin called `name`, if any.
+    pub(crate) fn from_name(name: &str) -> Option<ScalarFn> {
+        Some(match name {
+            "min" => ScalarFn::Min,
+            "max" => ScalarFn::Max,
+            "abs" => ScalarFn::Abs,
+            "sqrt" => ScalarFn::Sqrt,
+            "exp" => ScalarFn::Exp,
+            "log" => ScalarFn::Log,
+            "sin" => ScalarFn::Sin,
+            "cos" => ScalarFn::Cos,
+            "tan" => ScalarFn::Tan,
+            "tanh" => ScalarFn::Tanh,
+            "floor" => ScalarFn::Floor,
+            "ceil" => ScalarFn::Ceil,
+            "round" => ScalarFn::Round,
+            "pow" => ScalarFn::Pow,
+            "atan2" => ScalarFn::Atan2,
+            "clamp" => ScalarFn::Clamp,
+            "f32" => ScalarFn::Convert(ElemType::F32),
+            "f64" => ScalarFn::Convert(ElemType::F64),
+            "i32" => ScalarFn::Convert(ElemType::I32),
+            "i64" => ScalarFn::Convert(ElemType::I64),
+            _ => return None,
+        })
+    }
+
+    /// How many arguments it takes.
+    pub(crate) fn arity(self) -> usize {
+        match self {
+            ScalarFn::Min | ScalarFn::Max | ScalarFn::Pow | ScalarFn::Atan2 => 2,
+            ScalarFn::Clamp => 3,
+            _ => 1,
+        }
+    }
+
+    /// The builtin's name, for messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ScalarFn::Min => "min",
+            ScalarFn::Max => "max",
+            ScalarFn::Abs => "abs",
+            ScalarFn::Sqrt => "sqrt",
+            ScalarFn::Exp => "exp",
+            ScalarFn::Log => "log",
+            ScalarFn::Sin => "sin",
+            ScalarFn::Cos => "cos",
+            ScalarFn::Tan => "tan",
+            ScalarFn::Tanh => "tanh",
+            ScalarFn::Floor => "floor",
+            ScalarFn::Ceil => "ceil",
+            ScalarFn::Round => "round",
+            ScalarFn::Pow => "pow",
+            ScalarFn::Atan2 => "atan2",
+            ScalarFn::Clamp => "clamp",
+            ScalarFn::Convert(t) => t.name(),
+        }
+    }
+
+    /// Applies the builtin to exactly `arity()` arguments.
+    pub(crate) fn apply(self, args: &[Scalar], span: Span) -> Result<Scalar> {
+        match (self, args) {
+            (ScalarFn::Min, &[a, b]) => min(a, b, span),
+            (ScalarFn::Max, &[a, b]) => max(a, b, span),
+            (ScalarFn::Clamp, &[x, lo, hi]) => min(max(x, lo, span)?, hi, span),
+            (ScalarFn::Pow, &[a, b]) => float2(a, b, span, "pow", f32::powf, f64::powf),
+            (ScalarFn::Atan2, &[a, b]) => float2(a, b, span, "atan2", f32::atan2, f64::atan2),
+            (ScalarFn::Convert(t), &[a]) => Ok(convert(a, t)),
+            (ScalarFn::Abs, &[a]) => Ok(match a {
+                Scalar::I32(v) => Scalar::I32(v.wrapping_abs()),
+                Scalar::I64(v) => Scalar::I64(v.wrapping_abs()),
+                Scalar::F32(v) => Scalar::F32(v.abs()),
+                Scalar::F64(v) => Scalar::F64(v.abs()),
+                Scalar::Bool(_) => return Err(internal(span, "`abs` on a bool")),
+            }),
+            (f, &[a]) => {
+                let (g32, g64): FloatFns = match f {
+                    ScalarFn::Sqrt => (f32::sqrt, f64::sqrt),
+                    ScalarFn::Exp => (f32::exp, f64::exp),
+                    ScalarFn::Log => (f32::ln, f64::ln),
+                    ScalarFn::Sin => (f32::sin, f64::sin),
+                    ScalarFn::Cos => (f32::cos, f64::cos),
+                    ScalarFn::Tan => (f32::tan, f64::tan),
+                    ScalarFn::Tanh => (f32::tanh, f64::tanh),
+                    ScalarFn::Floor => (f32::floor, f64::floor),
+                    ScalarFn::Ceil => (f32::ceil, f64::ceil),
+                    ScalarFn::Round => (f32::round, f64::round),
+                    _ => return Err(arity_error(f, args.len(), span)),
+                };
+                match a {
+                    Scalar::F32(v) => Ok(Scalar::F32(g32(v))),
+                    Scalar::F64(v) => Ok(Scalar::F64(g64(v))),
+                    other => Err(internal(span, format!("`{}` on {}", f.name(), other.elem_type()))),
+                }
+            }
+            (f, _) => Err(arity_error(f, args.len(), span)),
+        }
+    }
+}
+
+/// The `f32` and `f64` versions of a unary float function.
+type FloatFns = (fn(f32) -> f32, fn(f64) -> f64);
+
+fn arity_error(f: ScalarFn, got: usize, span: Span) -> Error {
+    internal(span, format!("`{}` takes {} arguments, got {got}", f.name(), f.arity()))
+}
+
+/// A binary float function of both float types.
+fn float2(
+    a: Scalar,
+    b: Scalar,
+    span: Span,
+    name: &str,
+    g32: fn(f32, f32) -> f32,
+    g64: fn(f64, f64) -> f64,
+) -> Result<Scalar> {
+    match (a, b) {
+        (Scalar::F32(x), Scalar::F32(y)) => Ok(Scalar::F32(g32(x, y))),
+        (Scalar::F64(x), Scalar::F64(y)) => Ok(Scalar::F64(g64(x, y))),
+        _ => Err(mismatch(name, a, b, span)),
+    }
+}
+
+fn mismatch(op: &str, a: Scalar, b: Scalar, span: Span) -> Error {
+    internal(span, format!("`{op}` on {} and {}", a.elem_type(), b.elem_type()))
+}
+
+/// Float minimum: NaN if either is NaN; `-0.0` is below `0.0`.
+macro_rules! fmin {
+    ($a:expr, $b:expr) => {{
+        let (a, b) = ($a, $b);
+        if a.is_nan() || b.is_nan() {
+            a + b
+        } else if a < b || (a == b && a.is_sign_negative()) {
+            a
+        } else {
+            b
+        }
+    }};
+}
+
+/// Float maximum: NaN if either is NaN; `0.0` is above `-0.0`.
+macro_rules! fmax {
+    ($a:expr, $b:expr) => {{
+        let (a, b) = ($a, $b);
+        if a.is_nan() || b.is_nan() {
+            a + b
+        } else if a > b || (a == b && a.is_sign_positive()) {
+            a
+        } else {
+            b
+        }
+    }};
+}
+
+/// `min a b`.
+pub(crate) fn min(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+    Ok(match (a, b) {
+        (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(x.min(y)),
+        (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(x.min(y)),
+        (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(fmin!(x, y)),
+        (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(fmin!(x, y)),
+        (Scalar::Bool(x), Scalar::Bool(y)) => Scalar::Bool(x & y),
+        _ => return Err(mismatch("min", a, b, span)),
+    })
+}
+
+/// `max a b`.
+pub(crate) fn max(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+    Ok(match (a, b) {
+        (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(x.max(y)),
+        (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(x.max(y)),
+        (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(fmax!(x, y)),
+        (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(fmax!(x, y)),
+        (Scalar::Bool(x), Scalar::Bool(y)) => Scalar::Bool(x | y),
+        _ => return Err(mismatch("max", a, b, span)),
+    })
+}
+
+/// Converts `a` to element type `to`: float to int truncates toward zero, saturates and
+/// maps NaN to 0 (exactly Rust's `as`); bools become 0 or 1; `f64` to `f32` rounds.
+pub(crate) fn convert(a: Scalar, to: ElemType) -> Scalar {
+    macro_rules! conv {
+        ($x:expr) => {
+            match to {
+                ElemType::I32 => Scalar::I32($x as i32),
+                ElemType::I64 => Scalar::I64($x as i64),
+                ElemType::F32 => Scalar::F32($x as f32),
+                ElemType::F64 => Scalar::F64($x as f64),
+                ElemType::Bool => Scalar::Bool($x != (0 as _)),
+            }
+        };
+    }
+    match a {
+        Scalar::Bool(b) => conv!(u8::from(b)),
+        Scalar::I32(x) => conv!(x),
+        Scalar::I64(x) => conv!(x),
+        Scalar::F32(x) => conv!(x),
+        Scalar::F64(x) => conv!(x),
+    }
+}
+
+/// Integer arithmetic of one integer type: wrapping, with checked division.
+macro_rules! int_arith {
+    ($op:expr, $x:expr, $y:expr, $span:expr, $ty:literal) => {{
+        let (x, y) = ($x, $y);
+        match $op {
+            BinOp::Add => x.wrapping_add(y),
+            BinOp::Sub => x.wrapping_sub(y),
+            BinOp::Mul => x.wrapping_mul(y),
+            BinOp::Div | BinOp::Rem if y == 0 => {
+                let what = if $op == BinOp::Div { "division" } else { "remainder" };
+                return Err(Error::div_zero(
+                    $span,
+                    format!("integer {what} by zero: `{x} {} 0` on {}", $op.symbol(), $ty),
+                ));
+            }
+            BinOp::Div => x.wrapping_div(y),
+            BinOp::Rem => x.wrapping_rem(y),
+            _ => unreachable_arith!($op, $span),
+        }
+    }};
+}
+
+macro_rules! unreachable_arith {
+    ($op:expr, $span:expr) => {
+        return Err(internal($span, format!("`{}` is not arithmetic", $op.symbol())))
+    };
+}
+
+/// Float arithmetic of one float type (IEEE-754; `%` is Rust's `%`).
+macro_rules! float_arith {
+    ($op:expr, $x:expr, $y:expr, $span:expr) => {{
+        let (x, y) = ($x, $y);
+        match $op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div => x / y,
+            BinOp::Rem => x % y,
+            _ => unreachable_arith!($op, $span),
+        }
+    }};
+}
+
+/// Comparison of two values of one type.
+fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
+    match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        _ => x >= y,
+    }
+}
+
+/// `a op b` for a strict (non-short-circuit) operator; both operands of one type.
+/// `&&` and `||` are accepted here too (on already evaluated operands).
+pub(crate) fn binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+    if op.is_comparison() {
+        let r = match (a, b) {
+            (Scalar::Bool(x), Scalar::Bool(y)) => compare(op, x, y),
+            (Scalar::I32(x), Scalar::I32(y)) => compare(op, x, y),
+            (Scalar::I64(x), Scalar::I64(y)) => compare(op, x, y),
+            (Scalar::F32(x), Scalar::F32(y)) => compare(op, x, y),
+            (Scalar::F64(x), Scalar::F64(y)) => compare(op, x, y),
+            _ => return Err(mismatch(op.symbol(), a, b, span)),
+        };
+        return Ok(Scalar::Bool(r));
+    }
+    Ok(match (a, b) {
+        (Scalar::Bool(x), Scalar::Bool(y)) => match op {
+            BinOp::And => Scalar::Bool(x && y),
+            BinOp::Or => Scalar::Bool(x || y),
+            _ => return Err(mismatch(op.symbol(), a, b, span)),
+        },
+        _ if op.is_logical() => return Err(mismatch(op.symbol(), a, b, span)),
+        (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(int_arith!(op, x, y, span, "i32")),
+        (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(int_arith!(op, x, y, span, "i64")),
+        (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(float_arith!(op, x, y, span)),
+        (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(float_arith!(op, x, y, span)),
+        _ => return Err(mismatch(op.symbol(), a, b, span)),
+    })
+}
+
+/// `-a` (wrapping on integers) or `!a`.
+pub(crate) fn unary(op: UnOp, a: Scalar, span: Span) -> Result<Scalar> {
+    Ok(match (op, a) {
+        (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::F32(x)) => Scalar::F32(-x),
+        (UnOp::Neg, Scalar::F64(x)) => Scalar::F64(-x),
+        (UnOp::Not, Scalar::Bool(x)) => Scalar::Bool(!x),
+        _ => return Err(internal(span, format!("`{}` on {}", op.symbol(), a.elem_type()))),
+    })
+}

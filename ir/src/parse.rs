@@ -1,0 +1,829 @@
+//! The parser: `.eqf` text to a [`Program`] (LANGUAGE.md "Programs" and "Expressions").
+//!
+//! A hand-written recursive-descent parser with precedence climbing for the binary
+//! operators. Precedence, loosest first: `let`/`if`/lambda (they extend as far right as
+//! possible); `||`; `&&`; `== != < <= > >=`; `+ -`; `* / %`; unary `-` and `!`;
+//! application (`f a b`); indexing (`a[i, j]`). All binary operators are left-associative,
+//! comparisons included (`a < b < c` parses; the checker rejects it).
+//!
+//! Decisions worth knowing:
+//!
+//! - **Indexing vs. shapes.** A `[` written directly after an atom (no space or comment in
+//!   between) indexes it: `a[i]`, `(f x)[i]`, `a[i][j]`. A `[` after a space starts a shape:
+//!   `generate [n] f`, `fill [16] 0`.
+//! - **Application arguments** are atoms with their indexing: names, literals, `true`,
+//!   `false`, `inf`, parenthesised expressions, tuples, sections and shapes. A keyword never
+//!   starts an argument, so `let x = f a` followed by the next line's `let` ends the item. A
+//!   lambda as an argument must be parenthesised: `f \x -> x` is an `E-PARSE` error that
+//!   says so; `let`/`if` after an application are errors too (`f (if c then a else b)`).
+//! - **`let`, `if` and lambdas** may appear wherever an operand may (`1 + if c then 2 else 3`,
+//!   `-if c then 1 else 2`) and extend as far right as possible.
+//! - **Negative literals.** A unary `-` whose operand is a numeric literal node that is not
+//!   negative is folded into it: `-5` is `Lit::Int(-5)`, `-(2)` is `Lit::Int(-2)`, `-inf` and
+//!   `-0.0` are negative floats, and `-9223372036854775808` is `i64::MIN` (the only literal
+//!   whose magnitude exceeds `i64::MAX`; written without the `-` it is an `E-PARSE` error
+//!   "integer literal out of range"). A `-` before an already negative literal is kept as
+//!   `UnOp::Neg` (`-(-5)`), so that the printer's output always reads back to the same tree.
+//!   Unary minus binds looser than application (`-f x` is `-(f x)`) and tighter than `*`
+//!   (`- 2 * 3` is `(-2) * 3`); `-2[0]` is `-(2[0])`, an unfolded negation of an index.
+//! - **Tuples**: `()` is the empty tuple, `(a, b, ...)` a tuple, and `(a,)` a one-element
+//!   tuple (so that every tuple the builder can make prints and reads back). The checker
+//!   decides which tuples are meaningful.
+//! - **Sections**: `(op)` for every binary operator, `(-)` included.
+//! - **Shapes** have at least one dimension: `[]` is an `E-PARSE` error.
+//! - **Limits**: a text longer than [`Limits::max_program_bytes`] is an `E-LIMIT` error; a node
+//!   whose depth exceeds [`Limits::max_depth`] is an `E-LIMIT` error "expression nested deeper
+//!   than N levels", and so is parser recursion deeper than the same bound (deeply nested
+//!   parentheses or unary operators), so no input overflows the stack.
+//! - Parenthesised expressions keep the span of the expression inside.
+
+//!
+//! Implementation note: the functions on the recursive path (`expr`, `binary`, `unary`,
+//! `open_*`, `app`, `postfix`, `list`, `atom`, `paren`, ...) pass boxed nodes and boxed errors
+//! and leave node building and message formatting to small helper functions, so that each
+//! level of nesting costs little stack even in unoptimised builds: the deepest accepted
+//! program parses on a 2 MiB thread stack.
+
+use crate::ast::{BinOp, Expr, ExprKind, Item, Limits, Lit, Program, UnOp};
+use crate::error::{Code, Error, Result, Span};
+use crate::lexer::{Keyword, Lexer, Tok, Token};
+use crate::types::{Dim, ElemType, Type};
+
+/// Parses a program with the default [`Limits`].
+pub fn parse(src: &str) -> Result<Program> {
+    parse_with(src, &Limits::default())
+}
+
+/// Parses a program under `limits`.
+pub fn parse_with(src: &str, limits: &Limits) -> Result<Program> {
+    let run = || -> PResult<Program> {
+        let mut p = Parser::new(src, limits)?;
+        p.program()
+    };
+    run().map_err(|e| *e)
+}
+
+/// Parses one expression (the whole text) with the default [`Limits`].
+pub fn parse_expr(src: &str) -> Result<Expr> {
+    parse_expr_with(src, &Limits::default())
+}
+
+/// Parses one expression (the whole text) under `limits`.
+pub fn parse_expr_with(src: &str, limits: &Limits) -> Result<Expr> {
+    let run = || -> PResult<Expr> {
+        let mut p = Parser::new(src, limits)?;
+        let e = p.expr()?;
+        p.check_pending()?;
+        if p.cur.tok != Tok::Eof {
+            return Err(p.error_here(format!(
+                "expected an operator or the end of the expression, found {}",
+                p.found()
+            )));
+        }
+        Ok(*e)
+    };
+    run().map_err(|e| *e)
+}
+
+/// Internal results: boxed errors and (below) boxed nodes keep stack frames small.
+type PResult<T> = std::result::Result<T, Box<Error>>;
+
+/// A boxed node.
+type P = Box<Expr>;
+
+/// The closing delimiter of a list.
+#[derive(Clone, Copy)]
+enum Close {
+    Paren,
+    Bracket,
+}
+
+impl Close {
+    fn tok(self) -> Tok {
+        match self {
+            Close::Paren => Tok::RParen,
+            Close::Bracket => Tok::RBracket,
+        }
+    }
+    fn open_str(self) -> &'static str {
+        match self {
+            Close::Paren => "(",
+            Close::Bracket => "[",
+        }
+    }
+    fn close_str(self) -> &'static str {
+        match self {
+            Close::Paren => ")",
+            Close::Bracket => "]",
+        }
+    }
+}
+
+/// Moves a boxed node into a list (kept out of line: the move needs a node-sized slot).
+#[inline(never)]
+#[allow(clippy::boxed_local)] // the parser's nodes are boxed; this is where one is unboxed
+fn push_unboxed(v: &mut Vec<Expr>, e: P) {
+    v.push(*e);
+}
+
+/// Recursive-descent parser state.
+struct Parser<'a> {
+    src: &'a str,
+    lexer: Lexer<'a>,
+    limits: &'a Limits,
+    /// The current token.
+    cur: Token,
+    /// The token after `cur`, once something has looked at it.
+    peeked: Option<Token>,
+    /// The span of the token before `cur` (for "after `+`" in messages).
+    prev: Option<Span>,
+    /// Current recursion depth of the expression parser.
+    level: u32,
+    /// Spans of integer literals of magnitude `2^63` not (yet) folded into `i64::MIN`.
+    pending_min: Vec<Span>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str, limits: &'a Limits) -> PResult<Parser<'a>> {
+        if src.len() > limits.max_program_bytes {
+            return Err(Box::new(Error::limit(format!(
+                "program text is {} bytes, more than the limit of {} bytes",
+                src.len(),
+                limits.max_program_bytes
+            ))));
+        }
+        let mut lexer = Lexer::new(src);
+        let cur = lexer.next_token()?;
+        Ok(Parser { src, lexer, limits, cur, peeked: None, prev: None, level: 0, pending_min: Vec::new() })
+    }
+
+    // ----- tokens -----
+
+    /// Moves to the next token.
+    #[inline(never)]
+    fn advance(&mut self) -> PResult<()> {
+        let next = match self.peeked.take() {
+            Some(t) => t,
+            None => self.lexer.next_token()?,
+        };
+        self.prev = Some(self.cur.span);
+        self.cur = next;
+        Ok(())
+    }
+
+    /// Whether the token after the current one is `)`.
+    #[inline(never)]
+    fn next_is_rparen(&mut self) -> PResult<bool> {
+        if self.peeked.is_none() {
+            self.peeked = Some(self.lexer.next_token()?);
+        }
+        Ok(self.peeked.as_ref().is_some_and(|t| t.tok == Tok::RParen))
+    }
+
+    /// The source text of a span.
+    fn text(&self, span: Span) -> &'a str {
+        self.src.get(span.start..span.end).unwrap_or("?")
+    }
+
+    /// The current token as messages name it.
+    fn found(&self) -> String {
+        match self.cur.tok {
+            Tok::Eof => "the end of the program".to_string(),
+            _ => format!("`{}`", self.text(self.cur.span)),
+        }
+    }
+
+    /// An `E-PARSE` error at the current token.
+    #[cold]
+    #[inline(never)]
+    fn error_here(&self, message: String) -> Box<Error> {
+        Box::new(Error::parse(self.cur.span, message))
+    }
+
+    /// "expected {what}, found ..." at the current token.
+    #[cold]
+    #[inline(never)]
+    fn expected(&self, what: &str) -> Box<Error> {
+        self.error_here(format!("expected {what}, found {}", self.found()))
+    }
+
+    /// Consumes `tok`, or fails with "expected `{tok}` {context}, found ...".
+    #[inline(never)]
+    fn expect(&mut self, tok: &Tok, what: &str, context: &str) -> PResult<()> {
+        if &self.cur.tok == tok {
+            self.advance()
+        } else {
+            Err(self.expected_after(what, context))
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected_after(&self, what: &str, context: &str) -> Box<Error> {
+        self.expected(&format!("{what} {context}"))
+    }
+
+    /// Consumes a name; `what` describes the name expected ("a parameter name").
+    #[inline(never)]
+    fn name(&mut self, what: &str) -> PResult<String> {
+        match &self.cur.tok {
+            Tok::Name(n) => {
+                let out = n.clone();
+                self.advance()?;
+                Ok(out)
+            }
+            Tok::Kw(_) => Err(self.keyword_as_name(what)),
+            _ => Err(self.expected(what)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn keyword_as_name(&self, what: &str) -> Box<Error> {
+        let k = self.text(self.cur.span);
+        self.error_here(format!("expected {what}, found `{k}`: `{k}` is a keyword"))
+    }
+
+    /// The span from `start` to the end of the previous token.
+    fn span_since(&self, start: Span) -> Span {
+        match self.prev {
+            Some(p) => start.to(p),
+            None => start,
+        }
+    }
+
+    // ----- limits and node building -----
+
+    /// Makes a node, refusing one nested deeper than the limit.
+    #[inline(never)]
+    fn node(&self, kind: ExprKind, span: Span) -> PResult<P> {
+        let e = Expr::new(kind, span);
+        if e.depth > self.limits.max_depth {
+            return Err(self.too_deep(span));
+        }
+        Ok(Box::new(e))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&self, span: Span) -> Box<Error> {
+        Box::new(Error::at(
+            Code::Limit,
+            span,
+            format!("expression nested deeper than {} levels", self.limits.max_depth),
+        ))
+    }
+
+    /// Goes one recursion level deeper, refusing to go past the depth limit. The caller
+    /// decrements `level` when the nested parse returns.
+    #[inline(never)]
+    fn enter(&mut self) -> PResult<()> {
+        if self.level >= self.limits.max_depth {
+            return Err(self.too_deep(self.cur.span));
+        }
+        self.level += 1;
+        Ok(())
+    }
+
+    /// Fails if an integer literal of magnitude `2^63` was not negated.
+    fn check_pending(&self) -> PResult<()> {
+        match self.pending_min.first() {
+            Some(&span) => Err(self.out_of_range(span)),
+            None => Ok(()),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, span: Span) -> Box<Error> {
+        Box::new(Error::parse(
+            span,
+            format!(
+                "integer literal out of range: `{}` is larger than the largest i64, {}",
+                self.text(span),
+                i64::MAX
+            ),
+        ))
+    }
+
+    #[inline(never)]
+    fn mk_binary(&self, op: BinOp, lhs: P, rhs: P) -> PResult<P> {
+        let span = lhs.span.to(rhs.span);
+        self.node(ExprKind::Binary { op, lhs, rhs }, span)
+    }
+
+    /// `op operand`, folding `-` into a non-negative numeric literal.
+    #[inline(never)]
+    fn mk_unary(&mut self, op: UnOp, start: Span, operand: P) -> PResult<P> {
+        let span = start.to(operand.span);
+        if op == UnOp::Neg {
+            if let Some(lit) = self.fold_neg(&operand) {
+                return self.node(ExprKind::Lit(lit), span);
+            }
+        }
+        self.node(ExprKind::Unary { op, operand }, span)
+    }
+
+    /// The negative literal that `-operand` folds to, if `operand` is a non-negative numeric
+    /// literal (or the pending magnitude `2^63`).
+    fn fold_neg(&mut self, operand: &Expr) -> Option<Lit> {
+        match operand.kind {
+            ExprKind::Lit(Lit::Int(v)) => {
+                // A pending literal is always the last one pushed when it is negated: the
+                // operand is that literal itself, so nothing was parsed after it.
+                if self.pending_min.last().is_some_and(|s| s.start == operand.span.start) {
+                    self.pending_min.pop();
+                    Some(Lit::Int(i64::MIN))
+                } else if v >= 0 {
+                    Some(Lit::Int(-v))
+                } else {
+                    None
+                }
+            }
+            ExprKind::Lit(Lit::Float(f)) if !f.is_sign_negative() => Some(Lit::Float(-f)),
+            _ => None,
+        }
+    }
+
+    #[inline(never)]
+    fn mk_let(&self, start: Span, name: String, value: P, body: P) -> PResult<P> {
+        let span = start.to(body.span);
+        self.node(ExprKind::Let { name, value, body }, span)
+    }
+
+    #[inline(never)]
+    fn mk_if(&self, start: Span, cond: P, then_: P, else_: P) -> PResult<P> {
+        let span = start.to(else_.span);
+        self.node(ExprKind::If { cond, then_, else_ }, span)
+    }
+
+    #[inline(never)]
+    fn mk_lambda(&self, start: Span, params: Vec<String>, body: P) -> PResult<P> {
+        let span = start.to(body.span);
+        self.node(ExprKind::Lambda { params, body }, span)
+    }
+
+    #[inline(never)]
+    fn mk_apply(&self, func: P, args: Vec<Expr>) -> PResult<P> {
+        let span = self.span_since(func.span);
+        self.node(ExprKind::Apply { func, args }, span)
+    }
+
+    #[inline(never)]
+    fn mk_index(&self, array: P, indices: Vec<Expr>) -> PResult<P> {
+        let span = self.span_since(array.span);
+        self.node(ExprKind::Index { array, indices }, span)
+    }
+
+    #[inline(never)]
+    fn mk_list(&self, open: Span, close: Close, elems: Vec<Expr>) -> PResult<P> {
+        let kind = match close {
+            Close::Paren => ExprKind::Tuple(elems),
+            Close::Bracket => ExprKind::Shape(elems),
+        };
+        self.node(kind, self.span_since(open))
+    }
+
+    // ----- items -----
+
+    fn program(&mut self) -> PResult<Program> {
+        let mut items = Vec::new();
+        loop {
+            let item = match self.cur.tok {
+                Tok::Eof => return Ok(Program { items }),
+                Tok::Kw(Keyword::Input) => self.input_item()?,
+                Tok::Kw(Keyword::Let) => self.let_item()?,
+                Tok::Kw(Keyword::Output) => self.output_item()?,
+                _ => return Err(self.expected("an item (`input`, `let` or `output`)")),
+            };
+            items.push(item);
+        }
+    }
+
+    /// Whether the current token starts an item or ends the program.
+    fn at_item_boundary(&self) -> bool {
+        matches!(self.cur.tok, Tok::Eof | Tok::Kw(Keyword::Input | Keyword::Let | Keyword::Output))
+    }
+
+    /// After an item's expression: the next token must start an item or end the program.
+    fn end_of_item(&self, name: &str) -> PResult<()> {
+        if self.at_item_boundary() {
+            Ok(())
+        } else {
+            Err(self.expected(&format!(
+                "an operator or a new item (`input`, `let`, `output`) after the value of `{name}`"
+            )))
+        }
+    }
+
+    fn input_item(&mut self) -> PResult<Item> {
+        let start = self.cur.span;
+        self.advance()?;
+        let name = self.name("an input name after `input`")?;
+        self.expect(&Tok::Colon, "`:`", &format!("after the input name `{name}`"))?;
+        let elem = match &self.cur.tok {
+            Tok::Name(t) => match ElemType::from_name(t) {
+                Some(e) => e,
+                None => {
+                    return Err(self.error_here(format!(
+                        "unknown element type `{t}` (expected bool, i32, i64, f32 or f64)"
+                    )))
+                }
+            },
+            _ => return Err(self.expected("an element type (bool, i32, i64, f32 or f64) after `:`")),
+        };
+        self.advance()?;
+        let ty = if self.cur.tok == Tok::LBracket {
+            let open = self.cur.span;
+            self.advance()?;
+            let mut shape = Vec::new();
+            loop {
+                let dim = match &self.cur.tok {
+                    Tok::Int(m) => match i64::try_from(*m) {
+                        Ok(v) => Dim::Known(v),
+                        Err(_) => return Err(self.out_of_range(self.cur.span)),
+                    },
+                    Tok::Name(n) => Dim::Size(n.clone()),
+                    Tok::Kw(_) => return Err(self.keyword_as_name("a size name or an integer")),
+                    _ => {
+                        return Err(self.expected(&format!(
+                            "a dimension (a size name or an integer) in the type of `{name}`"
+                        )))
+                    }
+                };
+                self.advance()?;
+                shape.push(dim);
+                match self.cur.tok {
+                    Tok::Comma => self.advance()?,
+                    Tok::RBracket => {
+                        self.advance()?;
+                        break;
+                    }
+                    _ => return Err(self.unclosed(open, Close::Bracket, "a dimension")),
+                }
+            }
+            Type::Array { elem, shape }
+        } else {
+            Type::Scalar(elem)
+        };
+        let span = self.span_since(start);
+        if !self.at_item_boundary() {
+            return Err(
+                self.expected(&format!("a new item (`input`, `let`, `output`) after the type of `{name}`"))
+            );
+        }
+        Ok(Item::Input { name, ty, span })
+    }
+
+    fn let_item(&mut self) -> PResult<Item> {
+        let start = self.cur.span;
+        self.advance()?;
+        let name = self.name("a name after `let`")?;
+        self.expect(&Tok::Assign, "`=`", &format!("after `let {name}`"))?;
+        let value = *self.expr()?;
+        self.check_pending()?;
+        self.end_of_item(&name)?;
+        Ok(Item::Let { name, value, span: self.span_since(start) })
+    }
+
+    fn output_item(&mut self) -> PResult<Item> {
+        let start = self.cur.span;
+        self.advance()?;
+        let name = self.name("an output name after `output`")?;
+        let value = if self.cur.tok == Tok::Assign {
+            self.advance()?;
+            let e = *self.expr()?;
+            self.check_pending()?;
+            Some(e)
+        } else {
+            None
+        };
+        self.end_of_item(&name)?;
+        Ok(Item::Output { name, value, span: self.span_since(start) })
+    }
+
+    // ----- expressions (the recursive path: keep frames small) -----
+
+    /// A whole expression (loosest precedence), one recursion level deeper.
+    fn expr(&mut self) -> PResult<P> {
+        self.enter()?;
+        let e = self.binary(1);
+        self.level -= 1;
+        e
+    }
+
+    /// Binary operators of precedence `min_prec` or tighter (precedence climbing).
+    fn binary(&mut self, min_prec: u8) -> PResult<P> {
+        let mut lhs = self.unary()?;
+        while let Some(op) = self.cur.tok.binop() {
+            let prec = op.precedence();
+            if prec < min_prec {
+                break;
+            }
+            self.advance()?;
+            self.enter()?;
+            let rhs = self.binary(prec + 1);
+            self.level -= 1;
+            lhs = self.mk_binary(op, lhs, rhs?)?;
+        }
+        Ok(lhs)
+    }
+
+    /// Unary `-`/`!`, the open forms (`let`, `if`, lambdas), or an application.
+    fn unary(&mut self) -> PResult<P> {
+        let op = match self.cur.tok {
+            Tok::Minus => UnOp::Neg,
+            Tok::Bang => UnOp::Not,
+            Tok::Kw(Keyword::Let) => return self.open_let(),
+            Tok::Kw(Keyword::If) => return self.open_if(),
+            Tok::Kw(Keyword::Fn) | Tok::Backslash => return self.open_lambda(),
+            _ => return self.app(),
+        };
+        let start = self.cur.span;
+        self.advance()?;
+        self.enter()?;
+        let operand = self.unary();
+        self.level -= 1;
+        self.mk_unary(op, start, operand?)
+    }
+
+    /// `let x = e in e`
+    fn open_let(&mut self) -> PResult<P> {
+        let start = self.cur.span;
+        self.advance()?;
+        let name = self.name("a name after `let`")?;
+        if self.cur.tok != Tok::Assign {
+            return Err(self.expected_after("`=`", &format!("after `let {name}`")));
+        }
+        self.advance()?;
+        let value = self.expr()?;
+        if self.cur.tok != Tok::Kw(Keyword::In) {
+            return Err(self.expected_after(
+                "`in`",
+                &format!("after the value of `let {name}` (a `let` inside an expression needs `in`)"),
+            ));
+        }
+        self.advance()?;
+        let body = self.expr()?;
+        self.mk_let(start, name, value, body)
+    }
+
+    /// `if c then a else b`
+    fn open_if(&mut self) -> PResult<P> {
+        let start = self.cur.span;
+        self.advance()?;
+        let cond = self.expr()?;
+        self.expect(&Tok::Kw(Keyword::Then), "`then`", "after the condition of `if`")?;
+        let then_ = self.expr()?;
+        self.expect(&Tok::Kw(Keyword::Else), "`else`", "after the `then` branch of `if`")?;
+        let else_ = self.expr()?;
+        self.mk_if(start, cond, then_, else_)
+    }
+
+    /// `\x y -> e` or `fn x y -> e`
+    fn open_lambda(&mut self) -> PResult<P> {
+        let start = self.cur.span;
+        let params = self.lambda_params()?;
+        let body = self.expr()?;
+        self.mk_lambda(start, params, body)
+    }
+
+    /// From `\` or `fn` through `->`: the parameter names.
+    #[inline(never)]
+    fn lambda_params(&mut self) -> PResult<Vec<String>> {
+        let intro = self.text(self.cur.span);
+        self.advance()?;
+        let mut params = Vec::new();
+        while let Tok::Name(n) = &self.cur.tok {
+            params.push(n.clone());
+            self.advance()?;
+        }
+        if let Tok::Kw(_) = self.cur.tok {
+            return Err(self.keyword_as_name("a parameter name"));
+        }
+        if params.is_empty() {
+            return Err(self.expected(&format!("a parameter name after `{intro}`")));
+        }
+        self.expect(&Tok::Arrow, "`->`", "after lambda parameters")?;
+        Ok(params)
+    }
+
+    /// `f a b ...`: a postfix expression applied to zero or more postfix arguments.
+    fn app(&mut self) -> PResult<P> {
+        let func = self.postfix()?;
+        let mut args = Vec::new();
+        while self.cur.tok.starts_atom() {
+            let a = self.postfix()?;
+            push_unboxed(&mut args, a);
+        }
+        if matches!(self.cur.tok, Tok::Backslash | Tok::Kw(Keyword::Fn)) {
+            return Err(self.lambda_argument());
+        }
+        if args.is_empty() {
+            return Ok(func);
+        }
+        self.mk_apply(func, args)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lambda_argument(&self) -> Box<Error> {
+        self.error_here(format!(
+            "a lambda used as an argument must be in parentheses: write `({} ...)`",
+            self.text(self.cur.span)
+        ))
+    }
+
+    /// An atom followed by any number of `[i, ...]` written without a space before `[`.
+    fn postfix(&mut self) -> PResult<P> {
+        let mut e = self.atom()?;
+        while matches!(self.cur.tok, Tok::LBracket) && !self.cur.space_before {
+            let open = self.cur.span;
+            self.advance()?;
+            let indices = self.list(open, Close::Bracket, "an index")?;
+            e = self.mk_index(e, indices)?;
+        }
+        Ok(e)
+    }
+
+    /// Comma-separated expressions after an opening delimiter, through the closing one;
+    /// `out` may already hold the first elements.
+    fn list_into(&mut self, open: Span, close: Close, what: &str, out: &mut Vec<Expr>) -> PResult<()> {
+        loop {
+            let e = self.expr()?;
+            push_unboxed(out, e);
+            if matches!(self.cur.tok, Tok::Comma) {
+                self.advance()?;
+            } else if self.cur.tok == close.tok() {
+                return self.advance();
+            } else {
+                return Err(self.unclosed(open, close, what));
+            }
+        }
+    }
+
+    /// Comma-separated expressions after an opening delimiter, through the closing one.
+    fn list(&mut self, open: Span, close: Close, what: &str) -> PResult<Vec<Expr>> {
+        let mut out = Vec::new();
+        self.list_into(open, close, what, &mut out)?;
+        Ok(out)
+    }
+
+    /// The error for a list that neither continues with `,` nor closes.
+    #[cold]
+    #[inline(never)]
+    fn unclosed(&self, open: Span, close: Close, what: &str) -> Box<Error> {
+        let (o, c) = (close.open_str(), close.close_str());
+        if self.cur.tok == Tok::Eof {
+            Box::new(Error::parse(
+                open,
+                format!("unclosed `{o}`: expected `{c}` before the end of the program"),
+            ))
+        } else {
+            self.expected(&format!(
+                "`,` or `{c}` after {what} (to close the `{o}` at line {}, column {})",
+                open.line, open.col
+            ))
+        }
+    }
+
+    /// A name, literal, parenthesised expression, tuple, section or shape.
+    fn atom(&mut self) -> PResult<P> {
+        match self.cur.tok {
+            Tok::LParen => self.paren(),
+            Tok::LBracket => self.shape(),
+            _ => self.leaf(),
+        }
+    }
+
+    /// `[d1, ..., dr]`
+    fn shape(&mut self) -> PResult<P> {
+        let open = self.cur.span;
+        self.advance()?;
+        if self.cur.tok == Tok::RBracket {
+            return Err(self.empty_shape(open));
+        }
+        let dims = self.list(open, Close::Bracket, "a dimension")?;
+        self.mk_list(open, Close::Bracket, dims)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn empty_shape(&self, open: Span) -> Box<Error> {
+        Box::new(Error::parse(open.to(self.cur.span), "empty shape `[]`: a shape has at least one dimension"))
+    }
+
+    /// A name or literal (no recursion).
+    #[inline(never)]
+    fn leaf(&mut self) -> PResult<P> {
+        let span = self.cur.span;
+        let kind = match &self.cur.tok {
+            Tok::Name(n) => ExprKind::Var(n.clone()),
+            Tok::Int(m) => match i64::try_from(*m) {
+                Ok(v) => ExprKind::Lit(Lit::Int(v)),
+                Err(_) if *m == 1u64 << 63 => {
+                    // Valid only as the operand of a unary minus (`i64::MIN`): see `fold_neg`.
+                    self.pending_min.push(span);
+                    ExprKind::Lit(Lit::Int(i64::MIN))
+                }
+                Err(_) => return Err(self.out_of_range(span)),
+            },
+            Tok::Float(f) => ExprKind::Lit(Lit::Float(*f)),
+            Tok::Kw(Keyword::True) => ExprKind::Lit(Lit::Bool(true)),
+            Tok::Kw(Keyword::False) => ExprKind::Lit(Lit::Bool(false)),
+            Tok::Kw(Keyword::Inf) => ExprKind::Lit(Lit::Float(f64::INFINITY)),
+            _ => return Err(self.expected_expression()),
+        };
+        self.advance()?;
+        self.node(kind, span)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected_expression(&self) -> Box<Error> {
+        match self.prev {
+            Some(p) => self.expected(&format!("an expression after `{}`", self.text(p))),
+            None => self.expected("an expression"),
+        }
+    }
+
+    /// After `(`: a section `(+)`, the empty tuple `()`, a parenthesised expression, or a tuple.
+    fn paren(&mut self) -> PResult<P> {
+        let open = self.cur.span;
+        self.advance()?;
+        if let Some(e) = self.section_or_unit(open)? {
+            return Ok(e);
+        }
+        let first = self.expr()?;
+        match self.cur.tok {
+            Tok::RParen => {
+                self.advance()?;
+                Ok(first)
+            }
+            Tok::Comma => self.tuple_rest(open, first),
+            _ => Err(self.unclosed(open, Close::Paren, "the expression")),
+        }
+    }
+
+    /// `(op)` or `()` right after `(`, if that is what follows.
+    #[inline(never)]
+    fn section_or_unit(&mut self, open: Span) -> PResult<Option<P>> {
+        if let Some(op) = self.cur.tok.binop() {
+            if self.next_is_rparen()? {
+                self.advance()?;
+                self.advance()?;
+                return self.node(ExprKind::Section(op), self.span_since(open)).map(Some);
+            }
+        }
+        if self.cur.tok == Tok::RParen {
+            self.advance()?;
+            return self.mk_list(open, Close::Paren, Vec::new()).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// After `(first,`: the rest of a tuple. `(a,)` is a one-element tuple.
+    fn tuple_rest(&mut self, open: Span, first: P) -> PResult<P> {
+        self.advance()?;
+        let mut elems = Vec::new();
+        push_unboxed(&mut elems, first);
+        if self.cur.tok == Tok::RParen {
+            self.advance()?;
+        } else {
+            self.list_into(open, Close::Paren, "a tuple element", &mut elems)?;
+        }
+        self.mk_list(open, Close::Paren, elems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_program() {
+        let p = parse("input xs : f32[n, 4]\ninput a : i64\nlet y = xs\noutput y\noutput z = 1");
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(p.items.len(), 5);
+        let tys: Vec<String> = p.inputs().map(|(n, t)| format!("{n}:{t}")).collect();
+        assert_eq!(tys, vec!["xs:f32[n, 4]", "a:i64"]);
+        assert_eq!(p.output_names().collect::<Vec<_>>(), vec!["y", "z"]);
+    }
+
+    #[test]
+    fn empty_program() {
+        assert_eq!(parse("-- nothing\n").ok(), Some(Program::default()));
+    }
+
+    #[test]
+    fn pending_min_folds_only_under_minus() {
+        assert!(parse_expr("-9223372036854775808").is_ok());
+        assert!(parse_expr("-(9223372036854775808)").is_ok());
+        assert!(parse_expr("9223372036854775808").is_err());
+        assert!(parse_expr("-9223372036854775808[0]").is_err());
+        assert!(parse_expr("- -9223372036854775808").is_ok());
+    }
+}

@@ -1,0 +1,185 @@
+//! Run-time values: scalars and n-dimensional arrays of one element type.
+//!
+//! A [`Value`] is an `ndarray` array (row-major) of one of the five element types; a scalar
+//! is a 0-dimensional array. Inputs and outputs of every backend are `Value`s.
+
+use crate::types::ElemType;
+use ndarray::{ArrayD, IxDyn};
+use std::fmt;
+
+/// One scalar of any element type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// `bool`
+    Bool(bool),
+    /// `i32`
+    I32(i32),
+    /// `i64`
+    I64(i64),
+    /// `f32`
+    F32(f32),
+    /// `f64`
+    F64(f64),
+}
+
+impl Scalar {
+    /// Its element type.
+    pub fn elem_type(self) -> ElemType {
+        match self {
+            Scalar::Bool(_) => ElemType::Bool,
+            Scalar::I32(_) => ElemType::I32,
+            Scalar::I64(_) => ElemType::I64,
+            Scalar::F32(_) => ElemType::F32,
+            Scalar::F64(_) => ElemType::F64,
+        }
+    }
+
+    /// The value as an `f64` (booleans as 0 or 1), for comparisons in tests and reports.
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => f64::from(u8::from(b)),
+            Scalar::I32(v) => f64::from(v),
+            Scalar::I64(v) => v as f64,
+            Scalar::F32(v) => f64::from(v),
+            Scalar::F64(v) => v,
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Bool(v) => write!(f, "{v}"),
+            Scalar::I32(v) => write!(f, "{v}"),
+            Scalar::I64(v) => write!(f, "{v}"),
+            Scalar::F32(v) => write!(f, "{v:?}"),
+            Scalar::F64(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// An array (or, with no dimensions, a scalar) of one element type, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `bool` elements.
+    Bool(ArrayD<bool>),
+    /// `i32` elements.
+    I32(ArrayD<i32>),
+    /// `i64` elements.
+    I64(ArrayD<i64>),
+    /// `f32` elements.
+    F32(ArrayD<f32>),
+    /// `f64` elements.
+    F64(ArrayD<f64>),
+}
+
+/// Applies `$body` to the inner `ArrayD` of a [`Value`], whatever its element type.
+#[macro_export]
+macro_rules! with_array {
+    ($value:expr, $a:ident => $body:expr) => {
+        match $value {
+            $crate::value::Value::Bool($a) => $body,
+            $crate::value::Value::I32($a) => $body,
+            $crate::value::Value::I64($a) => $body,
+            $crate::value::Value::F32($a) => $body,
+            $crate::value::Value::F64($a) => $body,
+        }
+    };
+}
+
+impl Value {
+    /// Its element type.
+    pub fn elem_type(&self) -> ElemType {
+        match self {
+            Value::Bool(_) => ElemType::Bool,
+            Value::I32(_) => ElemType::I32,
+            Value::I64(_) => ElemType::I64,
+            Value::F32(_) => ElemType::F32,
+            Value::F64(_) => ElemType::F64,
+        }
+    }
+
+    /// Its shape (empty for a scalar).
+    pub fn shape(&self) -> &[usize] {
+        with_array!(self, a => a.shape())
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_array!(self, a => a.len())
+    }
+
+    /// `true` when it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A 0-dimensional value holding `s`.
+    pub fn scalar(s: Scalar) -> Value {
+        let sh = IxDyn(&[]);
+        match s {
+            Scalar::Bool(v) => Value::Bool(ArrayD::from_elem(sh, v)),
+            Scalar::I32(v) => Value::I32(ArrayD::from_elem(sh, v)),
+            Scalar::I64(v) => Value::I64(ArrayD::from_elem(sh, v)),
+            Scalar::F32(v) => Value::F32(ArrayD::from_elem(sh, v)),
+            Scalar::F64(v) => Value::F64(ArrayD::from_elem(sh, v)),
+        }
+    }
+
+    /// The element at row-major position `flat` (`None` past the end).
+    pub fn get_flat(&self, flat: usize) -> Option<Scalar> {
+        match self {
+            Value::Bool(a) => a.iter().nth(flat).map(|v| Scalar::Bool(*v)),
+            Value::I32(a) => a.iter().nth(flat).map(|v| Scalar::I32(*v)),
+            Value::I64(a) => a.iter().nth(flat).map(|v| Scalar::I64(*v)),
+            Value::F32(a) => a.iter().nth(flat).map(|v| Scalar::F32(*v)),
+            Value::F64(a) => a.iter().nth(flat).map(|v| Scalar::F64(*v)),
+        }
+    }
+
+    /// All elements in row-major order, as scalars.
+    pub fn to_scalars(&self) -> Vec<Scalar> {
+        match self {
+            Value::Bool(a) => a.iter().map(|v| Scalar::Bool(*v)).collect(),
+            Value::I32(a) => a.iter().map(|v| Scalar::I32(*v)).collect(),
+            Value::I64(a) => a.iter().map(|v| Scalar::I64(*v)).collect(),
+            Value::F32(a) => a.iter().map(|v| Scalar::F32(*v)).collect(),
+            Value::F64(a) => a.iter().map(|v| Scalar::F64(*v)).collect(),
+        }
+    }
+
+    /// Builds a value of element type `elem` and `shape` from row-major scalars, which must
+    /// all be of type `elem` and number the product of `shape` (`None` otherwise).
+    pub fn from_scalars(elem: ElemType, shape: &[usize], data: &[Scalar]) -> Option<Value> {
+        let sh = IxDyn(shape);
+        macro_rules! build {
+            ($variant:ident) => {{
+                let v: Option<Vec<_>> =
+                    data.iter().map(|s| if let Scalar::$variant(x) = s { Some(*x) } else { None }).collect();
+                Value::$variant(ArrayD::from_shape_vec(sh, v?).ok()?)
+            }};
+        }
+        Some(match elem {
+            ElemType::Bool => build!(Bool),
+            ElemType::I32 => build!(I32),
+            ElemType::I64 => build!(I64),
+            ElemType::F32 => build!(F32),
+            ElemType::F64 => build!(F64),
+        })
+    }
+}
+
+macro_rules! value_from {
+    ($t:ty, $variant:ident) => {
+        impl From<ArrayD<$t>> for Value {
+            fn from(a: ArrayD<$t>) -> Value {
+                Value::$variant(a)
+            }
+        }
+    };
+}
+value_from!(bool, Bool);
+value_from!(i32, I32);
+value_from!(i64, I64);
+value_from!(f32, F32);
+value_from!(f64, F64);

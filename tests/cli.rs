@@ -1,0 +1,187 @@
+//! The `eqfuse` binary: exit statuses, the `error[E-CODE]` line, rendered snippets, and
+//! hostile program text that must produce an error, never a crash.
+
+mod common;
+
+use common::scratch;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn eqfuse(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_eqfuse")).args(args).output().expect("start eqfuse")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn case(name: &str) -> PathBuf {
+    root().join("tests/conformance").join(name)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Asserts status 1 and a first stderr line `error[CODE]: ...`; returns stderr.
+fn assert_fails(out: &Output, code: &str) -> String {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "status {:?}, stderr: {err}", out.status.code());
+    let first = err.lines().next().unwrap_or("");
+    assert!(first.starts_with(&format!("error[{code}]: ")), "first stderr line: {first}\n{err}");
+    err
+}
+
+fn write(dir: &Path, name: &str, contents: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, contents).expect("write");
+    p.display().to_string()
+}
+
+#[test]
+fn check_prints_the_signature() {
+    let prog = case("blackscholes").join("program.eqf");
+    let out = eqfuse(&["check", prog.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("input  s : f32[n]"), "{s}");
+    assert!(s.contains("output call : f32[n]"), "{s}");
+    assert!(s.contains("output put : f32[n]"), "{s}");
+}
+
+#[test]
+fn parse_errors_show_line_column_and_snippet() {
+    let prog = case("err_parse").join("program.eqf");
+    let out = eqfuse(&["check", prog.to_str().expect("utf8")]);
+    let err = assert_fails(&out, "E-PARSE");
+    assert!(err.contains("program.eqf:2:"), "no file:line in\n{err}");
+    assert!(err.contains("map (\\x -> x + ) xs"), "no snippet in\n{err}");
+}
+
+#[test]
+fn type_errors_are_e_type() {
+    let prog = case("err_type").join("program.eqf");
+    assert_fails(&eqfuse(&["check", prog.to_str().expect("utf8")]), "E-TYPE");
+}
+
+#[test]
+fn run_prints_a_summary_without_out() {
+    let c = case("dotp");
+    let out = eqfuse(&[
+        "run",
+        c.join("program.eqf").to_str().expect("utf8"),
+        "--inputs",
+        c.join("inputs").to_str().expect("utf8"),
+        "--backend",
+        "reference",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("dot = 9.94"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn run_takes_single_inputs_and_writes_npy() {
+    let c = case("saxpy");
+    let dir = scratch("cli-single-inputs");
+    let pair = |n: &str| format!("{n}={}", c.join("inputs").join(format!("{n}.npy")).display());
+    let out = eqfuse(&[
+        "run",
+        c.join("program.eqf").to_str().expect("utf8"),
+        "--input",
+        &pair("alpha"),
+        "--input",
+        &pair("xs"),
+        "--input",
+        &pair("ys"),
+        "--out",
+        dir.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = eqfuse::ir::npy::read_value(&dir.join("zs.npy")).expect("zs.npy");
+    let want = eqfuse::ir::npy::read_value(&c.join("expected/zs.npy")).expect("expected");
+    assert_eq!(got.shape(), want.shape());
+}
+
+#[test]
+fn missing_and_unknown_inputs_are_e_input() {
+    let c = case("saxpy");
+    let prog = c.join("program.eqf");
+    let xs = format!("xs={}", c.join("inputs/xs.npy").display());
+    assert_fails(&eqfuse(&["run", prog.to_str().expect("utf8"), "--input", &xs]), "E-INPUT");
+    let all = c.join("inputs");
+    let extra = format!("bogus={}", c.join("inputs/xs.npy").display());
+    let out = eqfuse(&[
+        "run",
+        prog.to_str().expect("utf8"),
+        "--inputs",
+        all.to_str().expect("utf8"),
+        "--input",
+        &extra,
+    ]);
+    assert_fails(&out, "E-INPUT");
+    let missing_file = "xs=/nonexistent/xs.npy";
+    assert_fails(&eqfuse(&["run", prog.to_str().expect("utf8"), "--input", missing_file]), "E-INPUT");
+}
+
+#[test]
+fn unavailable_backends_are_e_device() {
+    let c = case("dotp");
+    for b in ["cpu", "cuda"] {
+        let out = eqfuse(&[
+            "run",
+            c.join("program.eqf").to_str().expect("utf8"),
+            "--inputs",
+            c.join("inputs").to_str().expect("utf8"),
+            "--backend",
+            b,
+        ]);
+        assert_fails(&out, "E-DEVICE");
+    }
+}
+
+#[test]
+fn unreadable_or_non_utf8_programs_fail_cleanly() {
+    assert_fails(&eqfuse(&["check", "/nonexistent/program.eqf"]), "E-INPUT");
+    let dir = scratch("cli-non-utf8");
+    let p = write(&dir, "bad.eqf", b"input xs : f32[n]\noutput y = \xff\xfe xs\n");
+    assert_fails(&eqfuse(&["check", &p]), "E-PARSE");
+    let p = write(&dir, "empty.eqf", b"");
+    let out = eqfuse(&["check", &p]);
+    assert!(out.status.code() == Some(0) || out.status.code() == Some(1), "{out:?}");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let dir = scratch("cli-deep");
+    let n = 200_000;
+    let cases = [
+        ("parens.eqf", format!("input x : f32\noutput y = {}x{}\n", "(".repeat(n), ")".repeat(n))),
+        ("negs.eqf", format!("input x : f32\noutput y = {}x\n", "-".repeat(n))),
+        ("sum.eqf", format!("input x : f32\noutput y = x{}\n", " + x".repeat(n))),
+        ("lets.eqf", format!("input x : f32\noutput y = {}x\n", "let a = x in ".repeat(n))),
+        ("lambdas.eqf", format!("input x : f32[n]\noutput y = map {}x) x\n", "(\\a -> ".repeat(n))),
+    ];
+    for (name, src) in cases {
+        let p = write(&dir, name, src.as_bytes());
+        let out = eqfuse(&["check", &p]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: status {:?}: {err}", out.status.code());
+        assert!(err.starts_with("error[E-LIMIT]") || err.starts_with("error[E-PARSE]"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn usage_errors_do_not_pretend_to_run() {
+    let out = eqfuse(&["run"]);
+    assert_eq!(out.status.code(), Some(2), "clap's usage error status");
+    let out = eqfuse(&["--version"]);
+    assert!(out.status.success());
+}
+
+#[test]
+fn demo_runs_and_checks_its_results() {
+    let out = eqfuse(&["demo"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.matches("matches a direct Rust computation").count() >= 3, "{s}");
+}

@@ -1,0 +1,148 @@
+//! Shared helpers for integration tests: conformance cases and result comparison.
+#![allow(dead_code)]
+
+use eqfuse::{Arrays, Value};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// What `case.toml` says.
+#[derive(Debug, Deserialize)]
+pub struct CaseSpec {
+    /// Output names to compare (in `expected/NAME.npy`).
+    pub outputs: Option<Vec<String>>,
+    /// Relative tolerance.
+    pub rtol: Option<f64>,
+    /// Absolute tolerance.
+    pub atol: Option<f64>,
+    /// Fraction of elements allowed outside the tolerance.
+    pub mismatch_fraction: Option<f64>,
+    /// Expected error code, for cases that must fail.
+    pub error: Option<String>,
+}
+
+/// One conformance case directory.
+#[derive(Debug)]
+pub struct Case {
+    pub name: String,
+    pub dir: PathBuf,
+    pub spec: CaseSpec,
+}
+
+impl Case {
+    pub fn program(&self) -> PathBuf {
+        self.dir.join("program.eqf")
+    }
+
+    pub fn inputs_dir(&self) -> PathBuf {
+        self.dir.join("inputs")
+    }
+
+    pub fn source(&self) -> String {
+        std::fs::read_to_string(self.program()).unwrap_or_else(|e| panic!("{}: {e}", self.name))
+    }
+
+    pub fn expected(&self, name: &str) -> Value {
+        let p = self.dir.join("expected").join(format!("{name}.npy"));
+        eqfuse::ir::npy::read_value(&p).unwrap_or_else(|e| panic!("{}: {e}", self.name))
+    }
+
+    pub fn inputs(&self) -> Arrays {
+        eqfuse::files::read_inputs(Some(&self.inputs_dir()), &[])
+            .unwrap_or_else(|e| panic!("{}: {e}", self.name))
+    }
+
+    /// Compares run outputs with the expected files; `Err` says what differs.
+    pub fn compare(&self, outputs: &Arrays) -> Result<(), String> {
+        let names = self.spec.outputs.clone().unwrap_or_default();
+        let got_names: Vec<&String> = outputs.keys().collect();
+        if got_names.len() != names.len() || got_names.iter().zip(&names).any(|(a, b)| *a != b) {
+            return Err(format!("outputs are {got_names:?}, case.toml lists {names:?}"));
+        }
+        for name in &names {
+            let got = &outputs[name.as_str()];
+            let want = self.expected(name);
+            compare_values(
+                got,
+                &want,
+                self.spec.rtol.unwrap_or(0.0),
+                self.spec.atol.unwrap_or(0.0),
+                self.spec.mismatch_fraction.unwrap_or(0.0),
+            )
+            .map_err(|m| format!("output `{name}`: {m}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Element type and shape must match exactly; each element must satisfy
+/// `|got - want| <= atol + rtol * |want|` (NaN matches NaN, infinities match themselves),
+/// except for at most `mismatch_fraction` of them.
+pub fn compare_values(
+    got: &Value,
+    want: &Value,
+    rtol: f64,
+    atol: f64,
+    mismatch_fraction: f64,
+) -> Result<(), String> {
+    if got.elem_type() != want.elem_type() {
+        return Err(format!("element type {} but expected {}", got.elem_type(), want.elem_type()));
+    }
+    if got.shape() != want.shape() {
+        return Err(format!("shape {:?} but expected {:?}", got.shape(), want.shape()));
+    }
+    let (g, w) = (got.to_scalars(), want.to_scalars());
+    let mut bad = 0usize;
+    let mut first = None;
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let (a, b) = (a.as_f64(), b.as_f64());
+        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs();
+        if !ok {
+            bad += 1;
+            first.get_or_insert((i, a, b));
+        }
+    }
+    let allowed = (mismatch_fraction * w.len() as f64).floor() as usize;
+    match first {
+        Some((i, a, b)) if bad > allowed => Err(format!(
+            "{bad} of {} elements differ (allowed {allowed}); first at flat index {i}: got {a}, expected {b}",
+            w.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn load_dir(root: &Path) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root) else { return cases };
+    for e in entries.flatten() {
+        let dir = e.path();
+        let toml_path = dir.join("case.toml");
+        let Ok(text) = std::fs::read_to_string(&toml_path) else { continue };
+        let spec: CaseSpec =
+            toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", toml_path.display()));
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        cases.push(Case { name, dir, spec });
+    }
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    cases
+}
+
+/// The project's own copy of the conformance suite (`tests/conformance`).
+pub fn project_cases() -> Vec<Case> {
+    load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"))
+}
+
+/// The shared suite beside the checkout (`../shared/conformance`), when it exists: it may
+/// have grown past the project's copy.
+pub fn shared_cases() -> Option<Vec<Case>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    root.is_dir().then(|| load_dir(&root))
+}
+
+/// A fresh scratch directory under cargo's per-test tmp dir.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
