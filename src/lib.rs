@@ -34,7 +34,7 @@ pub mod files;
 
 pub use backend::{run, Backend};
 pub use eqfuse_ir as ir;
-pub use eqfuse_ir::builder::Builder;
+pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
 pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value};
 

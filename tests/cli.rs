@@ -185,3 +185,22 @@ fn demo_runs_and_checks_its_results() {
     let s = text(&out.stdout);
     assert!(s.matches("matches a direct Rust computation").count() >= 3, "{s}");
 }
+
+#[test]
+fn every_example_program_runs_with_its_case_inputs() {
+    // README: every `examples/NAME.eqf` runs with `tests/conformance/NAME/inputs`.
+    let mut ran = 0;
+    for entry in std::fs::read_dir(root().join("examples")).expect("examples/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("eqf") {
+            continue;
+        }
+        let name = path.file_stem().and_then(|s| s.to_str()).expect("name");
+        let inputs = case(name).join("inputs");
+        assert!(inputs.is_dir(), "examples/{name}.eqf has no tests/conformance/{name}/inputs");
+        let out = eqfuse(&["run", path.to_str().expect("utf8"), "--inputs", inputs.to_str().expect("utf8")]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        ran += 1;
+    }
+    assert!(ran >= 10, "only {ran} example programs");
+}
