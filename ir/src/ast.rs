@@ -278,6 +278,25 @@ impl ExprKind {
     }
 }
 
+impl ExprKind {
+    /// Direct children, mutably, in the order of [`ExprKind::children`].
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Section(_) => Vec::new(),
+            ExprKind::Let { value, body, .. } => vec![&mut **value, &mut **body],
+            ExprKind::If { cond, then_, else_ } => vec![&mut **cond, &mut **then_, &mut **else_],
+            ExprKind::Lambda { body, .. } => vec![&mut **body],
+            ExprKind::Binary { lhs, rhs, .. } => vec![&mut **lhs, &mut **rhs],
+            ExprKind::Unary { operand, .. } => vec![&mut **operand],
+            ExprKind::Apply { func, args } => std::iter::once(&mut **func).chain(args.iter_mut()).collect(),
+            ExprKind::Index { array, indices } => {
+                std::iter::once(&mut **array).chain(indices.iter_mut()).collect()
+            }
+            ExprKind::Tuple(es) | ExprKind::Shape(es) => es.iter_mut().collect(),
+        }
+    }
+}
+
 /// A top-level item of a program.
 #[derive(Clone, Debug)]
 pub enum Item {
@@ -366,11 +385,9 @@ impl Program {
     }
 }
 
-/// Names the language gives meaning to: the builtin functions of LANGUAGE.md. They are not
-/// keywords, but a program may not redefine them at top level (a lambda parameter or a
-/// local `let` may shadow them).
-pub const BUILTINS: &[&str] = &[
-    // array operations
+/// The array operations of LANGUAGE.md: builtins that make or consume whole arrays, and so
+/// are refused inside lambdas.
+pub const ARRAY_BUILTINS: &[&str] = &[
     "map",
     "generate",
     "iota",
@@ -387,31 +404,20 @@ pub const BUILTINS: &[&str] = &[
     "reshape",
     "slice",
     "concat",
-    // scalar operations
-    "min",
-    "max",
-    "abs",
-    "sqrt",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "floor",
-    "ceil",
-    "round",
-    "pow",
-    "atan2",
-    "clamp",
-    "f32",
-    "f64",
-    "i32",
-    "i64",
-    "iterate",
-    "length",
-    "size",
 ];
+
+/// The scalar builtins of LANGUAGE.md.
+pub const SCALAR_BUILTINS: &[&str] = &[
+    "min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "floor", "ceil", "round", "pow",
+    "atan2", "clamp", "f32", "f64", "i32", "i64", "iterate", "length", "size",
+];
+
+/// Whether `name` is a builtin function of the language. Builtins are not keywords, but a
+/// program may not redefine them at top level (a lambda parameter or a local `let` may
+/// shadow them).
+pub fn is_builtin(name: &str) -> bool {
+    ARRAY_BUILTINS.contains(&name) || SCALAR_BUILTINS.contains(&name)
+}
 
 /// Keywords of LANGUAGE.md (never names).
 pub const KEYWORDS: &[&str] =

@@ -85,7 +85,7 @@
 //! assert_eq!(out["dot"], Value::F32(arr0(32.0).into_dyn()));
 //! ```
 
-use crate::ast::{BinOp, Expr, ExprKind, Item, Limits, Lit, Program, UnOp, BUILTINS, KEYWORDS};
+use crate::ast::{is_builtin, BinOp, Expr, ExprKind, Item, Limits, Lit, Program, UnOp, KEYWORDS};
 use crate::error::{Code, Error, Result, Span};
 use crate::types::{Dim, ElemType, Type};
 use std::collections::HashSet;
@@ -1222,7 +1222,7 @@ impl Builder {
         for item in self.items {
             let name = item.name().to_string();
             check_name(&name, "top-level name")?;
-            if BUILTINS.contains(&name.as_str()) {
+            if is_builtin(name.as_str()) {
                 return Err(Error::new(Code::Type, format!("`{name}` is a builtin and cannot be redefined")));
             }
             if let Item::Output { value: None, .. } = &item {
@@ -1376,23 +1376,6 @@ struct Namer {
     error: Option<Error>,
 }
 
-/// The direct children of a node, mutably, in source order.
-fn children_mut(kind: &mut ExprKind) -> Vec<&mut Expr> {
-    match kind {
-        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Section(_) => Vec::new(),
-        ExprKind::Let { value, body, .. } => vec![&mut **value, &mut **body],
-        ExprKind::If { cond, then_, else_ } => vec![&mut **cond, &mut **then_, &mut **else_],
-        ExprKind::Lambda { body, .. } => vec![&mut **body],
-        ExprKind::Binary { lhs, rhs, .. } => vec![&mut **lhs, &mut **rhs],
-        ExprKind::Unary { operand, .. } => vec![&mut **operand],
-        ExprKind::Apply { func, args } => std::iter::once(&mut **func).chain(args.iter_mut()).collect(),
-        ExprKind::Index { array, indices } => {
-            std::iter::once(&mut **array).chain(indices.iter_mut()).collect()
-        }
-        ExprKind::Tuple(es) | ExprKind::Shape(es) => es.iter_mut().collect(),
-    }
-}
-
 impl Namer {
     /// Renames and checks `e` and its children; `false` (with `self.error` set) on an error.
     /// Kept small: it recurses once per level of nesting.
@@ -1400,7 +1383,7 @@ impl Namer {
         let mark = self.scope.len();
         let Some(inner) = self.visit(e, depth) else { return false };
         let mut ok = true;
-        for c in children_mut(&mut e.kind) {
+        for c in e.kind.children_mut() {
             if !self.fix(c, inner) {
                 ok = false;
                 break;

@@ -25,7 +25,7 @@ mod builtins;
 mod expr;
 mod unify;
 
-use crate::ast::{Expr, ExprKind, Item, Limits, Lit, Program, BUILTINS, KEYWORDS};
+use crate::ast::{is_builtin, Expr, ExprKind, Item, Limits, Lit, Program, KEYWORDS};
 use crate::error::{Code, Error, Result, Span};
 use crate::types::{Dim, ElemType, Type};
 use expr::{Checker, Cx, Global, TNode};
@@ -126,7 +126,7 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
             if let Type::Array { shape, .. } = ty {
                 for d in shape {
                     if let Dim::Size(s) = d {
-                        if BUILTINS.contains(&s.as_str()) || KEYWORDS.contains(&s.as_str()) {
+                        if is_builtin(s.as_str()) || KEYWORDS.contains(&s.as_str()) {
                             return Err(Error::ty(
                                 *span,
                                 format!("the size name `{s}` of input `{name}` is a builtin or keyword"),
@@ -220,7 +220,7 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
 }
 
 fn check_new_name(ck: &Checker, name: &str, span: Span) -> Result<()> {
-    if BUILTINS.contains(&name) {
+    if is_builtin(name) {
         return Err(Error::ty(span, format!("`{name}` is a builtin and cannot be redefined")));
     }
     if KEYWORDS.contains(&name) {
@@ -268,23 +268,6 @@ fn validate_input_type(name: &str, ty: &Type, span: Span) -> Result<()> {
     }
 }
 
-/// The direct children of `k`, mutably, in [`ExprKind::children`] order.
-fn children_mut(k: &mut ExprKind) -> Vec<&mut Expr> {
-    match k {
-        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Section(_) => Vec::new(),
-        ExprKind::Let { value, body, .. } => vec![&mut **value, &mut **body],
-        ExprKind::If { cond, then_, else_ } => vec![&mut **cond, &mut **then_, &mut **else_],
-        ExprKind::Lambda { body, .. } => vec![&mut **body],
-        ExprKind::Binary { lhs, rhs, .. } => vec![&mut **lhs, &mut **rhs],
-        ExprKind::Unary { operand, .. } => vec![&mut **operand],
-        ExprKind::Apply { func, args } => std::iter::once(&mut **func).chain(args.iter_mut()).collect(),
-        ExprKind::Index { array, indices } => {
-            std::iter::once(&mut **array).chain(indices.iter_mut()).collect()
-        }
-        ExprKind::Tuple(es) | ExprKind::Shape(es) => es.iter_mut().collect(),
-    }
-}
-
 /// Writes the resolved types of `t` into `e` and its descendants.
 fn fill(e: &mut Expr, t: TNode, vars: &mut Vars) -> Result<()> {
     let ty = vars.resolve_it(&t.it);
@@ -294,7 +277,7 @@ fn fill(e: &mut Expr, t: TNode, vars: &mut Vars) -> Result<()> {
         }
     }
     e.ty = Some(ty);
-    let kids = children_mut(&mut e.kind);
+    let kids = e.kind.children_mut();
     if kids.len() != t.kids.len() {
         return Err(expr::internal("typed tree does not match the program"));
     }

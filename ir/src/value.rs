@@ -183,3 +183,60 @@ value_from!(i32, I32);
 value_from!(i64, I64);
 value_from!(f32, F32);
 value_from!(f64, F64);
+
+/// How closely two results must agree: per element `|got - want| <= atol + rtol * |want|`,
+/// with at most `mismatch_fraction` of the elements allowed outside (the tolerances of
+/// a conformance case's `case.toml`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Fraction of elements allowed to differ by more.
+    pub mismatch_fraction: f64,
+}
+
+impl Tolerance {
+    /// Exact agreement.
+    pub const EXACT: Tolerance = Tolerance { rtol: 0.0, atol: 0.0, mismatch_fraction: 0.0 };
+}
+
+/// Compares a result with the expected value: the element type and shape must be equal,
+/// and the elements within `tol` (NaN matches NaN, an infinity matches itself). `Err` says
+/// how many elements differ and shows the first.
+///
+/// ```
+/// use eqfuse_ir::value::{compare, Tolerance, Value};
+/// let a = Value::F32(ndarray::arr1(&[1.0, 2.0]).into_dyn());
+/// let b = Value::F32(ndarray::arr1(&[1.0, 2.0001]).into_dyn());
+/// assert!(compare(&a, &b, &Tolerance { rtol: 1e-3, ..Tolerance::EXACT }).is_ok());
+/// assert!(compare(&a, &b, &Tolerance::EXACT).is_err());
+/// ```
+pub fn compare(got: &Value, want: &Value, tol: &Tolerance) -> Result<(), String> {
+    if got.elem_type() != want.elem_type() {
+        return Err(format!("element type {} but expected {}", got.elem_type(), want.elem_type()));
+    }
+    if got.shape() != want.shape() {
+        return Err(format!("shape {:?} but expected {:?}", got.shape(), want.shape()));
+    }
+    let (g, w) = (got.to_scalars(), want.to_scalars());
+    let mut bad = 0usize;
+    let mut first = None;
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let (a, b) = (a.as_f64(), b.as_f64());
+        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol.atol + tol.rtol * b.abs();
+        if !ok {
+            bad += 1;
+            first.get_or_insert((i, a, b));
+        }
+    }
+    let allowed = (tol.mismatch_fraction * w.len() as f64).floor() as usize;
+    match first {
+        Some((i, a, b)) if bad > allowed => Err(format!(
+            "{bad} of {} elements differ (allowed {allowed}); first at flat index {i}: got {a}, expected {b}",
+            w.len()
+        )),
+        _ => Ok(()),
+    }
+}

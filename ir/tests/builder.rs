@@ -15,6 +15,7 @@ use eqfuse_ir::check::check;
 use eqfuse_ir::interp::interpret;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::print::print_program;
+use eqfuse_ir::value::{compare, Tolerance};
 use eqfuse_ir::{Code, Dim, ElemType, Expr, ExprKind, Item, Limits, Program, Value};
 use indexmap::IndexMap;
 use ndarray::{arr1, arr2};
@@ -398,27 +399,10 @@ fn alpha_eq_program(a: &Program, b: &Program) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks and runs `p`. `None` while the checker or the interpreter is still a stub (their
-/// placeholder errors say "not written yet"), so that these tests start to bite as soon as
-/// both exist.
-fn run(p: &Program, inputs: &IndexMap<String, Value>) -> Option<IndexMap<String, Value>> {
-    let stub = |e: &eqfuse_ir::Error| e.message.contains("not written yet");
-    let checked = match check(p) {
-        Ok(c) => c,
-        Err(e) if stub(&e) => {
-            eprintln!("skipping the run: {e}");
-            return None;
-        }
-        Err(e) => panic!("check failed: {e}\n{}", print_program(p)),
-    };
-    match interpret(&checked, inputs) {
-        Ok(out) => Some(out),
-        Err(e) if stub(&e) => {
-            eprintln!("skipping the run: {e}");
-            None
-        }
-        Err(e) => panic!("run failed: {e}\n{}", print_program(p)),
-    }
+/// Checks and runs `p`; any error fails the test.
+fn run(p: &Program, inputs: &IndexMap<String, Value>) -> IndexMap<String, Value> {
+    let checked = check(p).unwrap_or_else(|e| panic!("check failed: {e}\n{}", print_program(p)));
+    interpret(&checked, inputs).unwrap_or_else(|e| panic!("run failed: {e}\n{}", print_program(p)))
 }
 
 fn tolerance(name: &str) -> (f64, f64, f64) {
@@ -431,32 +415,6 @@ fn tolerance(name: &str) -> (f64, f64, f64) {
             .unwrap_or(default)
     };
     (get("rtol", 1e-4), get("atol", 1e-5), get("mismatch_fraction", 0.0))
-}
-
-fn close(got: &Value, want: &Value, rtol: f64, atol: f64, frac: f64) -> Result<(), String> {
-    if got.elem_type() != want.elem_type() || got.shape() != want.shape() {
-        return Err(format!(
-            "got {}{:?}, want {}{:?}",
-            got.elem_type(),
-            got.shape(),
-            want.elem_type(),
-            want.shape()
-        ));
-    }
-    let (g, w) = (got.to_scalars(), want.to_scalars());
-    let bad = g
-        .iter()
-        .zip(&w)
-        .filter(|(g, w)| {
-            let (g, w) = (g.as_f64(), w.as_f64());
-            let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= atol + rtol * w.abs();
-            !ok
-        })
-        .count();
-    if bad as f64 > frac * g.len() as f64 {
-        return Err(format!("{bad} of {} elements differ", g.len()));
-    }
-    Ok(())
 }
 
 fn inputs(pairs: Vec<(&str, Value)>) -> IndexMap<String, Value> {
@@ -507,13 +465,13 @@ fn built_programs_match_the_conformance_outputs() {
             let v = eqfuse_ir::npy::read_value(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
             ins.insert(input.to_string(), v);
         }
-        let Some(out) = run(&p, &ins) else { return };
+        let out = run(&p, &ins);
         let (rtol, atol, frac) = tolerance(name);
         for output in p.output_names() {
             let path = dir.join("expected").join(format!("{output}.npy"));
             let want = eqfuse_ir::npy::read_value(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
             let got = out.get(output).unwrap_or_else(|| panic!("{name}: no output {output}"));
-            if let Err(e) = close(got, &want, rtol, atol, frac) {
+            if let Err(e) = compare(got, &want, &Tolerance { rtol, atol, mismatch_fraction: frac }) {
                 panic!("{name}, output {output}: {e}");
             }
         }
@@ -669,7 +627,7 @@ fn gathers_text() {
 fn dotp_runs() {
     let p = built(dotp());
     let ins = inputs(vec![("xs", f32s(&[1.0, 2.0, 3.0])), ("ys", f32s(&[4.0, 5.0, 6.0]))]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     assert_eq!(out["dot"], Value::F32(ndarray::arr0(32.0).into_dyn()));
 }
 
@@ -681,7 +639,7 @@ fn saxpy_runs() {
         ("xs", f32s(&[1.0, 2.0, 3.0])),
         ("ys", f32s(&[10.0, 20.0, 30.0])),
     ]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     assert_eq!(out["zs"], f32s(&[12.0, 24.0, 36.0]));
 }
 
@@ -689,7 +647,7 @@ fn saxpy_runs() {
 fn scans_run() {
     let p = built(scans());
     let ins = inputs(vec![("a", Value::I64(arr1(&[3, -1, 4, 1, 5]).into_dyn()))]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     assert_eq!(scalars(&out["inc"]), [3.0, 2.0, 6.0, 7.0, 12.0]);
     assert_eq!(scalars(&out["exc"]), [0.0, 3.0, 2.0, 6.0, 7.0]);
     assert_eq!(scalars(&out["runmax"]), [3.0, 3.0, 4.0, 4.0, 5.0]);
@@ -699,7 +657,7 @@ fn scans_run() {
 fn histogram_runs() {
     let p = built(histogram());
     let ins = inputs(vec![("bins", Value::I64(arr1(&[0, 3, 3, -1, 15, 3]).into_dyn()))]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     let mut want = vec![0.0; 16];
     want[0] = 1.0;
     want[3] = 3.0;
@@ -711,7 +669,7 @@ fn histogram_runs() {
 fn variance_runs() {
     let p = built(variance());
     let ins = inputs(vec![("xs", Value::F64(arr1(&[1.0, 2.0, 3.0, 4.0]).into_dyn()))]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     assert_eq!(scalars(&out["m"]), [2.5]);
     assert_eq!(scalars(&out["var"]), [1.25]);
 }
@@ -721,7 +679,7 @@ fn matvec_runs() {
     let p = built(matvec());
     let m = Value::F32(arr2(&[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).into_dyn());
     let ins = inputs(vec![("m", m), ("v", f32s(&[10.0, 1.0]))]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     assert_eq!(out["y"], f32s(&[12.0, 34.0, 56.0]));
 }
 
@@ -729,7 +687,7 @@ fn matvec_runs() {
 fn softmax_rows_runs() {
     let p = built(softmax_rows());
     let m = Value::F32(arr2(&[[0.0, 0.0], [1.0, 1.0]]).into_dyn());
-    let Some(out) = run(&p, &inputs(vec![("m", m)])) else { return };
+    let out = run(&p, &inputs(vec![("m", m)]));
     assert_eq!(scalars(&out["sm"]), [0.5, 0.5, 0.5, 0.5]);
 }
 
@@ -737,7 +695,7 @@ fn softmax_rows_runs() {
 fn filter_reduce_runs() {
     let p = built(filter_reduce());
     let ins = inputs(vec![("xs", f32s(&[-1.0, 2.0, 0.0, 3.5]))]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     assert_eq!(scalars(&out["total"]), [5.5]);
     assert_eq!(scalars(&out["count"]), [2.0]);
     assert_eq!(out["kept"], f32s(&[2.0, 3.5]));
@@ -747,7 +705,7 @@ fn filter_reduce_runs() {
 fn sum_of_squares_runs() {
     let p = built(sum_of_squares());
     let ins = inputs(vec![("n", Value::I64(ndarray::arr0(4).into_dyn()))]);
-    let Some(out) = run(&p, &ins) else { return };
+    let out = run(&p, &ins);
     assert_eq!(out["s"], Value::I64(ndarray::arr0(14).into_dyn()));
 }
 
@@ -762,7 +720,7 @@ fn named_binary_function_as_an_operator() {
                 output top = reduce larger (-inf) xs\noutput twice = map larger xs xs\n";
     let p = built(b);
     assert_eq!(p, parse(text).unwrap_or_else(|e| panic!("{e}")));
-    let Some(out) = run(&p, &inputs(vec![("xs", f32s(&[1.0, 7.0, -2.0]))])) else { return };
+    let out = run(&p, &inputs(vec![("xs", f32s(&[1.0, 7.0, -2.0]))]));
     assert_eq!(scalars(&out["top"]), [7.0]);
 }
 
@@ -778,7 +736,7 @@ fn lambda_operator_and_tuple_index_function() {
     let p = built(b);
     assert_eq!(p, parse(text).unwrap_or_else(|e| panic!("{e}")));
     let m = Value::I64(arr2(&[[1, 2, 3], [4, 5, 6]]).into_dyn());
-    let Some(out) = run(&p, &inputs(vec![("m", m)])) else { return };
+    let out = run(&p, &inputs(vec![("m", m)]));
     assert_eq!(scalars(&out["t"]), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     assert_eq!(scalars(&out["s"]), [5.0, 7.0, 9.0]);
 }
@@ -859,7 +817,7 @@ fn nested_lambdas_get_one_letter_per_depth() {
                 output o = map (\\x0 -> f x0) xs\n";
     let p = built(b);
     assert_eq!(p, parse(text).unwrap_or_else(|e| panic!("{e}")));
-    let Some(out) = run(&p, &inputs(vec![("xs", Value::I64(arr1(&[1]).into_dyn()))])) else { return };
+    let out = run(&p, &inputs(vec![("xs", Value::I64(arr1(&[1]).into_dyn()))]));
     // f 1: y = 1 -> iterate 3 (+ 1 + 1) from 1 = 7 -> iterate 3 (+ 7 + 1) from 7 = 31.
     assert_eq!(scalars(&out["o"]), [31.0]);
 }

@@ -74,16 +74,9 @@ fn assert_round_trip(prog: &Program) {
     assert_eq!(print_program(&back), text);
 }
 
-/// The conformance cases: `tests/conformance` at the workspace root, or the shared copy
-/// until the lead has copied them there.
+/// The conformance cases: the project's copy in `tests/conformance`.
 fn conformance_dir() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let local = root.join("../tests/conformance");
-    if local.is_dir() {
-        local
-    } else {
-        root.join("../../shared/conformance")
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance")
 }
 
 fn conformance_programs() -> Vec<(String, String)> {

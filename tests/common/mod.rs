@@ -1,6 +1,7 @@
 //! Shared helpers for integration tests: conformance cases and result comparison.
 #![allow(dead_code)]
 
+use eqfuse::ir::value::{compare, Tolerance};
 use eqfuse::{Arrays, Value};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -61,53 +62,14 @@ impl Case {
         for name in &names {
             let got = &outputs[name.as_str()];
             let want = self.expected(name);
-            compare_values(
-                got,
-                &want,
-                self.spec.rtol.unwrap_or(0.0),
-                self.spec.atol.unwrap_or(0.0),
-                self.spec.mismatch_fraction.unwrap_or(0.0),
-            )
-            .map_err(|m| format!("output `{name}`: {m}"))?;
+            let tol = Tolerance {
+                rtol: self.spec.rtol.unwrap_or(0.0),
+                atol: self.spec.atol.unwrap_or(0.0),
+                mismatch_fraction: self.spec.mismatch_fraction.unwrap_or(0.0),
+            };
+            compare(got, &want, &tol).map_err(|m| format!("output `{name}`: {m}"))?;
         }
         Ok(())
-    }
-}
-
-/// Element type and shape must match exactly; each element must satisfy
-/// `|got - want| <= atol + rtol * |want|` (NaN matches NaN, infinities match themselves),
-/// except for at most `mismatch_fraction` of them.
-pub fn compare_values(
-    got: &Value,
-    want: &Value,
-    rtol: f64,
-    atol: f64,
-    mismatch_fraction: f64,
-) -> Result<(), String> {
-    if got.elem_type() != want.elem_type() {
-        return Err(format!("element type {} but expected {}", got.elem_type(), want.elem_type()));
-    }
-    if got.shape() != want.shape() {
-        return Err(format!("shape {:?} but expected {:?}", got.shape(), want.shape()));
-    }
-    let (g, w) = (got.to_scalars(), want.to_scalars());
-    let mut bad = 0usize;
-    let mut first = None;
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        let (a, b) = (a.as_f64(), b.as_f64());
-        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs();
-        if !ok {
-            bad += 1;
-            first.get_or_insert((i, a, b));
-        }
-    }
-    let allowed = (mismatch_fraction * w.len() as f64).floor() as usize;
-    match first {
-        Some((i, a, b)) if bad > allowed => Err(format!(
-            "{bad} of {} elements differ (allowed {allowed}); first at flat index {i}: got {a}, expected {b}",
-            w.len()
-        )),
-        _ => Ok(()),
     }
 }
 

@@ -2,29 +2,9 @@
 
 use super::expr::{err, internal, plural, show, Checker, Cx, FnPos, TNode};
 use super::unify::{Class, IT, V};
-use crate::ast::{Expr, ExprKind, Lit};
+use crate::ast::{Expr, ExprKind, Lit, ARRAY_BUILTINS};
 use crate::error::{Error, Result};
 use crate::types::{Dim, ElemType};
-
-/// The array operations: refused inside lambdas.
-pub(crate) const ARRAY_OPS: &[&str] = &[
-    "map",
-    "generate",
-    "iota",
-    "fill",
-    "reduce",
-    "scan",
-    "scan_exclusive",
-    "filter",
-    "gather",
-    "backpermute",
-    "permute",
-    "transpose",
-    "reverse",
-    "reshape",
-    "slice",
-    "concat",
-];
 
 const FLOAT_UNARY: &[&str] = &["sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "floor", "ceil", "round"];
 
@@ -252,7 +232,7 @@ impl Checker {
         cx: Cx,
     ) -> Result<TNode> {
         let n = args.len();
-        if cx.in_lambda && ARRAY_OPS.contains(&name) {
+        if cx.in_lambda && ARRAY_BUILTINS.contains(&name) {
             return Err(err(
                 e,
                 format!(
@@ -296,7 +276,7 @@ impl Checker {
             "map" => self.b_map(c),
             "reduce" | "scan" | "scan_exclusive" => self.b_reduce(c),
             "backpermute" | "permute" => self.b_permute(c),
-            n if ARRAY_OPS.contains(&n) => self.b_array(c),
+            n if ARRAY_BUILTINS.contains(&n) => self.b_array(c),
             _ => self.b_scalar(c),
         }
     }

@@ -1,7 +1,7 @@
 //! Checking expressions: names and scopes, operators, `if`, indexing, lambdas, application.
 
 use super::unify::{Clash, Class, Vars, IT, V};
-use crate::ast::{BinOp, Expr, ExprKind, Lit, UnOp, BUILTINS};
+use crate::ast::{is_builtin, BinOp, Expr, ExprKind, Lit, UnOp};
 use crate::error::{Error, Result};
 use crate::types::{Dim, ElemType};
 use indexmap::IndexMap;
@@ -197,7 +197,7 @@ impl Checker {
         if self.sizes.contains_key(name) {
             return Found::Size;
         }
-        if BUILTINS.contains(&name) {
+        if is_builtin(name) {
             return Found::Builtin;
         }
         Found::Unbound
