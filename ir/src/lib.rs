@@ -1,7 +1,7 @@
 //! # eqfuse-ir
 //!
 //! The program representation shared by every stage of eqfuse: the `.eqf` language's
-//! syntax tree ([`ast`]), its lexer and parser ([`parse`]), the pretty-printer ([`print`]),
+//! syntax tree ([`ast`]), its lexer and parser ([`parse`]), the pretty-printer ([`mod@print`]),
 //! the type and shape checker ([`check`]), run-time values ([`value`]), `.npy` files
 //! ([`npy`]), and the reference interpreter ([`interp`]), the oracle every optimised plan is
 //! tested against.
