@@ -23,6 +23,8 @@ pub mod lexer;
 pub mod npy;
 pub mod parse;
 pub mod print;
+#[cfg(feature = "testgen")]
+pub mod testgen;
 pub mod types;
 pub mod value;
 
