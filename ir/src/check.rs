@@ -81,20 +81,7 @@ const STACK_PER_LEVEL: usize = 64 << 10;
 pub fn check_with(program: &Program, limits: &Limits) -> Result<Checked> {
     let levels = usize::try_from(limits.max_depth).unwrap_or(usize::MAX);
     let stack = levels.saturating_mul(STACK_PER_LEVEL).saturating_add(8 << 20).min(4 << 30);
-    std::thread::scope(|s| {
-        let spawned = std::thread::Builder::new()
-            .name("eqfuse-check".into())
-            .stack_size(stack)
-            .spawn_scoped(s, || check_inner(program, limits));
-        match spawned {
-            Ok(handle) => match handle.join() {
-                Ok(r) => r,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            // no thread to be had: check on this one
-            Err(_) => check_inner(program, limits),
-        }
-    })
+    crate::stack::with_stack("eqfuse-check", stack, || check_inner(program, limits))
 }
 
 fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {

@@ -23,6 +23,7 @@ pub mod lexer;
 pub mod npy;
 pub mod parse;
 pub mod print;
+mod stack;
 #[cfg(feature = "testgen")]
 pub mod testgen;
 pub mod types;

@@ -19,7 +19,7 @@ mod scalar;
 use crate::ast::{Expr, ExprKind, Item, Limits, Lit};
 use crate::bind::bind_inputs;
 use crate::check::Checked;
-use crate::error::{Code, Error, Result, Span};
+use crate::error::{Error, Result, Span};
 use crate::types::{ElemType, Type};
 use crate::value::{Scalar, Value};
 use indexmap::IndexMap;
@@ -49,22 +49,7 @@ pub fn interpret_with(
     inputs: &IndexMap<String, Value>,
     limits: &Limits,
 ) -> Result<IndexMap<String, Value>> {
-    let result = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("eqfuse-interp".into())
-            .stack_size(EVAL_STACK_BYTES)
-            .spawn_scoped(scope, || run(checked, inputs, limits));
-        match worker {
-            Ok(handle) => handle.join().unwrap_or_else(|_| {
-                Err(Box::new(Error::new(
-                    Code::Limit,
-                    "the interpreter stopped unexpectedly (a bug in eqfuse)",
-                )))
-            }),
-            // No thread could be made: evaluate here, on the caller's stack.
-            Err(_) => run(checked, inputs, limits),
-        }
-    });
+    let result = crate::stack::with_stack("eqfuse-interp", EVAL_STACK_BYTES, || run(checked, inputs, limits));
     result.map_err(|e| *e)
 }
 
