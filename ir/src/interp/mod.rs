@@ -14,7 +14,7 @@
 //! large stack, so that the deepest program the checker accepts cannot overflow it.
 
 mod array;
-mod scalar;
+pub mod scalar;
 
 use crate::ast::{Expr, ExprKind, Item, Limits, Lit};
 use crate::bind::bind_inputs;

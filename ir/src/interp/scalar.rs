@@ -20,22 +20,38 @@ pub(crate) fn internal(span: Span, what: impl std::fmt::Display) -> Error {
 /// The scalar builtin functions: everything in LANGUAGE.md's scalar table that takes and
 /// returns scalars only (`iterate`, `length` and `size` are handled by the evaluator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ScalarFn {
+pub enum ScalarFn {
+    /// `min a b`
     Min,
+    /// `max a b`
     Max,
+    /// `abs a`
     Abs,
+    /// `sqrt a`
     Sqrt,
+    /// `exp a`
     Exp,
+    /// `log a`
     Log,
+    /// `sin a`
     Sin,
+    /// `cos a`
     Cos,
+    /// `tan a`
     Tan,
+    /// `tanh a`
     Tanh,
+    /// `floor a`
     Floor,
+    /// `ceil a`
     Ceil,
+    /// `round a`
     Round,
+    /// `pow a b`
     Pow,
+    /// `atan2 a b`
     Atan2,
+    /// `clamp x lo hi`
     Clamp,
     /// `f32 x`, `f64 x`, `i32 x`, `i64 x`.
     Convert(ElemType),
@@ -43,7 +59,7 @@ pub(crate) enum ScalarFn {
 
 impl ScalarFn {
     /// The scalar builtin called `name`, if any.
-    pub(crate) fn from_name(name: &str) -> Option<ScalarFn> {
+    pub fn from_name(name: &str) -> Option<ScalarFn> {
         Some(match name {
             "min" => ScalarFn::Min,
             "max" => ScalarFn::Max,
@@ -70,7 +86,7 @@ impl ScalarFn {
     }
 
     /// How many arguments it takes.
-    pub(crate) fn arity(self) -> usize {
+    pub fn arity(self) -> usize {
         match self {
             ScalarFn::Min | ScalarFn::Max | ScalarFn::Pow | ScalarFn::Atan2 => 2,
             ScalarFn::Clamp => 3,
@@ -79,7 +95,7 @@ impl ScalarFn {
     }
 
     /// The builtin's name, for messages.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             ScalarFn::Min => "min",
             ScalarFn::Max => "max",
@@ -101,8 +117,9 @@ impl ScalarFn {
         }
     }
 
-    /// Applies the builtin to exactly `arity()` arguments.
-    pub(crate) fn apply(self, args: &[Scalar], span: Span) -> Result<Scalar> {
+    /// Applies the builtin to exactly `arity()` arguments (public so that the e-graph's
+    /// constant folding computes exactly what the interpreter computes).
+    pub fn apply(self, args: &[Scalar], span: Span) -> Result<Scalar> {
         match (self, args) {
             (ScalarFn::Min, &[a, b]) => min(a, b, span),
             (ScalarFn::Max, &[a, b]) => max(a, b, span),
@@ -198,7 +215,7 @@ macro_rules! fmax {
 }
 
 /// `min a b`.
-pub(crate) fn min(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+pub fn min(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
     Ok(match (a, b) {
         (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(x.min(y)),
         (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(x.min(y)),
@@ -210,7 +227,7 @@ pub(crate) fn min(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
 }
 
 /// `max a b`.
-pub(crate) fn max(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+pub fn max(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
     Ok(match (a, b) {
         (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(x.max(y)),
         (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(x.max(y)),
@@ -223,7 +240,7 @@ pub(crate) fn max(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
 
 /// Converts `a` to element type `to`: float to int truncates toward zero, saturates and
 /// maps NaN to 0 (exactly Rust's `as`); bools become 0 or 1; `f64` to `f32` rounds.
-pub(crate) fn convert(a: Scalar, to: ElemType) -> Scalar {
+pub fn convert(a: Scalar, to: ElemType) -> Scalar {
     macro_rules! conv {
         ($x:expr) => {
             match to {
@@ -300,8 +317,9 @@ fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
 }
 
 /// `a op b` for a strict (non-short-circuit) operator; both operands of one type.
-/// `&&` and `||` are accepted here too (on already evaluated operands).
-pub(crate) fn binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+/// `&&` and `||` are accepted here too (on already evaluated operands). Public so that the
+/// e-graph's constant folding shares the interpreter's semantics exactly.
+pub fn binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
     if op.is_comparison() {
         let r = match (a, b) {
             (Scalar::Bool(x), Scalar::Bool(y)) => compare(op, x, y),
@@ -328,8 +346,8 @@ pub(crate) fn binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Result<Scal
     })
 }
 
-/// `-a` (wrapping on integers) or `!a`.
-pub(crate) fn unary(op: UnOp, a: Scalar, span: Span) -> Result<Scalar> {
+/// `-a` (wrapping on integers) or `!a` (public, like [`binary`]).
+pub fn unary(op: UnOp, a: Scalar, span: Span) -> Result<Scalar> {
     Ok(match (op, a) {
         (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
         (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),

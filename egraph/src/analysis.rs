@@ -1,0 +1,475 @@
+//! `Facts`: the e-class analysis — each class's kind (scalar, array with symbolic shape,
+//! function, tuple, ...), its constant value (with constant folding), and its free De Bruijn
+//! parameters.
+//!
+//! # Merge rules (`Analysis::merge`)
+//!
+//! - `kind`: classes that merge have one type (every node is typed, parameters included), so
+//!   the kinds agree up to what is known: `Unknown` gives way to anything; for arrays, each
+//!   dimension keeps the more informative of the two (`Const` > `Size` > `Class` >
+//!   `Dynamic`, the class kept on a tie).
+//! - `constant`: `None` gives way to `Some`; two different constants keep the first (which
+//!   sound rules never cause).
+//! - `free`: the **union** of the two sets (a class's free parameters are those of any of
+//!   its nodes: a rewrite may lose occurrences, e.g. `$0 * 0 ==> 0`, and the union keeps
+//!   what every member may refer to).
+//!
+//! `merge` reports [`DidMerge`] exactly: the first flag when `a` changed, the second when
+//! the merged value differs from `b`.
+//!
+//! # Constant folding
+//!
+//! `make` computes a constant for a scalar node whose needed children are constant, with
+//! the interpreter's own functions ([`eqfuse_ir::interp::scalar`]), so wrapping integers and
+//! `f32` arithmetic are exactly the interpreter's. Nothing that would be a run-time error is
+//! folded (integer division or remainder by zero gives no constant), and no NaN is folded
+//! (`.eqf` cannot spell it as a literal). `if` folds to its taken branch's constant, `&&`
+//! and `||` short-circuit on a constant left operand. `modify` adds the `Lit` node to a
+//! class that has a constant.
+
+use crate::lang::{ArrayLang, InputName, Literal};
+use egg::{DidMerge, EGraph, Id, Language};
+use eqfuse_ir::ast::UnOp;
+use eqfuse_ir::error::Span;
+use eqfuse_ir::interp::scalar::{self, ScalarFn};
+use eqfuse_ir::types::{Dim, ElemType, Type};
+use std::collections::HashMap;
+
+/// One dimension of an array class's shape, as known before the program runs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SymDim {
+    /// A constant size.
+    Const(i64),
+    /// A size name of the inputs.
+    Size(egg::Symbol),
+    /// The value of an `i64` e-class (as found when the shape was made; canonicalise with
+    /// `EGraph::find` before comparing).
+    Class(Id),
+    /// Not tracked (a `filter` result, a `concat`, an `if` whose branches differ).
+    Dynamic,
+}
+
+impl SymDim {
+    fn rank(&self) -> u8 {
+        match self {
+            SymDim::Const(_) => 3,
+            SymDim::Size(_) => 2,
+            SymDim::Class(_) => 1,
+            SymDim::Dynamic => 0,
+        }
+    }
+}
+
+/// What kind of value a class denotes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Not (yet) known: an ill-formed node.
+    Unknown,
+    /// A scalar.
+    Scalar(ElemType),
+    /// An array.
+    Array {
+        /// Element type.
+        elem: ElemType,
+        /// One entry per dimension, outermost first.
+        shape: Vec<SymDim>,
+    },
+    /// A tuple of scalars (an index function's result).
+    Tuple(Vec<ElemType>),
+    /// A function of `arity` scalar parameters returning `ret` (a scalar or tuple kind).
+    Func {
+        /// Number of parameters.
+        arity: u32,
+        /// Result kind.
+        ret: Box<Kind>,
+    },
+    /// A shape argument.
+    Shape(Vec<SymDim>),
+    /// A `Params` leaf (a lambda's parameter types) of this arity.
+    Params(u32),
+    /// The results of a `multi` node.
+    Multi(Vec<Kind>),
+    /// The program root.
+    Outputs,
+}
+
+impl Kind {
+    /// Element type of a scalar or array.
+    pub fn elem(&self) -> Option<ElemType> {
+        match self {
+            Kind::Scalar(e) | Kind::Array { elem: e, .. } => Some(*e),
+            _ => None,
+        }
+    }
+
+    /// `true` for arrays.
+    pub fn is_array(&self) -> bool {
+        matches!(self, Kind::Array { .. })
+    }
+
+    /// The kind a function returns (`Unknown` for a non-function).
+    pub fn ret(&self) -> Kind {
+        match self {
+            Kind::Func { ret, .. } => (**ret).clone(),
+            _ => Kind::Unknown,
+        }
+    }
+
+    /// The kind of a value of checker type `ty` (sizes as declared).
+    pub fn of_type(ty: &Type) -> Kind {
+        match ty {
+            Type::Scalar(e) => Kind::Scalar(*e),
+            Type::Array { elem, shape } => Kind::Array {
+                elem: *elem,
+                shape: shape
+                    .iter()
+                    .map(|d| match d {
+                        Dim::Known(k) => SymDim::Const(*k),
+                        Dim::Size(s) => SymDim::Size(egg::Symbol::from(s.as_str())),
+                        _ => SymDim::Dynamic,
+                    })
+                    .collect(),
+            },
+            Type::Tuple(ts) => Kind::Tuple(ts.clone()),
+            Type::Func { params, ret } => {
+                Kind::Func { arity: params.len() as u32, ret: Box::new(Kind::of_type(ret)) }
+            }
+            Type::ShapeArg(r) => Kind::Shape(vec![SymDim::Dynamic; *r]),
+        }
+    }
+}
+
+/// A set of free De Bruijn indices, sorted, without repeats.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ParamSet(Vec<u32>);
+
+impl ParamSet {
+    /// The empty set.
+    pub fn empty() -> ParamSet {
+        ParamSet(Vec::new())
+    }
+
+    /// `{i}`.
+    pub fn single(i: u32) -> ParamSet {
+        ParamSet(vec![i])
+    }
+
+    /// Whether it has no element (a closed class).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether `i` is in it.
+    pub fn contains(&self, i: u32) -> bool {
+        self.0.binary_search(&i).is_ok()
+    }
+
+    /// The indices, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// The largest index, if any.
+    pub fn max(&self) -> Option<u32> {
+        self.0.last().copied()
+    }
+
+    /// Adds every element of `other`; `true` when something was added.
+    pub fn union_with(&mut self, other: &ParamSet) -> bool {
+        let before = self.0.len();
+        self.0.extend(other.iter());
+        self.0.sort_unstable();
+        self.0.dedup();
+        self.0.len() != before
+    }
+
+    /// The set seen from outside a binder of `k` parameters: indices `>= k`, minus `k`.
+    pub fn under_binder(&self, k: u32) -> ParamSet {
+        ParamSet(self.0.iter().filter(|&&i| i >= k).map(|&i| i - k).collect())
+    }
+}
+
+/// What the analysis knows about one e-class.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassFacts {
+    /// Kind and type (shape for arrays).
+    pub kind: Kind,
+    /// The class's value when it is a known constant.
+    pub constant: Option<Literal>,
+    /// Free De Bruijn parameters (relative to the class itself).
+    pub free: ParamSet,
+}
+
+/// The e-class analysis. It holds the declared types of the program's inputs, which the
+/// kinds of `Input` leaves come from.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    /// Declared type of every input, by name.
+    pub inputs: HashMap<InputName, Type>,
+}
+
+impl Facts {
+    /// An analysis knowing the inputs' declared types.
+    pub fn new<'a>(inputs: impl IntoIterator<Item = (&'a str, &'a Type)>) -> Facts {
+        Facts { inputs: inputs.into_iter().map(|(n, t)| (InputName::new(n), t.clone())).collect() }
+    }
+}
+
+fn merge_dims(a: &mut [SymDim], b: &[SymDim]) -> bool {
+    let mut changed = false;
+    for (x, y) in a.iter_mut().zip(b) {
+        if y.rank() > x.rank() {
+            *x = y.clone();
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Merges kind `b` into `a`; `true` when `a` changed.
+fn merge_kind(a: &mut Kind, b: &Kind) -> bool {
+    match (&mut *a, b) {
+        (Kind::Unknown, Kind::Unknown) => false,
+        (Kind::Unknown, _) => {
+            *a = b.clone();
+            true
+        }
+        (Kind::Array { shape: sa, .. }, Kind::Array { shape: sb, .. }) if sa.len() == sb.len() => {
+            merge_dims(sa, sb)
+        }
+        (Kind::Shape(sa), Kind::Shape(sb)) if sa.len() == sb.len() => merge_dims(sa, sb),
+        _ => false,
+    }
+}
+
+fn data(eg: &EGraph<ArrayLang, Facts>, id: Id) -> &ClassFacts {
+    &eg[id].data
+}
+
+/// The dimension an `i64` class gives a shape.
+fn dim_of(eg: &EGraph<ArrayLang, Facts>, id: Id) -> SymDim {
+    if let Some(Literal::I64(v)) = data(eg, id).constant {
+        return SymDim::Const(v);
+    }
+    for n in &eg[id].nodes {
+        if let ArrayLang::Size(s) = n {
+            return SymDim::Size(s.0);
+        }
+    }
+    SymDim::Class(eg.find(id))
+}
+
+fn shape_of(eg: &EGraph<ArrayLang, Facts>, id: Id) -> Option<Vec<SymDim>> {
+    match &data(eg, id).kind {
+        Kind::Shape(s) | Kind::Array { shape: s, .. } => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn array(elem: Option<ElemType>, shape: Option<Vec<SymDim>>) -> Kind {
+    match (elem, shape) {
+        (Some(elem), Some(shape)) if !shape.is_empty() => Kind::Array { elem, shape },
+        _ => Kind::Unknown,
+    }
+}
+
+/// The kind of `node` from its children's facts.
+fn kind_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Kind {
+    use ArrayLang as L;
+    let k = |id: &Id| data(eg, *id).kind.clone();
+    let elem = |id: &Id| data(eg, *id).kind.elem();
+    let ret_elem = |id: &Id| data(eg, *id).kind.ret().elem();
+    let scalar = |e: Option<ElemType>| e.map_or(Kind::Unknown, Kind::Scalar);
+    match node {
+        L::Lit(l) => Kind::Scalar(l.elem_type()),
+        L::Param(p) => Kind::Scalar(p.ty),
+        L::Input(name) => eg.analysis.inputs.get(name).map_or(Kind::Unknown, Kind::of_type),
+        L::Size(_) => Kind::Scalar(ElemType::I64),
+        L::Params(p) => Kind::Params(p.arity()),
+        L::Eq(_)
+        | L::Ne(_)
+        | L::Lt(_)
+        | L::Le(_)
+        | L::Gt(_)
+        | L::Ge(_)
+        | L::And(_)
+        | L::Or(_)
+        | L::Not(_) => Kind::Scalar(ElemType::Bool),
+        L::Add([a, _]) | L::Sub([a, _]) | L::Mul([a, _]) | L::Div([a, _]) | L::Rem([a, _]) => scalar(elem(a)),
+        L::Min([a, _]) | L::Max([a, _]) | L::Pow([a, _]) | L::Atan2([a, _]) | L::Clamp([a, _, _]) => {
+            scalar(elem(a))
+        }
+        L::Neg([a])
+        | L::Abs([a])
+        | L::Sqrt([a])
+        | L::Exp([a])
+        | L::Log([a])
+        | L::Sin([a])
+        | L::Cos([a])
+        | L::Tan([a])
+        | L::Tanh([a])
+        | L::Floor([a])
+        | L::Ceil([a])
+        | L::Round([a]) => scalar(elem(a)),
+        L::ToI32(_) => Kind::Scalar(ElemType::I32),
+        L::ToI64(_) => Kind::Scalar(ElemType::I64),
+        L::ToF32(_) => Kind::Scalar(ElemType::F32),
+        L::ToF64(_) => Kind::Scalar(ElemType::F64),
+        L::If([_, t, e]) => {
+            let mut kt = k(t);
+            if let (Kind::Array { shape: sa, .. }, Kind::Array { shape: sb, .. }) = (&mut kt, &k(e)) {
+                for (x, y) in sa.iter_mut().zip(sb) {
+                    let same = match (&*x, y) {
+                        (SymDim::Class(p), SymDim::Class(q)) => eg.find(*p) == eg.find(*q),
+                        (p, q) => p == q,
+                    };
+                    if !same {
+                        *x = SymDim::Dynamic;
+                    }
+                }
+            }
+            kt
+        }
+        L::Iterate([_, _, init]) => k(init),
+        L::Tuple(es) => {
+            let ts: Option<Vec<ElemType>> = es.iter().map(elem).collect();
+            ts.map_or(Kind::Unknown, Kind::Tuple)
+        }
+        L::Index(c) => scalar(c.first().and_then(elem)),
+        L::Length(_) | L::Dim(_) => Kind::Scalar(ElemType::I64),
+        L::Lam([n, body]) => match data(eg, *n).kind {
+            Kind::Params(arity) => Kind::Func { arity, ret: Box::new(k(body)) },
+            _ => Kind::Unknown,
+        },
+        L::App(c) => c.first().map_or(Kind::Unknown, |f| k(f).ret()),
+        L::Shape(ds) => Kind::Shape(ds.iter().map(|d| dim_of(eg, *d)).collect()),
+        L::Map(c) => array(c.first().and_then(ret_elem), c.get(1).and_then(|a| shape_of(eg, *a))),
+        L::Generate([sh, f]) => array(ret_elem(f), shape_of(eg, *sh)),
+        L::Iota([n]) => Kind::Array { elem: ElemType::I64, shape: vec![dim_of(eg, *n)] },
+        L::Fill([sh, x]) => array(elem(x), shape_of(eg, *sh)),
+        L::Reduce([_, ne, a]) => reduced(elem(ne), shape_of(eg, *a)),
+        L::Redomap([_, ne, sh, _]) => reduced(elem(ne), shape_of(eg, *sh)),
+        L::Scan([_, _, a]) | L::ScanEx([_, _, a]) => k(a),
+        L::Scanomap([_, ne, sh, _]) => array(elem(ne), shape_of(eg, *sh)),
+        L::Filter([_, a]) => array(elem(a), Some(vec![SymDim::Dynamic])),
+        L::Filtermap([_, _, f]) => array(ret_elem(f), Some(vec![SymDim::Dynamic])),
+        L::Gather([a, idx]) => array(elem(a), shape_of(eg, *idx)),
+        L::Backpermute([sh, _, a]) => array(elem(a), shape_of(eg, *sh)),
+        L::Permute([_, dest, _, _]) | L::Permutemap([_, dest, _, _, _]) => k(dest),
+        L::Transpose([a]) => match k(a) {
+            Kind::Array { elem, mut shape } => {
+                shape.reverse();
+                Kind::Array { elem, shape }
+            }
+            _ => Kind::Unknown,
+        },
+        L::Reverse([a]) => k(a),
+        L::Reshape([sh, a]) => array(elem(a), shape_of(eg, *sh)),
+        L::Slice([a, _, len]) => array(elem(a), Some(vec![dim_of(eg, *len)])),
+        L::Concat([a, _]) => array(elem(a), Some(vec![SymDim::Dynamic])),
+        L::Multi(es) => Kind::Multi(es.iter().map(k).collect()),
+        L::Outputs(_) => Kind::Outputs,
+    }
+}
+
+/// Removes the innermost dimension: a scalar for rank 1.
+fn reduced(elem: Option<ElemType>, shape: Option<Vec<SymDim>>) -> Kind {
+    match (elem, shape) {
+        (Some(e), Some(s)) if s.len() == 1 => Kind::Scalar(e),
+        (Some(e), Some(mut s)) if s.len() > 1 => {
+            s.pop();
+            Kind::Array { elem: e, shape: s }
+        }
+        _ => Kind::Unknown,
+    }
+}
+
+/// The constant value of `node`, when its needed children are constant and evaluating it
+/// cannot fail.
+fn fold(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Option<Literal> {
+    use ArrayLang as L;
+    let c = |id: &Id| data(eg, *id).constant.map(Literal::to_scalar);
+    let span = Span::default();
+    let r = match node {
+        L::Lit(l) => return Some(*l),
+        L::And([a, b]) => match c(a)? {
+            eqfuse_ir::Scalar::Bool(false) => eqfuse_ir::Scalar::Bool(false),
+            _ => c(b)?,
+        },
+        L::Or([a, b]) => match c(a)? {
+            eqfuse_ir::Scalar::Bool(true) => eqfuse_ir::Scalar::Bool(true),
+            _ => c(b)?,
+        },
+        L::If([cond, t, e]) => match c(cond)? {
+            eqfuse_ir::Scalar::Bool(true) => c(t)?,
+            _ => c(e)?,
+        },
+        L::Neg([a]) => scalar::unary(UnOp::Neg, c(a)?, span).ok()?,
+        L::Not([a]) => scalar::unary(UnOp::Not, c(a)?, span).ok()?,
+        L::ToI32([a]) => scalar::convert(c(a)?, ElemType::I32),
+        L::ToI64([a]) => scalar::convert(c(a)?, ElemType::I64),
+        L::ToF32([a]) => scalar::convert(c(a)?, ElemType::F32),
+        L::ToF64([a]) => scalar::convert(c(a)?, ElemType::F64),
+        n => {
+            if let Some((op, [a, b])) = n.bin_op() {
+                scalar::binary(op, c(&a)?, c(&b)?, span).ok()?
+            } else if let Some(name) = n.scalar_builtin() {
+                let f = ScalarFn::from_name(name)?;
+                let args: Option<Vec<_>> = n.children().iter().map(c).collect();
+                f.apply(&args?, span).ok()?
+            } else {
+                return None;
+            }
+        }
+    };
+    let lit = Literal::from_scalar(r);
+    (!lit.is_nan()).then_some(lit)
+}
+
+/// The free parameters of `node` from its children's.
+fn free_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> ParamSet {
+    match node {
+        ArrayLang::Param(p) => ParamSet::single(p.index),
+        ArrayLang::Lam([n, body]) => match data(eg, *n).kind {
+            Kind::Params(k) => data(eg, *body).free.under_binder(k),
+            _ => data(eg, *body).free.clone(),
+        },
+        n => {
+            let mut s = ParamSet::empty();
+            for c in n.children() {
+                s.union_with(&data(eg, *c).free);
+            }
+            s
+        }
+    }
+}
+
+impl egg::Analysis<ArrayLang> for Facts {
+    type Data = ClassFacts;
+
+    fn make(egraph: &mut EGraph<ArrayLang, Facts>, enode: &ArrayLang, _id: Id) -> ClassFacts {
+        let eg: &EGraph<ArrayLang, Facts> = egraph;
+        ClassFacts { kind: kind_of(eg, enode), constant: fold(eg, enode), free: free_of(eg, enode) }
+    }
+
+    fn merge(&mut self, a: &mut ClassFacts, b: ClassFacts) -> DidMerge {
+        let mut a_changed = merge_kind(&mut a.kind, &b.kind);
+        if a.constant.is_none() && b.constant.is_some() {
+            a.constant = b.constant;
+            a_changed = true;
+        }
+        a_changed |= a.free.union_with(&b.free);
+        let b_changed = *a != b;
+        DidMerge(a_changed, b_changed)
+    }
+
+    fn modify(egraph: &mut EGraph<ArrayLang, Facts>, id: Id) {
+        if let Some(lit) = egraph[id].data.constant {
+            let already = egraph[id].nodes.iter().any(|n| matches!(n, ArrayLang::Lit(l) if *l == lit));
+            if !already {
+                let lit_id = egraph.add(ArrayLang::Lit(lit));
+                egraph.union(id, lit_id);
+            }
+        }
+    }
+}
