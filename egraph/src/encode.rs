@@ -152,19 +152,12 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
     })
 }
 
-/// The literal `lit` at the type the checker gave `e` (as the interpreter converts it).
+/// The literal `lit` at the type the checker gave `e` (the value the interpreter uses).
 fn literal(lit: Lit, e: &Expr) -> Result<Literal> {
     let ty = e.ty.as_ref().and_then(Type::elem);
-    Ok(match (lit, ty) {
-        (Lit::Bool(b), None | Some(ElemType::Bool)) => Literal::Bool(b),
-        (Lit::Int(i), None | Some(ElemType::I64)) => Literal::I64(i),
-        (Lit::Int(i), Some(ElemType::I32)) => Literal::I32(i as i32),
-        (Lit::Int(i), Some(ElemType::F32)) => Literal::F32((i as f32).to_bits()),
-        (Lit::Int(i), Some(ElemType::F64)) => Literal::F64((i as f64).to_bits()),
-        (Lit::Float(f), None | Some(ElemType::F64)) => Literal::F64(f.to_bits()),
-        (Lit::Float(f), Some(ElemType::F32)) => Literal::F32((f as f32).to_bits()),
-        (lit, Some(t)) => return Err(internal(format!("literal {lit:?} typed {t}"))),
-    })
+    lit.value_at(ty)
+        .map(Literal::from_scalar)
+        .ok_or_else(|| internal(format!("literal {lit:?} typed {ty:?}")))
 }
 
 /// The parameter types of a function-typed node.

@@ -8,7 +8,8 @@
 //! is made, so that passes can refuse a too-deep tree before they recurse over it.
 
 use crate::error::Span;
-use crate::types::Type;
+use crate::types::{ElemType, Type};
+use crate::value::Scalar;
 
 /// Binary operators, loosest first as LANGUAGE.md orders them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -144,6 +145,25 @@ impl PartialEq for Lit {
             (Lit::Bool(a), Lit::Bool(b)) => a == b,
             _ => false,
         }
+    }
+}
+
+impl Lit {
+    /// The literal's value at the element type the checker resolved for it (`None`: the
+    /// defaults, `i64` for integers and `f64` for floats). An integer literal may stand for a
+    /// float; `None` when the type cannot hold this kind of literal (a float as an integer,
+    /// a number as a bool), which the checker never allows.
+    pub fn value_at(self, ty: Option<ElemType>) -> Option<Scalar> {
+        Some(match (self, ty) {
+            (Lit::Bool(b), None | Some(ElemType::Bool)) => Scalar::Bool(b),
+            (Lit::Int(i), None | Some(ElemType::I64)) => Scalar::I64(i),
+            (Lit::Int(i), Some(ElemType::I32)) => Scalar::I32(i as i32),
+            (Lit::Int(i), Some(ElemType::F32)) => Scalar::F32(i as f32),
+            (Lit::Int(i), Some(ElemType::F64)) => Scalar::F64(i as f64),
+            (Lit::Float(f), None | Some(ElemType::F64)) => Scalar::F64(f),
+            (Lit::Float(f), Some(ElemType::F32)) => Scalar::F32(f as f32),
+            _ => return None,
+        })
     }
 }
 

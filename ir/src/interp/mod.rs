@@ -622,18 +622,8 @@ fn callable<'p>(f: &Rc<Func<'p>>, span: Span) -> Callable<'p> {
     }
 }
 
-/// The value of a literal at the type the checker gave it (the defaults `i64`/`f64` when it
-/// has none).
+/// The value of a literal at the type the checker gave it.
 fn literal(lit: Lit, e: &Expr) -> R<Scalar> {
     let ty = e.ty.as_ref().and_then(Type::elem);
-    Ok(match (lit, ty) {
-        (Lit::Bool(b), None | Some(ElemType::Bool)) => Scalar::Bool(b),
-        (Lit::Int(i), None | Some(ElemType::I64)) => Scalar::I64(i),
-        (Lit::Int(i), Some(ElemType::I32)) => Scalar::I32(i as i32),
-        (Lit::Int(i), Some(ElemType::F32)) => Scalar::F32(i as f32),
-        (Lit::Int(i), Some(ElemType::F64)) => Scalar::F64(i as f64),
-        (Lit::Float(f), None | Some(ElemType::F64)) => Scalar::F64(f),
-        (Lit::Float(f), Some(ElemType::F32)) => Scalar::F32(f as f32),
-        (lit, Some(t)) => return Err(Box::new(internal(e.span, format!("literal {lit:?} typed {t}")))),
-    })
+    lit.value_at(ty).ok_or_else(|| Box::new(internal(e.span, format!("literal {lit:?} typed {ty:?}"))))
 }
