@@ -47,11 +47,6 @@ impl Case {
         eqfuse::ir::npy::read_value(&p).unwrap_or_else(|e| panic!("{}: {e}", self.name))
     }
 
-    pub fn inputs(&self) -> Arrays {
-        eqfuse::files::read_inputs(Some(&self.inputs_dir()), &[])
-            .unwrap_or_else(|e| panic!("{}: {e}", self.name))
-    }
-
     /// Compares run outputs with the expected files; `Err` says what differs.
     pub fn compare(&self, outputs: &Arrays) -> Result<(), String> {
         let names = self.spec.outputs.clone().unwrap_or_default();
