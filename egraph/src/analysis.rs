@@ -10,6 +10,7 @@
 //!   `Dynamic`, the class kept on a tie).
 //! - `constant`: `None` gives way to `Some`; two different constants keep the first (which
 //!   sound rules never cause).
+//! - `best`/`size`: the smaller term wins (the first on a tie).
 //! - `free`: the **union** of the two sets (a class's free parameters are those of any of
 //!   its nodes: a rewrite may lose occurrences, e.g. `$0 * 0 ==> 0`, and the union keeps
 //!   what every member may refer to).
@@ -89,6 +90,14 @@ pub enum Kind {
     Params(u32),
     /// The results of a `multi` node.
     Multi(Vec<Kind>),
+    /// A lane of a `multi`: `(lgen f)` makes an array of `elem`, `(lred op ne f)` reduces to
+    /// `elem` (`reduces`).
+    Lane {
+        /// Element type of the lane's result.
+        elem: ElemType,
+        /// `true` for a reduction lane.
+        reduces: bool,
+    },
     /// The program root.
     Outputs,
 }
@@ -198,6 +207,13 @@ pub struct ClassFacts {
     pub constant: Option<Literal>,
     /// Free De Bruijn parameters (relative to the class itself).
     pub free: ParamSet,
+    /// The node of a smallest term of the class (its children, canonicalised with
+    /// `EGraph::find`, lead to smallest terms of theirs): the representative that
+    /// substitution copies (see the beta rule).
+    pub best: ArrayLang,
+    /// The size of that term as a tree, saturating. It strictly decreases from a class to
+    /// the classes of its `best` node's children, so following `best` always ends.
+    pub size: u64,
 }
 
 /// The e-class analysis. It holds the declared types of the program's inputs, which the
@@ -367,7 +383,36 @@ fn kind_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Kind {
         L::Reshape([sh, a]) => array(elem(a), shape_of(eg, *sh)),
         L::Slice([a, _, len]) => array(elem(a), Some(vec![dim_of(eg, *len)])),
         L::Concat([a, _]) => array(elem(a), Some(vec![SymDim::Dynamic])),
-        L::Multi(es) => Kind::Multi(es.iter().map(k).collect()),
+        L::Scanexomap([_, ne, sh, _]) => array(elem(ne), shape_of(eg, *sh)),
+        L::LaneGen([f]) => ret_elem(f).map_or(Kind::Unknown, |elem| Kind::Lane { elem, reduces: false }),
+        L::LaneRed([_, ne, _]) => elem(ne).map_or(Kind::Unknown, |elem| Kind::Lane { elem, reduces: true }),
+        L::Multi(c) => match c.split_first() {
+            Some((sh, lanes)) => {
+                let shape = shape_of(eg, *sh);
+                Kind::Multi(
+                    lanes
+                        .iter()
+                        .map(|l| match k(l) {
+                            Kind::Lane { elem, reduces: false } => array(Some(elem), shape.clone()),
+                            Kind::Lane { elem, reduces: true } => reduced(Some(elem), shape.clone()),
+                            _ => Kind::Unknown,
+                        })
+                        .collect(),
+                )
+            }
+            None => Kind::Unknown,
+        },
+        L::Proj([i, x]) => {
+            let at = match data(eg, *i).constant {
+                Some(Literal::I64(v)) => usize::try_from(v).ok(),
+                _ => None,
+            };
+            match (k(x), at) {
+                (Kind::Multi(ks), Some(a)) => ks.get(a).cloned().unwrap_or(Kind::Unknown),
+                (Kind::Tuple(ts), Some(a)) => ts.get(a).map_or(Kind::Unknown, |t| Kind::Scalar(*t)),
+                _ => Kind::Unknown,
+            }
+        }
         L::Outputs(_) => Kind::Outputs,
     }
 }
@@ -449,7 +494,14 @@ impl egg::Analysis<ArrayLang> for Facts {
 
     fn make(egraph: &mut EGraph<ArrayLang, Facts>, enode: &ArrayLang, _id: Id) -> ClassFacts {
         let eg: &EGraph<ArrayLang, Facts> = egraph;
-        ClassFacts { kind: kind_of(eg, enode), constant: fold(eg, enode), free: free_of(eg, enode) }
+        let size = enode.children().iter().fold(1u64, |acc, c| acc.saturating_add(data(eg, *c).size));
+        ClassFacts {
+            kind: kind_of(eg, enode),
+            constant: fold(eg, enode),
+            free: free_of(eg, enode),
+            best: enode.clone(),
+            size,
+        }
     }
 
     fn merge(&mut self, a: &mut ClassFacts, b: ClassFacts) -> DidMerge {
@@ -459,6 +511,11 @@ impl egg::Analysis<ArrayLang> for Facts {
             a_changed = true;
         }
         a_changed |= a.free.union_with(&b.free);
+        if b.size < a.size {
+            a.size = b.size;
+            a.best = b.best.clone();
+            a_changed = true;
+        }
         let b_changed = *a != b;
         DidMerge(a_changed, b_changed)
     }

@@ -136,7 +136,38 @@ pub fn decode_recexpr(sig: &Signature, expr: &RecExpr<ArrayLang>) -> Result<Prog
     decode_dag(sig, Dag { nodes, root, names: HashMap::new() })
 }
 
-fn decode_dag(sig: &Signature, dag: Dag) -> Result<Program> {
+/// Replaces `(proj k (multi sh lanes))` by the lane's own operation (`generate sh f` or
+/// `redomap op ne sh f`) and `(proj k (tuple e..))` by `e_k`, so that the rest of the decoder
+/// never sees a `multi`: horizontal fusion has no `.eqf` form, and each result is written as
+/// the operation it computes.
+fn resolve_projections(dag: &mut Dag) {
+    for i in 0..dag.nodes.len() {
+        let ArrayLang::Proj([k, x]) = dag.nodes[i] else { continue };
+        let at = match dag.nodes[usize::from(k)] {
+            ArrayLang::Lit(Literal::I64(v)) => usize::try_from(v).ok(),
+            _ => None,
+        };
+        let Some(at) = at else { continue };
+        let replacement = match &dag.nodes[usize::from(x)] {
+            ArrayLang::Tuple(es) => es.get(at).map(|e| dag.nodes[usize::from(*e)].clone()),
+            ArrayLang::Multi(cs) => match (cs.first(), cs.get(at + 1)) {
+                (Some(&sh), Some(&lane)) => match dag.nodes[usize::from(lane)] {
+                    ArrayLang::LaneGen([f]) => Some(ArrayLang::Generate([sh, f])),
+                    ArrayLang::LaneRed([op, ne, f]) => Some(ArrayLang::Redomap([op, ne, sh, f])),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(r) = replacement {
+            dag.nodes[i] = r;
+        }
+    }
+}
+
+fn decode_dag(sig: &Signature, mut dag: Dag) -> Result<Program> {
+    resolve_projections(&mut dag);
     crate::with_big_stack(|| {
         let mut d = Decoder::new(sig, &dag);
         let program = d.program()?;
@@ -673,8 +704,12 @@ impl<'a> Decoder<'a> {
             L::Reshape([sh, a]) => call("reshape", self.kids(&[*sh, *a])?),
             L::Slice([a, s, l]) => call("slice", self.kids(&[*a, *s, *l])?),
             L::Concat([a, b]) => call("concat", self.kids(&[*a, *b])?),
-            L::Redomap([op, ne, sh, f]) | L::Scanomap([op, ne, sh, f]) => {
-                let name = if matches!(n, L::Redomap(_)) { "reduce" } else { "scan" };
+            L::Redomap([op, ne, sh, f]) | L::Scanomap([op, ne, sh, f]) | L::Scanexomap([op, ne, sh, f]) => {
+                let name = match n {
+                    L::Redomap(_) => "reduce",
+                    L::Scanomap(_) => "scan",
+                    _ => "scan_exclusive",
+                };
                 let op = self.func(u(op), true)?;
                 let ne = self.expr(u(ne))?;
                 let g = self.generate(u(sh), u(f))?;
@@ -692,7 +727,10 @@ impl<'a> Decoder<'a> {
                 let gen = self.generate(u(sh), u(f))?;
                 call("permute", vec![op, dest, g, gen])
             }
-            L::Multi(_) => return Err(internal("a `multi` node has no .eqf form")),
+            L::Multi(_) | L::LaneGen(_) | L::LaneRed(_) => {
+                return Err(internal("a `multi` lane read other than by `proj`"))
+            }
+            L::Proj(_) => return Err(internal("`proj` of something that is not a `multi` or a tuple")),
             L::Lam(_) => return Err(internal("a lambda where a value is expected")),
             L::Params(_) => return Err(internal("parameter types where a value is expected")),
             L::Outputs(_) => return Err(internal("`outputs` below the root")),

@@ -54,8 +54,16 @@
 //! - `(scanomap op ne shape f)` = `(scan op ne (generate shape f))`
 //! - `(filtermap p shape f)` = `(filter p (generate shape f))` (rank-1 `shape`)
 //! - `(permutemap op dest g shape f)` = `(permute op dest g (generate shape f))`
-//! - `(multi e1 .. ek)`: several results computed in one pass (horizontal fusion); it has no
-//!   `.eqf` form, and `decode` refuses it. The first four decode to their definitions.
+//! - `(scanexomap op ne shape f)` = `(scan_ex op ne (generate shape f))`
+//! - `(multi shape l1 .. lk)`: k results computed in one pass over the index space `shape`
+//!   (horizontal fusion). Each lane is `(lgen f)` (the array `generate shape f`) or
+//!   `(lred op ne f)` (the reduction `redomap op ne shape f`). Lanes are their own nodes, not
+//!   the classes of the results they stand for, so that `(proj k m)` can join a result's
+//!   class without making a cycle.
+//! - `(proj k x)`: result `k` (a literal `i64`) of a `multi`, or element `k` of a scalar
+//!   tuple (an index function's result).
+//!
+//! All decode to their definitions (`proj` of a `multi` to the lane's own operation).
 //!
 //! Index-space reads are `index` nodes: `(index (generate sh f) j..)` is what the beta rule
 //! of DESIGN.md decision 1 rewrites to `(app f j..)`.
@@ -347,7 +355,11 @@ egg::define_language! {
         "scanomap" = Scanomap([egg::Id; 4]),
         "filtermap" = Filtermap([egg::Id; 3]),
         "permutemap" = Permutemap([egg::Id; 5]),
+        "scanexomap" = Scanexomap([egg::Id; 4]),
         "multi" = Multi(Box<[egg::Id]>),
+        "lgen" = LaneGen([egg::Id; 1]),
+        "lred" = LaneRed([egg::Id; 3]),
+        "proj" = Proj([egg::Id; 2]),
         // ---- program root
         "outputs" = Outputs(Box<[egg::Id]>),
         // ---- leaves
@@ -479,6 +491,7 @@ impl ArrayLang {
             ArrayLang::Scanomap(_) => "scanomap",
             ArrayLang::Filtermap(_) => "filtermap",
             ArrayLang::Permutemap(_) => "permutemap",
+            ArrayLang::Scanexomap(_) => "scanexomap",
             ArrayLang::Multi(_) => "multi",
             _ => return None,
         })

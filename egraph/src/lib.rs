@@ -35,11 +35,13 @@
 //! the cost model exists it is what the tests run.
 
 pub mod analysis;
+pub mod cost;
 pub mod decode;
 pub mod encode;
 pub mod lang;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
+pub use cost::TreeCost;
 pub use decode::{decode, decode_recexpr, Signature};
 pub use encode::{encode, Encoded};
 pub use lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName};

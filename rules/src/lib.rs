@@ -1,1 +1,107 @@
-//! placeholder
+//! # eqfuse-rules
+//!
+//! The rewrite rules of eqfuse, one file per theme, and the phased runner that applies them
+//! (simplify → fuse → simplify → horizontal, extracting between phases).
+//!
+//! | theme | file | what |
+//! | --- | --- | --- |
+//! | fusion | [`fusion`] | index forms, reads of index forms substituted away (the beta rule), fused consumers, the L0 filter algebra |
+//! | horizontal | [`horizontal`] | independent kernels over one index space become one pass with several results |
+//! | index algebra | [`index`] | transpose/reverse/slice/backpermute/reshape compositions, eta, known sizes |
+//! | scalar algebra | [`scalar`] | identities that hold bit for bit (`x * 1`, `-(-x)`, `x + 0` on integers, ...) |
+//! | fast math | [`fast_math`] | identities that change float results; off unless asked for |
+//!
+//! Legality (may this fire?) lives in [`legal`], the mechanics of substitution in [`subst`],
+//! and the cost of a choice in the extractor. The rule policy is in `rules/README.md`.
+//!
+//! ```
+//! let p = eqfuse_ir::parse::parse("input xs : f32[n]\noutput s = reduce (+) 0 (map (\\x -> x * x) xs)").unwrap();
+//! let c = eqfuse_ir::check::check(&p).unwrap();
+//! let opt = eqfuse_rules::optimize(&c, &eqfuse_rules::OptimizeOptions::default()).unwrap();
+//! assert!(opt.rules_fired.contains_key("fuse-reduce"));
+//! assert_eq!(opt.term.to_string().matches("redomap").count(), 1);
+//! ```
+
+pub mod build;
+pub mod cond;
+pub mod fast_math;
+pub mod fusion;
+pub mod horizontal;
+pub mod index;
+pub mod legal;
+pub mod node_rule;
+pub mod runner;
+pub mod scalar;
+pub mod subst;
+
+pub use fusion::Gas;
+pub use runner::{optimize, OptimizeOptions, Optimized, PhaseReport};
+
+use eqfuse_egraph::{ArrayLang, Facts};
+use std::sync::Arc;
+
+/// The e-graph the rules work on.
+pub type EG = egg::EGraph<ArrayLang, Facts>;
+
+/// A rewrite rule.
+pub type Rewrite = egg::Rewrite<ArrayLang, Facts>;
+
+/// Wraps a rule so that each application spends one unit of `gas`.
+pub(crate) fn gas_pattern(r: Rewrite, gas: &Gas) -> Rewrite {
+    struct GasApplier {
+        inner: Arc<dyn egg::Applier<ArrayLang, Facts> + Send + Sync>,
+        gas: Gas,
+    }
+    impl egg::Applier<ArrayLang, Facts> for GasApplier {
+        fn apply_one(
+            &self,
+            egraph: &mut EG,
+            eclass: egg::Id,
+            subst: &egg::Subst,
+            ast: Option<&egg::PatternAst<ArrayLang>>,
+            rule_name: egg::Symbol,
+        ) -> Vec<egg::Id> {
+            if self.gas.left() == Some(0) {
+                return Vec::new();
+            }
+            let out = self.inner.apply_one(egraph, eclass, subst, ast, rule_name);
+            if !out.is_empty() {
+                self.gas.take();
+            }
+            out
+        }
+        fn vars(&self) -> Vec<egg::Var> {
+            self.inner.vars()
+        }
+    }
+    let applier = GasApplier { inner: r.applier.clone(), gas: gas.clone() };
+    let mut out = r;
+    out.applier = Arc::new(applier);
+    out
+}
+
+/// Which rule sets a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleSets {
+    /// Rules that change float results (reassociation, `x - x == 0` on floats, ...).
+    pub fast_math: bool,
+}
+
+/// The simplification rules: scalar and index algebra (and fast math when asked for).
+pub fn simplify_rules(sets: RuleSets) -> Vec<Rewrite> {
+    let mut v = scalar::rules();
+    v.extend(index::rules());
+    if sets.fast_math {
+        v.extend(fast_math::rules());
+    }
+    v
+}
+
+/// Every rule of the catalogue (for listing and for the soundness tests), the fusion rules
+/// with an unlimited budget.
+pub fn all_rules(sets: RuleSets) -> Vec<Rewrite> {
+    let mut v = simplify_rules(sets);
+    v.extend(fusion::rules(&Gas::unlimited()));
+    v.extend(horizontal::rules());
+    v
+}

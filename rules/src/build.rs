@@ -1,0 +1,123 @@
+//! Small helpers that add terms to the e-graph for the appliers: literals, parameters,
+//! lambdas, shapes read off the analysis, and the queries the legality checks share.
+
+use crate::EG;
+use egg::Id;
+use eqfuse_egraph::{ArrayLang, DeBruijn, Kind, Literal, ParamTypes, SymDim};
+use eqfuse_ir::types::ElemType;
+
+/// The `i64` literal `v`.
+pub fn lit_i64(eg: &mut EG, v: i64) -> Id {
+    eg.add(ArrayLang::Lit(Literal::I64(v)))
+}
+
+/// The De Bruijn parameter `$index:ty`.
+pub fn param(eg: &mut EG, index: u32, ty: ElemType) -> Id {
+    eg.add(ArrayLang::Param(DeBruijn { index, ty }))
+}
+
+/// `(lam <tys> body)`.
+pub fn lam(eg: &mut EG, tys: Vec<ElemType>, body: Id) -> Id {
+    let p = eg.add(ArrayLang::Params(ParamTypes(tys)));
+    eg.add(ArrayLang::Lam([p, body]))
+}
+
+/// The parameters of an `r`-index lambda in source order: `$r-1 .. $0`, all `i64`.
+pub fn index_params(eg: &mut EG, r: usize) -> Vec<Id> {
+    (0..r).rev().map(|k| param(eg, k as u32, ElemType::I64)).collect()
+}
+
+/// Element type and shape of an array class.
+pub fn array_info(eg: &EG, id: Id) -> Option<(ElemType, Vec<SymDim>)> {
+    match &eg[id].data.kind {
+        Kind::Array { elem, shape } => Some((*elem, shape.clone())),
+        _ => None,
+    }
+}
+
+/// The dimensions of a shape or array class.
+pub fn dims(eg: &EG, id: Id) -> Option<Vec<SymDim>> {
+    match &eg[id].data.kind {
+        Kind::Array { shape, .. } | Kind::Shape(shape) => Some(shape.clone()),
+        _ => None,
+    }
+}
+
+/// Element type of a scalar or array class.
+pub fn elem(eg: &EG, id: Id) -> Option<ElemType> {
+    eg[id].data.kind.elem()
+}
+
+/// The arity of a function class.
+pub fn arity(eg: &EG, id: Id) -> Option<u32> {
+    match &eg[id].data.kind {
+        Kind::Func { arity, .. } => Some(*arity),
+        _ => None,
+    }
+}
+
+/// The constant of a class.
+pub fn constant(eg: &EG, id: Id) -> Option<Literal> {
+    eg[id].data.constant
+}
+
+/// The `i64` constant of a class.
+pub fn const_i64(eg: &EG, id: Id) -> Option<i64> {
+    match constant(eg, id) {
+        Some(Literal::I64(v)) => Some(v),
+        _ => None,
+    }
+}
+
+/// An `i64` class for dimension `k` of array `a`, whose analysis says it is `d`.
+pub fn dim_id(eg: &mut EG, a: Id, k: usize, rank: usize, d: &SymDim) -> Id {
+    match d {
+        SymDim::Const(v) => lit_i64(eg, *v),
+        SymDim::Size(s) => eg.add(ArrayLang::Size(eqfuse_egraph::SizeName(*s))),
+        SymDim::Class(c) => eg.find(*c),
+        SymDim::Dynamic if rank == 1 => eg.add(ArrayLang::Length([a])),
+        SymDim::Dynamic => {
+            let kk = lit_i64(eg, k as i64);
+            eg.add(ArrayLang::Dim([a, kk]))
+        }
+    }
+}
+
+/// The `i64` classes of every dimension of array `a`.
+pub fn dim_ids(eg: &mut EG, a: Id) -> Option<Vec<Id>> {
+    let (_, shape) = array_info(eg, a)?;
+    let r = shape.len();
+    Some(shape.iter().enumerate().map(|(k, d)| dim_id(eg, a, k, r, d)).collect())
+}
+
+/// `(shape d..)` of array `a`.
+pub fn shape_of(eg: &mut EG, a: Id) -> Option<Id> {
+    let ds = dim_ids(eg, a)?;
+    Some(eg.add(ArrayLang::Shape(ds.into())))
+}
+
+/// Whether two dimensions are known to be equal before the program runs.
+pub fn same_dim(eg: &EG, a: &SymDim, b: &SymDim) -> bool {
+    match (a, b) {
+        (SymDim::Dynamic, _) | (_, SymDim::Dynamic) => false,
+        (SymDim::Class(x), SymDim::Class(y)) => eg.find(*x) == eg.find(*y),
+        (x, y) => x == y,
+    }
+}
+
+/// Whether two array classes certainly have one shape (the same class, or the same known
+/// dimensions).
+pub fn same_shape(eg: &EG, a: Id, b: Id) -> bool {
+    if eg.find(a) == eg.find(b) {
+        return true;
+    }
+    match (dims(eg, a), dims(eg, b)) {
+        (Some(x), Some(y)) => x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| same_dim(eg, p, q)),
+        _ => false,
+    }
+}
+
+/// Whether a class is closed (mentions no lambda parameter).
+pub fn closed(eg: &EG, id: Id) -> bool {
+    eg[id].data.free.is_empty()
+}

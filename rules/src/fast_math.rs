@@ -1,0 +1,70 @@
+//! Rules that change floating-point results (DESIGN.md decision 7): off by default, on with
+//! `OptimizeOptions::fast_math`. Their soundness tests compare within a tolerance.
+
+use crate::cond::{is_float, on};
+use crate::node_rule::node_rule;
+use crate::{Rewrite, EG};
+use egg::{rewrite as rw, Id};
+use eqfuse_egraph::{ArrayLang, Literal};
+use std::sync::Arc;
+
+/// The fast-math rules.
+pub fn rules() -> Vec<Rewrite> {
+    vec![
+        // (a + b) + c == a + (b + c) (floats: reassociation)
+        rw!("fm-add-assoc"; "(+ (+ ?a ?b) ?c)" => "(+ ?a (+ ?b ?c))" if on("?a", is_float)),
+        // (a * b) * c == a * (b * c) (floats: reassociation)
+        rw!("fm-mul-assoc"; "(* (* ?a ?b) ?c)" => "(* ?a (* ?b ?c))" if on("?a", is_float)),
+        // x + 0.0 == x (false for x = -0.0)
+        rw!("fm-add-zero"; "(+ ?x ?c)" => "?x" if on("?c", is_float_zero)),
+        // x * c + y * c == (x + y) * c (distributing a common factor)
+        rw!("fm-factor"; "(+ (* ?x ?c) (* ?y ?c))" => "(* (+ ?x ?y) ?c)" if on("?x", is_float)),
+        // x - x == 0.0 (false for NaN and infinities)
+        node_rule(
+            "fm-sub-self",
+            |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_float(eg, *a)),
+            Arc::new(zero_of),
+        ),
+        // x * 0.0 == 0.0 (false for NaN, infinities, negative x)
+        node_rule(
+            "fm-mul-zero",
+            |eg, n| matches!(n, ArrayLang::Mul([a, c]) if is_float(eg, *a) && is_float_zero(eg, *c)),
+            Arc::new(zero_of),
+        ),
+        // x / c == x * (1 / c) for a constant c
+        node_rule(
+            "fm-div-const",
+            |eg, n| matches!(n, ArrayLang::Div([a, c]) if is_float(eg, *a) && eg[*c].data.constant.is_some()),
+            Arc::new(div_const),
+        ),
+    ]
+}
+
+fn is_float_zero(eg: &EG, id: Id) -> bool {
+    match eg[id].data.constant {
+        Some(Literal::F32(b)) => f32::from_bits(b) == 0.0,
+        Some(Literal::F64(b)) => f64::from_bits(b) == 0.0,
+        _ => false,
+    }
+}
+
+fn zero_of(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let a = *egg::Language::children(n).first()?;
+    let z = match eg[a].data.kind.elem()? {
+        eqfuse_ir::types::ElemType::F32 => Literal::F32(0.0f32.to_bits()),
+        eqfuse_ir::types::ElemType::F64 => Literal::F64(0.0f64.to_bits()),
+        _ => return None,
+    };
+    Some(eg.add(ArrayLang::Lit(z)))
+}
+
+fn div_const(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Div([x, c]) = *n else { return None };
+    let r = match eg[c].data.constant? {
+        Literal::F32(b) => Literal::F32((1.0 / f32::from_bits(b)).to_bits()),
+        Literal::F64(b) => Literal::F64((1.0 / f64::from_bits(b)).to_bits()),
+        _ => return None,
+    };
+    let rc = eg.add(ArrayLang::Lit(r));
+    Some(eg.add(ArrayLang::Mul([x, rc])))
+}

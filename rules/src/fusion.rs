@@ -1,0 +1,505 @@
+//! Fusion (DESIGN.md decisions 1–3): every producer gets an index form, reads of index
+//! forms are substituted away where they are provably in bounds, and consumers take fused
+//! producers.
+//!
+//! | rule | identity |
+//! | --- | --- |
+//! | `recast-map` | `map f a1..ak == generate (shape a1) (\i.. -> f a1[i..] .. ak[i..])` when all `ai` have one shape |
+//! | `recast-iota` | `iota n == generate [n] (\i -> i)` |
+//! | `recast-fill` | `fill sh x == generate sh (\i.. -> x)` |
+//! | `recast-backpermute` | `backpermute sh f a == generate sh (\i.. -> a[f i..])` |
+//! | `recast-transpose` | `transpose a == generate [d1, d0] (\i j -> a[j, i])` |
+//! | `recast-reverse` | `reverse a == generate (shape a) (\.. j -> a[.., d - 1 - j])` |
+//! | `recast-slice` | `slice a s l == generate [l] (\i -> a[s + i])` |
+//! | `recast-gather` | `gather a idx == generate (shape idx) (\i.. -> a[idx[i..]])` |
+//! | `recast-reshape` | `reshape sh a == generate sh (\i.. -> a[unravel (ravel i..)])` when the element counts are certainly equal |
+//! | `recast-concat` | `concat a b == generate [la + lb] (\i -> if i < la then a[i] else b[i - la])` |
+//! | `fuse-read` | `generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..)` for `a = generate sh' f`, every `j` provably inside `sh'` (also in `redomap`, `scanomap`, `scanexomap`, `filtermap`, `permutemap`) |
+//! | `fuse-beta` | `(\x.. -> body) a.. == body[a../x..]` |
+//! | `fuse-proj-tuple` | `(e0, .., ek)._i == e_i` |
+//! | `fuse-reduce` | `reduce op ne (generate sh f) == redomap op ne sh f` |
+//! | `fuse-scan` | `scan op ne (generate sh f) == scanomap op ne sh f` |
+//! | `fuse-scan-exclusive` | `scan_exclusive op ne (generate sh f) == scanexomap op ne sh f` |
+//! | `fuse-filter` | `filter p (generate sh f) == filtermap p sh f` |
+//! | `fuse-permute` | `permute op d g (generate sh f) == permutemap op d g sh f` |
+//! | `fuse-reduce-filter` | `reduce op ne (filter p a) == reduce op ne (map (\x -> if p x then x else ne) a)` when `ne` is neutral for `op` |
+//! | `fuse-reduce-map-filter` | `reduce op ne (map g (filter p a)) == reduce op ne (map (\x -> if p x then g x else ne) a)` when `ne` is neutral for `op` |
+//! | `fuse-filter-filter` | `filter q (filter p a) == filter (\x -> p x && q x) a` |
+//!
+//! Every rule but `fuse-beta` and `fuse-proj-tuple` (which only finish what another rule
+//! started) spends one unit of the fusion budget ([`Gas`]) each time it applies.
+
+use crate::build::{
+    arity, array_info, closed, dim_ids, dims, elem, index_params, lam, lit_i64, param, same_shape, shape_of,
+};
+use crate::legal::{in_bounds, neutral_pair, IndexSpace};
+use crate::node_rule::{node_rule, Build, Select};
+use crate::subst::{beta, lam_body, walk, Step, Visitor};
+use crate::{Rewrite, EG};
+use egg::{rewrite, Id};
+use eqfuse_egraph::{ArrayLang, SymDim};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The fusion budget: how many fusing rewrites may still apply (`--fuse-gas N`), shared by
+/// the fusion rules of one run. Unlimited by default.
+#[derive(Clone, Debug)]
+pub struct Gas(Option<Arc<AtomicUsize>>);
+
+impl Gas {
+    /// No limit.
+    pub fn unlimited() -> Gas {
+        Gas(None)
+    }
+
+    /// At most `n` fusing rewrites.
+    pub fn limited(n: usize) -> Gas {
+        Gas(Some(Arc::new(AtomicUsize::new(n))))
+    }
+
+    /// Takes one unit; `false` when the budget is spent.
+    pub fn take(&self) -> bool {
+        match &self.0 {
+            None => true,
+            Some(a) => a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1)).is_ok(),
+        }
+    }
+
+    /// What is left (`None` when unlimited).
+    pub fn left(&self) -> Option<usize> {
+        self.0.as_ref().map(|a| a.load(Ordering::SeqCst))
+    }
+}
+
+/// A node rule that spends gas when its builder succeeds.
+fn gassed(name: &str, gas: &Gas, select: Select, f: fn(&mut EG, Id, &ArrayLang) -> Option<Id>) -> Rewrite {
+    let gas = gas.clone();
+    let build: Build = Arc::new(move |eg: &mut EG, at: Id, n: &ArrayLang| {
+        if gas.left() == Some(0) {
+            return None;
+        }
+        let r = f(eg, at, n)?;
+        // a rewrite that adds nothing new costs nothing
+        if eg.find(r) == eg.find(at) || gas.take() {
+            Some(r)
+        } else {
+            None
+        }
+    });
+    node_rule(name, select, build)
+}
+
+fn free_rule(name: &str, select: Select, f: fn(&mut EG, Id, &ArrayLang) -> Option<Id>) -> Rewrite {
+    node_rule(name, select, Arc::new(f))
+}
+
+/// The fusion rules, sharing `gas`.
+pub fn rules(gas: &Gas) -> Vec<Rewrite> {
+    let mut v = vec![
+        gassed("recast-map", gas, |_, n| matches!(n, ArrayLang::Map(_)), recast_map),
+        gassed("recast-iota", gas, |_, n| matches!(n, ArrayLang::Iota(_)), recast_iota),
+        gassed("recast-fill", gas, |_, n| matches!(n, ArrayLang::Fill(_)), recast_fill),
+        gassed("recast-backpermute", gas, |_, n| matches!(n, ArrayLang::Backpermute(_)), recast_backpermute),
+        gassed("recast-transpose", gas, |_, n| matches!(n, ArrayLang::Transpose(_)), recast_transpose),
+        gassed("recast-reverse", gas, |_, n| matches!(n, ArrayLang::Reverse(_)), recast_reverse),
+        gassed("recast-slice", gas, |_, n| matches!(n, ArrayLang::Slice(_)), recast_slice),
+        gassed("recast-gather", gas, |_, n| matches!(n, ArrayLang::Gather(_)), recast_gather),
+        gassed("recast-reshape", gas, |_, n| matches!(n, ArrayLang::Reshape(_)), recast_reshape),
+        gassed("recast-concat", gas, |_, n| matches!(n, ArrayLang::Concat(_)), recast_concat),
+        gassed("fuse-read", gas, |_, n| index_space(n).is_some(), fuse_read),
+        free_rule("fuse-beta", |_, n| matches!(n, ArrayLang::App(_)), fuse_beta),
+        free_rule("fuse-proj-tuple", |_, n| matches!(n, ArrayLang::Proj(_)), proj_tuple),
+        gassed("fuse-reduce-filter", gas, |_, n| matches!(n, ArrayLang::Reduce(_)), reduce_filter),
+        gassed("fuse-reduce-map-filter", gas, |_, n| matches!(n, ArrayLang::Reduce(_)), reduce_map_filter),
+        gassed("fuse-filter-filter", gas, |_, n| matches!(n, ArrayLang::Filter(_)), filter_filter),
+    ];
+    let patterns: Vec<Rewrite> = vec![
+        rewrite!("fuse-reduce"; "(reduce ?op ?ne (generate ?sh ?f))" => "(redomap ?op ?ne ?sh ?f)"),
+        rewrite!("fuse-scan"; "(scan ?op ?ne (generate ?sh ?f))" => "(scanomap ?op ?ne ?sh ?f)"),
+        rewrite!("fuse-scan-exclusive"; "(scan_ex ?op ?ne (generate ?sh ?f))" => "(scanexomap ?op ?ne ?sh ?f)"),
+        rewrite!("fuse-filter"; "(filter ?p (generate ?sh ?f))" => "(filtermap ?p ?sh ?f)"),
+        rewrite!("fuse-permute"; "(permute ?op ?d ?g (generate ?sh ?f))" => "(permutemap ?op ?d ?g ?sh ?f)"),
+    ];
+    v.extend(patterns.into_iter().map(|r| crate::gas_pattern(r, gas)));
+    v
+}
+
+/// `(generate sh (lam <i64..> body))`: the index lambda for `body` over `r` indices.
+fn generate(eg: &mut EG, sh: Id, r: usize, body: Id) -> Id {
+    let f = lam(eg, vec![eqfuse_ir::types::ElemType::I64; r], body);
+    eg.add(ArrayLang::Generate([sh, f]))
+}
+
+/// `(index a i..)`.
+fn read(eg: &mut EG, a: Id, ix: &[Id]) -> Id {
+    let mut c = vec![a];
+    c.extend_from_slice(ix);
+    eg.add(ArrayLang::Index(c.into()))
+}
+
+fn recast_map(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Map(c) = n else { return None };
+    let (f, arrays) = c.split_first()?;
+    let first = *arrays.first()?;
+    if arity(eg, *f)? as usize != arrays.len()
+        || !closed(eg, *f)
+        || !arrays.iter().all(|a| closed(eg, *a) && same_shape(eg, first, *a))
+    {
+        return None;
+    }
+    let r = array_info(eg, first)?.1.len();
+    let sh = shape_of(eg, first)?;
+    let ps = index_params(eg, r);
+    let mut args = vec![*f];
+    for a in arrays {
+        args.push(read(eg, *a, &ps));
+    }
+    let body = eg.add(ArrayLang::App(args.into()));
+    Some(generate(eg, sh, r, body))
+}
+
+fn recast_iota(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Iota([len]) = *n else { return None };
+    let sh = eg.add(ArrayLang::Shape(vec![len].into()));
+    let i = param(eg, 0, eqfuse_ir::types::ElemType::I64);
+    Some(generate(eg, sh, 1, i))
+}
+
+fn recast_fill(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Fill([sh, x]) = *n else { return None };
+    let r = dims(eg, sh)?.len();
+    if !closed(eg, x) || r == 0 {
+        return None;
+    }
+    Some(generate(eg, sh, r, x))
+}
+
+fn recast_backpermute(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Backpermute([sh, f, a]) = *n else { return None };
+    let r = dims(eg, sh)?.len();
+    let ra = array_info(eg, a)?.1.len();
+    if arity(eg, f)? as usize != r || !closed(eg, f) {
+        return None;
+    }
+    let ps = index_params(eg, r);
+    let mut args = vec![f];
+    args.extend(ps);
+    let t = eg.add(ArrayLang::App(args.into()));
+    let ix: Vec<Id> = if ra == 1 {
+        vec![t]
+    } else {
+        (0..ra)
+            .map(|k| {
+                let kk = lit_i64(eg, k as i64);
+                eg.add(ArrayLang::Proj([kk, t]))
+            })
+            .collect()
+    };
+    let body = read(eg, a, &ix);
+    Some(generate(eg, sh, r, body))
+}
+
+fn recast_transpose(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Transpose([a]) = *n else { return None };
+    let ds = dim_ids(eg, a)?;
+    let [d0, d1] = ds[..] else { return None };
+    let sh = eg.add(ArrayLang::Shape(vec![d1, d0].into()));
+    let ps = index_params(eg, 2);
+    let body = read(eg, a, &[ps[1], ps[0]]);
+    Some(generate(eg, sh, 2, body))
+}
+
+fn recast_reverse(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Reverse([a]) = *n else { return None };
+    let ds = dim_ids(eg, a)?;
+    let r = ds.len();
+    let last = *ds.last()?;
+    let sh = eg.add(ArrayLang::Shape(ds.into()));
+    let mut ps = index_params(eg, r);
+    let one = lit_i64(eg, 1);
+    let top = eg.add(ArrayLang::Sub([last, one]));
+    let j = *ps.last()?;
+    let flipped = eg.add(ArrayLang::Sub([top, j]));
+    *ps.last_mut()? = flipped;
+    let body = read(eg, a, &ps);
+    Some(generate(eg, sh, r, body))
+}
+
+fn recast_slice(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Slice([a, s, l]) = *n else { return None };
+    if !closed(eg, s) || !closed(eg, l) {
+        return None;
+    }
+    let sh = eg.add(ArrayLang::Shape(vec![l].into()));
+    let i = param(eg, 0, eqfuse_ir::types::ElemType::I64);
+    let at = eg.add(ArrayLang::Add([s, i]));
+    let body = read(eg, a, &[at]);
+    Some(generate(eg, sh, 1, body))
+}
+
+fn recast_gather(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Gather([a, idx]) = *n else { return None };
+    let r = array_info(eg, idx)?.1.len();
+    let sh = shape_of(eg, idx)?;
+    let ps = index_params(eg, r);
+    let j = read(eg, idx, &ps);
+    let body = read(eg, a, &[j]);
+    Some(generate(eg, sh, r, body))
+}
+
+/// Whether two lists of dimensions certainly have one product.
+pub(crate) fn same_count(eg: &EG, a: &[SymDim], b: &[SymDim]) -> bool {
+    let split = |ds: &[SymDim]| -> Option<(i64, Vec<SymDim>)> {
+        let mut k: i64 = 1;
+        let mut rest = Vec::new();
+        for d in ds {
+            match d {
+                SymDim::Const(c) => k = k.checked_mul(*c)?,
+                SymDim::Dynamic => return None,
+                SymDim::Class(c) => rest.push(SymDim::Class(eg.find(*c))),
+                other => rest.push(other.clone()),
+            }
+        }
+        Some((k, rest))
+    };
+    let (Some((ka, mut ra)), Some((kb, rb))) = (split(a), split(b)) else { return false };
+    if ka != kb || ra.len() != rb.len() {
+        return false;
+    }
+    for d in &rb {
+        match ra.iter().position(|x| x == d) {
+            Some(p) => {
+                ra.swap_remove(p);
+            }
+            None => return false,
+        }
+    }
+    true
+}
+
+fn recast_reshape(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Reshape([sh, a]) = *n else { return None };
+    let out = dims(eg, sh)?;
+    let (_, src) = array_info(eg, a)?;
+    if !same_count(eg, &out, &src) || !closed(eg, sh) {
+        return None;
+    }
+    let shape_node = eg[sh].nodes.iter().find_map(|n| match n {
+        ArrayLang::Shape(ds) => Some(ds.to_vec()),
+        _ => None,
+    })?;
+    let r = shape_node.len();
+    let ps = index_params(eg, r);
+    // flat = ((i0 * D1 + i1) * D2 + i2) ...
+    let mut flat = ps[0];
+    for k in 1..r {
+        let m = eg.add(ArrayLang::Mul([flat, shape_node[k]]));
+        flat = eg.add(ArrayLang::Add([m, ps[k]]));
+    }
+    let src_ids = dim_ids(eg, a)?;
+    let m = src_ids.len();
+    let mut ix = Vec::with_capacity(m);
+    for k in 0..m {
+        // index k = (flat / (A[k+1] * .. * A[m-1])) % A[k]  (no % for the outermost)
+        let mut q = flat;
+        if k + 1 < m {
+            let mut stride = src_ids[k + 1];
+            for d in &src_ids[k + 2..] {
+                stride = eg.add(ArrayLang::Mul([stride, *d]));
+            }
+            q = eg.add(ArrayLang::Div([q, stride]));
+        }
+        if k > 0 {
+            q = eg.add(ArrayLang::Rem([q, src_ids[k]]));
+        }
+        ix.push(q);
+    }
+    let body = read(eg, a, &ix);
+    Some(generate(eg, sh, r, body))
+}
+
+fn recast_concat(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Concat([a, b]) = *n else { return None };
+    let la = *dim_ids(eg, a)?.first()?;
+    let lb = *dim_ids(eg, b)?.first()?;
+    let total = eg.add(ArrayLang::Add([la, lb]));
+    let sh = eg.add(ArrayLang::Shape(vec![total].into()));
+    let i = param(eg, 0, eqfuse_ir::types::ElemType::I64);
+    let cond = eg.add(ArrayLang::Lt([i, la]));
+    let ra = read(eg, a, &[i]);
+    let off = eg.add(ArrayLang::Sub([i, la]));
+    let rb = read(eg, b, &[off]);
+    let body = eg.add(ArrayLang::If([cond, ra, rb]));
+    Some(generate(eg, sh, 1, body))
+}
+
+/// The (shape, index function) a node traverses, and where they sit among its children.
+fn index_space(n: &ArrayLang) -> Option<(Id, Id)> {
+    Some(match *n {
+        ArrayLang::Generate([sh, f]) => (sh, f),
+        ArrayLang::Redomap([_, _, sh, f])
+        | ArrayLang::Scanomap([_, _, sh, f])
+        | ArrayLang::Scanexomap([_, _, sh, f]) => (sh, f),
+        ArrayLang::Filtermap([_, sh, f]) => (sh, f),
+        ArrayLang::Permutemap([_, _, _, sh, f]) => (sh, f),
+        _ => return None,
+    })
+}
+
+/// Replaces, in an index function's body, every read of an index form that is provably
+/// in bounds by the producer's element function applied to the indices.
+struct FuseReads<'a> {
+    space: IndexSpace<'a>,
+    fused: bool,
+}
+
+impl FuseReads<'_> {
+    fn fusable(&self, eg: &mut EG, c: Id, depth: u32) -> Option<Id> {
+        let candidates: Vec<Vec<Id>> = eg[c]
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                ArrayLang::Index(k) => Some(k.to_vec()),
+                _ => None,
+            })
+            .collect();
+        for k in candidates {
+            let (a, ix) = k.split_first()?;
+            let producer = eg[*a].nodes.iter().find_map(|n| match n {
+                ArrayLang::Generate([sh, f]) => Some((*sh, *f)),
+                _ => None,
+            });
+            let Some((sh, f)) = producer else { continue };
+            let Some(ds) = dims(eg, sh) else { continue };
+            let Some(body) = lam_body(eg, f, ix.len()) else { continue };
+            if ds.len() != ix.len()
+                || !closed(eg, f)
+                || !ix.iter().zip(&ds).all(|(j, d)| in_bounds(eg, *j, d, &self.space, depth))
+            {
+                continue;
+            }
+            if let Some(r) = beta(eg, body, ix) {
+                return Some(r);
+            }
+        }
+        None
+    }
+}
+
+impl Visitor for FuseReads<'_> {
+    fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
+        // only reads that depend on the index parameters are candidates
+        if !eg[c].data.free.max().is_some_and(|m| m >= depth) {
+            return Some(Step::Keep);
+        }
+        if let Some(r) = self.fusable(eg, c, depth) {
+            self.fused = true;
+            // the producer's body may read index forms in turn: fuse the whole chain now
+            return Some(Step::Revisit(r));
+        }
+        Some(Step::Descend)
+    }
+}
+
+fn fuse_read(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let (sh, f) = index_space(n)?;
+    let ds = dims(eg, sh)?;
+    let body = lam_body(eg, f, ds.len())?;
+    if !closed(eg, f) {
+        return None;
+    }
+    let mut v = FuseReads { space: IndexSpace { dims: &ds }, fused: false };
+    let new_body = walk(eg, body, &mut v)?;
+    if !v.fused {
+        return None;
+    }
+    let tys = vec![eqfuse_ir::types::ElemType::I64; ds.len()];
+    let new_f = lam(eg, tys, new_body);
+    let mut m = n.clone();
+    // replace the index function child (the only child equal to `f`)
+    for c in egg::Language::children_mut(&mut m) {
+        if *c == f {
+            *c = new_f;
+        }
+    }
+    Some(eg.add(m))
+}
+
+fn fuse_beta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::App(c) = n else { return None };
+    let (f, args) = c.split_first()?;
+    let body = lam_body(eg, *f, args.len())?;
+    beta(eg, body, args)
+}
+
+fn proj_tuple(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Proj([k, t]) = *n else { return None };
+    let at = usize::try_from(crate::build::const_i64(eg, k)?).ok()?;
+    eg[t].nodes.iter().find_map(|n| match n {
+        ArrayLang::Tuple(es) => es.get(at).copied(),
+        _ => None,
+    })
+}
+
+/// `\x -> if p x then g x else ne` (`g` absent: `x`), on elements of type `t`.
+fn guarded(eg: &mut EG, t: eqfuse_ir::types::ElemType, p: Id, g: Option<Id>, ne: Id) -> Id {
+    let x = param(eg, 0, t);
+    let keep = eg.add(ArrayLang::App(vec![p, x].into()));
+    let val = match g {
+        Some(g) => eg.add(ArrayLang::App(vec![g, x].into())),
+        None => x,
+    };
+    let body = eg.add(ArrayLang::If([keep, val, ne]));
+    lam(eg, vec![t], body)
+}
+
+/// The `(p, a)` of a `filter p a` node in class `c`.
+fn filter_in(eg: &EG, c: Id) -> Option<(Id, Id)> {
+    eg[c].nodes.iter().find_map(|n| match *n {
+        ArrayLang::Filter([p, a]) => Some((p, a)),
+        _ => None,
+    })
+}
+
+fn reduce_filter(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Reduce([op, ne, arr]) = *n else { return None };
+    let (p, a) = filter_in(eg, arr)?;
+    if !neutral_pair(eg, op, ne) || !closed(eg, p) || !closed(eg, ne) {
+        return None;
+    }
+    let t = elem(eg, a)?;
+    let f = guarded(eg, t, p, None, ne);
+    let m = eg.add(ArrayLang::Map(vec![f, a].into()));
+    Some(eg.add(ArrayLang::Reduce([op, ne, m])))
+}
+
+fn reduce_map_filter(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Reduce([op, ne, arr]) = *n else { return None };
+    let (g, filtered) = eg[arr].nodes.iter().find_map(|n| match n {
+        ArrayLang::Map(c) if c.len() == 2 => Some((c[0], c[1])),
+        _ => None,
+    })?;
+    let (p, a) = filter_in(eg, filtered)?;
+    if !neutral_pair(eg, op, ne) || !closed(eg, p) || !closed(eg, g) || !closed(eg, ne) {
+        return None;
+    }
+    let t = elem(eg, a)?;
+    let f = guarded(eg, t, p, Some(g), ne);
+    let m = eg.add(ArrayLang::Map(vec![f, a].into()));
+    Some(eg.add(ArrayLang::Reduce([op, ne, m])))
+}
+
+fn filter_filter(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Filter([q, inner]) = *n else { return None };
+    let (p, a) = filter_in(eg, inner)?;
+    if !closed(eg, p) || !closed(eg, q) {
+        return None;
+    }
+    let t = elem(eg, a)?;
+    let x = param(eg, 0, t);
+    let px = eg.add(ArrayLang::App(vec![p, x].into()));
+    let qx = eg.add(ArrayLang::App(vec![q, x].into()));
+    let both = eg.add(ArrayLang::And([px, qx]));
+    let f = lam(eg, vec![t], both);
+    Some(eg.add(ArrayLang::Filter([f, a])))
+}

@@ -1,0 +1,163 @@
+//! Index algebra: compositions of index-space operations, and sizes the analysis knows.
+//!
+//! Each composition keeps the errors of the original: where the inner operation could fail
+//! (a slice out of range, a reshape whose element counts differ), the rule fires only when
+//! that failure is excluded before the program runs.
+
+use crate::build::{array_info, const_i64, dims, same_shape};
+use crate::legal::{in_bounds, IndexSpace};
+use crate::node_rule::node_rule;
+use crate::subst::lam_body;
+use crate::{Rewrite, EG};
+use egg::{rewrite as rw, Id};
+use eqfuse_egraph::{ArrayLang, SymDim};
+use std::sync::Arc;
+
+/// The index-algebra rules.
+pub fn rules() -> Vec<Rewrite> {
+    vec![
+        // transpose (transpose a) == a
+        rw!("idx-transpose-transpose"; "(transpose (transpose ?a))" => "?a"),
+        // reverse (reverse a) == a
+        rw!("idx-reverse-reverse"; "(reverse (reverse ?a))" => "?a"),
+        // slice (slice a s1 l1) s2 l2 == slice a (s1 + s2) l2, when 0 <= s2 and s2 + l2 <= l1
+        node_rule("idx-slice-slice", |_, n| matches!(n, ArrayLang::Slice(_)), Arc::new(slice_slice)),
+        // backpermute sh2 g (backpermute sh1 f a) == backpermute sh2 (f . g) a, when g stays inside sh1
+        node_rule(
+            "idx-backpermute-backpermute",
+            |_, n| matches!(n, ArrayLang::Backpermute(_)),
+            Arc::new(backpermute_backpermute),
+        ),
+        // reshape s2 (reshape s1 a) == reshape s2 a, when s1 and a have one element count
+        node_rule(
+            "idx-reshape-reshape",
+            |_, n| matches!(n, ArrayLang::Reshape(_)),
+            Arc::new(reshape_reshape),
+        ),
+        // reshape (shape a) a == a
+        node_rule(
+            "idx-reshape-same",
+            |eg, n| matches!(n, ArrayLang::Reshape([sh, a]) if same_dims(eg, *sh, *a)),
+            Arc::new(|_, _, n| n_child(n, 1)),
+        ),
+        // generate (shape a) (\i.. -> a[i..]) == a (eta)
+        node_rule("idx-eta", |_, n| matches!(n, ArrayLang::Generate(_)), Arc::new(eta)),
+        // length a == d, size a k == d_k, when the analysis knows d
+        node_rule(
+            "idx-size-known",
+            |_, n| matches!(n, ArrayLang::Length(_) | ArrayLang::Dim(_)),
+            Arc::new(size_known),
+        ),
+    ]
+}
+
+fn n_child(n: &ArrayLang, k: usize) -> Option<Id> {
+    egg::Language::children(n).get(k).copied()
+}
+
+fn same_dims(eg: &EG, sh: Id, a: Id) -> bool {
+    match (dims(eg, sh), array_info(eg, a)) {
+        (Some(x), Some((_, y))) => {
+            x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| crate::build::same_dim(eg, p, q))
+        }
+        _ => false,
+    }
+}
+
+fn slice_slice(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Slice([inner, s2, l2]) = *n else { return None };
+    let (a, s1, l1) = eg[inner].nodes.iter().find_map(|n| match *n {
+        ArrayLang::Slice([a, s, l]) => Some((a, s, l)),
+        _ => None,
+    })?;
+    let (v2, w2, w1) = (const_i64(eg, s2)?, const_i64(eg, l2)?, const_i64(eg, l1)?);
+    if v2 < 0 || w2 < 0 || v2.checked_add(w2)? > w1 {
+        return None;
+    }
+    let s = eg.add(ArrayLang::Add([s1, s2]));
+    Some(eg.add(ArrayLang::Slice([a, s, l2])))
+}
+
+fn backpermute_backpermute(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Backpermute([sh2, g, inner]) = *n else { return None };
+    let (sh1, f, a) = eg[inner].nodes.iter().find_map(|n| match *n {
+        ArrayLang::Backpermute([sh, f, a]) => Some((sh, f, a)),
+        _ => None,
+    })?;
+    let (d2, d1) = (dims(eg, sh2)?, dims(eg, sh1)?);
+    let gb = lam_body(eg, g, d2.len())?;
+    // g's results, one per dimension of sh1
+    let outs: Vec<Id> = if d1.len() == 1 {
+        vec![gb]
+    } else {
+        eg[gb].nodes.iter().find_map(|n| match n {
+            ArrayLang::Tuple(es) if es.len() == d1.len() => Some(es.to_vec()),
+            _ => None,
+        })?
+    };
+    let space = IndexSpace { dims: &d2 };
+    if !outs.iter().zip(&d1).all(|(j, d): (&Id, &SymDim)| in_bounds(eg, *j, d, &space, 0)) {
+        return None;
+    }
+    // \i.. -> f (g i..)
+    let ps = crate::build::index_params(eg, d2.len());
+    let mut gargs = vec![g];
+    gargs.extend(ps);
+    let gi = eg.add(ArrayLang::App(gargs.into()));
+    let mut fargs = vec![f];
+    if d1.len() == 1 {
+        fargs.push(gi);
+    } else {
+        for k in 0..d1.len() {
+            let kk = crate::build::lit_i64(eg, k as i64);
+            fargs.push(eg.add(ArrayLang::Proj([kk, gi])));
+        }
+    }
+    let body = eg.add(ArrayLang::App(fargs.into()));
+    let h = crate::build::lam(eg, vec![eqfuse_ir::types::ElemType::I64; d2.len()], body);
+    Some(eg.add(ArrayLang::Backpermute([sh2, h, a])))
+}
+
+fn reshape_reshape(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Reshape([s2, inner]) = *n else { return None };
+    let (s1, a) = eg[inner].nodes.iter().find_map(|n| match *n {
+        ArrayLang::Reshape([s, a]) => Some((s, a)),
+        _ => None,
+    })?;
+    let (d1, (_, da)) = (dims(eg, s1)?, array_info(eg, a)?);
+    if !crate::fusion::same_count(eg, &d1, &da) {
+        return None;
+    }
+    Some(eg.add(ArrayLang::Reshape([s2, a])))
+}
+
+fn eta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Generate([sh, f]) = *n else { return None };
+    let r = dims(eg, sh)?.len();
+    let body = lam_body(eg, f, r)?;
+    // body == (index a $r-1 .. $0) with a closed and of shape sh
+    let a = eg[body].nodes.iter().find_map(|n| match n {
+        ArrayLang::Index(c) if c.len() == r + 1 => {
+            let ok = c[1..].iter().enumerate().all(|(k, j)| {
+                eg[*j].nodes.iter().any(|m| matches!(m, ArrayLang::Param(p) if p.index as usize == r - 1 - k))
+            });
+            ok.then_some(c[0])
+        }
+        _ => None,
+    })?;
+    (crate::build::closed(eg, a) && same_dims(eg, sh, a) && same_shape(eg, a, a)).then_some(a)
+}
+
+fn size_known(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let (a, k) = match *n {
+        ArrayLang::Length([a]) => (a, 0usize),
+        ArrayLang::Dim([a, k]) => (a, usize::try_from(const_i64(eg, k)?).ok()?),
+        _ => return None,
+    };
+    let (_, shape) = array_info(eg, a)?;
+    let d = shape.get(k)?.clone();
+    match d {
+        SymDim::Dynamic | SymDim::Class(_) => None,
+        d => Some(crate::build::dim_id(eg, a, k, shape.len(), &d)),
+    }
+}

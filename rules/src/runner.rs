@@ -1,0 +1,339 @@
+//! The phased runner (DESIGN.md decision 6): simplify → fuse → simplify → horizontal, each
+//! phase a fresh e-graph built from the term the previous phase extracted, each with node,
+//! iteration and time limits and the backoff scheduler. On hitting a limit a phase still
+//! extracts the best term found so far, and the report says which limit stopped it.
+//!
+//! Top-level `let` names follow the classes from phase to phase, so the final program and
+//! `explain` name intermediate arrays as the source did.
+
+use crate::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
+use egg::{Id, Language, RecExpr};
+use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
+use eqfuse_ir::check::Checked;
+use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::Program;
+use indexmap::IndexMap;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Limits and switches of one optimisation.
+#[derive(Clone, Debug)]
+pub struct OptimizeOptions {
+    /// Most e-nodes a phase's e-graph may hold.
+    pub node_limit: usize,
+    /// Most iterations per phase.
+    pub iter_limit: usize,
+    /// Wall-clock limit for the whole optimisation (split evenly over what is left).
+    pub time_limit: Duration,
+    /// The fusion budget: at most this many fusing rewrites (`None`: unlimited).
+    pub fuse_gas: Option<usize>,
+    /// Turn on the rules that change float results.
+    pub fast_math: bool,
+    /// Skip the fusion phases (simplification only).
+    pub no_fusion: bool,
+}
+
+impl Default for OptimizeOptions {
+    fn default() -> OptimizeOptions {
+        OptimizeOptions {
+            node_limit: 200_000,
+            iter_limit: 200,
+            time_limit: Duration::from_secs(10),
+            fuse_gas: None,
+            fast_math: false,
+            no_fusion: false,
+        }
+    }
+}
+
+/// What one phase did.
+#[derive(Clone, Debug)]
+pub struct PhaseReport {
+    /// `simplify`, `fuse`, `simplify-again` or `horizontal`.
+    pub name: &'static str,
+    /// Why it stopped: `saturated`, `iteration limit`, `node limit`, `time limit`.
+    pub stop_reason: String,
+    /// Iterations run.
+    pub iterations: usize,
+    /// E-nodes at the end.
+    pub nodes: usize,
+    /// E-classes at the end.
+    pub classes: usize,
+    /// Seconds spent.
+    pub seconds: f64,
+    /// How often each rule applied.
+    pub rules_fired: IndexMap<String, usize>,
+}
+
+/// The result of [`optimize`].
+#[derive(Clone, Debug)]
+pub struct Optimized {
+    /// The final extracted term (a DAG; its last node is the `outputs` root).
+    pub term: RecExpr<ArrayLang>,
+    /// Names of the term's nodes that were top-level `let`s in the source (by node index).
+    pub names: HashMap<usize, String>,
+    /// The optimised program, decoded (horizontal fusion is written as separate operations).
+    pub program: Program,
+    /// Each phase's report.
+    pub phases: Vec<PhaseReport>,
+    /// Rules fired over all phases.
+    pub rules_fired: IndexMap<String, usize>,
+    /// The stop reason that matters: the first phase that hit a limit, else `saturated`.
+    pub stop_reason: String,
+    /// Milliseconds spent optimising.
+    pub optimize_ms: f64,
+    /// Fusion budget left (`None`: unlimited).
+    pub gas_left: Option<usize>,
+}
+
+impl Optimized {
+    /// The largest e-graph of any phase: (nodes, classes, total iterations).
+    pub fn egraph_size(&self) -> (usize, usize, usize) {
+        let nodes = self.phases.iter().map(|p| p.nodes).max().unwrap_or(0);
+        let classes = self.phases.iter().map(|p| p.classes).max().unwrap_or(0);
+        (nodes, classes, self.phases.iter().map(|p| p.iterations).sum())
+    }
+}
+
+/// A term loaded into a fresh e-graph, with the class of each of its nodes.
+struct Loaded {
+    egraph: EG,
+    ids: Vec<Id>,
+}
+
+fn load(facts: &Facts, term: &RecExpr<ArrayLang>) -> Loaded {
+    let mut egraph = EG::new(facts.clone());
+    let mut ids: Vec<Id> = Vec::with_capacity(term.as_ref().len());
+    for n in term.as_ref() {
+        let m = n.clone().map_children(|c| ids[usize::from(c)]);
+        ids.push(egraph.add(m));
+    }
+    egraph.rebuild();
+    Loaded { egraph, ids }
+}
+
+/// Extracts the best term of `root` as a DAG (one node per class), with the node index of
+/// each extracted class.
+fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)> {
+    let ex = egg::Extractor::new(eg, TreeCost { egraph: eg });
+    let mut index: HashMap<Id, usize> = HashMap::new();
+    let mut term = RecExpr::default();
+    let mut stack: Vec<(Id, bool)> = vec![(eg.find(root), false)];
+    let mut open = std::collections::HashSet::new();
+    while let Some((c, done)) = stack.pop() {
+        if index.contains_key(&c) {
+            continue;
+        }
+        let node = ex.find_best_node(c).clone();
+        if done {
+            let n = node.map_children(|k| Id::from(index[&eg.find(k)]));
+            index.insert(c, term.as_ref().len());
+            term.add(n);
+            continue;
+        }
+        if !open.insert(c) {
+            return Err(Error::new(Code::Limit, "internal error: the extracted term has a cycle"));
+        }
+        stack.push((c, true));
+        for k in node.children() {
+            let k = eg.find(*k);
+            if !index.contains_key(&k) {
+                stack.push((k, false));
+            }
+        }
+    }
+    Ok((term, index))
+}
+
+fn stop_text(r: &egg::StopReason) -> String {
+    match r {
+        egg::StopReason::Saturated => "saturated".into(),
+        egg::StopReason::IterationLimit(_) => "iteration limit".into(),
+        egg::StopReason::NodeLimit(_) => "node limit".into(),
+        egg::StopReason::TimeLimit(_) => "time limit".into(),
+        egg::StopReason::Other(s) => s.clone(),
+    }
+}
+
+/// Runs one phase on `term`; returns the extracted term, its names, and the report.
+fn phase(
+    name: &'static str,
+    facts: &Facts,
+    term: &RecExpr<ArrayLang>,
+    names: &HashMap<usize, String>,
+    rules: &[Rewrite],
+    opts: &OptimizeOptions,
+    deadline: Instant,
+) -> Result<(RecExpr<ArrayLang>, HashMap<usize, String>, PhaseReport)> {
+    let started = Instant::now();
+    let loaded = load(facts, term);
+    let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    let scheduler =
+        rules.iter().fold(egg::BackoffScheduler::default().with_initial_match_limit(2_000), |s, r| {
+            // fusion and beta must not be banned: they only ever finish what another started
+            if r.name.as_str().starts_with("fuse-") || r.name.as_str().starts_with("recast-") {
+                s.do_not_ban(r.name)
+            } else {
+                s
+            }
+        });
+    let runner = egg::Runner::default()
+        .with_egraph(loaded.egraph)
+        .with_node_limit(opts.node_limit)
+        .with_iter_limit(opts.iter_limit)
+        .with_time_limit(left)
+        .with_scheduler(scheduler)
+        .run(rules);
+    let mut fired: IndexMap<String, usize> = IndexMap::new();
+    for it in &runner.iterations {
+        for (r, n) in &it.applied {
+            *fired.entry(r.to_string()).or_default() += n;
+        }
+    }
+    let eg = &runner.egraph;
+    let (out, index) = extract(eg, root)?;
+    // carry the names: source node -> class -> extracted node
+    let mut new_names = HashMap::new();
+    for (i, n) in names {
+        if let Some(&c) = loaded.ids.get(*i) {
+            if let Some(&j) = index.get(&eg.find(c)) {
+                new_names.entry(j).or_insert_with(|| n.clone());
+            }
+        }
+    }
+    let report = PhaseReport {
+        name,
+        stop_reason: runner.stop_reason.as_ref().map_or_else(|| "saturated".into(), stop_text),
+        iterations: runner.iterations.len(),
+        nodes: eg.total_number_of_nodes(),
+        classes: eg.number_of_classes(),
+        seconds: started.elapsed().as_secs_f64(),
+        rules_fired: fired,
+    };
+    Ok((out, new_names, report))
+}
+
+/// Optimises a checked program: encode, run the phases, decode.
+///
+/// ```
+/// let p = eqfuse_ir::parse::parse("input xs : f32[n]\ninput ys : f32[n]\noutput d = reduce (+) 0 (map (\\x y -> x * y) xs ys)").unwrap();
+/// let c = eqfuse_ir::check::check(&p).unwrap();
+/// let opt = eqfuse_rules::optimize(&c, &Default::default()).unwrap();
+/// assert_eq!(opt.stop_reason, "saturated");
+/// println!("{}", eqfuse_ir::print::print_program(&opt.program));
+/// ```
+pub fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> {
+    let started = Instant::now();
+    let deadline = started + opts.time_limit;
+    let enc = eqfuse_egraph::encode(checked)?;
+    let facts = enc.egraph.analysis.clone();
+    let (term0, index0) = extract(&enc.egraph, enc.root)?;
+    let mut names = HashMap::new();
+    for (id, n) in &enc.lets {
+        if let Some(&j) = index0.get(&enc.egraph.find(*id)) {
+            names.entry(j).or_insert_with(|| n.clone());
+        }
+    }
+    let sets = RuleSets { fast_math: opts.fast_math };
+    let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
+    let simplify = simplify_rules(sets);
+    let mut fuse = fusion::rules(&gas);
+    fuse.extend(crate::index::rules());
+    let mut horiz = horizontal::rules();
+    horiz.extend(fusion::rules(&Gas::limited(0)).into_iter().filter(|r| {
+        // index forms of maps, and the beta rule that finishes them, so maps can join
+        matches!(r.name.as_str(), "fuse-beta")
+    }));
+    horiz.push(recast_map_free());
+    let mut plan: Vec<(&'static str, &[Rewrite])> = vec![("simplify", &simplify)];
+    if !opts.no_fusion {
+        plan.push(("fuse", &fuse));
+        plan.push(("simplify-again", &simplify));
+        plan.push(("horizontal", &horiz));
+    }
+    let mut term = term0;
+    let mut phases = Vec::new();
+    for (name, rules) in plan {
+        let (t, n, report) = phase(name, &facts, &term, &names, rules, opts, deadline)?;
+        term = t;
+        names = n;
+        phases.push(report);
+    }
+    let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
+    for p in &phases {
+        for (r, n) in &p.rules_fired {
+            *rules_fired.entry(r.clone()).or_default() += n;
+        }
+    }
+    rules_fired.sort_keys();
+    let stop_reason = phases
+        .iter()
+        .map(|p| p.stop_reason.clone())
+        .find(|s| s != "saturated")
+        .unwrap_or_else(|| "saturated".into());
+    let program = decode_term(&enc, &facts, &term, &names)?;
+    Ok(Optimized {
+        term,
+        names,
+        program,
+        phases,
+        rules_fired,
+        stop_reason,
+        optimize_ms: started.elapsed().as_secs_f64() * 1e3,
+        gas_left: gas.left(),
+    })
+}
+
+/// `recast-map` without spending the fusion budget (the horizontal phase needs maps in
+/// index form to group them; it fuses nothing vertically).
+fn recast_map_free() -> Rewrite {
+    let mut r = fusion::rules(&Gas::unlimited()).into_iter().find(|r| r.name.as_str() == "recast-map");
+    match r.take() {
+        Some(mut r) => {
+            r.name = "horizontal-recast-map".into();
+            r
+        }
+        None => unreachable!("the fusion rules include recast-map"),
+    }
+}
+
+fn decode_term(
+    enc: &Encoded,
+    facts: &Facts,
+    term: &RecExpr<ArrayLang>,
+    names: &HashMap<usize, String>,
+) -> Result<Program> {
+    let loaded = load(facts, term);
+    let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
+    let lets: Vec<(Id, String)> = {
+        let mut v: Vec<(usize, &String)> = names.iter().map(|(i, n)| (*i, n)).collect();
+        v.sort();
+        v.into_iter().filter_map(|(i, n)| loaded.ids.get(i).map(|c| (*c, n.clone()))).collect()
+    };
+    // each class holds the node the term chose for it (hash-consing: one per class)
+    let chosen: HashMap<Id, ArrayLang> = term
+        .as_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            (loaded.egraph.find(loaded.ids[i]), n.clone().map_children(|c| loaded.ids[usize::from(c)]))
+        })
+        .collect();
+    let fin = Encoded {
+        egraph: loaded.egraph,
+        root,
+        inputs: enc.inputs.clone(),
+        outputs: enc.outputs.clone(),
+        sizes: enc.sizes.clone(),
+        lets,
+    };
+    decode(&fin, |id| {
+        // a constant class is its literal (folding may have put a node and its operand in
+        // one class: `(+ 3 0)` and `3`)
+        if let Some(l) = fin.egraph[id].data.constant {
+            return ArrayLang::Lit(l);
+        }
+        chosen.get(&fin.egraph.find(id)).cloned().unwrap_or_else(|| fin.egraph[id].data.best.clone())
+    })
+}

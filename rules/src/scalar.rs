@@ -1,0 +1,127 @@
+//! Scalar algebra that holds bit for bit (IEEE-754 floats, wrapping integers), as the
+//! reference interpreter computes. Constant folding itself is the analysis' job
+//! ([`eqfuse_egraph::analysis`]); these are the identities with a non-constant side.
+//!
+//! Float zeros are signed, so `x + 0.0 == x` is **false** for `x = -0.0`: on floats only
+//! `x + (-0.0)` and `x - 0.0` drop their zero. `x * 0 == 0` is false for NaN, infinities and
+//! negative floats, so it is an integer rule.
+
+use crate::cond::*;
+use crate::node_rule::node_rule;
+use crate::{Rewrite, EG};
+use egg::{rewrite as rw, Id};
+use eqfuse_egraph::{ArrayLang, Literal};
+use std::sync::Arc;
+
+/// The scalar rules.
+pub fn rules() -> Vec<Rewrite> {
+    vec![
+        // x * 1 == x
+        rw!("scalar-mul-one"; "(* ?x ?c)" => "?x" if on("?c", is_one)),
+        // 1 * x == x
+        rw!("scalar-one-mul"; "(* ?c ?x)" => "?x" if on("?c", is_one)),
+        // x / 1 == x
+        rw!("scalar-div-one"; "(/ ?x ?c)" => "?x" if on("?c", is_one)),
+        // x + 0 == x (integers), x + (-0.0) == x (floats)
+        rw!("scalar-add-zero"; "(+ ?x ?c)" => "?x" if on("?c", add_neutral)),
+        // 0 + x == x (integers), (-0.0) + x == x (floats)
+        rw!("scalar-zero-add"; "(+ ?c ?x)" => "?x" if on("?c", add_neutral)),
+        // x - 0 == x (integers and +0.0)
+        rw!("scalar-sub-zero"; "(- ?x ?c)" => "?x" if on("?c", is_pos_zero)),
+        // x * 0 == 0 (integers)
+        rw!("scalar-mul-zero"; "(* ?x ?c)" => "?c" if on("?c", is_int_zero)),
+        // 0 * x == 0 (integers)
+        rw!("scalar-zero-mul"; "(* ?c ?x)" => "?c" if on("?c", is_int_zero)),
+        // -(-x) == x (also for the wrapping MIN)
+        rw!("scalar-neg-neg"; "(neg (neg ?x))" => "?x"),
+        // !!x == x
+        rw!("scalar-not-not"; "(not (not ?x))" => "?x"),
+        // abs (abs x) == abs x
+        rw!("scalar-abs-abs"; "(abs (abs ?x))" => "(abs ?x)"),
+        // min x +inf == x (NaN stays NaN; MAX for integers)
+        rw!("scalar-min-top"; "(min ?x ?c)" => "?x" if on("?c", is_top)),
+        // max x -inf == x (MIN for integers)
+        rw!("scalar-max-bottom"; "(max ?x ?c)" => "?x" if on("?c", is_bottom)),
+        // min x x == x
+        rw!("scalar-min-self"; "(min ?x ?x)" => "?x"),
+        // max x x == x
+        rw!("scalar-max-self"; "(max ?x ?x)" => "?x"),
+        // x && true == x
+        rw!("scalar-and-true"; "(&& ?x ?c)" => "?x" if on("?c", is_true)),
+        // x || false == x
+        rw!("scalar-or-false"; "(|| ?x ?c)" => "?x" if on("?c", is_false)),
+        // if true then t else e == t
+        rw!("scalar-if-true"; "(if ?c ?t ?e)" => "?t" if on("?c", is_true)),
+        // if false then t else e == e
+        rw!("scalar-if-false"; "(if ?c ?t ?e)" => "?e" if on("?c", is_false)),
+        // if c then t else t == t
+        rw!("scalar-if-same"; "(if ?c ?t ?t)" => "?t"),
+        // if !c then t else e == if c then e else t
+        rw!("scalar-if-not"; "(if (not ?c) ?t ?e)" => "(if ?c ?e ?t)"),
+        // pow x 2 == x * x (exact: checked by the soundness tests)
+        rw!("scalar-pow-two"; "(pow ?x ?c)" => "(* ?x ?x)" if on("?c", is_float_two)),
+        // x / 2^k == x * 2^-k (both are the correctly rounded x * 2^-k)
+        node_rule(
+            "scalar-div-pow2",
+            |eg, n| matches!(n, ArrayLang::Div([_, c]) if is_exact_reciprocal(eg, *c)),
+            Arc::new(div_pow2),
+        ),
+        // x == x is true (integers and bools: NaN != NaN)
+        node_rule(
+            "scalar-eq-self",
+            |eg, n| matches!(n, ArrayLang::Eq([a, b]) if a == b && !is_float(eg, *a)),
+            Arc::new(|eg, _, _| Some(eg.add(ArrayLang::Lit(Literal::Bool(true))))),
+        ),
+        // x - x == 0 (integers)
+        node_rule(
+            "scalar-sub-self",
+            |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_int(eg, *a)),
+            Arc::new(sub_self),
+        ),
+        // T x == x when x already has type T
+        node_rule(
+            "scalar-convert-same",
+            same_type_conversion,
+            Arc::new(|_, _, n| n.children().first().copied()),
+        ),
+    ]
+}
+
+use egg::Language;
+
+fn add_neutral(eg: &EG, id: Id) -> bool {
+    is_int_zero(eg, id) || is_neg_zero(eg, id)
+}
+
+fn div_pow2(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Div([x, c]) = *n else { return None };
+    let r = match eg[c].data.constant? {
+        Literal::F32(b) => Literal::F32((1.0 / f32::from_bits(b)).to_bits()),
+        Literal::F64(b) => Literal::F64((1.0 / f64::from_bits(b)).to_bits()),
+        _ => return None,
+    };
+    let rc = eg.add(ArrayLang::Lit(r));
+    Some(eg.add(ArrayLang::Mul([x, rc])))
+}
+
+fn sub_self(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Sub([a, _]) = *n else { return None };
+    let zero = match eg[a].data.kind.elem()? {
+        eqfuse_ir::types::ElemType::I32 => Literal::I32(0),
+        eqfuse_ir::types::ElemType::I64 => Literal::I64(0),
+        _ => return None,
+    };
+    Some(eg.add(ArrayLang::Lit(zero)))
+}
+
+fn same_type_conversion(eg: &EG, n: &ArrayLang) -> bool {
+    use eqfuse_ir::types::ElemType as T;
+    let (a, t) = match *n {
+        ArrayLang::ToI32([a]) => (a, T::I32),
+        ArrayLang::ToI64([a]) => (a, T::I64),
+        ArrayLang::ToF32([a]) => (a, T::F32),
+        ArrayLang::ToF64([a]) => (a, T::F64),
+        _ => return false,
+    };
+    eg[a].data.kind == eqfuse_egraph::Kind::Scalar(t)
+}

@@ -1,0 +1,165 @@
+//! Substitution into an extracted representative (DESIGN.md decision 3).
+//!
+//! Rules never push explicit substitutions through the e-graph. To beta-reduce
+//! `(app (lam <t..> body) args)`, [`beta`] walks the *smallest term* of `body` (each class's
+//! [`ClassFacts::best`](eqfuse_egraph::ClassFacts) node, whose children lead to strictly
+//! smaller terms, so the walk ends) and adds the substituted copy. Classes that mention no
+//! parameter the substitution touches are reused as they are, so the copy shares every
+//! closed subterm with the original; each (class, binder depth) is visited once.
+//!
+//! The walk is recursive over the term's depth, bounded by [`MAX_DEPTH`]: past it the
+//! rewrite is not applied (the optimiser runs on a thread with a large stack).
+
+use crate::EG;
+use egg::{Id, Language};
+use eqfuse_egraph::{ArrayLang, DeBruijn, Kind};
+use std::collections::HashMap;
+
+/// The deepest term a substitution walks; deeper ones are left unreduced.
+pub const MAX_DEPTH: u32 = 20_000;
+
+/// What to do at a class during a [`Walk`].
+pub enum Step {
+    /// The class is unchanged: reuse it.
+    Keep,
+    /// Replace the class by this one.
+    Replace(Id),
+    /// Replace the class by this one, walked in turn (at the same depth).
+    Revisit(Id),
+    /// Rebuild its smallest term with the children walked.
+    Descend,
+}
+
+/// A rewrite of a term by walking its representative.
+pub trait Visitor {
+    /// Decides at class `c` (canonical), at binder depth `depth` (lambdas entered below the
+    /// walk's root).
+    fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step>;
+}
+
+/// Walks the representative of `root` with `v`, adding the rebuilt term; `None` when the
+/// visitor gives up or the term is deeper than [`MAX_DEPTH`].
+pub fn walk(eg: &mut EG, root: Id, v: &mut dyn Visitor) -> Option<Id> {
+    let mut memo = HashMap::new();
+    go(eg, root, 0, v, &mut memo, 0)
+}
+
+fn go(
+    eg: &mut EG,
+    c: Id,
+    depth: u32,
+    v: &mut dyn Visitor,
+    memo: &mut HashMap<(Id, u32), Id>,
+    stack: u32,
+) -> Option<Id> {
+    let c = eg.find(c);
+    if let Some(&r) = memo.get(&(c, depth)) {
+        return Some(r);
+    }
+    if stack > MAX_DEPTH {
+        return None;
+    }
+    let r = match v.step(eg, c, depth)? {
+        Step::Keep => c,
+        Step::Replace(r) => r,
+        Step::Revisit(r) => go(eg, r, depth, v, memo, stack + 1)?,
+        Step::Descend => {
+            let node = eg[c].data.best.clone();
+            let inner = match &node {
+                ArrayLang::Lam([p, _]) => match eg[*p].data.kind {
+                    Kind::Params(k) => k,
+                    _ => return None,
+                },
+                _ => 0,
+            };
+            let mut kids = Vec::with_capacity(node.children().len());
+            for (k, ch) in node.children().iter().enumerate() {
+                // the body of a lam is under its binder; its parameter types are not
+                let d = if inner > 0 && k == 1 { depth + inner } else { depth };
+                kids.push(go(eg, *ch, d, v, memo, stack + 1)?);
+            }
+            let mut it = kids.into_iter();
+            let rebuilt = node.map_children(|_| it.next().unwrap_or(Id::from(0usize)));
+            eg.add(rebuilt)
+        }
+    };
+    memo.insert((c, depth), r);
+    Some(r)
+}
+
+/// Whether class `c` mentions a parameter at or above `from` (seen at its own depth).
+fn mentions_from(eg: &EG, c: Id, from: u32) -> bool {
+    eg[c].data.free.max().is_some_and(|m| m >= from)
+}
+
+/// Raises every parameter of `c` that is free at depth `cutoff` by `by`.
+struct Shift {
+    by: u32,
+}
+
+impl Visitor for Shift {
+    fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
+        if !mentions_from(eg, c, depth) {
+            return Some(Step::Keep);
+        }
+        Some(match eg[c].data.best {
+            ArrayLang::Param(p) => Step::Replace(
+                eg.add(ArrayLang::Param(DeBruijn { index: p.index.checked_add(self.by)?, ty: p.ty })),
+            ),
+            _ => Step::Descend,
+        })
+    }
+}
+
+/// `c` with its free parameters raised by `by` (to move it under `by` binders).
+pub fn shift(eg: &mut EG, c: Id, by: u32) -> Option<Id> {
+    if by == 0 || eg[c].data.free.is_empty() {
+        return Some(eg.find(c));
+    }
+    walk(eg, c, &mut Shift { by })
+}
+
+/// The body of a `k`-parameter lambda with its parameters replaced by `args` (source order,
+/// as written at the application), its other free parameters lowered by `k`.
+struct Beta<'a> {
+    k: u32,
+    args: &'a [Id],
+}
+
+impl Visitor for Beta<'_> {
+    fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
+        if !mentions_from(eg, c, depth) {
+            return Some(Step::Keep);
+        }
+        Some(match eg[c].data.best {
+            ArrayLang::Param(p) if p.index >= depth => {
+                let rel = p.index - depth;
+                if rel < self.k {
+                    // `$rel` is parameter number k-1-rel in source order
+                    let arg = *self.args.get((self.k - 1 - rel) as usize)?;
+                    Step::Replace(shift(eg, arg, depth)?)
+                } else {
+                    Step::Replace(eg.add(ArrayLang::Param(DeBruijn { index: p.index - self.k, ty: p.ty })))
+                }
+            }
+            _ => Step::Descend,
+        })
+    }
+}
+
+/// Beta-reduces `(app (lam <k types> body) args)`: the substituted body's class.
+pub fn beta(eg: &mut EG, body: Id, args: &[Id]) -> Option<Id> {
+    let k = u32::try_from(args.len()).ok()?;
+    walk(eg, body, &mut Beta { k, args })
+}
+
+/// The `lam` node of a function class with `arity` parameters: its body.
+pub fn lam_body(eg: &EG, f: Id, arity: usize) -> Option<Id> {
+    eg[f].nodes.iter().find_map(|n| match n {
+        ArrayLang::Lam([p, b]) => match &eg[*p].data.kind {
+            Kind::Params(k) if *k as usize == arity => Some(*b),
+            _ => None,
+        },
+        _ => None,
+    })
+}
