@@ -31,8 +31,10 @@
 
 pub mod backend;
 pub mod files;
+pub mod optimize;
 
 pub use backend::{run, Backend};
+pub use optimize::{optimize, optimize_checked, OptimizeOptions, Optimized};
 pub use eqfuse_ir as ir;
 pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;

@@ -38,12 +38,14 @@ pub mod analysis;
 pub mod cost;
 pub mod decode;
 pub mod encode;
+pub mod kernels;
 pub mod lang;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;
 pub use decode::{decode, decode_recexpr, Signature};
 pub use encode::{encode, Encoded};
+pub use kernels::{summarize, KernelInfo, KernelSummary};
 pub use lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName};
 
 use eqfuse_ir::check::Checked;
@@ -60,7 +62,7 @@ pub fn roundtrip(checked: &Checked) -> Result<Program> {
 const STACK_BYTES: usize = 256 << 20;
 
 /// Runs `f` on a scoped thread with a large stack (`E-LIMIT` when no thread can be made).
-pub(crate) fn with_big_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+pub fn with_big_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     std::thread::scope(|s| {
         let spawned = std::thread::Builder::new()
             .name("eqfuse-egraph".into())

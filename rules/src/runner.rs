@@ -84,6 +84,11 @@ pub struct Optimized {
     pub optimize_ms: f64,
     /// Fusion budget left (`None`: unlimited).
     pub gas_left: Option<usize>,
+    /// The analysis the term's e-graphs use (the inputs' types).
+    pub facts: Facts,
+    /// The source program's own term (one operation per kernel, nothing fused) and its
+    /// `let` names: the baseline `explain` compares with.
+    pub source: (RecExpr<ArrayLang>, HashMap<usize, String>),
 }
 
 impl Optimized {
@@ -224,17 +229,18 @@ fn phase(
 /// println!("{}", eqfuse_ir::print::print_program(&opt.program));
 /// ```
 pub fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> {
+    // substitution and decoding recurse over term depth: give them a large stack
+    eqfuse_egraph::with_big_stack(|| optimize_here(checked, opts))
+}
+
+fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> {
     let started = Instant::now();
     let deadline = started + opts.time_limit;
     let enc = eqfuse_egraph::encode(checked)?;
     let facts = enc.egraph.analysis.clone();
-    let (term0, index0) = extract(&enc.egraph, enc.root)?;
-    let mut names = HashMap::new();
-    for (id, n) in &enc.lets {
-        if let Some(&j) = index0.get(&enc.egraph.find(*id)) {
-            names.entry(j).or_insert_with(|| n.clone());
-        }
-    }
+    let (term0, names0) = source_term(&enc)?;
+    let source = (term0.clone(), names0.clone());
+    let mut names = names0;
     let sets = RuleSets { fast_math: opts.fast_math };
     let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
     let simplify = simplify_rules(sets);
@@ -282,7 +288,21 @@ pub fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> 
         stop_reason,
         optimize_ms: started.elapsed().as_secs_f64() * 1e3,
         gas_left: gas.left(),
+        facts,
+        source,
     })
+}
+
+/// The encoded program's own term (extracted with no rule run) and its `let` names.
+fn source_term(enc: &Encoded) -> Result<(RecExpr<ArrayLang>, HashMap<usize, String>)> {
+    let (term, index) = extract(&enc.egraph, enc.root)?;
+    let mut names = HashMap::new();
+    for (id, n) in &enc.lets {
+        if let Some(&j) = index.get(&enc.egraph.find(*id)) {
+            names.entry(j).or_insert_with(|| n.clone());
+        }
+    }
+    Ok((term, names))
 }
 
 /// `recast-map` without spending the fusion budget (the horizontal phase needs maps in

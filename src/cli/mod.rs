@@ -3,6 +3,7 @@
 
 mod check;
 mod demo;
+mod explain;
 mod run;
 mod show;
 
@@ -29,6 +30,8 @@ enum Command {
     },
     /// Run a program on `.npy` inputs; write or print its outputs.
     Run(run::RunArgs),
+    /// Optimise a program and show its kernels, what fused, and which rules fired.
+    Explain(explain::ExplainArgs),
     /// Run a few built-in programs on generated inputs and check their results.
     Demo,
 }
@@ -38,6 +41,7 @@ pub fn main(args: Args) -> ExitCode {
     let result = match args.command {
         Command::Check { program } => check::check(&program),
         Command::Run(a) => run::run(&a),
+        Command::Explain(a) => explain::explain(&a),
         Command::Demo => demo::demo(),
     };
     match result {

@@ -1,0 +1,212 @@
+//! Every conformance program, optimised with the default options (`eqfuse_rules::optimize`),
+//! printed, parsed back and checked, computes under the reference interpreter the expected
+//! outputs within the case's tolerances; and every optimisation saturates.
+//!
+//! Error cases: a parse- or check-time error code (`E-PARSE`, `E-TYPE`, ...) never reaches
+//! the optimiser, so the test only asserts that the source fails with that code. A run-time
+//! code (`E-DIV-ZERO`, `E-INDEX`, `E-SHAPE`, `E-INPUT`) must come out of reading or binding
+//! the inputs, or out of running the *optimised* program.
+//!
+//! Runs `tests/conformance` and, when it exists, `../shared/conformance` (relative to the
+//! workspace root). Each optimised program prints one line to stderr with its optimisation
+//! time, e-graph size and stop reason (`cargo test -- --nocapture` shows them).
+#![allow(clippy::unwrap_used)]
+
+use eqfuse_ir::check::check;
+use eqfuse_ir::error::{Code, Error};
+use eqfuse_ir::interp::interpret;
+use eqfuse_ir::parse::parse;
+use eqfuse_ir::print::print_program;
+use eqfuse_ir::testgen::identical;
+use eqfuse_ir::value::{compare, Tolerance};
+use eqfuse_ir::Value;
+use eqfuse_rules::{optimize, OptimizeOptions};
+use indexmap::IndexMap;
+use std::path::{Path, PathBuf};
+
+/// What `case.toml` says (the few keys the suite uses, read line by line: the rules crate
+/// has no TOML parser among its dependencies).
+#[derive(Debug)]
+struct Spec {
+    outputs: Vec<String>,
+    tol: Tolerance,
+    error: Option<String>,
+}
+
+fn unquote(s: &str) -> String {
+    s.trim().trim_matches('"').to_string()
+}
+
+fn read_spec(dir: &Path) -> Spec {
+    let path = dir.join("case.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut spec = Spec { outputs: Vec::new(), tol: Tolerance::EXACT, error: None };
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        let Some((k, v)) = line.split_once('=') else { continue };
+        let v = v.trim();
+        let num = || v.parse::<f64>().unwrap_or_else(|e| panic!("{}: {k}: {e}", path.display()));
+        match k.trim() {
+            "outputs" => {
+                let inner = v.trim_start_matches('[').trim_end_matches(']');
+                spec.outputs = inner.split(',').map(unquote).filter(|s| !s.is_empty()).collect();
+            }
+            "rtol" => spec.tol.rtol = num(),
+            "atol" => spec.tol.atol = num(),
+            "mismatch_fraction" => spec.tol.mismatch_fraction = num(),
+            "error" => spec.error = Some(unquote(v)),
+            _ => {}
+        }
+    }
+    spec
+}
+
+/// Every `DIR/NAME.npy` as `NAME`, in name order; a file that cannot be read is the error.
+fn read_values(dir: &Path) -> Result<IndexMap<String, Value>, Error> {
+    let mut out = IndexMap::new();
+    let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
+    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.extension().is_some_and(|e| e == "npy") {
+            let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            out.insert(name, eqfuse_ir::npy::read_value(&p)?);
+        }
+    }
+    Ok(out)
+}
+
+fn case_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("program.eqf").exists() && p.join("case.toml").exists())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Codes that the parser or the checker gives (the program never reaches the optimiser).
+fn is_static(code: &str) -> bool {
+    code == Code::Parse.as_str() || code == Code::Type.as_str()
+}
+
+/// Runs one case, adding what it saw to `log`; `Err` says what went wrong.
+fn run_case(dir: &Path, log: &mut Vec<String>) -> Result<(), String> {
+    let spec = read_spec(dir);
+    let src = std::fs::read_to_string(dir.join("program.eqf")).map_err(|e| e.to_string())?;
+    let checked = match parse(&src).and_then(|p| check(&p)) {
+        Ok(c) => c,
+        Err(e) => {
+            return match &spec.error {
+                Some(code) if e.code.as_str() == code => {
+                    log.push(format!("{code} from parse/check, as expected; not optimised"));
+                    Ok(())
+                }
+                Some(code) => Err(format!("expected {code}, but parse/check gave {e}")),
+                None => Err(format!("parse/check failed: {e}")),
+            };
+        }
+    };
+    if let Some(code) = &spec.error {
+        if is_static(code) {
+            return Err(format!("expected {code} from parse/check, but the program checks"));
+        }
+    }
+    let opt = optimize(&checked, &OptimizeOptions::default()).map_err(|e| format!("optimize: {e}"))?;
+    let (nodes, classes, iterations) = opt.egraph_size();
+    log.push(format!(
+        "optimize_ms {:.1}, e-graph {nodes} nodes / {classes} classes / {iterations} iterations, stop: {}",
+        opt.optimize_ms, opt.stop_reason
+    ));
+    let text = print_program(&opt.program);
+    let reparsed = parse(&text).map_err(|e| format!("optimised text does not parse: {e}\n{text}"))?;
+    let ochecked = check(&reparsed).map_err(|e| format!("optimised program does not check: {e}\n{text}"))?;
+    let mut problems = Vec::new();
+    if opt.stop_reason != "saturated" {
+        problems.push(format!("stopped by `{}`, not saturated", opt.stop_reason));
+    }
+    let result = read_values(&dir.join("inputs")).and_then(|inputs| {
+        let orig = interpret(&checked, &inputs);
+        interpret(&ochecked, &inputs).map(|got| (orig, got))
+    });
+    match (&spec.error, result) {
+        (Some(code), Err(e)) if e.code.as_str() == code => log.push(format!("{code} as expected")),
+        (Some(code), Err(e)) => problems.push(format!("expected {code}, got {e}\n{text}")),
+        (Some(code), Ok((orig, _))) => problems.push(format!(
+            "expected {code}, but the optimised program ran without error (the original: {})\n{text}",
+            orig.err().map_or_else(|| "no error".to_string(), |e| e.to_string())
+        )),
+        (None, Err(e)) => problems.push(format!("the optimised program failed: {e}\n{text}")),
+        (None, Ok((orig, got))) => {
+            let names: Vec<&String> = got.keys().collect();
+            if names.len() != spec.outputs.len() || names.iter().zip(&spec.outputs).any(|(a, b)| *a != b) {
+                problems.push(format!("outputs are {names:?}, case.toml lists {:?}", spec.outputs));
+            }
+            let expected = read_values(&dir.join("expected")).map_err(|e| e.to_string())?;
+            for name in &spec.outputs {
+                let want = expected.get(name).ok_or_else(|| format!("no expected/{name}.npy"))?;
+                match got.get(name) {
+                    None => problems.push(format!("no output `{name}`")),
+                    Some(have) => {
+                        if let Err(m) = compare(have, want, &spec.tol) {
+                            problems.push(format!("output `{name}`: {m}\n{text}"));
+                        }
+                    }
+                }
+            }
+            // Not required (reduce order is free), but worth knowing in the log.
+            if let Ok(o) = orig {
+                let same = o.iter().all(|(k, v)| got.get(k).is_some_and(|g| identical(v, g)));
+                log.push(format!("bit-identical to the unoptimised program: {same}"));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// Runs every case under `root`; `label` prefixes the log lines. Returns the case count.
+fn run_suite(root: &Path, label: &str) -> usize {
+    let dirs = case_dirs(root);
+    let mut failures = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let mut log = Vec::new();
+        let result = run_case(dir, &mut log);
+        eprintln!("{label}/{name}: {}", log.join("; "));
+        if let Err(m) = result {
+            failures.push(format!("  {name}: {m}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases in {} failed:\n{}",
+        failures.len(),
+        dirs.len(),
+        root.display(),
+        failures.join("\n")
+    );
+    dirs.len()
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn optimised_conformance_programs_give_the_expected_outputs() {
+    let n = run_suite(&workspace_root().join("tests/conformance"), "tests/conformance");
+    assert!(n >= 25, "tests/conformance has only {n} cases");
+}
+
+#[test]
+fn optimised_shared_conformance_programs_when_present() {
+    let root = workspace_root().join("../shared/conformance");
+    if root.is_dir() {
+        run_suite(&root, "shared/conformance");
+    }
+}

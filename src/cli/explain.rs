@@ -1,0 +1,72 @@
+//! `eqfuse explain PROGRAM [--json] [--no-opt] [--fuse-gas N] [--fast-math] [--size NAME=N]..`
+
+use super::{load, CmdResult};
+use clap::Args;
+use eqfuse::{Code, Error, OptimizeOptions};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `eqfuse explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The `.eqf` program.
+    program: PathBuf,
+    /// Print one JSON object (DESIGN.md's `explain --json`).
+    #[arg(long)]
+    json: bool,
+    /// Simplify only: no fusion phases (the unfused plan).
+    #[arg(long)]
+    no_opt: bool,
+    /// Fusion budget: apply at most N fusing rewrites (bisect a bad rewrite with it).
+    #[arg(long, value_name = "N")]
+    fuse_gas: Option<usize>,
+    /// Allow rewrites that change float results (reassociation, x - x = 0, ...).
+    #[arg(long)]
+    fast_math: bool,
+    /// A size for the time estimate, e.g. `--size n=1000000` (default 1024 each).
+    #[arg(long = "size", value_name = "NAME=N", value_parser = parse_size)]
+    sizes: Vec<(String, u64)>,
+    /// Most e-nodes per phase.
+    #[arg(long, default_value_t = OptimizeOptions::default().node_limit)]
+    node_limit: usize,
+    /// Most iterations per phase.
+    #[arg(long, default_value_t = OptimizeOptions::default().iter_limit)]
+    iter_limit: usize,
+    /// Time limit for the whole optimisation, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    time_limit_ms: u64,
+}
+
+fn parse_size(s: &str) -> Result<(String, u64), String> {
+    match s.split_once('=') {
+        Some((n, v)) if !n.is_empty() => {
+            v.parse().map(|v| (n.to_string(), v)).map_err(|_| format!("`{v}` is not a size in `{s}`"))
+        }
+        _ => Err(format!("expected NAME=N, got `{s}`")),
+    }
+}
+
+/// Optimises and explains.
+pub fn explain(a: &ExplainArgs) -> CmdResult {
+    let checked = load(&a.program)?;
+    if a.node_limit == 0 || a.iter_limit == 0 {
+        return Err(Error::new(Code::Limit, "--node-limit and --iter-limit must be at least 1").into());
+    }
+    let opts = OptimizeOptions {
+        node_limit: a.node_limit,
+        iter_limit: a.iter_limit,
+        time_limit: Duration::from_millis(a.time_limit_ms.max(1)),
+        fuse_gas: a.fuse_gas,
+        fast_math: a.fast_math,
+        no_fusion: a.no_opt,
+    };
+    let opt = eqfuse::optimize_checked(checked, &opts)?;
+    let sizes: HashMap<String, u64> = a.sizes.iter().cloned().collect();
+    if a.json {
+        println!("{}", opt.explain_json(&sizes));
+    } else {
+        print!("{}", opt.explain_with(&sizes, true));
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! `optimize`: a program through the e-graph phases, and what `explain` says about it.
+
+use crate::{Arrays, Backend, Program, Result};
+use eqfuse_egraph::{summarize, KernelSummary};
+use eqfuse_ir::check::Checked;
+use std::collections::HashMap;
+
+pub use eqfuse_rules::{OptimizeOptions, PhaseReport};
+
+/// An optimised program: the extracted term, its kernels, the decoded program and the
+/// optimiser's report. Made by [`optimize`].
+#[derive(Clone, Debug)]
+pub struct Optimized {
+    /// The optimiser's result (term, phases, rules fired, stop reason).
+    pub result: eqfuse_rules::Optimized,
+    /// The kernels of the optimised term.
+    pub kernels: KernelSummary,
+    /// The kernels of the source program, unfused.
+    pub unfused: KernelSummary,
+    checked: Checked,
+}
+
+/// Optimises a program (checking it first): simplify, fuse, simplify, fuse horizontally.
+///
+/// ```
+/// let p = eqfuse::parse("input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)")?;
+/// let opt = eqfuse::optimize(&p, &eqfuse::OptimizeOptions::default())?;
+/// assert_eq!(opt.kernels.kernels.len(), 1);      // the map fused into the reduction
+/// assert_eq!(opt.unfused.kernels.len(), 2);
+/// println!("{}", opt.explain());
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
+pub fn optimize(program: &Program, opts: &OptimizeOptions) -> Result<Optimized> {
+    optimize_checked(crate::check(program)?, opts)
+}
+
+/// [`optimize`] for a program already checked.
+pub fn optimize_checked(checked: Checked, opts: &OptimizeOptions) -> Result<Optimized> {
+    let result = eqfuse_rules::optimize(&checked, opts)?;
+    let out_names: Vec<String> = checked.outputs.keys().cloned().collect();
+    let kernels = summarize(&result.term, &result.facts, &out_names, &result.names);
+    let unfused = summarize(&result.source.0, &result.facts, &out_names, &result.source.1);
+    Ok(Optimized { result, kernels, unfused, checked })
+}
+
+/// The size every size name is given in `predicted_s` when none is set.
+pub const DEFAULT_SIZE: u64 = 1024;
+
+/// A bytes-and-launches estimate of a kernel list's run time in seconds (10 GB/s, 5 µs per
+/// launch, 4 bytes per element read or written per point of each kernel's index space),
+/// with every size name `sizes[name]` or [`DEFAULT_SIZE`]. The calibrated physical model of
+/// the cost-model issue replaces it.
+pub fn predicted_seconds(k: &KernelSummary, sizes: &HashMap<String, u64>) -> f64 {
+    k.kernels
+        .iter()
+        .map(|kernel| {
+            let points: f64 = kernel
+                .space
+                .split('*')
+                .map(|d| d.parse::<f64>().unwrap_or_else(|_| *sizes.get(d).unwrap_or(&DEFAULT_SIZE) as f64))
+                .product();
+            let streams = (kernel.reads.len() + kernel.writes.len()).max(1) as f64;
+            5e-6 + points * 4.0 * streams / 10e9
+        })
+        .sum()
+}
+
+impl Optimized {
+    /// The optimised program as `.eqf` (horizontally fused kernels are written as their
+    /// separate operations).
+    pub fn program(&self) -> &Program {
+        &self.result.program
+    }
+
+    /// The checked source program.
+    pub fn source(&self) -> &Checked {
+        &self.checked
+    }
+
+    /// Runs the optimised program. Until the executors exist every backend but the
+    /// reference interpreter answers `E-DEVICE`; the reference runs the decoded program.
+    pub fn run(&self, backend: Backend, inputs: &Arrays) -> Result<Arrays> {
+        let checked = crate::check(self.program())?;
+        crate::run(&checked, backend, inputs)
+    }
+
+    /// `explain --json`: the object DESIGN.md specifies.
+    pub fn explain_json(&self, sizes: &HashMap<String, u64>) -> serde_json::Value {
+        let (nodes, classes, iterations) = self.result.egraph_size();
+        let kernels: Vec<serde_json::Value> = self
+            .kernels
+            .kernels
+            .iter()
+            .map(|k| {
+                serde_json::json!({
+                    "kind": k.kind, "reads": k.reads, "writes": k.writes, "loops": k.loops,
+                })
+            })
+            .collect();
+        let fired: serde_json::Map<String, serde_json::Value> =
+            self.result.rules_fired.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect();
+        serde_json::json!({
+            "optimize_ms": (self.result.optimize_ms * 1000.0).round() / 1000.0,
+            "stop_reason": self.result.stop_reason,
+            "egraph": { "nodes": nodes, "classes": classes, "iterations": iterations },
+            "rules_fired": fired,
+            "kernels": kernels,
+            "materialized": self.kernels.materialized,
+            "predicted_s": predicted_seconds(&self.kernels, sizes),
+            "unfused": {
+                "kernels": self.unfused.kernels.len(),
+                "predicted_s": predicted_seconds(&self.unfused, sizes),
+            },
+        })
+    }
+
+    /// `explain`: kernels, what was materialised, rules fired, phases and the program.
+    pub fn explain(&self) -> String {
+        self.explain_with(&HashMap::new(), true)
+    }
+
+    /// `explain` with sizes for the estimate; `timings` off gives output that does not
+    /// change from run to run (for snapshots).
+    pub fn explain_with(&self, sizes: &HashMap<String, u64>, timings: bool) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let (nodes, classes, iterations) = self.result.egraph_size();
+        let time = if timings { format!(" in {:.1} ms", self.result.optimize_ms) } else { String::new() };
+        let _ = writeln!(
+            s,
+            "optimised{time}: {} ({} nodes, {} classes, {} iterations)",
+            self.result.stop_reason, nodes, classes, iterations
+        );
+        let _ = writeln!(
+            s,
+            "kernels: {} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
+            self.kernels.kernels.len(),
+            self.unfused.kernels.len(),
+            predicted_seconds(&self.kernels, sizes),
+            predicted_seconds(&self.unfused, sizes)
+        );
+        for (i, k) in self.kernels.kernels.iter().enumerate() {
+            let loops = if k.loops > 0 { format!(", {} loop(s)", k.loops) } else { String::new() };
+            let _ = writeln!(
+                s,
+                "  k{i} {} over [{}]: reads {} -> writes {}{loops}",
+                k.kind,
+                k.space,
+                if k.reads.is_empty() { "nothing".to_string() } else { k.reads.join(", ") },
+                k.writes.join(", ")
+            );
+        }
+        let m = &self.kernels.materialized;
+        let _ = writeln!(s, "materialized: {}", if m.is_empty() { "none".to_string() } else { m.join(", ") });
+        let fired: Vec<String> = self.result.rules_fired.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        let _ = writeln!(s, "rules fired: {}", if fired.is_empty() { "none".to_string() } else { fired.join(", ") });
+        let _ = writeln!(s, "phases:");
+        for p in &self.result.phases {
+            let t = if timings { format!(", {:.1} ms", p.seconds * 1e3) } else { String::new() };
+            let _ = writeln!(
+                s,
+                "  {}: {}, {} iterations, {} nodes, {} classes{t}",
+                p.name, p.stop_reason, p.iterations, p.nodes, p.classes
+            );
+        }
+        let _ = writeln!(s, "optimised program:");
+        for line in eqfuse_ir::print::print_program(self.program()).lines() {
+            let _ = writeln!(s, "  {line}");
+        }
+        s
+    }
+}
