@@ -34,11 +34,11 @@ pub mod files;
 pub mod optimize;
 
 pub use backend::{run, Backend};
-pub use optimize::{optimize, optimize_checked, OptimizeOptions, Optimized};
 pub use eqfuse_ir as ir;
 pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
 pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value};
+pub use optimize::{optimize, optimize_checked, OptimizeOptions, Optimized};
 
 /// Named arrays, in order: the inputs and outputs of a run.
 pub type Arrays = indexmap::IndexMap<String, Value>;

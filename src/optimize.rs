@@ -153,7 +153,11 @@ impl Optimized {
         let m = &self.kernels.materialized;
         let _ = writeln!(s, "materialized: {}", if m.is_empty() { "none".to_string() } else { m.join(", ") });
         let fired: Vec<String> = self.result.rules_fired.iter().map(|(r, n)| format!("{r} {n}")).collect();
-        let _ = writeln!(s, "rules fired: {}", if fired.is_empty() { "none".to_string() } else { fired.join(", ") });
+        let _ = writeln!(
+            s,
+            "rules fired: {}",
+            if fired.is_empty() { "none".to_string() } else { fired.join(", ") }
+        );
         let _ = writeln!(s, "phases:");
         for p in &self.result.phases {
             let t = if timings { format!(", {:.1} ms", p.seconds * 1e3) } else { String::new() };

@@ -204,3 +204,38 @@ fn every_example_program_runs_with_its_case_inputs() {
     }
     assert!(ran >= 10, "only {ran} example programs");
 }
+
+#[test]
+fn explain_json_is_one_object() {
+    let prog = case("nbody").join("program.eqf");
+    let out = eqfuse(&["explain", "--json", prog.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(j["stop_reason"], "saturated");
+    assert_eq!(j["kernels"].as_array().map(Vec::len), Some(1));
+    assert_eq!(j["kernels"][0]["writes"], serde_json::json!(["ax", "ay", "az"]));
+    assert_eq!(j["materialized"], serde_json::json!([]));
+    assert_eq!(j["unfused"]["kernels"], 13);
+}
+
+#[test]
+fn explain_text_and_its_options() {
+    let prog = case("map_chain").join("program.eqf");
+    let p = prog.to_str().expect("utf8");
+    let out = eqfuse(&["explain", p]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("kernels: 1 (unfused: 4)"), "{s}");
+    // no fusion, and no fusion budget: the unfused plan
+    for args in [vec!["explain", "--no-opt", p], vec!["explain", "--fuse-gas", "0", p]] {
+        let out = eqfuse(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("kernels: 4 (unfused: 4)"), "{}", text(&out.stdout));
+    }
+    let out = eqfuse(&["explain", "--iter-limit", "1", p]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("iteration limit"), "{}", text(&out.stdout));
+    assert_fails(&eqfuse(&["explain", "--node-limit", "0", p]), "E-LIMIT");
+    let bad = case("err_type").join("program.eqf");
+    assert_fails(&eqfuse(&["explain", bad.to_str().expect("utf8")]), "E-TYPE");
+}

@@ -75,9 +75,16 @@ fn blackscholes_is_one_kernel_with_two_outputs() {
 fn explain_json_has_the_designed_fields() {
     let o = optimized("dotp");
     let j = o.explain_json(&HashMap::new());
-    for key in
-        ["optimize_ms", "stop_reason", "egraph", "rules_fired", "kernels", "materialized", "predicted_s", "unfused"]
-    {
+    for key in [
+        "optimize_ms",
+        "stop_reason",
+        "egraph",
+        "rules_fired",
+        "kernels",
+        "materialized",
+        "predicted_s",
+        "unfused",
+    ] {
         assert!(j.get(key).is_some(), "missing {key}: {j}");
     }
     assert_eq!(j["kernels"][0]["kind"], "reduce");
@@ -102,12 +109,17 @@ fn fuse_gas_bisects() {
     let reference = eqfuse::run(&eqfuse::check(&prog).expect("checks"), eqfuse::Backend::Reference, &inputs)
         .expect("runs");
     for gas in 0..12 {
-        let o = optimize(&prog, &OptimizeOptions { fuse_gas: Some(gas), ..Default::default() }).expect("optimises");
+        let o = optimize(&prog, &OptimizeOptions { fuse_gas: Some(gas), ..Default::default() })
+            .expect("optimises");
         let n = o.kernels.kernels.len();
         assert!(n <= last, "gas {gas}: {n} kernels after {last}");
         if gas == 0 {
             assert_eq!(n, o.unfused.kernels.len(), "no gas fuses nothing");
-            assert!(o.result.rules_fired.keys().all(|r| !r.starts_with("fuse-read") && !r.starts_with("fuse-reduce")));
+            assert!(o
+                .result
+                .rules_fired
+                .keys()
+                .all(|r| !r.starts_with("fuse-read") && !r.starts_with("fuse-reduce")));
         }
         last = n;
         let out = o.run(eqfuse::Backend::Reference, &inputs).expect("runs");

@@ -123,19 +123,39 @@ fn demos() -> Vec<Demo> {
 /// Runs every demo program on the best backend present and reports what it computed.
 pub fn demo() -> CmdResult {
     let backend = Backend::auto();
-    println!("eqfuse demo: built-in programs on generated inputs, backend `{backend}`");
-    println!("(this version has the language front end and the reference interpreter; the optimiser");
-    println!(" and the fused CPU/CUDA executors are later stages, so nothing is fused yet)\n");
+    println!("eqfuse demo: built-in programs, optimised, run on generated inputs, backend `{backend}`");
+    println!("(the fused CPU/CUDA executors are later stages: the optimised program runs on the");
+    println!(" reference interpreter, so this shows what fuses, not yet how fast)\n");
     let mut rng = Rng(0x5EED);
     for d in demos() {
         println!("== {}: {}", d.name, d.about);
         for line in d.source.lines() {
             println!("   {line}");
         }
-        let checked = eqfuse::check(&eqfuse::parse(d.source)?)?;
+        let opt = eqfuse::optimize(&eqfuse::parse(d.source)?, &eqfuse::OptimizeOptions::default())?;
+        println!(
+            "   optimised in {:.1} ms: {} kernel(s), unfused {}; materialised: {}",
+            opt.result.optimize_ms,
+            opt.kernels.kernels.len(),
+            opt.unfused.kernels.len(),
+            if opt.kernels.materialized.is_empty() {
+                "nothing".to_string()
+            } else {
+                opt.kernels.materialized.join(", ")
+            }
+        );
+        for k in &opt.kernels.kernels {
+            println!(
+                "     {} over [{}]: reads {} -> writes {}",
+                k.kind,
+                k.space,
+                k.reads.join(", "),
+                k.writes.join(", ")
+            );
+        }
         let inputs = (d.inputs)(&mut rng);
         let start = Instant::now();
-        let outputs = eqfuse::run(&checked, backend, &inputs)?;
+        let outputs = opt.run(backend, &inputs)?;
         let secs = start.elapsed().as_secs_f64();
         for (name, v) in &outputs {
             println!("   {name} = {}", show::summary(v));
