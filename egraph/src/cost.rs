@@ -52,6 +52,7 @@ impl egg::CostFunction<ArrayLang> for TreeCost<'_> {
                 return 1.0 + costs(*m) * 1e-9;
             }
         }
-        enode.children().iter().fold(node_cost(enode), |acc, c| acc + costs(*c))
+        // every node costs something, so no zero-cost cycle can be extracted
+        enode.children().iter().fold(node_cost(enode) + 1e-3, |acc, c| acc + costs(*c))
     }
 }

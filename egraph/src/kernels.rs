@@ -49,7 +49,9 @@ pub fn kernel_kind(n: &ArrayLang, lanes_reduce: bool) -> Option<&'static str> {
         L::Scan(_) | L::ScanEx(_) | L::Scanomap(_) | L::Scanexomap(_) => "scan",
         L::Filter(_) | L::Filtermap(_) => "filter",
         L::Permute(_) | L::Permutemap(_) => "permute",
-        L::Gather(_) | L::Backpermute(_) | L::Transpose(_) | L::Reverse(_) | L::Slice(_) | L::Concat(_) => "gather",
+        L::Gather(_) | L::Backpermute(_) | L::Transpose(_) | L::Reverse(_) | L::Slice(_) | L::Concat(_) => {
+            "gather"
+        }
         L::Reshape(_) => "copy",
         L::Multi(_) if lanes_reduce => "reduce",
         L::Multi(_) => "generate",
@@ -214,7 +216,8 @@ pub fn summarize(
         for d in deps {
             reads.extend(s.name(*d));
         }
-        let lanes_reduce = s.node(k).children().iter().any(|c| matches!(nodes[usize::from(*c)], ArrayLang::LaneRed(_)));
+        let lanes_reduce =
+            s.node(k).children().iter().any(|c| matches!(nodes[usize::from(*c)], ArrayLang::LaneRed(_)));
         let kind = kernel_kind(s.node(k), lanes_reduce).unwrap_or("copy");
         let mut writes = Vec::new();
         let mut results: Vec<usize> = results.iter().copied().collect();

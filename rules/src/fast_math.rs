@@ -1,7 +1,7 @@
 //! Rules that change floating-point results (DESIGN.md decision 7): off by default, on with
 //! `OptimizeOptions::fast_math`. Their soundness tests compare within a tolerance.
 
-use crate::cond::{is_float, on};
+use crate::cond::{is_float, is_float_two, on};
 use crate::node_rule::node_rule;
 use crate::{Rewrite, EG};
 use egg::{rewrite as rw, Id};
@@ -31,6 +31,8 @@ pub fn rules() -> Vec<Rewrite> {
             |eg, n| matches!(n, ArrayLang::Mul([a, c]) if is_float(eg, *a) && is_float_zero(eg, *c)),
             Arc::new(zero_of),
         ),
+        // pow x 2 == x * x (libm's pow is not correctly rounded: 1 in ~1300 differs by an ulp)
+        rw!("fm-pow-two"; "(pow ?x ?c)" => "(* ?x ?x)" if on("?c", is_float_two)),
         // x / c == x * (1 / c) for a constant c
         node_rule(
             "fm-div-const",

@@ -200,7 +200,10 @@ fn phase(
     let (out, index) = extract(eg, root)?;
     // carry the names: source node -> class -> extracted node
     let mut new_names = HashMap::new();
-    for (i, n) in names {
+    // in source order, so that of two names for one value the first always wins
+    let mut ordered: Vec<(&usize, &String)> = names.iter().collect();
+    ordered.sort();
+    for (i, n) in ordered {
         if let Some(&c) = loaded.ids.get(*i) {
             if let Some(&j) = index.get(&eg.find(c)) {
                 new_names.entry(j).or_insert_with(|| n.clone());

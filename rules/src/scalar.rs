@@ -58,8 +58,6 @@ pub fn rules() -> Vec<Rewrite> {
         rw!("scalar-if-same"; "(if ?c ?t ?t)" => "?t"),
         // if !c then t else e == if c then e else t
         rw!("scalar-if-not"; "(if (not ?c) ?t ?e)" => "(if ?c ?e ?t)"),
-        // pow x 2 == x * x (exact: checked by the soundness tests)
-        rw!("scalar-pow-two"; "(pow ?x ?c)" => "(* ?x ?x)" if on("?c", is_float_two)),
         // x / 2^k == x * 2^-k (both are the correctly rounded x * 2^-k)
         node_rule(
             "scalar-div-pow2",

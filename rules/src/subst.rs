@@ -41,7 +41,8 @@ pub trait Visitor {
 /// visitor gives up or the term is deeper than [`MAX_DEPTH`].
 pub fn walk(eg: &mut EG, root: Id, v: &mut dyn Visitor) -> Option<Id> {
     let mut memo = HashMap::new();
-    go(eg, root, 0, v, &mut memo, 0)
+    let mut open = std::collections::HashSet::new();
+    go(eg, root, 0, v, &mut memo, &mut open, 0)
 }
 
 fn go(
@@ -50,19 +51,37 @@ fn go(
     depth: u32,
     v: &mut dyn Visitor,
     memo: &mut HashMap<(Id, u32), Id>,
+    open: &mut std::collections::HashSet<(Id, u32)>,
     stack: u32,
 ) -> Option<Id> {
     let c = eg.find(c);
     if let Some(&r) = memo.get(&(c, depth)) {
         return Some(r);
     }
-    if stack > MAX_DEPTH {
+    // a class met again inside its own walk (a cyclic e-graph): give up the rewrite
+    if stack > MAX_DEPTH || !open.insert((c, depth)) {
         return None;
     }
+    let r = go_step(eg, c, depth, v, memo, open, stack);
+    open.remove(&(c, depth));
+    let r = r?;
+    memo.insert((c, depth), r);
+    Some(r)
+}
+
+fn go_step(
+    eg: &mut EG,
+    c: Id,
+    depth: u32,
+    v: &mut dyn Visitor,
+    memo: &mut HashMap<(Id, u32), Id>,
+    open: &mut std::collections::HashSet<(Id, u32)>,
+    stack: u32,
+) -> Option<Id> {
     let r = match v.step(eg, c, depth)? {
         Step::Keep => c,
         Step::Replace(r) => r,
-        Step::Revisit(r) => go(eg, r, depth, v, memo, stack + 1)?,
+        Step::Revisit(r) => go(eg, r, depth, v, memo, open, stack + 1)?,
         Step::Descend => {
             let node = eg[c].data.best.clone();
             let inner = match &node {
@@ -76,14 +95,13 @@ fn go(
             for (k, ch) in node.children().iter().enumerate() {
                 // the body of a lam is under its binder; its parameter types are not
                 let d = if inner > 0 && k == 1 { depth + inner } else { depth };
-                kids.push(go(eg, *ch, d, v, memo, stack + 1)?);
+                kids.push(go(eg, *ch, d, v, memo, open, stack + 1)?);
             }
             let mut it = kids.into_iter();
             let rebuilt = node.map_children(|_| it.next().unwrap_or(Id::from(0usize)));
             eg.add(rebuilt)
         }
     };
-    memo.insert((c, depth), r);
     Some(r)
 }
 
