@@ -181,7 +181,13 @@ fn flags(d: DidMerge) -> (bool, bool) {
 #[test]
 fn merge_contract() {
     let mut f = Facts::default();
-    let base = ClassFacts { kind: Kind::Scalar(ElemType::I64), constant: None, free: ParamSet::single(0) };
+    let base = ClassFacts {
+        kind: Kind::Scalar(ElemType::I64),
+        constant: None,
+        free: ParamSet::single(0),
+        best: eqfuse_egraph::ArrayLang::Lit(eqfuse_egraph::Literal::I64(0)),
+        size: 1,
+    };
     let mut a = base.clone();
     assert_eq!(flags(f.merge(&mut a, base.clone())), (false, false));
     let mut b = base.clone();
@@ -196,7 +202,13 @@ fn merge_contract() {
     let r = f.merge(&mut a, c);
     assert_eq!(flags(r), (true, true));
     assert_eq!(a.free.iter().collect::<Vec<_>>(), vec![0, 1]);
-    let mut u = ClassFacts { kind: Kind::Unknown, constant: None, free: ParamSet::empty() };
+    let mut u = ClassFacts {
+        kind: Kind::Unknown,
+        constant: None,
+        free: ParamSet::empty(),
+        best: eqfuse_egraph::ArrayLang::Lit(eqfuse_egraph::Literal::I64(0)),
+        size: 1,
+    };
     assert!(f.merge(&mut u, base.clone()).0);
     assert_eq!(u.kind, base.kind);
 }
