@@ -18,7 +18,7 @@ use std::collections::HashMap;
 /// The deepest term a substitution walks; deeper ones are left unreduced.
 pub const MAX_DEPTH: u32 = 20_000;
 
-/// What to do at a class during a [`Walk`].
+/// What to do at a class during a [`walk`].
 pub enum Step {
     /// The class is unchanged: reuse it.
     Keep,
