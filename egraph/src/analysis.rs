@@ -262,8 +262,9 @@ fn data(eg: &EGraph<ArrayLang, Facts>, id: Id) -> &ClassFacts {
     &eg[id].data
 }
 
-/// The dimension an `i64` class gives a shape.
-fn dim_of(eg: &EGraph<ArrayLang, Facts>, id: Id) -> SymDim {
+/// The dimension an `i64` class gives a shape: its constant, else its size name, else
+/// the class itself.
+pub fn dim_of(eg: &EGraph<ArrayLang, Facts>, id: Id) -> SymDim {
     if let Some(Literal::I64(v)) = data(eg, id).constant {
         return SymDim::Const(v);
     }

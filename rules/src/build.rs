@@ -121,3 +121,27 @@ pub fn same_shape(eg: &EG, a: Id, b: Id) -> bool {
 pub fn closed(eg: &EG, id: Id) -> bool {
     eg[id].data.free.is_empty()
 }
+
+/// The literal zero of a numeric class's type.
+pub fn zero_of(eg: &mut EG, like: Id) -> Option<Id> {
+    let z = match elem(eg, like)? {
+        ElemType::I32 => Literal::I32(0),
+        ElemType::I64 => Literal::I64(0),
+        ElemType::F32 => Literal::F32(0.0f32.to_bits()),
+        ElemType::F64 => Literal::F64(0.0f64.to_bits()),
+        ElemType::Bool => return None,
+    };
+    Some(eg.add(ArrayLang::Lit(z)))
+}
+
+/// `x / c` as `x * (1 / c)` for a float constant `c` (exact or not: the caller decides).
+pub fn mul_by_reciprocal(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Div([x, c]) = *n else { return None };
+    let r = match constant(eg, c)? {
+        Literal::F32(b) => Literal::F32((1.0 / f32::from_bits(b)).to_bits()),
+        Literal::F64(b) => Literal::F64((1.0 / f64::from_bits(b)).to_bits()),
+        _ => return None,
+    };
+    let rc = eg.add(ArrayLang::Lit(r));
+    Some(eg.add(ArrayLang::Mul([x, rc])))
+}

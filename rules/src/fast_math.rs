@@ -1,9 +1,11 @@
 //! Rules that change floating-point results (DESIGN.md decision 7): off by default, on with
 //! `OptimizeOptions::fast_math`. Their soundness tests compare within a tolerance.
 
+use crate::build::{mul_by_reciprocal, zero_of};
 use crate::cond::{is_float, is_float_two, on};
 use crate::node_rule::node_rule;
 use crate::{Rewrite, EG};
+use egg::Language;
 use egg::{rewrite as rw, Id};
 use eqfuse_egraph::{ArrayLang, Literal};
 use std::sync::Arc;
@@ -23,13 +25,13 @@ pub fn rules() -> Vec<Rewrite> {
         node_rule(
             "fm-sub-self",
             |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_float(eg, *a)),
-            Arc::new(zero_of),
+            Arc::new(|eg, _, n| zero_of(eg, *n.children().first()?)),
         ),
         // x * 0.0 == 0.0 (false for NaN, infinities, negative x)
         node_rule(
             "fm-mul-zero",
             |eg, n| matches!(n, ArrayLang::Mul([a, c]) if is_float(eg, *a) && is_float_zero(eg, *c)),
-            Arc::new(zero_of),
+            Arc::new(|eg, _, n| zero_of(eg, *n.children().first()?)),
         ),
         // pow x 2 == x * x (libm's pow is not correctly rounded: 1 in ~1300 differs by an ulp)
         rw!("fm-pow-two"; "(pow ?x ?c)" => "(* ?x ?x)" if on("?c", is_float_two)),
@@ -37,7 +39,7 @@ pub fn rules() -> Vec<Rewrite> {
         node_rule(
             "fm-div-const",
             |eg, n| matches!(n, ArrayLang::Div([a, c]) if is_float(eg, *a) && eg[*c].data.constant.is_some()),
-            Arc::new(div_const),
+            Arc::new(mul_by_reciprocal),
         ),
     ]
 }
@@ -48,25 +50,4 @@ fn is_float_zero(eg: &EG, id: Id) -> bool {
         Some(Literal::F64(b)) => f64::from_bits(b) == 0.0,
         _ => false,
     }
-}
-
-fn zero_of(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
-    let a = *egg::Language::children(n).first()?;
-    let z = match eg[a].data.kind.elem()? {
-        eqfuse_ir::types::ElemType::F32 => Literal::F32(0.0f32.to_bits()),
-        eqfuse_ir::types::ElemType::F64 => Literal::F64(0.0f64.to_bits()),
-        _ => return None,
-    };
-    Some(eg.add(ArrayLang::Lit(z)))
-}
-
-fn div_const(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
-    let ArrayLang::Div([x, c]) = *n else { return None };
-    let r = match eg[c].data.constant? {
-        Literal::F32(b) => Literal::F32((1.0 / f32::from_bits(b)).to_bits()),
-        Literal::F64(b) => Literal::F64((1.0 / f64::from_bits(b)).to_bits()),
-        _ => return None,
-    };
-    let rc = eg.add(ArrayLang::Lit(r));
-    Some(eg.add(ArrayLang::Mul([x, rc])))
 }

@@ -9,23 +9,12 @@
 //!   folds `ne` for the dropped elements: sound (bit for bit) only when `ne` is neutral for
 //!   `op`, which [`neutral_pair`] recognises for the operators of LANGUAGE.md.
 
-use crate::build::{const_i64, constant, same_dim};
+use crate::build::{const_i64, same_dim};
+use crate::cond::{is_bottom, is_false, is_neg_zero, is_one, is_pos_zero, is_top, is_true};
 use crate::EG;
 use egg::Id;
-use eqfuse_egraph::{ArrayLang, Kind, Literal, SymDim};
-
-/// The dimension an `i64` class denotes.
-pub fn dim_of(eg: &EG, id: Id) -> SymDim {
-    if let Some(v) = const_i64(eg, id) {
-        return SymDim::Const(v);
-    }
-    for n in &eg[id].nodes {
-        if let ArrayLang::Size(s) = n {
-            return SymDim::Size(s.0);
-        }
-    }
-    SymDim::Class(eg.find(id))
-}
+use eqfuse_egraph::analysis::dim_of;
+use eqfuse_egraph::{ArrayLang, Kind, SymDim};
 
 /// The index space a lambda body is evaluated over: `dims[k]` is the range of source
 /// parameter `k` of the outermost index lambda (`$(r-1-k)` at depth 0).
@@ -141,23 +130,13 @@ fn op_kind(eg: &EG, op: Id) -> Option<OpKind> {
 /// adding `+0.0` changes nothing), `*` takes `1`, `min` `+inf` or the type's largest value,
 /// `max` `-inf` or the smallest, `&&` `true`, `||` `false`.
 pub fn neutral_pair(eg: &EG, op: Id, ne: Id) -> bool {
-    let (Some(kind), Some(lit)) = (op_kind(eg, op), constant(eg, ne)) else { return false };
-    match (kind, lit) {
-        (OpKind::Add, Literal::I32(0) | Literal::I64(0)) => true,
-        (OpKind::Add, Literal::F32(b)) => f32::from_bits(b) == 0.0,
-        (OpKind::Add, Literal::F64(b)) => f64::from_bits(b) == 0.0,
-        (OpKind::Mul, Literal::I32(1) | Literal::I64(1)) => true,
-        (OpKind::Mul, Literal::F32(b)) => f32::from_bits(b) == 1.0,
-        (OpKind::Mul, Literal::F64(b)) => f64::from_bits(b) == 1.0,
-        (OpKind::Min, Literal::I32(v)) => v == i32::MAX,
-        (OpKind::Min, Literal::I64(v)) => v == i64::MAX,
-        (OpKind::Min, Literal::F32(b)) => f32::from_bits(b) == f32::INFINITY,
-        (OpKind::Min, Literal::F64(b)) => f64::from_bits(b) == f64::INFINITY,
-        (OpKind::Max, Literal::I32(v)) => v == i32::MIN,
-        (OpKind::Max, Literal::I64(v)) => v == i64::MIN,
-        (OpKind::Max, Literal::F32(b)) => f32::from_bits(b) == f32::NEG_INFINITY,
-        (OpKind::Max, Literal::F64(b)) => f64::from_bits(b) == f64::NEG_INFINITY,
-        (OpKind::And, Literal::Bool(true)) | (OpKind::Or, Literal::Bool(false)) => true,
-        _ => false,
+    match op_kind(eg, op) {
+        Some(OpKind::Add) => is_pos_zero(eg, ne) || is_neg_zero(eg, ne),
+        Some(OpKind::Mul) => is_one(eg, ne),
+        Some(OpKind::Min) => is_top(eg, ne),
+        Some(OpKind::Max) => is_bottom(eg, ne),
+        Some(OpKind::And) => is_true(eg, ne),
+        Some(OpKind::Or) => is_false(eg, ne),
+        None => false,
     }
 }

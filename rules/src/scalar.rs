@@ -6,6 +6,7 @@
 //! `x + (-0.0)` and `x - 0.0` drop their zero. `x * 0 == 0` is false for NaN, infinities and
 //! negative floats, so it is an integer rule.
 
+use crate::build::{mul_by_reciprocal, zero_of};
 use crate::cond::*;
 use crate::node_rule::node_rule;
 use crate::{Rewrite, EG};
@@ -62,7 +63,7 @@ pub fn rules() -> Vec<Rewrite> {
         node_rule(
             "scalar-div-pow2",
             |eg, n| matches!(n, ArrayLang::Div([_, c]) if is_exact_reciprocal(eg, *c)),
-            Arc::new(div_pow2),
+            Arc::new(mul_by_reciprocal),
         ),
         // x == x is true (integers and bools: NaN != NaN)
         node_rule(
@@ -74,7 +75,7 @@ pub fn rules() -> Vec<Rewrite> {
         node_rule(
             "scalar-sub-self",
             |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_int(eg, *a)),
-            Arc::new(sub_self),
+            Arc::new(|eg, _, n| zero_of(eg, *n.children().first()?)),
         ),
         // T x == x when x already has type T
         node_rule(
@@ -89,27 +90,6 @@ use egg::Language;
 
 fn add_neutral(eg: &EG, id: Id) -> bool {
     is_int_zero(eg, id) || is_neg_zero(eg, id)
-}
-
-fn div_pow2(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
-    let ArrayLang::Div([x, c]) = *n else { return None };
-    let r = match eg[c].data.constant? {
-        Literal::F32(b) => Literal::F32((1.0 / f32::from_bits(b)).to_bits()),
-        Literal::F64(b) => Literal::F64((1.0 / f64::from_bits(b)).to_bits()),
-        _ => return None,
-    };
-    let rc = eg.add(ArrayLang::Lit(r));
-    Some(eg.add(ArrayLang::Mul([x, rc])))
-}
-
-fn sub_self(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
-    let ArrayLang::Sub([a, _]) = *n else { return None };
-    let zero = match eg[a].data.kind.elem()? {
-        eqfuse_ir::types::ElemType::I32 => Literal::I32(0),
-        eqfuse_ir::types::ElemType::I64 => Literal::I64(0),
-        _ => return None,
-    };
-    Some(eg.add(ArrayLang::Lit(zero)))
 }
 
 fn same_type_conversion(eg: &EG, n: &ArrayLang) -> bool {

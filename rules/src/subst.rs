@@ -13,7 +13,7 @@
 use crate::EG;
 use egg::{Id, Language};
 use eqfuse_egraph::{ArrayLang, DeBruijn, Kind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The deepest term a substitution walks; deeper ones are left unreduced.
 pub const MAX_DEPTH: u32 = 20_000;
@@ -40,69 +40,59 @@ pub trait Visitor {
 /// Walks the representative of `root` with `v`, adding the rebuilt term; `None` when the
 /// visitor gives up or the term is deeper than [`MAX_DEPTH`].
 pub fn walk(eg: &mut EG, root: Id, v: &mut dyn Visitor) -> Option<Id> {
-    let mut memo = HashMap::new();
-    let mut open = std::collections::HashSet::new();
-    go(eg, root, 0, v, &mut memo, &mut open, 0)
+    Walk { v, memo: HashMap::new(), open: HashSet::new() }.go(eg, root, 0, 0)
 }
 
-fn go(
-    eg: &mut EG,
-    c: Id,
-    depth: u32,
-    v: &mut dyn Visitor,
-    memo: &mut HashMap<(Id, u32), Id>,
-    open: &mut std::collections::HashSet<(Id, u32)>,
-    stack: u32,
-) -> Option<Id> {
-    let c = eg.find(c);
-    if let Some(&r) = memo.get(&(c, depth)) {
-        return Some(r);
-    }
-    // a class met again inside its own walk (a cyclic e-graph): give up the rewrite
-    if stack > MAX_DEPTH || !open.insert((c, depth)) {
-        return None;
-    }
-    let r = go_step(eg, c, depth, v, memo, open, stack);
-    open.remove(&(c, depth));
-    let r = r?;
-    memo.insert((c, depth), r);
-    Some(r)
+/// One walk's state: what each (class, depth) became, and the ones being walked now.
+struct Walk<'v> {
+    v: &'v mut dyn Visitor,
+    memo: HashMap<(Id, u32), Id>,
+    open: HashSet<(Id, u32)>,
 }
 
-fn go_step(
-    eg: &mut EG,
-    c: Id,
-    depth: u32,
-    v: &mut dyn Visitor,
-    memo: &mut HashMap<(Id, u32), Id>,
-    open: &mut std::collections::HashSet<(Id, u32)>,
-    stack: u32,
-) -> Option<Id> {
-    let r = match v.step(eg, c, depth)? {
-        Step::Keep => c,
-        Step::Replace(r) => r,
-        Step::Revisit(r) => go(eg, r, depth, v, memo, open, stack + 1)?,
-        Step::Descend => {
-            let node = eg[c].data.best.clone();
-            let inner = match &node {
-                ArrayLang::Lam([p, _]) => match eg[*p].data.kind {
-                    Kind::Params(k) => k,
-                    _ => return None,
-                },
-                _ => 0,
-            };
-            let mut kids = Vec::with_capacity(node.children().len());
-            for (k, ch) in node.children().iter().enumerate() {
-                // the body of a lam is under its binder; its parameter types are not
-                let d = if inner > 0 && k == 1 { depth + inner } else { depth };
-                kids.push(go(eg, *ch, d, v, memo, open, stack + 1)?);
-            }
-            let mut it = kids.into_iter();
-            let rebuilt = node.map_children(|_| it.next().unwrap_or(Id::from(0usize)));
-            eg.add(rebuilt)
+impl Walk<'_> {
+    fn go(&mut self, eg: &mut EG, c: Id, depth: u32, stack: u32) -> Option<Id> {
+        let c = eg.find(c);
+        if let Some(&r) = self.memo.get(&(c, depth)) {
+            return Some(r);
         }
-    };
-    Some(r)
+        // a class met again inside its own walk (a cyclic e-graph): give up the rewrite
+        if stack > MAX_DEPTH || !self.open.insert((c, depth)) {
+            return None;
+        }
+        let r = self.step(eg, c, depth, stack);
+        self.open.remove(&(c, depth));
+        let r = r?;
+        self.memo.insert((c, depth), r);
+        Some(r)
+    }
+
+    fn step(&mut self, eg: &mut EG, c: Id, depth: u32, stack: u32) -> Option<Id> {
+        Some(match self.v.step(eg, c, depth)? {
+            Step::Keep => c,
+            Step::Replace(r) => r,
+            Step::Revisit(r) => self.go(eg, r, depth, stack + 1)?,
+            Step::Descend => {
+                let node = eg[c].data.best.clone();
+                let inner = match &node {
+                    ArrayLang::Lam([p, _]) => match eg[*p].data.kind {
+                        Kind::Params(k) => k,
+                        _ => return None,
+                    },
+                    _ => 0,
+                };
+                let mut kids = Vec::with_capacity(node.children().len());
+                for (k, ch) in node.children().iter().enumerate() {
+                    // the body of a lam is under its binder; its parameter types are not
+                    let d = if inner > 0 && k == 1 { depth + inner } else { depth };
+                    kids.push(self.go(eg, *ch, d, stack + 1)?);
+                }
+                let mut it = kids.into_iter();
+                let rebuilt = node.map_children(|_| it.next().unwrap_or(Id::from(0usize)));
+                eg.add(rebuilt)
+            }
+        })
+    }
 }
 
 /// Whether class `c` mentions a parameter at or above `from` (seen at its own depth).
