@@ -192,6 +192,11 @@ impl ParamSet {
         self.0.len() != before
     }
 
+    /// The elements in both.
+    pub fn intersect(&self, other: &ParamSet) -> ParamSet {
+        ParamSet(self.0.iter().copied().filter(|i| other.contains(*i)).collect())
+    }
+
     /// The set seen from outside a binder of `k` parameters: indices `>= k`, minus `k`.
     pub fn under_binder(&self, k: u32) -> ParamSet {
         ParamSet(self.0.iter().filter(|&&i| i >= k).map(|&i| i - k).collect())

@@ -39,20 +39,28 @@ pub fn node_cost(n: &ArrayLang) -> f64 {
     }
 }
 
-impl egg::CostFunction<ArrayLang> for TreeCost<'_> {
-    type Cost = f64;
-
-    fn cost<C>(&mut self, enode: &ArrayLang, mut costs: C) -> f64
-    where
-        C: FnMut(Id) -> f64,
-    {
+impl TreeCost<'_> {
+    /// The cost of `enode` given its children's.
+    pub fn of(&self, enode: &ArrayLang, costs: &dyn Fn(Id) -> f64) -> f64 {
         if let ArrayLang::Proj([_, m]) = enode {
             if matches!(self.egraph[*m].data.kind, Kind::Multi(_)) {
                 // amortised over the members (see the module docs); still pay for reaching it
                 return 1.0 + costs(*m) * 1e-9;
             }
         }
-        // every node costs something, so no zero-cost cycle can be extracted
+        // every node costs something
         enode.children().iter().fold(node_cost(enode) + 1e-3, |acc, c| acc + costs(*c))
+    }
+}
+
+impl egg::CostFunction<ArrayLang> for TreeCost<'_> {
+    type Cost = f64;
+
+    fn cost<C>(&mut self, enode: &ArrayLang, costs: C) -> f64
+    where
+        C: FnMut(Id) -> f64,
+    {
+        let costs = std::cell::RefCell::new(costs);
+        self.of(enode, &|c| (costs.borrow_mut())(c))
     }
 }

@@ -38,6 +38,7 @@ pub mod analysis;
 pub mod cost;
 pub mod decode;
 pub mod encode;
+pub mod extract;
 pub mod kernels;
 pub mod lang;
 

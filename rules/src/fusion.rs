@@ -351,10 +351,14 @@ fn index_space(n: &ArrayLang) -> Option<(Id, Id)> {
 struct FuseReads<'a> {
     space: IndexSpace<'a>,
     fused: bool,
+    /// The producers whose bodies are being walked now (a revisit inside a revisit): a
+    /// producer met again reads itself through a cyclic class, and fusing it once more
+    /// would unroll that cycle without end.
+    chain: Vec<Id>,
 }
 
 impl FuseReads<'_> {
-    fn fusable(&self, eg: &mut EG, c: Id, depth: u32) -> Option<Id> {
+    fn fusable(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Id> {
         let candidates: Vec<Vec<Id>> = eg[c]
             .nodes
             .iter()
@@ -365,21 +369,31 @@ impl FuseReads<'_> {
             .collect();
         for k in candidates {
             let (a, ix) = k.split_first()?;
-            let producer = eg[*a].nodes.iter().find_map(|n| match n {
-                ArrayLang::Generate([sh, f]) => Some((*sh, *f)),
-                _ => None,
-            });
-            let Some((sh, f)) = producer else { continue };
-            let Some(ds) = dims(eg, sh) else { continue };
-            let Some(body) = lam_body(eg, f, ix.len()) else { continue };
-            if ds.len() != ix.len()
-                || !closed(eg, f)
-                || !ix.iter().zip(&ds).all(|(j, d)| in_bounds(eg, *j, d, &self.space, depth))
-            {
+            let a = eg.find(*a);
+            if self.chain.contains(&a) {
                 continue;
             }
-            if let Some(r) = beta(eg, body, ix) {
-                return Some(r);
+            let producers: Vec<(Id, Id)> = eg[a]
+                .nodes
+                .iter()
+                .filter_map(|n| match n {
+                    ArrayLang::Generate([sh, f]) => Some((*sh, *f)),
+                    _ => None,
+                })
+                .collect();
+            for (sh, f) in producers {
+                let Some(ds) = dims(eg, sh) else { continue };
+                let Some(body) = lam_body(eg, f, ix.len()) else { continue };
+                if ds.len() != ix.len()
+                    || !closed(eg, f)
+                    || !ix.iter().zip(&ds).all(|(j, d)| in_bounds(eg, *j, d, &self.space, depth))
+                {
+                    continue;
+                }
+                if let Some(r) = beta(eg, body, ix) {
+                    self.chain.push(a);
+                    return Some(r);
+                }
             }
         }
         None
@@ -399,16 +413,20 @@ impl Visitor for FuseReads<'_> {
         }
         Some(Step::Descend)
     }
+
+    fn revisited(&mut self) {
+        self.chain.pop();
+    }
 }
 
-fn fuse_read(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     let (sh, f) = index_space(n)?;
     let ds = dims(eg, sh)?;
     let body = lam_body(eg, f, ds.len())?;
     if !closed(eg, f) {
         return None;
     }
-    let mut v = FuseReads { space: IndexSpace { dims: &ds }, fused: false };
+    let mut v = FuseReads { space: IndexSpace { dims: &ds }, fused: false, chain: vec![eg.find(at)] };
     let new_body = walk(eg, body, &mut v)?;
     if !v.fused {
         return None;

@@ -78,8 +78,13 @@ fn slice_slice(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
     Some(eg.add(ArrayLang::Slice([a, s, l2])))
 }
 
-fn backpermute_backpermute(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+fn backpermute_backpermute(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     let ArrayLang::Backpermute([sh2, g, inner]) = *n else { return None };
+    // a class that is a backpermute of itself (`o = backpermute sh f o`, met when both are
+    // one constant array): composing would add `f . f . ...` without end
+    if eg.find(inner) == eg.find(at) {
+        return None;
+    }
     let (sh1, f, a) = eg[inner].nodes.iter().find_map(|n| match *n {
         ArrayLang::Backpermute([sh, f, a]) => Some((sh, f, a)),
         _ => None,

@@ -118,36 +118,12 @@ fn load(facts: &Facts, term: &RecExpr<ArrayLang>) -> Loaded {
 }
 
 /// Extracts the best term of `root` as a DAG (one node per class), with the node index of
-/// each extracted class.
+/// each extracted class: the tree cost, chosen acyclically and closed terms first
+/// ([`eqfuse_egraph::extract`]).
 fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)> {
-    let ex = egg::Extractor::new(eg, TreeCost { egraph: eg });
-    let mut index: HashMap<Id, usize> = HashMap::new();
-    let mut term = RecExpr::default();
-    let mut stack: Vec<(Id, bool)> = vec![(eg.find(root), false)];
-    let mut open = std::collections::HashSet::new();
-    while let Some((c, done)) = stack.pop() {
-        if index.contains_key(&c) {
-            continue;
-        }
-        let node = ex.find_best_node(c).clone();
-        if done {
-            let n = node.map_children(|k| Id::from(index[&eg.find(k)]));
-            index.insert(c, term.as_ref().len());
-            term.add(n);
-            continue;
-        }
-        if !open.insert(c) {
-            return Err(Error::new(Code::Limit, "internal error: the extracted term has a cycle"));
-        }
-        stack.push((c, true));
-        for k in node.children() {
-            let k = eg.find(*k);
-            if !index.contains_key(&k) {
-                stack.push((k, false));
-            }
-        }
-    }
-    Ok((term, index))
+    let tc = TreeCost { egraph: eg };
+    let choice = eqfuse_egraph::extract::choose(eg, |n, costs| tc.of(n, costs));
+    eqfuse_egraph::extract::term_of(eg, &choice, root)
 }
 
 fn stop_text(r: &egg::StopReason) -> String {

@@ -35,6 +35,9 @@ pub trait Visitor {
     /// Decides at class `c` (canonical), at binder depth `depth` (lambdas entered below the
     /// walk's root).
     fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step>;
+
+    /// Called when the walk of a [`Step::Revisit`] this visitor asked for is over.
+    fn revisited(&mut self) {}
 }
 
 /// Walks the representative of `root` with `v`, adding the rebuilt term; `None` when the
@@ -71,7 +74,11 @@ impl Walk<'_> {
         Some(match self.v.step(eg, c, depth)? {
             Step::Keep => c,
             Step::Replace(r) => r,
-            Step::Revisit(r) => self.go(eg, r, depth, stack + 1)?,
+            Step::Revisit(r) => {
+                let r = self.go(eg, r, depth, stack + 1);
+                self.v.revisited();
+                r?
+            }
             Step::Descend => {
                 let node = eg[c].data.best.clone();
                 let inner = match &node {
@@ -145,6 +152,11 @@ impl Visitor for Beta<'_> {
                 if rel < self.k {
                     // `$rel` is parameter number k-1-rel in source order
                     let arg = *self.args.get((self.k - 1 - rel) as usize)?;
+                    // a parameter of another type is a dead one of another context (a class
+                    // can hold an open node equal to a closed one): give the rewrite up
+                    if eg[arg].data.kind != Kind::Scalar(p.ty) {
+                        return None;
+                    }
                     Step::Replace(shift(eg, arg, depth)?)
                 } else {
                     Step::Replace(eg.add(ArrayLang::Param(DeBruijn { index: p.index - self.k, ty: p.ty })))

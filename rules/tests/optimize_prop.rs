@@ -59,9 +59,8 @@ fn config() -> ProptestConfig {
         .iter()
         .find_map(|v| std::env::var(v).ok().and_then(|s| s.parse().ok()))
         .unwrap_or(CASES);
-    // A fixed seed by default, so that CI is reproducible while the known bugs of the
-    // ignored `regression_*` tests below are open (a random seed meets one in roughly a
-    // thousand programs); `EQFUSE_PROPTEST_SEED=random` or a number explores further.
+    // A fixed seed by default, so that CI is reproducible; `EQFUSE_PROPTEST_SEED=random`
+    // or a number explores further (each bug found that way becomes a `regression_*` test).
     let rng_seed = match std::env::var("EQFUSE_PROPTEST_SEED").ok().as_deref() {
         Some("random") => proptest::test_runner::RngSeed::Random,
         Some(n) => {
@@ -217,7 +216,6 @@ fn optimise_source(src: &str) -> (Checked, Checked, Optimized) {
 /// (`0.0 + x0` with `x0 : i64`: a map parameter replaced by the generate index instead of
 /// the element read). `optimize` itself returns the `E-TYPE` error.
 #[test]
-#[ignore = "open bug (issue 3): fuse-read substitutes the index for a map parameter under a named function"]
 fn regression_optimised_program_is_well_typed() {
     let src = "input xs : f64[n]
 let g = \\p q -> 0 / (if iterate 2 (\\x -> 0) p == 0 then 1 else iterate 2 (\\x -> 0) p)
@@ -236,7 +234,6 @@ output o = map (\\a b -> g (g 0 0.0) (0.0 + b)) ys ys";
 /// left behind by a substitution walk on a cyclic class), and egg's extractor then needs
 /// one pass per level of the chain over all 40 000 classes. The time limit bounds neither.
 #[test]
-#[ignore = "open bug (issue 3): self-reading generate chain blows up the fuse phase past its time limit"]
 fn regression_optimisation_ends() {
     let src = "input xs : f64[n]
 let a = gather xs (fill [n] 0)
@@ -268,7 +265,6 @@ output b";
 /// Found by `optimised_bigger_programs`: `optimize` fails with `E-LIMIT: internal error:
 /// the extracted term has a cycle` (the extractor's choices form a cycle through `a`).
 #[test]
-#[ignore = "open bug (issue 3): extraction can pick a cyclic term"]
 fn regression_extracted_term_is_acyclic() {
     let src = "input idx : i64[n]
 input xs : i32[n]
