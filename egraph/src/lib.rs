@@ -40,6 +40,7 @@ pub mod decode;
 pub mod encode;
 pub mod extract;
 pub mod kernels;
+pub mod model;
 pub mod lang;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};

@@ -22,6 +22,7 @@ pub mod interp;
 pub mod lexer;
 pub mod npy;
 pub mod parse;
+pub mod plan;
 pub mod print;
 mod stack;
 #[cfg(feature = "testgen")]

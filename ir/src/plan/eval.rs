@@ -1,0 +1,1 @@
+//! The plan interpreter (being written).

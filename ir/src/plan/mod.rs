@@ -1,0 +1,398 @@
+//! `Plan`: what the executors run — kernels over index spaces, the buffers between them,
+//! and the host scalar steps that size them.
+//!
+//! The optimiser lowers an extracted term to a `Plan` (`eqfuse_egraph::lower`); the CPU and
+//! CUDA executors and the plan interpreter ([`eval`]) consume it, and never see the
+//! e-graph. A plan is a list of [`Step`]s in dependency order:
+//!
+//! - [`Step::Scalar`]: a host scalar computed once (`m = t0 / f64 n`, a dimension
+//!   `n - 1`);
+//! - [`Step::Kernel`]: a pass over an index space ([`Kernel::space`]) that writes one or
+//!   more results ([`Lane`]s: several results of one pass are a multi-output kernel).
+//!
+//! Every value a plan names — program inputs, size names, host scalars, kernel results — is
+//! a [`ValueId`] into [`Plan::values`]. A scalar is a 0-d value.
+//!
+//! Element functions are [`Func`]s: straight-line code over registers, with nested
+//! [`Block`]s for the lazy forms (`if`, `&&`, `||`) and for loops (`iterate`). A register is
+//! assigned once per evaluation of its block; a subterm used twice in one element function
+//! is computed once (it is one register).
+//!
+//! ```text
+//! -- dotp, fused:
+//! k0 reduce over [n] -> dot
+//!   elem(i0) = let r1 = xs[i0]; let r2 = ys[i0]; let r3 = r1 * r2 in r3
+//!   op(a, b) = a + b    ne = 0.0
+//! ```
+
+pub mod eval;
+pub mod print;
+
+use crate::ast::{BinOp, UnOp};
+use crate::interp::scalar::ScalarFn;
+use crate::types::ElemType;
+use crate::value::Scalar;
+
+/// A value of the plan: an index into [`Plan::values`].
+pub type ValueId = usize;
+
+/// A register of a [`Func`].
+pub type Reg = u32;
+
+/// A whole plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Every value the plan names.
+    pub values: Vec<ValueInfo>,
+    /// The steps, in an order that respects their dependencies.
+    pub steps: Vec<Step>,
+    /// The program's outputs in order: name and value.
+    pub outputs: Vec<(String, ValueId)>,
+}
+
+/// What a value is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueInfo {
+    /// Its name: the input, size, `let` or output name it stands for, else `t<k>`.
+    pub name: String,
+    /// Element type (a size is `i64`).
+    pub elem: ElemType,
+    /// Rank (0: a scalar).
+    pub rank: usize,
+    /// Where it comes from.
+    pub origin: Origin,
+}
+
+/// Where a value comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A program input, by its name.
+    Input,
+    /// A size name, bound from the inputs' shapes.
+    Size,
+    /// Computed by a step of the plan.
+    Computed,
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// `dst = body()`, evaluated once on the host (`body` has no parameters).
+    Scalar {
+        /// The 0-d value written.
+        dst: ValueId,
+        /// The computation.
+        body: Func,
+    },
+    /// A pass over an index space.
+    Kernel(Kernel),
+}
+
+/// An extent: a constant, or a host scalar (an `i64` value) known before the kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// A constant.
+    Const(i64),
+    /// An `i64` 0-d value.
+    Value(ValueId),
+}
+
+/// A pass over an index space, writing one result per lane.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// What `explain` calls it: `map`, `generate`, `reduce`, `scan`, `filter`, `permute`,
+    /// `gather` or `copy`.
+    pub kind: &'static str,
+    /// The index space, outermost dimension first (at least one dimension).
+    pub space: Vec<Arg>,
+    /// The results computed in this pass (more than one: a multi-output kernel). Every lane
+    /// of a kernel with several lanes is a `Generate` or a `Reduce`.
+    pub lanes: Vec<Lane>,
+}
+
+/// One result of a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    /// The value written.
+    pub dst: ValueId,
+    /// The element function: one `i64` parameter per dimension of the space (outermost
+    /// first), one result.
+    pub elem: Func,
+    /// What is done with the elements.
+    pub op: LaneOp,
+}
+
+/// What a lane does with the elements `elem(ix)` of its kernel's space.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LaneOp {
+    /// `dst[ix] = elem(ix)`: `dst` has the space's shape.
+    Generate,
+    /// `dst[outer] = ne op e(outer, 0) op ... op e(outer, last)`: the innermost dimension
+    /// is reduced (`dst` has rank `space.len() - 1`; a scalar for a 1-d space).
+    Reduce {
+        /// The associative operator: two parameters, one result.
+        op: Func,
+        /// The neutral element: no parameters.
+        ne: Func,
+    },
+    /// An inclusive (`exclusive: false`) or exclusive scan along the innermost dimension.
+    Scan {
+        /// The associative operator.
+        op: Func,
+        /// The neutral element.
+        ne: Func,
+        /// `scan_exclusive`.
+        exclusive: bool,
+    },
+    /// 1-d space only: `dst` holds the elements for which `pred(elem(i))` holds, in order.
+    Filter {
+        /// The predicate: one parameter (the element), a `bool` result.
+        pred: Func,
+    },
+    /// `dst` starts as a copy of `dest`; for every `ix` with `t = target(ix)`: when `t` is
+    /// `-1` (a rank-1 `dest`) the element is dropped, else `dst[t] = op(dst[t], elem(ix))`.
+    Permute {
+        /// The associative and commutative operator.
+        op: Func,
+        /// The array copied first.
+        dest: ValueId,
+        /// The target: one `i64` parameter per dimension of the space, one `i64` result per
+        /// dimension of `dest`.
+        target: Func,
+    },
+}
+
+/// A scalar function as straight-line code.
+///
+/// Registers `0 .. params.len()` hold the parameters; every other register is assigned by
+/// exactly one instruction. `ret` are the result registers (one, or one per component of a
+/// tuple result).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    /// Parameter types, in order (register `k` is parameter `k`).
+    pub params: Vec<ElemType>,
+    /// The element type of every register (`reg_types.len()` registers).
+    pub reg_types: Vec<ElemType>,
+    /// The code.
+    pub body: Block,
+    /// The result registers.
+    pub ret: Vec<Reg>,
+}
+
+/// A sequence of instructions, run in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    /// The instructions.
+    pub insts: Vec<Inst>,
+}
+
+/// One instruction. `dst` registers are written, the others read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inst {
+    /// `dst = value`.
+    Const {
+        /// Written.
+        dst: Reg,
+        /// The constant.
+        value: Scalar,
+    },
+    /// `dst = op a` (`-a`, `!a`).
+    Unary {
+        /// Written.
+        dst: Reg,
+        /// The operator.
+        op: UnOp,
+        /// Operand.
+        a: Reg,
+    },
+    /// `dst = a op b`, for every operator but `&&` and `||` (which are [`Inst::If`]s: their
+    /// right operand is lazy). Integer `/` and `%` by zero are `E-DIV-ZERO`.
+    Binary {
+        /// Written.
+        dst: Reg,
+        /// The operator.
+        op: BinOp,
+        /// Left operand.
+        a: Reg,
+        /// Right operand.
+        b: Reg,
+    },
+    /// `dst = f(args)`: a scalar builtin (`exp`, `min`, `clamp`, conversions, ...).
+    Call {
+        /// Written.
+        dst: Reg,
+        /// The builtin.
+        f: ScalarFn,
+        /// Arguments.
+        args: Vec<Reg>,
+    },
+    /// `dst = array[index..]`, one `i64` index per dimension; out of bounds is `E-INDEX`
+    /// naming the array.
+    Read {
+        /// Written.
+        dst: Reg,
+        /// The array read.
+        array: ValueId,
+        /// The indices.
+        index: Vec<Reg>,
+    },
+    /// `dst = size array axis` (`length a` is axis 0); an axis out of range is `E-INDEX`.
+    Dim {
+        /// Written.
+        dst: Reg,
+        /// The array.
+        array: ValueId,
+        /// The axis (an `i64` register).
+        axis: Reg,
+    },
+    /// `dst = value`, a 0-d value of the plan (a scalar input, a size, a host scalar, a
+    /// reduction's result).
+    Load {
+        /// Written.
+        dst: Reg,
+        /// The value.
+        value: ValueId,
+    },
+    /// `dst = if cond then (then_block; then_ret) else (else_block; else_ret)`: only the
+    /// taken block runs.
+    If {
+        /// Written.
+        dst: Reg,
+        /// A `bool` register.
+        cond: Reg,
+        /// Run when `cond` holds.
+        then_block: Block,
+        /// The result of `then_block`.
+        then_ret: Reg,
+        /// Run otherwise.
+        else_block: Block,
+        /// The result of `else_block`.
+        else_ret: Reg,
+    },
+    /// `iterate`: `vars = inits`, then `count` times (none when `count <= 0`): run `body`,
+    /// then `vars = nexts` (all at once); finally `dsts = vars`. `vars` are registers the
+    /// body reads; the loop state may be a tuple of scalars.
+    Loop {
+        /// Written at the end: the final state.
+        dsts: Vec<Reg>,
+        /// The iteration count (an `i64` register).
+        count: Reg,
+        /// The initial state.
+        inits: Vec<Reg>,
+        /// The state registers the body reads.
+        vars: Vec<Reg>,
+        /// The body.
+        body: Block,
+        /// The next state, computed by the body.
+        nexts: Vec<Reg>,
+    },
+}
+
+impl Inst {
+    /// The registers this instruction writes (nested blocks' own registers not included).
+    pub fn dsts(&self) -> Vec<Reg> {
+        match self {
+            Inst::Const { dst, .. }
+            | Inst::Unary { dst, .. }
+            | Inst::Binary { dst, .. }
+            | Inst::Call { dst, .. }
+            | Inst::Read { dst, .. }
+            | Inst::Dim { dst, .. }
+            | Inst::Load { dst, .. }
+            | Inst::If { dst, .. } => vec![*dst],
+            Inst::Loop { dsts, .. } => dsts.clone(),
+        }
+    }
+}
+
+impl Kernel {
+    /// The values this kernel reads: arrays read by index or by dimension, loaded scalars,
+    /// permute destinations and the space's extents, without repeats, in first-use order.
+    pub fn reads(&self) -> Vec<ValueId> {
+        let mut out = Vec::new();
+        let mut add = |v: ValueId| {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        };
+        for a in &self.space {
+            if let Arg::Value(v) = a {
+                add(*v);
+            }
+        }
+        for l in &self.lanes {
+            let mut fs: Vec<&Func> = vec![&l.elem];
+            match &l.op {
+                LaneOp::Generate => {}
+                LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => fs.extend([op, ne]),
+                LaneOp::Filter { pred } => fs.push(pred),
+                LaneOp::Permute { op, dest, target } => {
+                    add(*dest);
+                    fs.extend([op, target]);
+                }
+            }
+            for f in fs {
+                f.body.visit(&mut |i| match i {
+                    Inst::Read { array, .. } | Inst::Dim { array, .. } => add(*array),
+                    Inst::Load { value, .. } => add(*value),
+                    _ => {}
+                });
+            }
+        }
+        out
+    }
+
+    /// The values this kernel writes, lane by lane.
+    pub fn writes(&self) -> Vec<ValueId> {
+        self.lanes.iter().map(|l| l.dst).collect()
+    }
+}
+
+impl Block {
+    /// Calls `f` on every instruction, nested blocks included (iteratively).
+    pub fn visit(&self, f: &mut dyn FnMut(&Inst)) {
+        let mut stack: Vec<&Block> = vec![self];
+        while let Some(b) = stack.pop() {
+            for i in &b.insts {
+                f(i);
+                match i {
+                    Inst::If { then_block, else_block, .. } => {
+                        stack.push(then_block);
+                        stack.push(else_block);
+                    }
+                    Inst::Loop { body, .. } => stack.push(body),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+impl Step {
+    /// The values this step reads.
+    pub fn reads(&self) -> Vec<ValueId> {
+        match self {
+            Step::Kernel(k) => k.reads(),
+            Step::Scalar { body, .. } => {
+                let mut out = Vec::new();
+                body.body.visit(&mut |i| match i {
+                    Inst::Read { array: v, .. } | Inst::Dim { array: v, .. } | Inst::Load { value: v, .. } => {
+                        if !out.contains(v) {
+                            out.push(*v);
+                        }
+                    }
+                    _ => {}
+                });
+                out
+            }
+        }
+    }
+
+    /// The values this step writes.
+    pub fn writes(&self) -> Vec<ValueId> {
+        match self {
+            Step::Kernel(k) => k.writes(),
+            Step::Scalar { dst, .. } => vec![*dst],
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Printing a plan (being written).
