@@ -30,15 +30,18 @@
 //! ```
 
 pub mod backend;
+pub mod calibrate;
 pub mod files;
 pub mod optimize;
 
 pub use backend::{run, Backend};
+pub use eqfuse_egraph::dag::{CostContext, Search};
+pub use eqfuse_egraph::model::CostParams;
 pub use eqfuse_ir as ir;
 pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
 pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value};
-pub use optimize::{optimize, optimize_checked, OptimizeOptions, Optimized};
+pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized};
 
 /// Named arrays, in order: the inputs and outputs of a run.
 pub type Arrays = indexmap::IndexMap<String, Value>;

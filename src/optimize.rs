@@ -3,9 +3,14 @@
 use crate::{Arrays, Backend, Program, Result};
 use eqfuse_egraph::{summarize, KernelSummary};
 use eqfuse_ir::check::Checked;
-use std::collections::HashMap;
 
 pub use eqfuse_rules::{OptimizeOptions, PhaseReport};
+
+/// The CPU cost parameters: those `eqfuse calibrate` saved for this machine, else the
+/// defaults.
+pub fn cpu_cost_params() -> eqfuse_egraph::model::CostParams {
+    eqfuse_egraph::model::CostParams::cpu_default()
+}
 
 /// An optimised program: the extracted term, its kernels, the decoded program and the
 /// optimiser's report. Made by [`optimize`].
@@ -37,32 +42,9 @@ pub fn optimize(program: &Program, opts: &OptimizeOptions) -> Result<Optimized> 
 /// [`optimize`] for a program already checked.
 pub fn optimize_checked(checked: Checked, opts: &OptimizeOptions) -> Result<Optimized> {
     let result = eqfuse_rules::optimize(&checked, opts)?;
-    let out_names: Vec<String> = checked.outputs.keys().cloned().collect();
-    let kernels = summarize(&result.term, &result.facts, &out_names, &result.names);
-    let unfused = summarize(&result.source.0, &result.facts, &out_names, &result.source.1);
+    let kernels = summarize(&result.plan, &result.cost);
+    let unfused = summarize(&result.unfused_plan, &result.unfused_cost);
     Ok(Optimized { result, kernels, unfused, checked })
-}
-
-/// The size every size name is given in `predicted_s` when none is set.
-pub const DEFAULT_SIZE: u64 = 1024;
-
-/// A bytes-and-launches estimate of a kernel list's run time in seconds (10 GB/s, 5 µs per
-/// launch, 4 bytes per element read or written per point of each kernel's index space),
-/// with every size name `sizes[name]` or [`DEFAULT_SIZE`]. The calibrated physical model of
-/// the cost-model issue replaces it.
-pub fn predicted_seconds(k: &KernelSummary, sizes: &HashMap<String, u64>) -> f64 {
-    k.kernels
-        .iter()
-        .map(|kernel| {
-            let points: f64 = kernel
-                .space
-                .split('*')
-                .map(|d| d.parse::<f64>().unwrap_or_else(|_| *sizes.get(d).unwrap_or(&DEFAULT_SIZE) as f64))
-                .product();
-            let streams = (kernel.reads.len() + kernel.writes.len()).max(1) as f64;
-            5e-6 + points * 4.0 * streams / 10e9
-        })
-        .sum()
 }
 
 impl Optimized {
@@ -85,7 +67,7 @@ impl Optimized {
     }
 
     /// `explain --json`: the object DESIGN.md specifies.
-    pub fn explain_json(&self, sizes: &HashMap<String, u64>) -> serde_json::Value {
+    pub fn explain_json(&self) -> serde_json::Value {
         let (nodes, classes, iterations) = self.result.egraph_size();
         let kernels: Vec<serde_json::Value> = self
             .kernels
@@ -94,6 +76,7 @@ impl Optimized {
             .map(|k| {
                 serde_json::json!({
                     "kind": k.kind, "reads": k.reads, "writes": k.writes, "loops": k.loops,
+                    "space": k.space, "predicted_s": k.predicted_s,
                 })
             })
             .collect();
@@ -106,22 +89,22 @@ impl Optimized {
             "rules_fired": fired,
             "kernels": kernels,
             "materialized": self.kernels.materialized,
-            "predicted_s": predicted_seconds(&self.kernels, sizes),
+            "predicted_s": self.kernels.predicted_s,
             "unfused": {
                 "kernels": self.unfused.kernels.len(),
-                "predicted_s": predicted_seconds(&self.unfused, sizes),
+                "predicted_s": self.unfused.predicted_s,
             },
         })
     }
 
     /// `explain`: kernels, what was materialised, rules fired, phases and the program.
     pub fn explain(&self) -> String {
-        self.explain_with(&HashMap::new(), true)
+        self.explain_with(true)
     }
 
-    /// `explain` with sizes for the estimate; `timings` off gives output that does not
-    /// change from run to run (for snapshots).
-    pub fn explain_with(&self, sizes: &HashMap<String, u64>, timings: bool) -> String {
+    /// `explain`; `timings` off gives output that does not change from run to run (for
+    /// snapshots).
+    pub fn explain_with(&self, timings: bool) -> String {
         use std::fmt::Write;
         let mut s = String::new();
         let (nodes, classes, iterations) = self.result.egraph_size();
@@ -131,23 +114,25 @@ impl Optimized {
             "optimised{time}: {} ({} nodes, {} classes, {} iterations)",
             self.result.stop_reason, nodes, classes, iterations
         );
+        let _ = writeln!(s, "cost model: {}", self.result.cost_model);
         let _ = writeln!(
             s,
             "kernels: {} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
             self.kernels.kernels.len(),
             self.unfused.kernels.len(),
-            predicted_seconds(&self.kernels, sizes),
-            predicted_seconds(&self.unfused, sizes)
+            self.kernels.predicted_s,
+            self.unfused.predicted_s
         );
         for (i, k) in self.kernels.kernels.iter().enumerate() {
             let loops = if k.loops > 0 { format!(", {} loop(s)", k.loops) } else { String::new() };
             let _ = writeln!(
                 s,
-                "  k{i} {} over [{}]: reads {} -> writes {}{loops}",
+                "  k{i} {} over [{}]: reads {} -> writes {}{loops}; predicted {:.3e} s",
                 k.kind,
                 k.space,
                 if k.reads.is_empty() { "nothing".to_string() } else { k.reads.join(", ") },
-                k.writes.join(", ")
+                k.writes.join(", "),
+                k.predicted_s
             );
         }
         let m = &self.kernels.materialized;
@@ -166,6 +151,10 @@ impl Optimized {
                 "  {}: {}, {} iterations, {} nodes, {} classes{t}",
                 p.name, p.stop_reason, p.iterations, p.nodes, p.classes
             );
+        }
+        let _ = writeln!(s, "plan:");
+        for line in self.result.plan.to_string().lines() {
+            let _ = writeln!(s, "  {line}");
         }
         let _ = writeln!(s, "optimised program:");
         for line in eqfuse_ir::print::print_program(self.program()).lines() {

@@ -43,8 +43,9 @@ pub struct Choice {
     pub classes: HashMap<Id, Settled>,
 }
 
-/// A node's cost given its children's (`child(c)`: the chosen cost of child class `c`).
-pub type NodeCost<'a> = dyn FnMut(&ArrayLang, &dyn Fn(Id) -> f64) -> f64 + 'a;
+/// A node's cost given its class and its children's (`child(c)`: the chosen cost of child
+/// class `c`).
+pub type NodeCost<'a> = dyn FnMut(Id, &ArrayLang, &dyn Fn(Id) -> f64) -> f64 + 'a;
 
 /// The cost added per parameter a node mentions beyond what its class needs.
 pub const DEAD_PARAM: f64 = 1e9;
@@ -71,11 +72,11 @@ impl Ord for Key {
 
 /// Chooses a node for every class of `eg` that has a finite (acyclic) term.
 ///
-/// `cost(node, child)` is a node's cost given its children's (`child(c)` is the settled
-/// cost of child class `c`).
+/// `cost(class, node, child)` is a node's cost given its children's (`child(c)` is the
+/// settled cost of child class `c`).
 pub fn choose(
     eg: &EGraph<ArrayLang, Facts>,
-    mut cost: impl FnMut(&ArrayLang, &dyn Fn(Id) -> f64) -> f64,
+    mut cost: impl FnMut(Id, &ArrayLang, &dyn Fn(Id) -> f64) -> f64,
 ) -> Choice {
     let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
     ids.sort();
@@ -181,7 +182,7 @@ fn node_cost(
     let settled = |c: Id| choice.classes.get(&c).map_or(f64::INFINITY, |s| s.cost);
     let free = free_of(eg, n, |c| choice.classes.get(&c).map(|s| &s.free));
     let extra = free.iter().filter(|p| !need.get(&class).is_some_and(|s| s.contains(*p))).count();
-    (cost(n, &settled) + DEAD_PARAM * extra as f64, free)
+    (cost(class, n, &settled) + DEAD_PARAM * extra as f64, free)
 }
 
 /// Whether `from` reaches `to` through the chosen nodes.

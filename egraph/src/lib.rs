@@ -36,12 +36,14 @@
 
 pub mod analysis;
 pub mod cost;
+pub mod dag;
 pub mod decode;
 pub mod encode;
 pub mod extract;
 pub mod kernels;
-pub mod model;
 pub mod lang;
+pub mod lower;
+pub mod model;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;

@@ -30,8 +30,33 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The size every size name is given when nothing says otherwise.
+/// The element count the default sizes aim at: a size name that only rank-1 inputs use is
+/// this; one used by a rank-`r` input is its `r`-th root (1024 for a matrix).
 pub const DEFAULT_SIZE: u64 = 1 << 20;
+
+/// A size for every size name of `inputs` not in `given`: [`DEFAULT_SIZE`] elements for
+/// the input of highest rank that uses it.
+pub fn default_sizes(
+    inputs: &indexmap::IndexMap<String, eqfuse_ir::types::Type>,
+    given: &HashMap<String, u64>,
+) -> HashMap<String, u64> {
+    let mut out = given.clone();
+    let mut rank: HashMap<String, usize> = HashMap::new();
+    for ty in inputs.values() {
+        if let eqfuse_ir::types::Type::Array { shape, .. } = ty {
+            for d in shape {
+                if let eqfuse_ir::types::Dim::Size(name) = d {
+                    let r = rank.entry(name.clone()).or_default();
+                    *r = (*r).max(shape.len());
+                }
+            }
+        }
+    }
+    for (name, r) in rank {
+        out.entry(name).or_insert_with(|| (DEFAULT_SIZE as f64).powf(1.0 / r.max(1) as f64).round() as u64);
+    }
+    out
+}
 
 /// Iterations counted for a loop whose count is not a constant.
 pub const UNKNOWN_TRIPS: f64 = 16.0;
@@ -96,4 +121,296 @@ impl CostParams {
             gather: 2.0e11,
         }
     }
+}
+
+use eqfuse_ir::ast::BinOp;
+use eqfuse_ir::interp::scalar::ScalarFn;
+use eqfuse_ir::plan::{Arg, Block, Func, Inst, Kernel, LaneOp, Origin, Plan, Reg, Step, ValueId};
+use std::collections::HashMap;
+
+/// What one kernel of a plan is predicted to cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepCost {
+    /// The kernel's index in [`Plan::kernels`].
+    pub kernel: usize,
+    /// Predicted seconds.
+    pub seconds: f64,
+    /// Bytes through main memory.
+    pub bytes: f64,
+    /// Scalar operations (all classes).
+    pub ops: f64,
+}
+
+/// A plan's predicted cost: per step, and in all.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanCost {
+    /// One entry per kernel, in [`Plan::kernels`] order (host steps cost nothing here).
+    pub kernels: Vec<StepCost>,
+    /// The sum, seconds (an `if` costs its dearer branch).
+    pub total: f64,
+}
+
+/// Operation counts of a function, per evaluation, by class.
+#[derive(Clone, Debug, Default)]
+struct Ops {
+    flop: f64,
+    div: f64,
+    sqrt: f64,
+    transcendental: f64,
+    int: f64,
+    compare: f64,
+    gather: f64,
+    /// Read sites: (array, evaluations per evaluation of the function).
+    reads: Vec<(ValueId, f64)>,
+}
+
+impl Ops {
+    fn seconds(&self, p: &CostParams, evals: f64) -> f64 {
+        evals
+            * (self.flop / p.flop
+                + self.div / p.div
+                + self.sqrt / p.sqrt
+                + self.transcendental / p.transcendental
+                + self.int / p.int
+                + self.compare / p.compare
+                + self.gather / p.gather)
+    }
+
+    fn count(&self) -> f64 {
+        self.flop + self.div + self.sqrt + self.transcendental + self.int + self.compare
+    }
+}
+
+/// Counts `f`'s operations per evaluation (loops times their trip count).
+fn count_ops(f: &Func) -> Ops {
+    let mut ops = Ops::default();
+    let mut consts: HashMap<Reg, i64> = HashMap::new();
+    let params: Vec<Reg> = (0..f.params.len() as Reg).collect();
+    // (block, multiplier), iteratively
+    let mut stack: Vec<(&Block, f64)> = vec![(&f.body, 1.0)];
+    while let Some((b, m)) = stack.pop() {
+        for i in &b.insts {
+            let float = |r: &Reg| f.reg_types.get(*r as usize).is_some_and(|t| t.is_float());
+            match i {
+                Inst::Const { dst, value } => {
+                    if let eqfuse_ir::value::Scalar::I64(v) = value {
+                        consts.insert(*dst, *v);
+                    }
+                }
+                Inst::Unary { dst, .. } => {
+                    if float(dst) {
+                        ops.flop += m
+                    } else {
+                        ops.int += m
+                    }
+                }
+                Inst::Binary { op, a, .. } => match op {
+                    _ if op.is_comparison() || op.is_logical() => ops.compare += m,
+                    BinOp::Div | BinOp::Rem if float(a) => ops.div += m,
+                    _ if float(a) => ops.flop += m,
+                    _ => ops.int += m,
+                },
+                Inst::Call { f: func, args, .. } => match func {
+                    ScalarFn::Sqrt => ops.sqrt += m,
+                    ScalarFn::Exp
+                    | ScalarFn::Log
+                    | ScalarFn::Sin
+                    | ScalarFn::Cos
+                    | ScalarFn::Tan
+                    | ScalarFn::Tanh
+                    | ScalarFn::Pow
+                    | ScalarFn::Atan2 => ops.transcendental += m,
+                    ScalarFn::Clamp => {
+                        if args.first().is_some_and(float) {
+                            ops.flop += 2.0 * m
+                        } else {
+                            ops.int += 2.0 * m
+                        }
+                    }
+                    _ => {
+                        if args.first().is_some_and(float) {
+                            ops.flop += m
+                        } else {
+                            ops.int += m
+                        }
+                    }
+                },
+                Inst::Read { array, index, .. } => {
+                    ops.reads.push((*array, m));
+                    // a read through a computed index: index arithmetic and a scattered access
+                    if !index.iter().all(|r| params.contains(r)) {
+                        ops.gather += m;
+                    }
+                }
+                Inst::Dim { .. } | Inst::Load { .. } => {}
+                Inst::If { then_block, else_block, .. } => {
+                    ops.compare += m;
+                    stack.push((then_block, m));
+                    stack.push((else_block, m));
+                }
+                Inst::Loop { count, body, .. } => {
+                    let trips = consts.get(count).map_or(UNKNOWN_TRIPS, |&c| c.max(0) as f64);
+                    ops.compare += m * trips;
+                    stack.push((body, m * trips));
+                }
+            }
+        }
+    }
+    ops
+}
+
+/// Estimated extents and element counts of a plan's values.
+struct Sizes<'a> {
+    given: &'a HashMap<String, u64>,
+    scalars: HashMap<ValueId, f64>,
+    dims: HashMap<ValueId, Vec<f64>>,
+}
+
+impl Sizes<'_> {
+    fn arg(&self, a: &Arg) -> f64 {
+        match a {
+            Arg::Const(c) => (*c).max(0) as f64,
+            Arg::Value(v) => self.scalars.get(v).copied().unwrap_or(DEFAULT_SIZE as f64),
+        }
+    }
+
+    fn elements(&self, v: ValueId) -> f64 {
+        self.dims.get(&v).map_or(DEFAULT_SIZE as f64, |d| d.iter().product())
+    }
+
+    /// A host scalar's value, when it is simple integer arithmetic on known sizes.
+    fn eval(&self, f: &Func) -> Option<f64> {
+        let mut regs: HashMap<Reg, f64> = HashMap::new();
+        for i in &f.body.insts {
+            match i {
+                Inst::Const { dst, value } => {
+                    regs.insert(*dst, value.as_f64());
+                }
+                Inst::Load { dst, value } => {
+                    regs.insert(*dst, *self.scalars.get(value)?);
+                }
+                Inst::Dim { dst, array, axis } => {
+                    let k = *regs.get(axis)? as usize;
+                    regs.insert(*dst, *self.dims.get(array)?.get(k)?);
+                }
+                Inst::Binary { dst, op, a, b } => {
+                    let (x, y) = (*regs.get(a)?, *regs.get(b)?);
+                    let v = match op {
+                        BinOp::Add => x + y,
+                        BinOp::Sub => x - y,
+                        BinOp::Mul => x * y,
+                        BinOp::Div if y != 0.0 => (x / y).trunc(),
+                        _ => return None,
+                    };
+                    regs.insert(*dst, v);
+                }
+                Inst::Call { dst, f: ScalarFn::Convert(_), args } => {
+                    regs.insert(*dst, *regs.get(args.first()?)?);
+                }
+                _ => return None,
+            }
+        }
+        regs.get(f.ret.first()?).copied()
+    }
+}
+
+/// The predicted cost of `plan` with parameters `p`; a size name not in `sizes` is
+/// [`DEFAULT_SIZE`].
+pub fn plan_cost(plan: &Plan, p: &CostParams, sizes: &HashMap<String, u64>) -> PlanCost {
+    let mut s = Sizes { given: sizes, scalars: HashMap::new(), dims: HashMap::new() };
+    for (v, info) in plan.values.iter().enumerate() {
+        if info.origin == Origin::Size {
+            let n = s.given.get(&info.name).copied().unwrap_or(DEFAULT_SIZE);
+            s.scalars.insert(v, n as f64);
+        }
+    }
+    let mut kernels = Vec::new();
+    let total = steps_cost(plan, &plan.steps, p, &mut s, &mut kernels);
+    PlanCost { kernels, total }
+}
+
+/// The cost of `steps`, adding one entry per kernel to `kernels`.
+fn steps_cost(
+    plan: &Plan,
+    steps: &[Step],
+    p: &CostParams,
+    s: &mut Sizes<'_>,
+    kernels: &mut Vec<StepCost>,
+) -> f64 {
+    let mut total = 0.0;
+    for step in steps {
+        match step {
+            Step::Scalar { dst, body } => {
+                if let Some(x) = s.eval(body) {
+                    s.scalars.insert(*dst, x.max(0.0));
+                }
+            }
+            Step::Assert { .. } => {}
+            Step::Kernel(kernel) => {
+                let c = kernel_cost(plan, kernel, p, s);
+                total += c.seconds;
+                kernels.push(StepCost { kernel: kernels.len(), ..c });
+            }
+            Step::If { then_steps, then_value, else_steps, dst, .. } => {
+                let a = steps_cost(plan, then_steps, p, s, kernels);
+                let b = steps_cost(plan, else_steps, p, s, kernels);
+                total += a.max(b);
+                if let Some(d) = s.dims.get(then_value).cloned() {
+                    s.dims.insert(*dst, d);
+                }
+            }
+        }
+    }
+    total
+}
+
+fn kernel_cost(plan: &Plan, kernel: &Kernel, p: &CostParams, s: &mut Sizes<'_>) -> StepCost {
+    let space: Vec<f64> = kernel.space.iter().map(|a| s.arg(a)).collect();
+    let points: f64 = space.iter().product();
+    let mut bytes = 0.0;
+    let mut ops_total = 0.0;
+    let mut seconds = p.launch;
+    let mut fs: Vec<(&Func, f64)> = vec![(&kernel.elem, points)];
+    for lane in &kernel.lanes {
+        let elem_bytes = plan.values.get(lane.dst).map_or(4, |v| v.elem.size_bytes()) as f64;
+        let out_dims: Vec<f64> = match &lane.op {
+            LaneOp::Generate => space.clone(),
+            LaneOp::Reduce { op, .. } => {
+                fs.push((op, points));
+                space[..space.len().saturating_sub(1)].to_vec()
+            }
+            LaneOp::Scan { op, .. } => {
+                fs.push((op, points));
+                space.clone()
+            }
+            LaneOp::Filter { pred } => {
+                fs.push((pred, points));
+                space.clone()
+            }
+            LaneOp::Permute { op, dest, target } => {
+                fs.push((op, points));
+                fs.push((target, points));
+                let d = s.dims.get(dest).cloned().unwrap_or_else(|| vec![points]);
+                // the copy of `dest`
+                bytes += 2.0 * d.iter().product::<f64>() * elem_bytes;
+                d
+            }
+        };
+        bytes += out_dims.iter().product::<f64>() * elem_bytes;
+        s.dims.insert(lane.dst, out_dims);
+    }
+    // each read site of the element functions touches its array at most once per element
+    let mut sites: Vec<(ValueId, f64)> = Vec::new();
+    for (f, evals) in fs {
+        let ops = count_ops(f);
+        seconds += ops.seconds(p, evals);
+        ops_total += ops.count() * evals;
+        sites.extend(ops.reads.iter().map(|(v, m)| (*v, evals * m)));
+    }
+    for (v, evals) in sites {
+        let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;
+        bytes += evals.min(s.elements(v)) * elem;
+    }
+    seconds += bytes / p.bandwidth;
+    StepCost { kernel: 0, seconds, bytes, ops: ops_total }
 }

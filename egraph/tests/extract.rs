@@ -15,7 +15,7 @@ fn add(eg: &mut EGraph<ArrayLang, Facts>, text: &str) -> egg::Id {
 
 fn extract(eg: &EGraph<ArrayLang, Facts>, root: egg::Id) -> String {
     let tc = TreeCost { egraph: eg };
-    let choice = choose(eg, |n, c| tc.of(n, c));
+    let choice = choose(eg, |_, n, c| tc.of(n, c));
     term_of(eg, &choice, root).expect("an acyclic term").0.to_string()
 }
 

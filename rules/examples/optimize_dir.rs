@@ -16,10 +16,34 @@ fn main() {
         match eqfuse_rules::optimize(&c, &Default::default()) {
             Ok(o) => {
                 let (n, cl, it) = o.egraph_size();
+                let kernels: Vec<String> = o
+                    .plan
+                    .steps
+                    .iter()
+                    .filter_map(|s| match s {
+                        eqfuse_ir::plan::Step::Kernel(k) => Some(format!(
+                            "{}->{}",
+                            k.kind,
+                            k.writes()
+                                .iter()
+                                .map(|v| o.plan.values[*v].name.clone())
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        )),
+                        _ => None,
+                    })
+                    .collect();
+                for p in &o.phases {
+                    println!("   phase {}: {:.1} ms, {} nodes", p.name, p.seconds * 1e3, p.nodes);
+                }
                 println!(
-                    "== {name}: {:.1} ms, {} , {n} nodes, {cl} classes, {it} iterations\n{:?}\n{}",
+                    "== {name}: {:.1} ms, {} , {n} nodes, {cl} classes, {it} iterations\n   plan: {} kernels [{}], predicted {:.3e} s (unfused {:.3e} s)\n{:?}\n{}",
                     o.optimize_ms,
                     o.stop_reason,
+                    kernels.len(),
+                    kernels.join(" "),
+                    o.cost.total,
+                    o.unfused_cost.total,
                     o.rules_fired,
                     eqfuse_ir::print::print_program(&o.program)
                 );

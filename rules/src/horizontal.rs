@@ -5,6 +5,7 @@
 //! | rule | identity |
 //! | --- | --- |
 //! | `horizontal-fuse` | `generate sh f == proj k (multi sh .. (lgen f) ..)`, `redomap op ne sh f == proj k (multi sh .. (lred op ne f) ..)` for independent kernels over one shape |
+//! | `horizontal-diagonal` | for `p = generate sh f`: `p == proj 0 m` and `reduce op ne p == proj 1 m` with `m = multi sh (lgen f) (lred op ne f)` (the reduction also writes its producer out for its other users: Futhark's diagonal fusion) |
 //!
 //! The rule runs in its own phase, on the e-graph of the term the previous phases
 //! extracted, where each class has one node: "independent" is then plain reachability, and
@@ -18,13 +19,38 @@ use egg::{Id, Language, PatternAst, Subst, Symbol};
 use eqfuse_egraph::{ArrayLang, SymDim};
 use std::collections::HashMap;
 
-/// The horizontal-fusion rule.
+/// The horizontal-fusion rules.
 pub fn rules() -> Vec<Rewrite> {
     let searcher = NodeSearcher::new(|_, n| matches!(n, ArrayLang::Outputs(_)));
-    match egg::Rewrite::new("horizontal-fuse", searcher, Horizontal) {
+    let mut v = match egg::Rewrite::new("horizontal-fuse", searcher, Horizontal) {
         Ok(r) => vec![r],
         Err(e) => unreachable!("horizontal-fuse: {e}"),
+    };
+    v.push(crate::node_rule::node_rule(
+        "horizontal-diagonal",
+        |_, n| matches!(n, ArrayLang::Reduce(_)),
+        std::sync::Arc::new(diagonal),
+    ));
+    v
+}
+
+/// `reduce op ne p` with `p = generate sh f`: one pass writing `p` and reducing it.
+fn diagonal(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let ArrayLang::Reduce([op, ne, p]) = *n else { return None };
+    let (sh, f) = eg[p].nodes.iter().find_map(|n| match *n {
+        ArrayLang::Generate([sh, f]) => Some((sh, f)),
+        _ => None,
+    })?;
+    if ![op, ne, f, sh].iter().all(|c| crate::build::closed(eg, *c)) {
+        return None;
     }
+    let lg = eg.add(ArrayLang::LaneGen([f]));
+    let lr = eg.add(ArrayLang::LaneRed([op, ne, f]));
+    let m = eg.add(ArrayLang::Multi(vec![sh, lg, lr].into()));
+    let (k0, k1) = (crate::build::lit_i64(eg, 0), crate::build::lit_i64(eg, 1));
+    let p0 = eg.add(ArrayLang::Proj([k0, m]));
+    eg.union(p, p0);
+    Some(eg.add(ArrayLang::Proj([k1, m])))
 }
 
 struct Horizontal;

@@ -8,9 +8,13 @@
 
 use crate::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
 use egg::{Id, Language, RecExpr};
+use eqfuse_egraph::dag::{CostContext, Search};
+use eqfuse_egraph::lower::Signature;
+use eqfuse_egraph::model::{plan_cost, PlanCost};
 use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
 use eqfuse_ir::check::Checked;
 use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::plan::Plan;
 use eqfuse_ir::Program;
 use indexmap::IndexMap;
 use std::collections::HashMap;
@@ -31,6 +35,8 @@ pub struct OptimizeOptions {
     pub fast_math: bool,
     /// Skip the fusion phases (simplification only).
     pub no_fusion: bool,
+    /// The cost model extraction uses (parameters, assumed sizes, search).
+    pub cost: CostContext,
 }
 
 impl Default for OptimizeOptions {
@@ -42,6 +48,7 @@ impl Default for OptimizeOptions {
             fuse_gas: None,
             fast_math: false,
             no_fusion: false,
+            cost: CostContext::default(),
         }
     }
 }
@@ -89,6 +96,16 @@ pub struct Optimized {
     /// The source program's own term (one operation per kernel, nothing fused) and its
     /// `let` names: the baseline `explain` compares with.
     pub source: (RecExpr<ArrayLang>, HashMap<usize, String>),
+    /// The plan the term lowers to (what the executors run).
+    pub plan: Plan,
+    /// Its predicted cost.
+    pub cost: PlanCost,
+    /// The source program's plan: one kernel per operation, nothing fused.
+    pub unfused_plan: Plan,
+    /// Its predicted cost.
+    pub unfused_cost: PlanCost,
+    /// The cost model's parameter set (its name).
+    pub cost_model: String,
 }
 
 impl Optimized {
@@ -122,7 +139,7 @@ fn load(facts: &Facts, term: &RecExpr<ArrayLang>) -> Loaded {
 /// ([`eqfuse_egraph::extract`]).
 fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)> {
     let tc = TreeCost { egraph: eg };
-    let choice = eqfuse_egraph::extract::choose(eg, |n, costs| tc.of(n, costs));
+    let choice = eqfuse_egraph::extract::choose(eg, |_, n, costs| tc.of(n, costs));
     eqfuse_egraph::extract::term_of(eg, &choice, root)
 }
 
@@ -136,16 +153,22 @@ fn stop_text(r: &egg::StopReason) -> String {
     }
 }
 
+/// An extracted term with the source `let` names of its nodes.
+type Named = (RecExpr<ArrayLang>, HashMap<usize, String>);
+
 /// Runs one phase on `term`; returns the extracted term, its names, and the report.
+#[allow(clippy::too_many_arguments)]
 fn phase(
     name: &'static str,
+    sig: &Signature<'_>,
     facts: &Facts,
     term: &RecExpr<ArrayLang>,
     names: &HashMap<usize, String>,
     rules: &[Rewrite],
     opts: &OptimizeOptions,
     deadline: Instant,
-) -> Result<(RecExpr<ArrayLang>, HashMap<usize, String>, PhaseReport)> {
+    modes: &[Search],
+) -> Result<(Vec<Named>, PhaseReport)> {
     let started = Instant::now();
     let loaded = load(facts, term);
     let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
@@ -173,18 +196,26 @@ fn phase(
         }
     }
     let eg = &runner.egraph;
-    let (out, index) = extract(eg, root)?;
-    // carry the names: source node -> class -> extracted node
-    let mut new_names = HashMap::new();
-    // in source order, so that of two names for one value the first always wins
-    let mut ordered: Vec<(&usize, &String)> = names.iter().collect();
-    ordered.sort();
-    for (i, n) in ordered {
-        if let Some(&c) = loaded.ids.get(*i) {
-            if let Some(&j) = index.get(&eg.find(c)) {
-                new_names.entry(j).or_insert_with(|| n.clone());
+    let mut outs = Vec::new();
+    for mode in modes {
+        let ctx = CostContext { search: *mode, ..opts.cost.clone() };
+        let x = eqfuse_egraph::dag::extract(eg, root, sig, &ctx)?;
+        if outs.iter().any(|(t, _)| *t == x.term) {
+            continue;
+        }
+        // carry the names: source node -> class -> extracted node
+        let mut new_names = HashMap::new();
+        // in source order, so that of two names for one value the first always wins
+        let mut ordered: Vec<(&usize, &String)> = names.iter().collect();
+        ordered.sort();
+        for (i, n) in ordered {
+            if let Some(&c) = loaded.ids.get(*i) {
+                if let Some(&j) = x.index.get(&eg.find(c)) {
+                    new_names.entry(j).or_insert_with(|| n.clone());
+                }
             }
         }
+        outs.push((x.term, new_names));
     }
     let report = PhaseReport {
         name,
@@ -195,7 +226,7 @@ fn phase(
         seconds: started.elapsed().as_secs_f64(),
         rules_fired: fired,
     };
-    Ok((out, new_names, report))
+    Ok((outs, report))
 }
 
 /// Optimises a checked program: encode, run the phases, decode.
@@ -219,7 +250,6 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let facts = enc.egraph.analysis.clone();
     let (term0, names0) = source_term(&enc)?;
     let source = (term0.clone(), names0.clone());
-    let mut names = names0;
     let sets = RuleSets { fast_math: opts.fast_math };
     let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
     let simplify = simplify_rules(sets);
@@ -237,14 +267,49 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         plan.push(("simplify-again", &simplify));
         plan.push(("horizontal", &horiz));
     }
-    let mut term = term0;
-    let mut phases = Vec::new();
+    let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
+    let sized = OptimizeOptions {
+        cost: CostContext {
+            sizes: eqfuse_egraph::model::default_sizes(&enc.inputs, &opts.cost.sizes),
+            ..opts.cost.clone()
+        },
+        ..opts.clone()
+    };
+    let opts = &sized;
+    // each branch: a term, its names, the reports of the phases that made it. The fuse
+    // phase extracts twice (the sharing-aware choice and the fully fused one): horizontal
+    // fusion, later, can make fusing everything the better plan (shared work computed once
+    // in a multi-output kernel), which the fuse phase cannot see.
+    type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, Vec<PhaseReport>);
+    let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
     for (name, rules) in plan {
-        let (t, n, report) = phase(name, &facts, &term, &names, rules, opts, deadline)?;
-        term = t;
-        names = n;
-        phases.push(report);
+        let modes: Vec<Search> =
+            if name == "fuse" { vec![opts.cost.search, Search::Fused] } else { vec![opts.cost.search] };
+        let mut next: Vec<Branch> = Vec::new();
+        for (term, names, reports) in branches {
+            let (outs, report) = phase(name, &sig, &facts, &term, &names, rules, opts, deadline, &modes)?;
+            for (t, n) in outs {
+                if next.iter().any(|(t2, _, _)| *t2 == t) {
+                    continue;
+                }
+                let mut r = reports.clone();
+                r.push(report.clone());
+                next.push((t, n, r));
+            }
+        }
+        branches = next;
     }
+    // the cheapest branch
+    let mut best: Option<(f64, Branch)> = None;
+    for b in branches {
+        let plan = eqfuse_egraph::lower::lower(&b.0, &facts, &b.1, &sig)?;
+        let c = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes).total;
+        if best.as_ref().map_or(true, |(bc, _)| c < *bc) {
+            best = Some((c, b));
+        }
+    }
+    let (_, (term, names, phases)) =
+        best.ok_or_else(|| Error::new(Code::Limit, "internal error: no plan"))?;
     let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
     for p in &phases {
         for (r, n) in &p.rules_fired {
@@ -258,7 +323,16 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         .find(|s| s != "saturated")
         .unwrap_or_else(|| "saturated".into());
     let program = decode_term(&enc, &facts, &term, &names)?;
+    let plan = eqfuse_egraph::lower::lower(&term, &facts, &names, &sig)?;
+    let unfused_plan = eqfuse_egraph::lower::lower(&source.0, &facts, &source.1, &sig)?;
+    let cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
+    let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
     Ok(Optimized {
+        plan,
+        cost,
+        unfused_plan,
+        unfused_cost,
+        cost_model: opts.cost.params.name.clone(),
         term,
         names,
         program,

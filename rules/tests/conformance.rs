@@ -1,6 +1,7 @@
 //! Every conformance program, optimised with the default options (`eqfuse_rules::optimize`),
 //! printed, parsed back and checked, computes under the reference interpreter the expected
-//! outputs within the case's tolerances; and every optimisation saturates.
+//! outputs within the case's tolerances; so do its plan and its unfused plan under the plan
+//! interpreter (`eqfuse_ir::plan::eval`); and every optimisation saturates.
 //!
 //! Error cases: a parse- or check-time error code (`E-PARSE`, `E-TYPE`, ...) never reaches
 //! the optimiser, so the test only asserts that the source fails with that code. A run-time
@@ -126,46 +127,71 @@ fn run_case(dir: &Path, log: &mut Vec<String>) -> Result<(), String> {
     if opt.stop_reason != "saturated" {
         problems.push(format!("stopped by `{}`, not saturated", opt.stop_reason));
     }
-    let result = read_values(&dir.join("inputs")).and_then(|inputs| {
-        let orig = interpret(&checked, &inputs);
-        interpret(&ochecked, &inputs).map(|got| (orig, got))
-    });
-    match (&spec.error, result) {
-        (Some(code), Err(e)) if e.code.as_str() == code => log.push(format!("{code} as expected")),
-        (Some(code), Err(e)) => problems.push(format!("expected {code}, got {e}\n{text}")),
-        (Some(code), Ok((orig, _))) => problems.push(format!(
-            "expected {code}, but the optimised program ran without error (the original: {})\n{text}",
-            orig.err().map_or_else(|| "no error".to_string(), |e| e.to_string())
-        )),
-        (None, Err(e)) => problems.push(format!("the optimised program failed: {e}\n{text}")),
-        (None, Ok((orig, got))) => {
-            let names: Vec<&String> = got.keys().collect();
-            if names.len() != spec.outputs.len() || names.iter().zip(&spec.outputs).any(|(a, b)| *a != b) {
-                problems.push(format!("outputs are {names:?}, case.toml lists {:?}", spec.outputs));
-            }
-            let expected = read_values(&dir.join("expected")).map_err(|e| e.to_string())?;
-            for name in &spec.outputs {
-                let want = expected.get(name).ok_or_else(|| format!("no expected/{name}.npy"))?;
-                match got.get(name) {
-                    None => problems.push(format!("no output `{name}`")),
-                    Some(have) => {
-                        if let Err(m) = compare(have, want, &spec.tol) {
-                            problems.push(format!("output `{name}`: {m}\n{text}"));
-                        }
-                    }
-                }
-            }
-            // Not required (reduce order is free), but worth knowing in the log.
-            if let Ok(o) = orig {
-                let same = o.iter().all(|(k, v)| got.get(k).is_some_and(|g| identical(v, g)));
-                log.push(format!("bit-identical to the unoptimised program: {same}"));
-            }
+    let inputs = read_values(&dir.join("inputs"));
+    let orig = inputs.clone().and_then(|inputs| interpret(&checked, &inputs));
+    let got = inputs.clone().and_then(|inputs| interpret(&ochecked, &inputs));
+    let expected = read_values(&dir.join("expected")).map_err(|e| e.to_string())?;
+    check_outcome(&spec, "the optimised program", got.clone(), &expected, &mut problems, &text);
+    // the plans the executors run, under the plan interpreter
+    for (label, plan) in [("the plan", &opt.plan), ("the unfused plan", &opt.unfused_plan)] {
+        let out = inputs.clone().and_then(|inputs| {
+            let b = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())?;
+            eqfuse_ir::plan::eval::eval(plan, &inputs, &b.sizes)
+        });
+        check_outcome(&spec, label, out, &expected, &mut problems, &format!("{plan}"));
+    }
+    match (&spec.error, orig, got) {
+        (Some(code), _, Err(e)) if e.code.as_str() == code => log.push(format!("{code} as expected")),
+        // Not required (reduce order is free), but worth knowing in the log.
+        (None, Ok(o), Ok(got)) => {
+            let same = o.iter().all(|(k, v)| got.get(k).is_some_and(|g| identical(v, g)));
+            log.push(format!("bit-identical to the unoptimised program: {same}"));
         }
+        _ => {}
     }
     if problems.is_empty() {
         Ok(())
     } else {
         Err(problems.join("\n"))
+    }
+}
+
+/// Checks one way of running a case (`label`) against the case's expectation.
+fn check_outcome(
+    spec: &Spec,
+    label: &str,
+    result: Result<IndexMap<String, Value>, Error>,
+    expected: &IndexMap<String, Value>,
+    problems: &mut Vec<String>,
+    text: &str,
+) {
+    match (&spec.error, result) {
+        (Some(code), Err(e)) if e.code.as_str() == code => {}
+        (Some(code), Err(e)) => problems.push(format!("{label}: expected {code}, got {e}\n{text}")),
+        (Some(code), Ok(_)) => {
+            problems.push(format!("{label}: expected {code}, but it ran without error\n{text}"))
+        }
+        (None, Err(e)) => problems.push(format!("{label} failed: {e}\n{text}")),
+        (None, Ok(got)) => {
+            let names: Vec<&String> = got.keys().collect();
+            if names.len() != spec.outputs.len() || names.iter().zip(&spec.outputs).any(|(a, b)| *a != b) {
+                problems.push(format!("{label}: outputs are {names:?}, case.toml lists {:?}", spec.outputs));
+            }
+            for name in &spec.outputs {
+                let Some(want) = expected.get(name) else {
+                    problems.push(format!("no expected/{name}.npy"));
+                    continue;
+                };
+                match got.get(name) {
+                    None => problems.push(format!("{label}: no output `{name}`")),
+                    Some(have) => {
+                        if let Err(m) = compare(have, want, &spec.tol) {
+                            problems.push(format!("{label}: output `{name}`: {m}\n{text}"));
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 

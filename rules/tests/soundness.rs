@@ -77,8 +77,15 @@ const INT: [ElemType; 2] = [I32, I64];
 /// forms decode to their definitions (`scanomap op ne sh f` is `scan op ne (generate sh f)`)
 /// and a `multi` to its separate operations. Their programs are checked to decode, check and
 /// print as the original; `fuse-read` inside the fused forms is run on real rewrites.
-const DECODES_TO_ORIGINAL: [&str; 6] =
-    ["fuse-reduce", "fuse-scan", "fuse-scan-exclusive", "fuse-filter", "fuse-permute", "horizontal-fuse"];
+const DECODES_TO_ORIGINAL: [&str; 7] = [
+    "fuse-reduce",
+    "fuse-scan",
+    "fuse-scan-exclusive",
+    "fuse-filter",
+    "fuse-permute",
+    "horizontal-fuse",
+    "horizontal-diagonal",
+];
 
 /// Decoder refusals that only say the rule's right-hand side is not finished: a `proj` of
 /// an `app` (the index function of a rank-2 `backpermute`) has no `.eqf` form until
@@ -1081,6 +1088,7 @@ fn templates() -> Vec<Template> {
         // ---------------------------------------------------------- horizontal
         tpl("horizontal-fuse", horizontal),
         tpl_pre("horizontal-fuse", &["fuse-reduce"], horizontal),
+        tpl("horizontal-diagonal", diagonal),
         tpl_pre("horizontal-fuse", &["recast-map"], |g| {
             let t = g.pick(&NUM);
             let e1 = g.e(t, &vars(&[("x", t)]));
@@ -1189,6 +1197,25 @@ fn horizontal(g: &mut G) -> String {
         ),
         _ => format!(
             "input xs : {t}[n, m]\noutput a = generate [n, m] (\\i j -> let x = xs[i, j] in {e1})\noutput b = generate [n, m] (\\i j -> let x = xs[i, j] in {e2})\noutput c = generate [n] (\\i -> let x = xs[i, 0] in {e3})"
+        ),
+    }
+}
+
+/// A producer reduced and also used elsewhere (softmax's `e`).
+fn diagonal(g: &mut G) -> String {
+    let t = g.pick(&NUM);
+    let e1 = g.e(t, &vars(&[("x", t), ("i", I64)]));
+    let e2 = g.e(t, &vars(&[("x", t), ("i", I64)]));
+    let (op, ne) = op_any(g, t);
+    match g.below(3) {
+        0 => format!(
+            "input xs : {t}[n]\nlet p = generate [n] (\\i -> let x = xs[i] in {e1})\noutput s = reduce {op} {ne} p\noutput q = p"
+        ),
+        1 => format!(
+            "input xs : {t}[n]\nlet p = generate [n] (\\i -> let x = xs[i] in {e1})\noutput s = reduce {op} {ne} p\noutput q = generate [n] (\\i -> let x = p[i] in {e2})"
+        ),
+        _ => format!(
+            "input xs : {t}[n, m]\nlet p = generate [n, m] (\\i j -> let x = xs[i, j] in {e1})\noutput s = reduce {op} {ne} p\noutput q = generate [n, m] (\\i j -> let x = p[i, j] in {e2})"
         ),
     }
 }

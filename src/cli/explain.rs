@@ -24,7 +24,8 @@ pub struct ExplainArgs {
     /// Allow rewrites that change float results (reassociation, x - x = 0, ...).
     #[arg(long)]
     fast_math: bool,
-    /// A size for the time estimate, e.g. `--size n=1000000` (default 1024 each).
+    /// A size the cost model assumes, e.g. `--size n=1000000` (default 2^20 each). It
+    /// changes the predicted times, and can change what is worth materialising.
     #[arg(long = "size", value_name = "NAME=N", value_parser = parse_size)]
     sizes: Vec<(String, u64)>,
     /// Most e-nodes per phase.
@@ -36,6 +37,25 @@ pub struct ExplainArgs {
     /// Time limit for the whole optimisation, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     time_limit_ms: u64,
+    /// The cost model's parameters: `cpu` (calibrated by `eqfuse calibrate`, else defaults)
+    /// or `cuda` (an H100-class GPU).
+    #[arg(long, value_enum, default_value_t = CostBackend::Cpu)]
+    backend: CostBackend,
+    /// Also write the plan as a Graphviz DOT file.
+    #[arg(long, value_name = "FILE")]
+    dot: Option<PathBuf>,
+    /// Search every materialisation choice (small programs) instead of the greedy search.
+    #[arg(long)]
+    exact: bool,
+}
+
+/// Which parameter set the cost model uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CostBackend {
+    /// The CPU.
+    Cpu,
+    /// An NVIDIA GPU.
+    Cuda,
 }
 
 fn parse_size(s: &str) -> Result<(String, u64), String> {
@@ -60,13 +80,26 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
         fuse_gas: a.fuse_gas,
         fast_math: a.fast_math,
         no_fusion: a.no_opt,
+        cost: eqfuse::CostContext {
+            params: match a.backend {
+                CostBackend::Cpu => eqfuse::cpu_cost_params(),
+                CostBackend::Cuda => eqfuse::CostParams::gpu_default(),
+            },
+            sizes: a.sizes.iter().cloned().collect::<HashMap<String, u64>>(),
+            search: if a.exact { eqfuse::Search::Exact(16) } else { eqfuse::Search::Greedy },
+            ..Default::default()
+        },
     };
     let opt = eqfuse::optimize_checked(checked, &opts)?;
-    let sizes: HashMap<String, u64> = a.sizes.iter().cloned().collect();
+    if let Some(path) = &a.dot {
+        std::fs::write(path, eqfuse_ir::plan::dot::to_dot(&opt.result.plan)).map_err(|e| {
+            Error::new(Code::Input, format!("cannot write the DOT file {}: {e}", path.display()))
+        })?;
+    }
     if a.json {
-        println!("{}", opt.explain_json(&sizes));
+        println!("{}", opt.explain_json());
     } else {
-        print!("{}", opt.explain_with(&sizes, true));
+        print!("{}", opt.explain_with(true));
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch. Every failure prints `error[E-CODE]: message` (with
 //! the source snippet for errors in the program text) on stderr and exits with status 1.
 
+mod calibrate;
 mod check;
 mod demo;
 mod explain;
@@ -34,6 +35,8 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Run a few built-in programs on generated inputs and check their results.
     Demo,
+    /// Measure this machine's CPU cost-model parameters and save them for the optimiser.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Runs the command; maps any error to the `error[E-CODE]` report and exit status 1.
@@ -43,6 +46,7 @@ pub fn main(args: Args) -> ExitCode {
         Command::Run(a) => run::run(&a),
         Command::Explain(a) => explain::explain(&a),
         Command::Demo => demo::demo(),
+        Command::Calibrate(a) => calibrate::calibrate(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

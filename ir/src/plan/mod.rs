@@ -8,7 +8,9 @@
 //! - [`Step::Scalar`]: a host scalar computed once (`m = t0 / f64 n`, a dimension
 //!   `n - 1`);
 //! - [`Step::Kernel`]: a pass over an index space ([`Kernel::space`]) that writes one or
-//!   more results ([`Lane`]s: several results of one pass are a multi-output kernel).
+//!   more results ([`Lane`]s: several results of one pass are a multi-output kernel);
+//! - [`Step::Assert`]: a shape check made at run time (`E-SHAPE` when it fails);
+//! - [`Step::If`]: the program's lazy `if` over arrays: two lists of steps, one runs.
 //!
 //! Every value a plan names — program inputs, size names, host scalars, kernel results — is
 //! a [`ValueId`] into [`Plan::values`]. A scalar is a 0-d value.
@@ -21,10 +23,21 @@
 //! ```text
 //! -- dotp, fused:
 //! k0 reduce over [n] -> dot
-//!   elem(i0) = let r1 = xs[i0]; let r2 = ys[i0]; let r3 = r1 * r2 in r3
-//!   op(a, b) = a + b    ne = 0.0
+//!   elem(r0) { r1 = xs[r0]; r2 = ys[r0]; r3 = r1 * r2 } -> r3
+//!   dot: f32 = reduce r3
+//!     op(r0, r1) { r2 = r0 + r1 } -> r2
+//!     ne() { r0 = 0.0f32 } -> r0
+//! ```
+//!
+//! A multi-output kernel has one element function with a result per lane:
+//!
+//! ```text
+//! -- blackscholes: d1 and d2 computed once per point for both prices
+//! k0 generate over [n] -> call, put
+//!   elem(i0) = ...; r20 = ...call...; r31 = ...put... -> (r20, r31)
 //! ```
 
+pub mod dot;
 pub mod eval;
 pub mod print;
 
@@ -86,6 +99,36 @@ pub enum Step {
     },
     /// A pass over an index space.
     Kernel(Kernel),
+    /// `dst = if cond then (then_steps; then_value) else (else_steps; else_value)`: an `if`
+    /// of the program whose branches compute arrays (or run kernels) — only the taken
+    /// branch's steps run, as the language's lazy `if` requires.
+    If {
+        /// A `bool` 0-d value.
+        cond: ValueId,
+        /// Run when `cond` holds.
+        then_steps: Vec<Step>,
+        /// The result of `then_steps`.
+        then_value: ValueId,
+        /// Run otherwise.
+        else_steps: Vec<Step>,
+        /// The result of `else_steps`.
+        else_value: ValueId,
+        /// Written: the taken branch's result.
+        dst: ValueId,
+    },
+    /// A run-time check (`map` over arrays whose shapes are not known to be equal, a
+    /// `reshape` whose element counts are not, a `slice` not known to be in range): `cond`
+    /// (no parameters, a `bool` result) must hold, else the run fails with `code` and
+    /// `message`.
+    Assert {
+        /// The condition.
+        cond: Func,
+        /// The error's code (`E-SHAPE` for shapes that disagree, `E-INDEX` for a slice out
+        /// of range).
+        code: crate::error::Code,
+        /// What is wrong, for the error (names the operation and the arrays).
+        message: String,
+    },
 }
 
 /// An extent: a constant, or a host scalar (an `i64` value) known before the kernel runs.
@@ -105,6 +148,10 @@ pub struct Kernel {
     pub kind: &'static str,
     /// The index space, outermost dimension first (at least one dimension).
     pub space: Vec<Arg>,
+    /// The element function: one `i64` parameter per dimension of the space (outermost
+    /// first), and one result per lane (`elem.ret[k]` is lane `k`'s element). The lanes of a
+    /// multi-output kernel share it, so what they have in common is computed once.
+    pub elem: Func,
     /// The results computed in this pass (more than one: a multi-output kernel). Every lane
     /// of a kernel with several lanes is a `Generate` or a `Reduce`.
     pub lanes: Vec<Lane>,
@@ -115,10 +162,7 @@ pub struct Kernel {
 pub struct Lane {
     /// The value written.
     pub dst: ValueId,
-    /// The element function: one `i64` parameter per dimension of the space (outermost
-    /// first), one result.
-    pub elem: Func,
-    /// What is done with the elements.
+    /// What is done with the elements (this lane's result of [`Kernel::elem`]).
     pub op: LaneOp,
 }
 
@@ -320,8 +364,8 @@ impl Kernel {
                 add(*v);
             }
         }
+        let mut fs: Vec<&Func> = vec![&self.elem];
         for l in &self.lanes {
-            let mut fs: Vec<&Func> = vec![&l.elem];
             match &l.op {
                 LaneOp::Generate => {}
                 LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => fs.extend([op, ne]),
@@ -331,13 +375,13 @@ impl Kernel {
                     fs.extend([op, target]);
                 }
             }
-            for f in fs {
-                f.body.visit(&mut |i| match i {
-                    Inst::Read { array, .. } | Inst::Dim { array, .. } => add(*array),
-                    Inst::Load { value, .. } => add(*value),
-                    _ => {}
-                });
-            }
+        }
+        for f in fs {
+            f.body.visit(&mut |i| match i {
+                Inst::Read { array, .. } | Inst::Dim { array, .. } => add(*array),
+                Inst::Load { value, .. } => add(*value),
+                _ => {}
+            });
         }
         out
     }
@@ -368,18 +412,55 @@ impl Block {
     }
 }
 
+impl Plan {
+    /// Every kernel of the plan in execution order (the kernels of an `if`'s branches in
+    /// place of the `if`, the `then` branch's first).
+    pub fn kernels(&self) -> Vec<&Kernel> {
+        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Kernel>) {
+            for s in steps {
+                match s {
+                    Step::Kernel(k) => out.push(k),
+                    Step::If { then_steps, else_steps, .. } => {
+                        walk(then_steps, out);
+                        walk(else_steps, out);
+                    }
+                    Step::Scalar { .. } | Step::Assert { .. } => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.steps, &mut out);
+        out
+    }
+}
+
 impl Step {
     /// The values this step reads.
     pub fn reads(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.reads(),
-            Step::Scalar { body, .. } => {
+            Step::If { cond, then_steps, then_value, else_steps, else_value, .. } => {
+                // what the branches read from outside them
+                let mut out = vec![*cond];
+                for (steps, v) in [(then_steps, then_value), (else_steps, else_value)] {
+                    let inside: Vec<ValueId> = steps.iter().flat_map(Step::writes).collect();
+                    for r in steps.iter().flat_map(Step::reads).chain([*v]) {
+                        if !inside.contains(&r) && !out.contains(&r) {
+                            out.push(r);
+                        }
+                    }
+                }
+                out
+            }
+            Step::Scalar { body, .. } | Step::Assert { cond: body, .. } => {
                 let mut out = Vec::new();
                 body.body.visit(&mut |i| match i {
-                    Inst::Read { array: v, .. } | Inst::Dim { array: v, .. } | Inst::Load { value: v, .. } => {
-                        if !out.contains(v) {
-                            out.push(*v);
-                        }
+                    Inst::Read { array: v, .. }
+                    | Inst::Dim { array: v, .. }
+                    | Inst::Load { value: v, .. }
+                        if !out.contains(v) =>
+                    {
+                        out.push(*v)
                     }
                     _ => {}
                 });
@@ -392,7 +473,8 @@ impl Step {
     pub fn writes(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.writes(),
-            Step::Scalar { dst, .. } => vec![*dst],
+            Step::Scalar { dst, .. } | Step::If { dst, .. } => vec![*dst],
+            Step::Assert { .. } => Vec::new(),
         }
     }
 }

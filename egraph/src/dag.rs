@@ -1,0 +1,413 @@
+//! Sharing-aware extraction (DESIGN.md decision 4): which arrays to materialise.
+//!
+//! A tree cost cannot see sharing: an array used by two kernels is one kernel when it is
+//! materialised, and its work twice when it is fused into both. So the decision variables
+//! here are the *materialised set* `S`: the classes holding a kernel (an array operation,
+//! or a reduction to a scalar) whose result is written to memory.
+//!
+//! - **Given `S`**, extraction is a tree extraction ([`crate::extract::choose`]) in which a
+//!   kernel node may only be chosen in a class of `S`, and a child in `S` costs nothing to
+//!   its parent (it is paid once, on its own). Every array a kernel reads is then in `S`.
+//! - **The true cost** of the result is the physical model's ([`crate::model::plan_cost`])
+//!   on the plan it lowers to: each materialised array written once and read by each
+//!   consumer, each fused producer's work paid in every kernel it is fused into, common
+//!   subterms of one kernel computed once.
+//! - **The search over `S`** starts from the fully fused choice (the tree extraction with no
+//!   restriction) and takes the best single change (materialise one more class, or fuse one
+//!   away) while that lowers the true cost: greedy with local improvement. [`Search::Exact`]
+//!   instead tries every subset of the candidates (for small graphs; the tests check the
+//!   greedy result against it).
+//!
+//! The output classes are always in `S`: outputs are written to memory.
+
+use crate::analysis::{Facts, Kind, SymDim};
+use crate::extract::{choose, term_of, Choice};
+use crate::lang::ArrayLang;
+use crate::lower::{lower, Signature};
+use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
+use egg::{EGraph, Id, Language, RecExpr};
+use eqfuse_ir::error::{Code, Error, Result};
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+/// How to search the materialised sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Greedy with local improvement (the default).
+    Greedy,
+    /// Every subset of the candidates, when there are at most this many (else greedy).
+    Exact(usize),
+    /// The fully fused choice, not improved (where it is feasible; else greedy). The runner
+    /// follows it beside the greedy choice through the later phases, where horizontal
+    /// fusion may make fusing everything the better plan after all.
+    Fused,
+}
+
+/// The cost context of an extraction.
+#[derive(Clone, Debug)]
+pub struct CostContext {
+    /// The model's parameters.
+    pub params: CostParams,
+    /// Sizes to assume for size names (others: [`DEFAULT_SIZE`]).
+    pub sizes: HashMap<String, u64>,
+    /// How to search.
+    pub search: Search,
+    /// Wall-clock budget for the search (it stops with the best set found so far).
+    pub budget: Duration,
+}
+
+impl Default for CostContext {
+    fn default() -> CostContext {
+        CostContext {
+            params: CostParams::cpu_default(),
+            sizes: HashMap::new(),
+            search: Search::Greedy,
+            budget: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The result of [`extract`].
+#[derive(Clone, Debug)]
+pub struct Extracted {
+    /// The term (a DAG, its last node `root`'s).
+    pub term: RecExpr<ArrayLang>,
+    /// The node index of each extracted class.
+    pub index: HashMap<Id, usize>,
+    /// Its predicted cost, seconds.
+    pub cost: f64,
+    /// How many materialised sets were evaluated.
+    pub evaluated: usize,
+}
+
+/// Whether `n` is a kernel node: its result is computed by a pass of its own.
+pub fn is_kernel_node(n: &ArrayLang) -> bool {
+    n.array_op().is_some()
+}
+
+/// A materialised set's true cost, with the term it extracts and the term's index.
+type Evaluated = (f64, RecExpr<ArrayLang>, HashMap<Id, usize>);
+
+struct Ctx<'a> {
+    eg: &'a EGraph<ArrayLang, Facts>,
+    root: Id,
+    sig: &'a Signature<'a>,
+    cost: &'a CostContext,
+    kernel_class: HashMap<Id, bool>,
+    evaluated: usize,
+    /// Why the last term could not be lowered (for the error when none can).
+    last_error: Option<Error>,
+}
+
+impl Ctx<'_> {
+    /// The elements of a class's array (1 for a scalar), with the context's sizes.
+    fn points(&self, c: Id) -> f64 {
+        dims_points(&self.eg[c].data.kind, &self.cost.sizes)
+    }
+
+    /// The tree extraction given materialised set `s` (`None`: no restriction).
+    fn choose(&self, s: Option<&BTreeSet<Id>>) -> Choice {
+        let eg = self.eg;
+        let p = &self.cost.params;
+        choose(eg, |_, n, child| {
+            let kernel = is_kernel_node(n);
+            let kid = |c: Id| {
+                let c = eg.find(c);
+                match s {
+                    Some(s) if s.contains(&c) => 0.0,
+                    _ => child(c),
+                }
+            };
+            node_cost(eg, n, kernel, &kid, p, &self.cost.sizes, |c| self.points(c))
+        })
+    }
+
+    /// The choice for set `s`, with kernel nodes outside `s` forbidden.
+    fn choose_within(&self, s: &BTreeSet<Id>) -> Choice {
+        let eg = self.eg;
+        let p = &self.cost.params;
+        choose(eg, |class, n, child| {
+            // kernel nodes only in the classes of `s`
+            if is_kernel_node(n) && !s.contains(&class) {
+                return f64::INFINITY;
+            }
+            let kid = |c: Id| {
+                let c = eg.find(c);
+                if s.contains(&c) {
+                    0.0
+                } else {
+                    child(c)
+                }
+            };
+            node_cost(eg, n, is_kernel_node(n), &kid, p, &self.cost.sizes, |c| self.points(c))
+        })
+    }
+
+    /// The true cost of the term set `s` extracts, with the term.
+    fn evaluate(&mut self, s: &BTreeSet<Id>) -> Option<Evaluated> {
+        self.evaluated += 1;
+        let choice = self.choose_within(s);
+        let root = self.eg.find(self.root);
+        let (term, index) = term_of(self.eg, &choice, root).ok()?;
+        // every class of the term has a finite choice (a class of `s` costs its parents
+        // nothing, so the root's cost alone does not say its kernels are allowed)
+        if !index.keys().all(|c| choice.classes.get(c).is_some_and(|x| x.cost.is_finite())) {
+            return None;
+        }
+        let plan = match lower(&term, &self.eg.analysis, &HashMap::new(), self.sig) {
+            Ok(p) => p,
+            Err(e) => {
+                self.last_error = Some(e);
+                return None;
+            }
+        };
+        let c = plan_cost(&plan, &self.cost.params, &self.cost.sizes).total;
+        c.is_finite().then_some((c, term, index))
+    }
+
+    /// The kernel classes a choice uses as children (what it materialises).
+    fn used(&self, choice: &Choice) -> BTreeSet<Id> {
+        let mut out = BTreeSet::new();
+        let root = self.eg.find(self.root);
+        let mut stack = vec![root];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(c) = stack.pop() {
+            if !seen.insert(c) {
+                continue;
+            }
+            let Some(s) = choice.classes.get(&c) else { continue };
+            for k in s.node.children() {
+                let k = self.eg.find(*k);
+                if self.kernel_class.get(&k) == Some(&true) {
+                    out.insert(k);
+                }
+                stack.push(k);
+            }
+        }
+        out
+    }
+}
+
+/// The elements of an array kind (1 for a scalar).
+fn dims_points(kind: &Kind, sizes: &HashMap<String, u64>) -> f64 {
+    match kind {
+        Kind::Array { shape, .. } | Kind::Shape(shape) => shape
+            .iter()
+            .map(|d| match d {
+                SymDim::Const(c) => (*c).max(0) as f64,
+                SymDim::Size(s) => sizes.get(s.as_str()).copied().unwrap_or(DEFAULT_SIZE) as f64,
+                _ => DEFAULT_SIZE as f64,
+            })
+            .product(),
+        _ => 1.0,
+    }
+}
+
+/// The tree cost of one node in seconds: a scalar node per evaluation, a kernel node its
+/// whole pass (its element functions times its points).
+fn node_cost(
+    eg: &EGraph<ArrayLang, Facts>,
+    n: &ArrayLang,
+    kernel: bool,
+    child: &dyn Fn(Id) -> f64,
+    p: &CostParams,
+    sizes: &HashMap<String, u64>,
+    points: impl Fn(Id) -> f64,
+) -> f64 {
+    use ArrayLang as L;
+    let elem_bytes = |c: Id| eg[c].data.kind.elem().map_or(4, |e| e.size_bytes()) as f64;
+    if !kernel {
+        let own = match n {
+            L::Lit(_) | L::Param(_) | L::Input(_) | L::Size(_) | L::Params(_) | L::Lam(_) | L::Shape(_) => {
+                0.0
+            }
+            L::LaneGen(_) | L::LaneRed(_) | L::Outputs(_) | L::Tuple(_) | L::Proj(_) | L::App(_) => 0.0,
+            L::Exp(_)
+            | L::Log(_)
+            | L::Sin(_)
+            | L::Cos(_)
+            | L::Tan(_)
+            | L::Tanh(_)
+            | L::Pow(_)
+            | L::Atan2(_) => 1.0 / p.transcendental,
+            L::Sqrt(_) => 1.0 / p.sqrt,
+            L::Div(_) | L::Rem(_) => 1.0 / p.div,
+            L::Index(c) => elem_bytes(c[0]) / p.bandwidth + 1.0 / p.gather,
+            L::If(_)
+            | L::Eq(_)
+            | L::Ne(_)
+            | L::Lt(_)
+            | L::Le(_)
+            | L::Gt(_)
+            | L::Ge(_)
+            | L::And(_)
+            | L::Or(_) => 1.0 / p.compare,
+            _ => 1.0 / p.flop,
+        };
+        // a loop's body counts its trips
+        if let L::Iterate([k, f, init]) = n {
+            let trips =
+                eg[*k].data.constant.map_or(crate::model::UNKNOWN_TRIPS, |l| l.to_scalar().as_f64().max(0.0));
+            return 1e-12 + child(*k) + child(*init) + trips * child(*f);
+        }
+        return own + 1e-12 + n.children().iter().map(|c| child(*c)).sum::<f64>();
+    }
+    // a kernel: launch, its result written, its element functions at every point, its
+    // array operands read at every point
+    let lambda = |c: Id| matches!(eg[c].data.kind, Kind::Func { .. });
+    let (space, operands): (f64, Vec<Id>) = match n {
+        L::Map(c) => (c.get(1).map_or(1.0, |a| points(*a)), c[1..].to_vec()),
+        L::Reduce([_, _, a]) | L::Scan([_, _, a]) | L::ScanEx([_, _, a]) | L::Filter([_, a]) => {
+            (points(*a), vec![*a])
+        }
+        L::Permute([_, d, _, a]) => (points(*a), vec![*a, *d]),
+        L::Gather([a, idx]) => (points(*idx), vec![*a, *idx]),
+        L::Generate([sh, _])
+        | L::Fill([sh, _])
+        | L::Redomap([_, _, sh, _])
+        | L::Scanomap([_, _, sh, _])
+        | L::Scanexomap([_, _, sh, _])
+        | L::Filtermap([_, sh, _])
+        | L::Backpermute([sh, _, _])
+        | L::Reshape([sh, _]) => (dims_points(&eg[*sh].data.kind, sizes), Vec::new()),
+        L::Permutemap([_, d, _, sh, _]) => (dims_points(&eg[*sh].data.kind, sizes), vec![*d]),
+        L::Multi(c) => (c.first().map_or(1.0, |sh| dims_points(&eg[*sh].data.kind, sizes)), Vec::new()),
+        L::Iota(_) | L::Transpose(_) | L::Reverse(_) | L::Slice(_) | L::Concat(_) => (1.0, Vec::new()),
+        _ => (1.0, Vec::new()),
+    };
+    let mut c = p.launch + 1e-12;
+    for k in n.children() {
+        let k = eg.find(*k);
+        if lambda(k) || matches!(eg[k].data.kind, Kind::Lane { .. }) {
+            c += space * child(k);
+        } else {
+            c += child(k);
+        }
+    }
+    for a in operands {
+        c += points(a).min(space) * elem_bytes(a) / p.bandwidth;
+    }
+    c
+}
+
+/// Extracts `root` from `eg` choosing what to materialise by the physical cost of the plan
+/// (see the module docs).
+pub fn extract(
+    eg: &EGraph<ArrayLang, Facts>,
+    root: Id,
+    sig: &Signature<'_>,
+    cost: &CostContext,
+) -> Result<Extracted> {
+    let started = Instant::now();
+    let mut kernel_class = HashMap::new();
+    for c in eg.classes() {
+        kernel_class.insert(c.id, c.nodes.iter().any(is_kernel_node));
+    }
+    let mut ctx = Ctx { eg, root, sig, cost, kernel_class, evaluated: 0, last_error: None };
+    let root_c = eg.find(root);
+    // outputs are always written
+    let mut forced = BTreeSet::new();
+    for k in eg[root_c].nodes.iter().flat_map(|n| n.children().to_vec()) {
+        let k = eg.find(k);
+        if ctx.kernel_class.get(&k) == Some(&true) {
+            forced.insert(k);
+        }
+    }
+    // candidates: kernel classes some node uses as a child
+    let mut candidates = BTreeSet::new();
+    for c in eg.classes() {
+        for n in &c.nodes {
+            for k in n.children() {
+                let k = eg.find(*k);
+                if ctx.kernel_class.get(&k) == Some(&true) && !forced.contains(&k) {
+                    candidates.insert(k);
+                }
+            }
+        }
+    }
+    let candidates: Vec<Id> = candidates.into_iter().collect();
+
+    // two starts: what the tree extraction materialises (a tree cost counts a subterm
+    // used twice in one kernel twice, so it may materialise too much), and nothing but the
+    // outputs (everything fused, where that is possible)
+    let tree_start: BTreeSet<Id> = {
+        let free = ctx.choose(None);
+        let mut s = ctx.used(&free);
+        s.extend(forced.iter().copied());
+        s
+    };
+    let fused_start = ctx.evaluate(&forced);
+    let fused_feasible = fused_start.is_some();
+    let mut best_set = forced.clone();
+    let mut best = fused_start;
+    if cost.search != Search::Fused || !fused_feasible {
+        if let Some(r) = ctx.evaluate(&tree_start) {
+            if best.as_ref().map_or(true, |b| r.0 < b.0) {
+                best = Some(r);
+                best_set = tree_start.clone();
+            }
+        }
+    }
+    if best.is_none() {
+        // neither start is feasible where a class cannot be fused away: materialise every
+        // candidate (the unfused choice) and improve from there
+        best_set = forced.iter().chain(candidates.iter()).copied().collect();
+        best = ctx.evaluate(&best_set);
+    }
+    let exact = matches!(cost.search, Search::Exact(k) if candidates.len() <= k);
+    let fused_only = cost.search == Search::Fused && fused_feasible;
+    if fused_only {
+        // the fully fused choice as it is
+    } else if exact {
+        for mask in 0u64..(1u64 << candidates.len()) {
+            let mut s = forced.clone();
+            for (b, c) in candidates.iter().enumerate() {
+                if mask >> b & 1 == 1 {
+                    s.insert(*c);
+                }
+            }
+            if let Some(r) = ctx.evaluate(&s) {
+                if best.as_ref().map_or(true, |b| r.0 < b.0) {
+                    best = Some(r);
+                    best_set = s;
+                }
+            }
+        }
+    } else {
+        // greedy: the best single toggle, while it improves
+        for _round in 0..64 {
+            if started.elapsed() > cost.budget {
+                break;
+            }
+            let current = best.as_ref().map_or(f64::INFINITY, |b| b.0);
+            let mut improved: Option<(BTreeSet<Id>, Evaluated)> = None;
+            for c in &candidates {
+                let mut s = best_set.clone();
+                if !s.remove(c) {
+                    s.insert(*c);
+                }
+                if let Some(r) = ctx.evaluate(&s) {
+                    let bar = improved.as_ref().map_or(current * (1.0 - 1e-9), |(_, b)| b.0);
+                    if r.0 < bar {
+                        improved = Some((s, r));
+                    }
+                }
+            }
+            match improved {
+                Some((s, r)) => {
+                    best_set = s;
+                    best = Some(r);
+                }
+                None => break,
+            }
+        }
+    }
+    let Some((cost_s, term, index)) = best else {
+        return Err(ctx
+            .last_error
+            .take()
+            .unwrap_or_else(|| Error::new(Code::Limit, "internal error: no plan could be extracted")));
+    };
+    let _ = best_set;
+    Ok(Extracted { term, index, cost: cost_s, evaluated: ctx.evaluated })
+}

@@ -1,0 +1,1197 @@
+//! Lowering an extracted term to an [`ir::plan::Plan`](eqfuse_ir::plan::Plan).
+//!
+//! Every array operation of the term is one kernel (a `multi` is one kernel with a lane per
+//! result); every scalar the host needs (an output, a computed extent) is a host step.
+//! Array operations become index-space passes:
+//!
+//! | term | kernel |
+//! | --- | --- |
+//! | `map f a..`, `generate sh f`, `iota`, `fill`, `gather`, `backpermute`, `transpose`, `reverse`, `slice`, `concat`, `reshape` | a `Generate` lane whose element function reads its operands by index |
+//! | `reduce`, `redomap` | a `Reduce` lane (`multi` lanes: `Generate`/`Reduce`) |
+//! | `scan`, `scan_ex`, `scanomap`, `scanexomap` | a `Scan` lane |
+//! | `filter`, `filtermap` | a `Filter` lane |
+//! | `permute`, `permutemap` | a `Permute` lane |
+//!
+//! Element functions are straight-line code: each term node becomes one register per
+//! distinct environment of the parameters it mentions, so a subterm used twice in one
+//! kernel is computed once. `&&`, `||`, `if` and `iterate` become nested blocks (lazy, and
+//! loops stay loops). Checks the reference interpreter makes on whole arrays (`map` over
+//! arrays of one shape, `reshape`'s element count, `slice`'s range) become `Assert` steps
+//! where the shapes are not known to agree.
+
+use crate::analysis::{Facts, Kind, SymDim};
+use crate::kernels::kernel_kind;
+use crate::lang::{ArrayLang, Literal};
+use egg::{EGraph, Id, Language, RecExpr};
+use eqfuse_ir::ast::{BinOp, UnOp};
+use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::interp::scalar::ScalarFn;
+use eqfuse_ir::plan::{
+    Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId, ValueInfo,
+};
+use eqfuse_ir::types::{ElemType, Type};
+use eqfuse_ir::value::Scalar;
+use indexmap::IndexMap;
+use std::collections::HashMap;
+
+/// What lowering needs besides the term.
+pub struct Signature<'a> {
+    /// The program's inputs with their declared types, in order.
+    pub inputs: &'a IndexMap<String, Type>,
+    /// The program's size names.
+    pub sizes: &'a [String],
+    /// The program's outputs, in order (the children of the term's `outputs` root).
+    pub outputs: &'a [String],
+}
+
+fn internal(what: impl std::fmt::Display) -> Error {
+    Error::new(Code::Limit, format!("internal error in lowering: {what}"))
+}
+
+/// Lowers `term` (its last node the `outputs` root) to a plan. `names` are the source `let`
+/// names of term nodes (by node index).
+pub fn lower(
+    term: &RecExpr<ArrayLang>,
+    facts: &Facts,
+    names: &HashMap<usize, String>,
+    sig: &Signature<'_>,
+) -> Result<Plan> {
+    crate::with_big_stack(|| Lowerer::new(term, facts, names, sig).run())
+}
+
+struct Lowerer<'a> {
+    nodes: &'a [ArrayLang],
+    kinds: Vec<Kind>,
+    /// Free parameters of each node (over the term).
+    free: Vec<Vec<u32>>,
+    names: HashMap<usize, String>,
+    sig: &'a Signature<'a>,
+    plan: Plan,
+    /// The value each materialised node became.
+    value_of: HashMap<usize, ValueId>,
+    inputs: HashMap<String, ValueId>,
+    sizes: HashMap<String, ValueId>,
+    /// Host scalars made for extents: `Dim(value, axis)` and scalar nodes.
+    dim_memo: HashMap<(ValueId, usize), Arg>,
+    /// `multi` nodes lowered (their results are the `proj` nodes' values).
+    multis_done: std::collections::HashSet<usize>,
+    /// Whether each node is or contains a kernel.
+    has_kernel: Vec<bool>,
+    /// The `if` nodes whose branches hold kernels (lowered to `Step::If`).
+    branching: std::collections::HashSet<usize>,
+    fresh: usize,
+}
+
+impl<'a> Lowerer<'a> {
+    fn new(
+        term: &'a RecExpr<ArrayLang>,
+        facts: &Facts,
+        names: &HashMap<usize, String>,
+        sig: &'a Signature<'a>,
+    ) -> Lowerer<'a> {
+        let nodes = term.as_ref();
+        let mut eg: EGraph<ArrayLang, Facts> = EGraph::new(facts.clone());
+        let mut ids: Vec<Id> = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            let m = n.clone().map_children(|c| ids[usize::from(c)]);
+            ids.push(eg.add(m));
+        }
+        let kinds: Vec<Kind> = ids.iter().map(|id| eg[*id].data.kind.clone()).collect();
+        let mut free: Vec<Vec<u32>> = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            let f: Vec<u32> = match n {
+                ArrayLang::Param(p) => vec![p.index],
+                ArrayLang::Lam([p, b]) => {
+                    let k = match &nodes[usize::from(*p)] {
+                        ArrayLang::Params(t) => t.arity(),
+                        _ => 0,
+                    };
+                    free[usize::from(*b)].iter().filter(|&&i| i >= k).map(|i| i - k).collect()
+                }
+                n => {
+                    let mut s: Vec<u32> =
+                        n.children().iter().flat_map(|c| free[usize::from(*c)].clone()).collect();
+                    s.sort_unstable();
+                    s.dedup();
+                    s
+                }
+            };
+            free.push(f);
+        }
+        let mut all_names = names.clone();
+        if let Some(ArrayLang::Outputs(outs)) = nodes.last() {
+            for (k, o) in outs.iter().enumerate() {
+                if let Some(name) = sig.outputs.get(k) {
+                    // an output name wins over a let name; the first output over later ones
+                    let i = usize::from(*o);
+                    if !outs[..k].contains(o) {
+                        all_names.insert(i, name.clone());
+                    }
+                }
+            }
+        }
+        Lowerer {
+            nodes,
+            kinds,
+            free,
+            names: all_names,
+            sig,
+            plan: Plan { values: Vec::new(), steps: Vec::new(), outputs: Vec::new() },
+            value_of: HashMap::new(),
+            inputs: HashMap::new(),
+            sizes: HashMap::new(),
+            dim_memo: HashMap::new(),
+            multis_done: std::collections::HashSet::new(),
+            has_kernel: vec![false; nodes.len()],
+            branching: std::collections::HashSet::new(),
+            fresh: 0,
+        }
+    }
+
+    fn run(mut self) -> Result<Plan> {
+        for (name, ty) in self.sig.inputs {
+            let (elem, rank) = match ty {
+                Type::Scalar(e) => (*e, 0),
+                Type::Array { elem, shape } => (*elem, shape.len()),
+                other => return Err(internal(format!("input `{name}` of type {other}"))),
+            };
+            let v = self.new_value(name.clone(), elem, rank, Origin::Input);
+            self.inputs.insert(name.clone(), v);
+        }
+        for s in self.sig.sizes {
+            let v = self.new_value(s.clone(), ElemType::I64, 0, Origin::Size);
+            self.sizes.insert(s.clone(), v);
+        }
+        let Some(ArrayLang::Outputs(outs)) = self.nodes.last() else {
+            return Err(internal("the term has no outputs root"));
+        };
+        let outs: Vec<usize> = outs.iter().map(|o| usize::from(*o)).collect();
+        // the nodes the host evaluates (not under a lambda: an element function's `if` is
+        // a block of its code)
+        let mut host = vec![false; self.nodes.len()];
+        for &o in &outs {
+            host[o] = true;
+        }
+        for i in (0..self.nodes.len()).rev() {
+            if host[i] && !matches!(self.nodes[i], ArrayLang::Lam(_)) {
+                for c in self.nodes[i].children() {
+                    host[usize::from(*c)] = true;
+                }
+            }
+        }
+        // the host's `if`s over arrays, or whose branches hold kernels, are lazy: only their
+        // conditions are computed up front, their branches when the condition is known (a
+        // `Step::If`)
+        for (i, &on_host) in host.iter().enumerate() {
+            let has = self.is_kernel(i)
+                || self.nodes[i].children().iter().any(|c| self.has_kernel[usize::from(*c)]);
+            self.has_kernel[i] = has;
+            if let ArrayLang::If([_, t, e]) = self.nodes[i] {
+                let lazy = self.kinds[i].is_array()
+                    || self.has_kernel[usize::from(t)]
+                    || self.has_kernel[usize::from(e)];
+                if on_host && lazy {
+                    self.branching.insert(i);
+                }
+            }
+        }
+        // every array operation the outputs reach outside lazy branches, in term order
+        // (children first); the others are lowered inside their branch
+        let mut reach = vec![false; self.nodes.len()];
+        for &o in &outs {
+            reach[o] = true;
+        }
+        for i in (0..self.nodes.len()).rev() {
+            if !reach[i] {
+                continue;
+            }
+            match self.nodes[i] {
+                ArrayLang::If([c, _, _]) if self.branching.contains(&i) => reach[usize::from(c)] = true,
+                ref n => {
+                    for c in n.children() {
+                        reach[usize::from(*c)] = true;
+                    }
+                }
+            }
+        }
+        for (i, &reached) in reach.iter().enumerate() {
+            if reached && self.is_kernel(i) {
+                self.kernel(i)?;
+            }
+        }
+        for (k, &o) in outs.iter().enumerate() {
+            let name = self.sig.outputs.get(k).cloned().unwrap_or_else(|| format!("out{k}"));
+            let v = self.output_value(o, &name)?;
+            self.plan.outputs.push((name, v));
+        }
+        Ok(self.plan)
+    }
+
+    fn is_kernel(&self, i: usize) -> bool {
+        let n = &self.nodes[i];
+        n.array_op().is_some()
+    }
+
+    fn new_value(&mut self, name: String, elem: ElemType, rank: usize, origin: Origin) -> ValueId {
+        self.plan.values.push(ValueInfo { name, elem, rank, origin });
+        self.plan.values.len() - 1
+    }
+
+    fn name_for(&mut self, i: usize) -> String {
+        if let Some(n) = self.names.get(&i) {
+            return n.clone();
+        }
+        let n = format!("t{}", self.fresh);
+        self.fresh += 1;
+        n
+    }
+
+    fn elem_rank(&self, i: usize) -> Result<(ElemType, usize)> {
+        match &self.kinds[i] {
+            Kind::Array { elem, shape } => Ok((*elem, shape.len())),
+            Kind::Scalar(e) => Ok((*e, 0)),
+            k => Err(internal(format!("node {i} is {k:?}, not a value"))),
+        }
+    }
+
+    /// The value of an output node: a kernel's result, a host scalar, or a copy of an input.
+    fn output_value(&mut self, o: usize, name: &str) -> Result<ValueId> {
+        if let Some(&v) = self.value_of.get(&o) {
+            return Ok(v);
+        }
+        match &self.nodes[o] {
+            ArrayLang::Input(s) if self.kinds[o].is_array() => {
+                // an output that is an input: a copy
+                let src = self.input(s.as_str())?;
+                let (elem, rank) = self.elem_rank(o)?;
+                let dst = self.new_value(name.to_string(), elem, rank, Origin::Computed);
+                let space = self.dims_of_value(src, o)?;
+                let mut fb = FuncBuilder::new(vec![ElemType::I64; rank]);
+                let ix: Vec<Reg> = (0..rank as Reg).collect();
+                let r = fb.emit(elem, |dst| Inst::Read { dst, array: src, index: ix });
+                let elem = fb.finish(vec![r]);
+                self.plan.steps.push(Step::Kernel(Kernel {
+                    kind: "copy",
+                    space,
+                    elem,
+                    lanes: vec![Lane { dst, op: LaneOp::Generate }],
+                }));
+                self.value_of.insert(o, dst);
+                Ok(dst)
+            }
+            _ if self.kinds[o].is_array() => self.array(Id::from(o)),
+            _ => self.host_scalar(o, name.to_string()),
+        }
+    }
+
+    /// A lazy `if` of the host (its branches hold kernels): a `Step::If` whose branches
+    /// compute their value in steps of their own.
+    fn branch_if(&mut self, i: usize) -> Result<ValueId> {
+        if let Some(&v) = self.value_of.get(&i) {
+            return Ok(v);
+        }
+        let ArrayLang::If([c, t, e]) = self.nodes[i] else { return Err(internal("not an if")) };
+        let cname = format!("c{}", self.plan.values.len());
+        let cond = self.host_scalar(usize::from(c), cname)?;
+        let branch = |me: &mut Self, b: Id| -> Result<(Vec<Step>, ValueId)> {
+            // what a branch lowers is its own: forgotten outside it
+            let (saved_values, saved_dims, saved_multis) =
+                (me.value_of.clone(), me.dim_memo.clone(), me.multis_done.clone());
+            let outer = std::mem::take(&mut me.plan.steps);
+            let b = usize::from(b);
+            let v = if me.kinds[b].is_array() {
+                me.array(Id::from(b))
+            } else {
+                let name = format!("b{}", me.plan.values.len());
+                me.host_scalar(b, name)
+            };
+            let steps = std::mem::replace(&mut me.plan.steps, outer);
+            me.value_of = saved_values;
+            me.dim_memo = saved_dims;
+            me.multis_done = saved_multis;
+            Ok((steps, v?))
+        };
+        let (then_steps, then_value) = branch(self, t)?;
+        let (else_steps, else_value) = branch(self, e)?;
+        let (elem, rank) = self.elem_rank(i)?;
+        let name = self.name_for(i);
+        let dst = self.new_value(name, elem, rank, Origin::Computed);
+        self.plan.steps.push(Step::If { cond, then_steps, then_value, else_steps, else_value, dst });
+        self.value_of.insert(i, dst);
+        Ok(dst)
+    }
+
+    fn input(&self, name: &str) -> Result<ValueId> {
+        self.inputs.get(name).copied().ok_or_else(|| internal(format!("unknown input `{name}`")))
+    }
+
+    /// A host step computing scalar node `i` once.
+    fn host_scalar(&mut self, i: usize, name: String) -> Result<ValueId> {
+        if let Some(&v) = self.value_of.get(&i) {
+            return Ok(v);
+        }
+        if self.branching.contains(&i) {
+            return self.branch_if(i);
+        }
+        match &self.nodes[i] {
+            ArrayLang::Input(s) => return self.input(s.as_str()),
+            ArrayLang::Size(s) => {
+                return self
+                    .sizes
+                    .get(s.as_str())
+                    .copied()
+                    .ok_or_else(|| internal(format!("unknown size {s}")))
+            }
+            _ => {}
+        }
+        let (elem, _) = self.elem_rank(i)?;
+        let mut fb = FuncBuilder::new(Vec::new());
+        let r = self.scalar(&mut fb, i, &[])?;
+        let body = fb.finish(vec![r]);
+        let dst = self.new_value(name, elem, 0, Origin::Computed);
+        self.plan.steps.push(Step::Scalar { dst, body });
+        self.value_of.insert(i, dst);
+        Ok(dst)
+    }
+
+    /// An extent: a constant, a size, or a host scalar computed from node `i`.
+    fn extent(&mut self, i: usize) -> Result<Arg> {
+        match &self.nodes[i] {
+            ArrayLang::Lit(Literal::I64(v)) => Ok(Arg::Const(*v)),
+            _ => {
+                let name = format!("d{}", self.plan.values.len());
+                Ok(Arg::Value(self.host_scalar(i, name)?))
+            }
+        }
+    }
+
+    /// The extents of a `shape` node.
+    fn shape_extents(&mut self, sh: Id) -> Result<Vec<Arg>> {
+        let ArrayLang::Shape(ds) = &self.nodes[usize::from(sh)] else {
+            return Err(internal("a shape argument that is not a `shape` node"));
+        };
+        let ds: Vec<usize> = ds.iter().map(|d| usize::from(*d)).collect();
+        ds.into_iter().map(|d| self.extent(d)).collect()
+    }
+
+    /// The extents of materialised value `v` (of term node `node`), from the analysis when
+    /// it knows them, else read at run time.
+    fn dims_of_value(&mut self, v: ValueId, node: usize) -> Result<Vec<Arg>> {
+        let shape = match &self.kinds[node] {
+            Kind::Array { shape, .. } => shape.clone(),
+            _ => return Ok(Vec::new()),
+        };
+        let mut out = Vec::with_capacity(shape.len());
+        for (k, d) in shape.iter().enumerate() {
+            out.push(match d {
+                SymDim::Const(c) => Arg::Const(*c),
+                SymDim::Size(s) => match self.sizes.get(s.as_str()) {
+                    Some(&sv) => Arg::Value(sv),
+                    None => self.dim_at_run_time(v, k)?,
+                },
+                _ => self.dim_at_run_time(v, k)?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn dim_at_run_time(&mut self, v: ValueId, axis: usize) -> Result<Arg> {
+        if let Some(a) = self.dim_memo.get(&(v, axis)) {
+            return Ok(*a);
+        }
+        let mut fb = FuncBuilder::new(Vec::new());
+        let ax = fb.konst(Scalar::I64(axis as i64));
+        let r = fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax });
+        let body = fb.finish(vec![r]);
+        let name = format!("{}_d{axis}", self.plan.values[v].name);
+        let dst = self.new_value(name, ElemType::I64, 0, Origin::Computed);
+        self.plan.steps.push(Step::Scalar { dst, body });
+        let a = Arg::Value(dst);
+        self.dim_memo.insert((v, axis), a);
+        Ok(a)
+    }
+
+    /// The value of an array (or kernel-result) node, lowered already (term order).
+    fn array(&mut self, a: Id) -> Result<ValueId> {
+        let i = usize::from(a);
+        if let Some(&v) = self.value_of.get(&i) {
+            return Ok(v);
+        }
+        match &self.nodes[i] {
+            ArrayLang::Input(s) => self.input(s.as_str()),
+            ArrayLang::If(_) => self.branch_if(i),
+            ArrayLang::Proj([_, m]) if matches!(self.nodes[usize::from(*m)], ArrayLang::Multi(_)) => {
+                self.kernel(usize::from(*m))?;
+                self.value_of.get(&i).copied().ok_or_else(|| internal("a multi lane without a result"))
+            }
+            _ if self.is_kernel(i) => {
+                self.kernel(i)?;
+                self.value_of.get(&i).copied().ok_or_else(|| internal("a kernel without a result"))
+            }
+            n => Err(internal(format!("an array that is neither an input nor a kernel: {n:?}"))),
+        }
+    }
+
+    /// The lambda node `f`: its parameter types and body.
+    fn lam(&self, f: Id) -> Result<(Vec<ElemType>, usize)> {
+        match &self.nodes[usize::from(f)] {
+            ArrayLang::Lam([p, b]) => match &self.nodes[usize::from(*p)] {
+                ArrayLang::Params(t) => Ok((t.0.clone(), usize::from(*b))),
+                _ => Err(internal("a lambda without parameter types")),
+            },
+            n => Err(internal(format!("a function that is not a lambda: {n:?}"))),
+        }
+    }
+
+    /// A closed lambda as a function of its parameters.
+    fn func(&mut self, f: Id) -> Result<Func> {
+        let (tys, body) = self.lam(f)?;
+        let mut fb = FuncBuilder::new(tys.clone());
+        let env: Vec<Reg> = (0..tys.len() as Reg).collect();
+        let r = self.result(&mut fb, body, &env)?;
+        Ok(fb.finish(r))
+    }
+
+    /// A closed scalar node as a function of no parameters.
+    fn konst_func(&mut self, ne: Id) -> Result<Func> {
+        let mut fb = FuncBuilder::new(Vec::new());
+        let r = self.scalar(&mut fb, usize::from(ne), &[])?;
+        Ok(fb.finish(vec![r]))
+    }
+
+    /// A function of `r` index parameters: `f` applied to them.
+    fn index_func(&mut self, f: Id, r: usize) -> Result<Func> {
+        let (tys, _) = self.lam(f)?;
+        if tys.len() != r {
+            return Err(internal("an index function of the wrong arity"));
+        }
+        self.func(f)
+    }
+
+    /// An element function of `r` index parameters built by `body` from the index registers.
+    fn elem_func(
+        &mut self,
+        r: usize,
+        body: impl FnOnce(&mut Self, &mut FuncBuilder, &[Reg]) -> Result<Reg>,
+    ) -> Result<Func> {
+        let mut fb = FuncBuilder::new(vec![ElemType::I64; r]);
+        let ix: Vec<Reg> = (0..r as Reg).collect();
+        let out = body(self, &mut fb, &ix)?;
+        Ok(fb.finish(vec![out]))
+    }
+
+    fn read(&self, fb: &mut FuncBuilder, v: ValueId, ix: Vec<Reg>) -> Reg {
+        let elem = self.plan.values[v].elem;
+        fb.emit(elem, |dst| Inst::Read { dst, array: v, index: ix })
+    }
+
+    /// Loads extent `a` into a register.
+    fn load_arg(fb: &mut FuncBuilder, a: Arg) -> Reg {
+        match a {
+            Arg::Const(c) => fb.konst(Scalar::I64(c)),
+            Arg::Value(v) => fb.emit(ElemType::I64, |dst| Inst::Load { dst, value: v }),
+        }
+    }
+
+    fn push_kernel(&mut self, i: usize, space: Vec<Arg>, elem: Func, op: LaneOp) -> Result<()> {
+        let (e, rank) = self.elem_rank(i)?;
+        let name = self.name_for(i);
+        let dst = self.new_value(name, e, rank, Origin::Computed);
+        let kind = kernel_kind(&self.nodes[i], false).unwrap_or("copy");
+        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: vec![Lane { dst, op }] }));
+        self.value_of.insert(i, dst);
+        Ok(())
+    }
+
+    /// Adds `Assert`s that arrays `vs` (term nodes `ns`) have one shape, where the analysis
+    /// does not already know it.
+    fn assert_same_shape(&mut self, op: &str, vs: &[(ValueId, usize)]) -> Result<()> {
+        let Some(&(v0, n0)) = vs.first() else { return Ok(()) };
+        let d0 = self.dims_of_value(v0, n0)?;
+        for &(v, n) in &vs[1..] {
+            let d = self.dims_of_value(v, n)?;
+            if d == d0 {
+                continue;
+            }
+            let mut fb = FuncBuilder::new(Vec::new());
+            let mut all = fb.konst(Scalar::Bool(d.len() == d0.len()));
+            for (x, y) in d0.iter().zip(&d) {
+                let (rx, ry) = (Self::load_arg(&mut fb, *x), Self::load_arg(&mut fb, *y));
+                let eq = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Eq, a: rx, b: ry });
+                all = fb.and(all, eq);
+            }
+            let cond = fb.finish(vec![all]);
+            let (a, b) = (self.plan.values[v0].name.clone(), self.plan.values[v].name.clone());
+            self.plan.steps.push(Step::Assert {
+                cond,
+                code: Code::Shape,
+                message: format!("`{op}`: `{a}` and `{b}` have different shapes"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Lowers kernel node `i` (its operands are lowered already: term order).
+    fn kernel(&mut self, i: usize) -> Result<()> {
+        if self.value_of.contains_key(&i) || self.multis_done.contains(&i) {
+            return Ok(());
+        }
+        let node = self.nodes[i].clone();
+        use ArrayLang as L;
+        match node {
+            L::Map(c) => {
+                let (f, arrays) = c.split_first().ok_or_else(|| internal("map without a function"))?;
+                let mut vs = Vec::new();
+                for a in arrays {
+                    vs.push((self.array(*a)?, usize::from(*a)));
+                }
+                let &(v0, n0) = vs.first().ok_or_else(|| internal("map without arrays"))?;
+                self.assert_same_shape("map", &vs)?;
+                let space = self.dims_of_value(v0, n0)?;
+                let (_, body) = self.lam(*f)?;
+                let r = space.len();
+                let elem = self.elem_func(r, |me, fb, ix| {
+                    let args: Vec<Reg> = vs.iter().map(|(v, _)| me.read(fb, *v, ix.to_vec())).collect();
+                    me.scalar(fb, body, &args)
+                })?;
+                self.push_kernel(i, space, elem, LaneOp::Generate)
+            }
+            L::Generate([sh, f]) => {
+                let space = self.shape_extents(sh)?;
+                let elem = self.index_func(f, space.len())?;
+                self.push_kernel(i, space, elem, LaneOp::Generate)
+            }
+            L::Iota([n]) => {
+                let space = vec![self.extent(usize::from(n))?];
+                let elem = self.elem_func(1, |_, _, ix| Ok(ix[0]))?;
+                self.push_kernel(i, space, elem, LaneOp::Generate)
+            }
+            L::Fill([sh, x]) => {
+                let space = self.shape_extents(sh)?;
+                let elem = self.elem_func(space.len(), |me, fb, _| me.scalar(fb, usize::from(x), &[]))?;
+                self.push_kernel(i, space, elem, LaneOp::Generate)
+            }
+            L::Reduce([op, ne, a]) | L::Scan([op, ne, a]) | L::ScanEx([op, ne, a]) => {
+                let v = self.array(a)?;
+                let space = self.dims_of_value(v, usize::from(a))?;
+                let elem = self.elem_func(space.len(), |me, fb, ix| Ok(me.read(fb, v, ix.to_vec())))?;
+                let (op, ne) = (self.func(op)?, self.konst_func(ne)?);
+                let lane = match node {
+                    L::Reduce(_) => LaneOp::Reduce { op, ne },
+                    L::Scan(_) => LaneOp::Scan { op, ne, exclusive: false },
+                    _ => LaneOp::Scan { op, ne, exclusive: true },
+                };
+                self.push_kernel(i, space, elem, lane)
+            }
+            L::Redomap([op, ne, sh, f]) | L::Scanomap([op, ne, sh, f]) | L::Scanexomap([op, ne, sh, f]) => {
+                let space = self.shape_extents(sh)?;
+                let elem = self.index_func(f, space.len())?;
+                let (op, ne) = (self.func(op)?, self.konst_func(ne)?);
+                let lane = match node {
+                    L::Redomap(_) => LaneOp::Reduce { op, ne },
+                    L::Scanomap(_) => LaneOp::Scan { op, ne, exclusive: false },
+                    _ => LaneOp::Scan { op, ne, exclusive: true },
+                };
+                self.push_kernel(i, space, elem, lane)
+            }
+            L::Filter([p, a]) => {
+                let v = self.array(a)?;
+                let space = self.dims_of_value(v, usize::from(a))?;
+                let elem = self.elem_func(1, |me, fb, ix| Ok(me.read(fb, v, ix.to_vec())))?;
+                let pred = self.func(p)?;
+                self.push_kernel(i, space, elem, LaneOp::Filter { pred })
+            }
+            L::Filtermap([p, sh, f]) => {
+                let space = self.shape_extents(sh)?;
+                let elem = self.index_func(f, space.len())?;
+                let pred = self.func(p)?;
+                self.push_kernel(i, space, elem, LaneOp::Filter { pred })
+            }
+            L::Permute([op, d, g, a]) => {
+                let dest = self.array(d)?;
+                let v = self.array(a)?;
+                let space = self.dims_of_value(v, usize::from(a))?;
+                let elem = self.elem_func(space.len(), |me, fb, ix| Ok(me.read(fb, v, ix.to_vec())))?;
+                let (op, target) = (self.func(op)?, self.index_func(g, space.len())?);
+                self.push_kernel(i, space, elem, LaneOp::Permute { op, dest, target })
+            }
+            L::Permutemap([op, d, g, sh, f]) => {
+                let dest = self.array(d)?;
+                let space = self.shape_extents(sh)?;
+                let elem = self.index_func(f, space.len())?;
+                let (op, target) = (self.func(op)?, self.index_func(g, space.len())?);
+                self.push_kernel(i, space, elem, LaneOp::Permute { op, dest, target })
+            }
+            L::Gather([a, idx]) => {
+                let (va, vi) = (self.array(a)?, self.array(idx)?);
+                let space = self.dims_of_value(vi, usize::from(idx))?;
+                let elem = self.elem_func(space.len(), |me, fb, ix| {
+                    let j = me.read(fb, vi, ix.to_vec());
+                    Ok(me.read(fb, va, vec![j]))
+                })?;
+                self.push_kernel(i, space, elem, LaneOp::Generate)
+            }
+            L::Backpermute([sh, f, a]) => {
+                let va = self.array(a)?;
+                let space = self.shape_extents(sh)?;
+                let (tys, body) = self.lam(f)?;
+                if tys.len() != space.len() {
+                    return Err(internal("a backpermute function of the wrong arity"));
+                }
+                let elem = self.elem_func(space.len(), |me, fb, ix| {
+                    let t = me.result(fb, body, ix)?;
+                    Ok(me.read(fb, va, t))
+                })?;
+                self.push_kernel(i, space, elem, LaneOp::Generate)
+            }
+            L::Transpose([a]) => {
+                let va = self.array(a)?;
+                let d = self.dims_of_value(va, usize::from(a))?;
+                let [d0, d1] = d[..] else { return Err(internal("transpose of an array not of rank 2")) };
+                let elem = self.elem_func(2, |me, fb, ix| Ok(me.read(fb, va, vec![ix[1], ix[0]])))?;
+                self.push_kernel(i, vec![d1, d0], elem, LaneOp::Generate)
+            }
+            L::Reverse([a]) => {
+                let va = self.array(a)?;
+                let space = self.dims_of_value(va, usize::from(a))?;
+                let last = *space.last().ok_or_else(|| internal("reverse of a scalar"))?;
+                let r = space.len();
+                let elem = self.elem_func(r, |me, fb, ix| {
+                    let d = Self::load_arg(fb, last);
+                    let one = fb.konst(Scalar::I64(1));
+                    let top =
+                        fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Sub, a: d, b: one });
+                    let j = ix[r - 1];
+                    let flipped =
+                        fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Sub, a: top, b: j });
+                    let mut at = ix.to_vec();
+                    at[r - 1] = flipped;
+                    Ok(me.read(fb, va, at))
+                })?;
+                self.push_kernel(i, space, elem, LaneOp::Generate)
+            }
+            L::Slice([a, s, l]) => {
+                let va = self.array(a)?;
+                let len_a = self.dims_of_value(va, usize::from(a))?;
+                let start = self.extent(usize::from(s))?;
+                let len = self.extent(usize::from(l))?;
+                let na = *len_a.first().ok_or_else(|| internal("slice of a scalar"))?;
+                // 0 <= start, 0 <= len, start + len <= length a (no overflow: len <= n - start)
+                let mut fb = FuncBuilder::new(Vec::new());
+                let (rs, rl, rn) = (
+                    Self::load_arg(&mut fb, start),
+                    Self::load_arg(&mut fb, len),
+                    Self::load_arg(&mut fb, na),
+                );
+                let zero = fb.konst(Scalar::I64(0));
+                let c1 = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Ge, a: rs, b: zero });
+                let c2 = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Ge, a: rl, b: zero });
+                let c3 = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Le, a: rs, b: rn });
+                let room = fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Sub, a: rn, b: rs });
+                let c4 = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Le, a: rl, b: room });
+                let mut all = fb.and(c1, c2);
+                all = fb.and(all, c3);
+                all = fb.and(all, c4);
+                let cond = fb.finish(vec![all]);
+                let an = self.plan.values[va].name.clone();
+                self.plan.steps.push(Step::Assert {
+                    cond,
+                    code: Code::Index,
+                    message: format!("slice: start and length out of range for `{an}`"),
+                });
+                let elem = self.elem_func(1, |me, fb, ix| {
+                    let rs = Self::load_arg(fb, start);
+                    let at =
+                        fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Add, a: rs, b: ix[0] });
+                    Ok(me.read(fb, va, vec![at]))
+                })?;
+                self.push_kernel(i, vec![len], elem, LaneOp::Generate)
+            }
+            L::Concat([a, b]) => {
+                let (va, vb) = (self.array(a)?, self.array(b)?);
+                let la = self.dims_of_value(va, usize::from(a))?[0];
+                let lb = self.dims_of_value(vb, usize::from(b))?[0];
+                let mut fb = FuncBuilder::new(Vec::new());
+                let (ra, rb) = (Self::load_arg(&mut fb, la), Self::load_arg(&mut fb, lb));
+                let t = fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Add, a: ra, b: rb });
+                let body = fb.finish(vec![t]);
+                let total = self.new_value(
+                    format!("d{}", self.plan.values.len()),
+                    ElemType::I64,
+                    0,
+                    Origin::Computed,
+                );
+                self.plan.steps.push(Step::Scalar { dst: total, body });
+                let elem = self.elem_func(1, |me, fb, ix| {
+                    let ra = Self::load_arg(fb, la);
+                    let c =
+                        fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Lt, a: ix[0], b: ra });
+                    let elem = me.plan.values[va].elem;
+                    let (then_block, then_ret) = fb.block(|fb| me.read(fb, va, vec![ix[0]]));
+                    let (else_block, else_ret) = fb.block(|fb| {
+                        let ra = Self::load_arg(fb, la);
+                        let off = fb.emit(ElemType::I64, |dst| Inst::Binary {
+                            dst,
+                            op: BinOp::Sub,
+                            a: ix[0],
+                            b: ra,
+                        });
+                        me.read(fb, vb, vec![off])
+                    });
+                    Ok(fb.emit(elem, |dst| Inst::If {
+                        dst,
+                        cond: c,
+                        then_block,
+                        then_ret,
+                        else_block,
+                        else_ret,
+                    }))
+                })?;
+                self.push_kernel(i, vec![Arg::Value(total)], elem, LaneOp::Generate)
+            }
+            L::Reshape([sh, a]) => {
+                let va = self.array(a)?;
+                let src = self.dims_of_value(va, usize::from(a))?;
+                let out = self.shape_extents(sh)?;
+                if !same_count(&src, &out) {
+                    let mut fb = FuncBuilder::new(Vec::new());
+                    let p = Self::product(&mut fb, &src);
+                    let q = Self::product(&mut fb, &out);
+                    let eq = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Eq, a: p, b: q });
+                    let cond = fb.finish(vec![eq]);
+                    let an = self.plan.values[va].name.clone();
+                    self.plan.steps.push(Step::Assert {
+                        cond,
+                        code: Code::Shape,
+                        message: format!("`reshape`: the new shape's element count differs from `{an}`'s"),
+                    });
+                }
+                let r = out.len();
+                let elem = self.elem_func(r, |me, fb, ix| {
+                    // flat = ((i0 * D1 + i1) * D2 + i2) ...
+                    let mut flat = ix[0];
+                    for k in 1..r {
+                        let d = Self::load_arg(fb, out[k]);
+                        let m =
+                            fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Mul, a: flat, b: d });
+                        flat = fb.emit(ElemType::I64, |dst| Inst::Binary {
+                            dst,
+                            op: BinOp::Add,
+                            a: m,
+                            b: ix[k],
+                        });
+                    }
+                    // index k = (flat / (A[k+1] * ..)) % A[k]  (no % for the outermost)
+                    let m = src.len();
+                    let mut at = Vec::with_capacity(m);
+                    for k in 0..m {
+                        let mut q = flat;
+                        if k + 1 < m {
+                            let stride = Self::product(fb, &src[k + 1..]);
+                            q = fb.emit(ElemType::I64, |dst| Inst::Binary {
+                                dst,
+                                op: BinOp::Div,
+                                a: q,
+                                b: stride,
+                            });
+                        }
+                        if k > 0 {
+                            let d = Self::load_arg(fb, src[k]);
+                            q = fb.emit(ElemType::I64, |dst| Inst::Binary {
+                                dst,
+                                op: BinOp::Rem,
+                                a: q,
+                                b: d,
+                            });
+                        }
+                        at.push(q);
+                    }
+                    Ok(me.read(fb, va, at))
+                })?;
+                self.push_kernel(i, out, elem, LaneOp::Generate)
+            }
+            L::Multi(c) => {
+                let (sh, lanes) = c.split_first().ok_or_else(|| internal("multi without a shape"))?;
+                let space = self.shape_extents(*sh)?;
+                // the result nodes: proj k m
+                let mut results: HashMap<i64, usize> = HashMap::new();
+                for (j, n) in self.nodes.iter().enumerate() {
+                    if let L::Proj([k, m]) = n {
+                        if usize::from(*m) == i {
+                            if let L::Lit(Literal::I64(k)) = self.nodes[usize::from(*k)] {
+                                results.entry(k).or_insert(j);
+                            }
+                        }
+                    }
+                }
+                // one element function for all lanes: what they share is computed once
+                let r = space.len();
+                let mut fb = FuncBuilder::new(vec![ElemType::I64; r]);
+                let ix: Vec<Reg> = (0..r as Reg).collect();
+                let mut out = Vec::new();
+                let mut rets = Vec::new();
+                let mut reduces = false;
+                for (k, lane) in lanes.iter().enumerate() {
+                    let Some(&j) = results.get(&(k as i64)) else { continue };
+                    let (f, op) = match self.nodes[usize::from(*lane)].clone() {
+                        L::LaneGen([f]) => (f, LaneOp::Generate),
+                        L::LaneRed([op, ne, f]) => {
+                            reduces = true;
+                            (f, LaneOp::Reduce { op: self.func(op)?, ne: self.konst_func(ne)? })
+                        }
+                        n => return Err(internal(format!("a multi lane that is {n:?}"))),
+                    };
+                    let (tys, body) = self.lam(f)?;
+                    if tys.len() != r {
+                        return Err(internal("a lane function of the wrong arity"));
+                    }
+                    rets.push(self.scalar(&mut fb, body, &ix)?);
+                    let (e, rank) = self.elem_rank(j)?;
+                    let name = self.name_for(j);
+                    let dst = self.new_value(name, e, rank, Origin::Computed);
+                    self.value_of.insert(j, dst);
+                    out.push(Lane { dst, op });
+                }
+                let elem = fb.finish(rets);
+                let kind = if reduces { "reduce" } else { "generate" };
+                self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: out }));
+                self.multis_done.insert(i);
+                Ok(())
+            }
+            n => Err(internal(format!("not a kernel: {n:?}"))),
+        }
+    }
+
+    fn product(fb: &mut FuncBuilder, ds: &[Arg]) -> Reg {
+        let mut p = fb.konst(Scalar::I64(1));
+        for d in ds {
+            let r = Self::load_arg(fb, *d);
+            p = fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Mul, a: p, b: r });
+        }
+        p
+    }
+
+    /// The registers of node `i`'s result (several for a tuple), under environment `env`
+    /// (`env[len-1-k]` holds `$k`).
+    fn result(&mut self, fb: &mut FuncBuilder, i: usize, env: &[Reg]) -> Result<Vec<Reg>> {
+        if let ArrayLang::Tuple(es) = &self.nodes[i] {
+            let es: Vec<usize> = es.iter().map(|e| usize::from(*e)).collect();
+            return es.into_iter().map(|e| self.scalar(fb, e, env)).collect();
+        }
+        Ok(vec![self.scalar(fb, i, env)?])
+    }
+
+    /// The register holding scalar node `i` under `env` (computed once per block and
+    /// environment of its free parameters).
+    fn scalar(&mut self, fb: &mut FuncBuilder, i: usize, env: &[Reg]) -> Result<Reg> {
+        let mut key_env = Vec::with_capacity(self.free[i].len());
+        for &p in &self.free[i] {
+            let at = env
+                .len()
+                .checked_sub(1 + p as usize)
+                .ok_or_else(|| internal("a free parameter out of scope"))?;
+            key_env.push(env[at]);
+        }
+        let key = (i, key_env);
+        if let Some(r) = fb.lookup(&key) {
+            return Ok(r);
+        }
+        let r = self.scalar_uncached(fb, i, env)?;
+        fb.remember(key, r);
+        Ok(r)
+    }
+
+    fn ty(&self, i: usize) -> Result<ElemType> {
+        match &self.kinds[i] {
+            Kind::Scalar(e) => Ok(*e),
+            k => Err(internal(format!("node {i} is {k:?}, not a scalar"))),
+        }
+    }
+
+    fn scalar_uncached(&mut self, fb: &mut FuncBuilder, i: usize, env: &[Reg]) -> Result<Reg> {
+        use ArrayLang as L;
+        let node = self.nodes[i].clone();
+        let kid = |c: Id| usize::from(c);
+        if self.branching.contains(&i) {
+            let v = self.branch_if(i)?;
+            let t = self.ty(i)?;
+            return Ok(fb.emit(t, |dst| Inst::Load { dst, value: v }));
+        }
+        if let Some((op, [a, b])) = node.bin_op() {
+            if matches!(op, BinOp::And | BinOp::Or) {
+                let ra = self.scalar(fb, kid(a), env)?;
+                let (then_block, then_ret, else_block, else_ret);
+                if op == BinOp::And {
+                    (then_block, then_ret) = fb.try_block(|fb| self.scalar(fb, kid(b), env))?;
+                    (else_block, else_ret) = fb.block(|fb| fb.konst(Scalar::Bool(false)));
+                } else {
+                    (then_block, then_ret) = fb.block(|fb| fb.konst(Scalar::Bool(true)));
+                    (else_block, else_ret) = fb.try_block(|fb| self.scalar(fb, kid(b), env))?;
+                }
+                return Ok(fb.emit(ElemType::Bool, |dst| Inst::If {
+                    dst,
+                    cond: ra,
+                    then_block,
+                    then_ret,
+                    else_block,
+                    else_ret,
+                }));
+            }
+            let (ra, rb) = (self.scalar(fb, kid(a), env)?, self.scalar(fb, kid(b), env)?);
+            let t = self.ty(i)?;
+            return Ok(fb.emit(t, |dst| Inst::Binary { dst, op, a: ra, b: rb }));
+        }
+        let call = |f: ScalarFn| Some(f);
+        let builtin = match &node {
+            L::Min(_) => call(ScalarFn::Min),
+            L::Max(_) => call(ScalarFn::Max),
+            L::Abs(_) => call(ScalarFn::Abs),
+            L::Sqrt(_) => call(ScalarFn::Sqrt),
+            L::Exp(_) => call(ScalarFn::Exp),
+            L::Log(_) => call(ScalarFn::Log),
+            L::Sin(_) => call(ScalarFn::Sin),
+            L::Cos(_) => call(ScalarFn::Cos),
+            L::Tan(_) => call(ScalarFn::Tan),
+            L::Tanh(_) => call(ScalarFn::Tanh),
+            L::Floor(_) => call(ScalarFn::Floor),
+            L::Ceil(_) => call(ScalarFn::Ceil),
+            L::Round(_) => call(ScalarFn::Round),
+            L::Pow(_) => call(ScalarFn::Pow),
+            L::Atan2(_) => call(ScalarFn::Atan2),
+            L::Clamp(_) => call(ScalarFn::Clamp),
+            L::ToI32(_) => call(ScalarFn::Convert(ElemType::I32)),
+            L::ToI64(_) => call(ScalarFn::Convert(ElemType::I64)),
+            L::ToF32(_) => call(ScalarFn::Convert(ElemType::F32)),
+            L::ToF64(_) => call(ScalarFn::Convert(ElemType::F64)),
+            _ => None,
+        };
+        if let Some(f) = builtin {
+            let mut args = Vec::new();
+            for c in node.children() {
+                args.push(self.scalar(fb, kid(*c), env)?);
+            }
+            let t = self.ty(i)?;
+            return Ok(fb.emit(t, |dst| Inst::Call { dst, f, args }));
+        }
+        Ok(match node {
+            L::Lit(l) => fb.konst(l.to_scalar()),
+            L::Param(p) => {
+                let at = env
+                    .len()
+                    .checked_sub(1 + p.index as usize)
+                    .ok_or_else(|| internal("a parameter out of scope"))?;
+                env[at]
+            }
+            L::Size(s) => {
+                let v = *self.sizes.get(s.as_str()).ok_or_else(|| internal(format!("unknown size {s}")))?;
+                fb.emit(ElemType::I64, |dst| Inst::Load { dst, value: v })
+            }
+            L::Input(s) if !self.kinds[i].is_array() => {
+                let v = self.input(s.as_str())?;
+                let t = self.ty(i)?;
+                fb.emit(t, |dst| Inst::Load { dst, value: v })
+            }
+            L::Neg([a]) | L::Not([a]) => {
+                let ra = self.scalar(fb, kid(a), env)?;
+                let op = if matches!(node, L::Neg(_)) { UnOp::Neg } else { UnOp::Not };
+                let t = self.ty(i)?;
+                fb.emit(t, |dst| Inst::Unary { dst, op, a: ra })
+            }
+            L::If([c, t, e]) => {
+                let rc = self.scalar(fb, kid(c), env)?;
+                let (then_block, then_ret) = fb.try_block(|fb| self.scalar(fb, kid(t), env))?;
+                let (else_block, else_ret) = fb.try_block(|fb| self.scalar(fb, kid(e), env))?;
+                let ty = self.ty(i)?;
+                fb.emit(ty, |dst| Inst::If { dst, cond: rc, then_block, then_ret, else_block, else_ret })
+            }
+            L::Iterate([n, f, init]) => {
+                let count = self.scalar(fb, kid(n), env)?;
+                let rinit = self.scalar(fb, kid(init), env)?;
+                let (tys, body) = self.lam(f)?;
+                let [t] = tys[..] else { return Err(internal("iterate of a function that is not unary")) };
+                let var = fb.new_reg(t);
+                let mut inner = env.to_vec();
+                inner.push(var);
+                let (block, next) = fb.try_block(|fb| self.scalar(fb, body, &inner))?;
+                let dst = fb.new_reg(t);
+                fb.push(Inst::Loop {
+                    dsts: vec![dst],
+                    count,
+                    inits: vec![rinit],
+                    vars: vec![var],
+                    body: block,
+                    nexts: vec![next],
+                });
+                dst
+            }
+            L::Index(c) => {
+                let (a, ix) = c.split_first().ok_or_else(|| internal("index without an array"))?;
+                let v = self.array(*a)?;
+                let mut regs = Vec::with_capacity(ix.len());
+                for j in ix {
+                    regs.push(self.scalar(fb, kid(*j), env)?);
+                }
+                self.read(fb, v, regs)
+            }
+            L::Length([a]) => {
+                let v = self.array(a)?;
+                let ax = fb.konst(Scalar::I64(0));
+                fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax })
+            }
+            L::Dim([a, k]) => {
+                let v = self.array(a)?;
+                let ax = self.scalar(fb, kid(k), env)?;
+                fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax })
+            }
+            L::App(c) => {
+                let (f, args) = c.split_first().ok_or_else(|| internal("app without a function"))?;
+                let (tys, body) = self.lam(*f)?;
+                if tys.len() != args.len() {
+                    return Err(internal("an application of the wrong arity"));
+                }
+                let mut inner = env.to_vec();
+                for a in args {
+                    inner.push(self.scalar(fb, kid(*a), env)?);
+                }
+                self.scalar(fb, body, &inner)?
+            }
+            L::Proj([k, t]) => {
+                let Some(Literal::I64(k)) = (match &self.nodes[kid(k)] {
+                    L::Lit(l) => Some(*l),
+                    _ => None,
+                }) else {
+                    return Err(internal("a projection by a non-constant"));
+                };
+                let rs = self.result(fb, kid(t), env)?;
+                *usize::try_from(k)
+                    .ok()
+                    .and_then(|k| rs.get(k))
+                    .ok_or_else(|| internal("a projection out of range"))?
+            }
+            // a kernel's scalar result (a reduction to a scalar) read inside another kernel
+            _ if self.is_kernel(i) => {
+                let v = self.array(Id::from(i))?;
+                let t = self.ty(i)?;
+                fb.emit(t, |dst| Inst::Load { dst, value: v })
+            }
+            n => return Err(internal(format!("not a scalar: {n:?}"))),
+        })
+    }
+}
+
+/// Whether two lists of extents are certainly of one product (equal as multisets).
+fn same_count(a: &[Arg], b: &[Arg]) -> bool {
+    let mut x: Vec<String> = a.iter().filter(|d| **d != Arg::Const(1)).map(|d| format!("{d:?}")).collect();
+    let mut y: Vec<String> = b.iter().filter(|d| **d != Arg::Const(1)).map(|d| format!("{d:?}")).collect();
+    x.sort();
+    y.sort();
+    x == y
+}
+
+/// Builds one [`Func`]: registers, the block being written, and the registers each
+/// (node, environment) already has in the enclosing blocks.
+struct FuncBuilder {
+    params: Vec<ElemType>,
+    reg_types: Vec<ElemType>,
+    blocks: Vec<Block>,
+    memo: Vec<HashMap<(usize, Vec<Reg>), Reg>>,
+    consts: Vec<HashMap<String, Reg>>,
+}
+
+impl FuncBuilder {
+    fn new(params: Vec<ElemType>) -> FuncBuilder {
+        FuncBuilder {
+            reg_types: params.clone(),
+            params,
+            blocks: vec![Block::default()],
+            memo: vec![HashMap::new()],
+            consts: vec![HashMap::new()],
+        }
+    }
+
+    fn new_reg(&mut self, t: ElemType) -> Reg {
+        self.reg_types.push(t);
+        (self.reg_types.len() - 1) as Reg
+    }
+
+    fn push(&mut self, i: Inst) {
+        if let Some(b) = self.blocks.last_mut() {
+            b.insts.push(i);
+        }
+    }
+
+    fn emit(&mut self, t: ElemType, make: impl FnOnce(Reg) -> Inst) -> Reg {
+        let r = self.new_reg(t);
+        let i = make(r);
+        self.push(i);
+        r
+    }
+
+    fn konst(&mut self, v: Scalar) -> Reg {
+        let key = format!("{:?}", Literal::from_scalar(v));
+        for m in self.consts.iter().rev() {
+            if let Some(r) = m.get(&key) {
+                return *r;
+            }
+        }
+        let r = self.emit(v.elem_type(), |dst| Inst::Const { dst, value: v });
+        if let Some(m) = self.consts.last_mut() {
+            m.insert(key, r);
+        }
+        r
+    }
+
+    /// `a && b` of two bools already evaluated (nothing left to be lazy about).
+    fn and(&mut self, a: Reg, b: Reg) -> Reg {
+        let f = self.konst(Scalar::Bool(false));
+        self.emit(ElemType::Bool, |dst| Inst::If {
+            dst,
+            cond: a,
+            then_block: Block::default(),
+            then_ret: b,
+            else_block: Block::default(),
+            else_ret: f,
+        })
+    }
+
+    fn lookup(&self, key: &(usize, Vec<Reg>)) -> Option<Reg> {
+        self.memo.iter().rev().find_map(|m| m.get(key).copied())
+    }
+
+    fn remember(&mut self, key: (usize, Vec<Reg>), r: Reg) {
+        if let Some(m) = self.memo.last_mut() {
+            m.insert(key, r);
+        }
+    }
+
+    /// Runs `f` in a new nested block; the block and `f`'s result register.
+    fn block(&mut self, f: impl FnOnce(&mut FuncBuilder) -> Reg) -> (Block, Reg) {
+        self.blocks.push(Block::default());
+        self.memo.push(HashMap::new());
+        self.consts.push(HashMap::new());
+        let r = f(self);
+        self.memo.pop();
+        self.consts.pop();
+        (self.blocks.pop().unwrap_or_default(), r)
+    }
+
+    fn try_block(&mut self, f: impl FnOnce(&mut FuncBuilder) -> Result<Reg>) -> Result<(Block, Reg)> {
+        let mut err = None;
+        let (b, r) = self.block(|fb| match f(fb) {
+            Ok(r) => r,
+            Err(e) => {
+                err = Some(e);
+                0
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok((b, r)),
+        }
+    }
+
+    fn finish(mut self, ret: Vec<Reg>) -> Func {
+        let body = self.blocks.pop().unwrap_or_default();
+        Func { params: self.params, reg_types: self.reg_types, body, ret }
+    }
+}

@@ -1,0 +1,150 @@
+//! `eqfuse::calibrate`: where the calibration lives, loading it (with fallbacks), saving it,
+//! measuring, and `eqfuse calibrate --no-save --json`.
+#![allow(clippy::unwrap_used)]
+
+use eqfuse::calibrate::{load_cpu, measure, path, save};
+use eqfuse::CostParams;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fields(p: &CostParams) -> [(&'static str, f64); 9] {
+    [
+        ("bandwidth", p.bandwidth),
+        ("launch", p.launch),
+        ("flop", p.flop),
+        ("div", p.div),
+        ("sqrt", p.sqrt),
+        ("transcendental", p.transcendental),
+        ("int", p.int),
+        ("compare", p.compare),
+        ("gather", p.gather),
+    ]
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("eqfuse-calibrate-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every check that depends on environment variables, in one test (they are process-wide).
+#[test]
+fn path_load_and_save_follow_the_environment() {
+    let saved_xdg = std::env::var_os("XDG_CONFIG_HOME");
+    let saved_home = std::env::var_os("HOME");
+    let dir = scratch("env");
+    let file = dir.join("eqfuse").join("cost-cpu.toml");
+
+    // the place: XDG_CONFIG_HOME first, then HOME/.config, else none
+    std::env::set_var("XDG_CONFIG_HOME", &dir);
+    assert_eq!(path(), Some(file.clone()));
+    std::env::remove_var("XDG_CONFIG_HOME");
+    std::env::set_var("HOME", "/somewhere/home");
+    assert_eq!(path(), Some(PathBuf::from("/somewhere/home/.config/eqfuse/cost-cpu.toml")));
+    std::env::remove_var("HOME");
+    assert_eq!(path(), None);
+    assert_eq!(load_cpu(), CostParams::cpu_default());
+    let err = save(&CostParams::cpu_default()).unwrap_err();
+    assert_eq!(err.code, eqfuse::Code::Input, "{err}");
+
+    std::env::set_var("XDG_CONFIG_HOME", &dir);
+    // no file: the defaults
+    assert!(!file.exists());
+    assert_eq!(load_cpu(), CostParams::cpu_default());
+
+    // malformed files: the defaults, no panic
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    for junk in [
+        "this is not toml = = [",
+        "name = \"x\"\nbandwidth = 1.0\n", // fields missing
+        "name = 3\nbandwidth = \"fast\"\n",
+        "",
+    ] {
+        std::fs::write(&file, junk).unwrap();
+        assert_eq!(load_cpu(), CostParams::cpu_default(), "for {junk:?}");
+    }
+    std::fs::write(&file, [0xff, 0xfe, 0x00, 0x80]).unwrap();
+    assert_eq!(load_cpu(), CostParams::cpu_default(), "binary junk");
+
+    // save, then load: the same parameters
+    let p = CostParams {
+        name: "calibrated on test-host 2024-01-01".into(),
+        bandwidth: 1.234_567_890_123e10,
+        launch: 2.5e-5,
+        flop: 7.7e9,
+        div: 1.1e9,
+        sqrt: 1.3e9,
+        transcendental: 3.3e8,
+        int: 6.6e9,
+        compare: 5.5e9,
+        gather: 1.9e8,
+    };
+    assert_eq!(save(&p).unwrap(), file);
+    assert!(std::fs::read_to_string(&file).unwrap().contains("bandwidth"));
+    assert_eq!(load_cpu(), p);
+
+    // a saved value that is not positive falls back to its default, the rest are kept
+    let bad = CostParams { launch: 0.0, flop: -3.0, ..p.clone() };
+    save(&bad).unwrap();
+    let loaded = load_cpu();
+    assert_eq!(loaded.launch, CostParams::cpu_default().launch);
+    assert_eq!(loaded.flop, CostParams::cpu_default().flop);
+    assert_eq!(loaded.bandwidth, p.bandwidth);
+
+    match saved_xdg {
+        Some(v) => std::env::set_var("XDG_CONFIG_HOME", v),
+        None => std::env::remove_var("XDG_CONFIG_HOME"),
+    }
+    match saved_home {
+        Some(v) => std::env::set_var("HOME", v),
+        None => std::env::remove_var("HOME"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn measure_gives_finite_positive_values() {
+    let mut lines = Vec::new();
+    let t0 = std::time::Instant::now();
+    let p = measure(&mut |l| lines.push(l.to_string()));
+    let took = t0.elapsed();
+    for (name, v) in fields(&p) {
+        assert!(v.is_finite() && v > 0.0, "{name} = {v}");
+    }
+    assert!(p.launch < 0.1, "launch {}", p.launch);
+    for (name, v) in fields(&p).into_iter().filter(|(n, _)| *n != "launch") {
+        assert!((1e6..=1e14).contains(&v), "{name} = {v}");
+    }
+    assert!(p.name.starts_with("calibrated on "), "{}", p.name);
+    assert!(!lines.is_empty());
+    eprintln!("measure took {took:?}: {p:?}");
+}
+
+#[test]
+fn cli_calibrate_no_save_json_prints_the_parameters() {
+    let dir = scratch("cli");
+    let out = Command::new(env!("CARGO_BIN_EXE_eqfuse"))
+        .args(["calibrate", "--no-save", "--json"])
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "stderr: {stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let obj = v.as_object().unwrap();
+    assert!(obj["name"].as_str().unwrap().starts_with("calibrated on "), "{stdout}");
+    for (name, _) in fields(&CostParams::cpu_default()) {
+        let x = obj.get(name).and_then(|x| x.as_f64());
+        assert!(x.is_some_and(|x| x.is_finite() && x > 0.0), "{name} in {stdout}");
+    }
+    assert_eq!(obj.len(), 10, "{stdout}");
+    // the JSON reads back as the parameters
+    let p: CostParams = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(p.bandwidth > 0.0);
+    // --no-save: nothing written
+    assert!(!dir.join("eqfuse").exists());
+    assert!(stderr.contains("bandwidth"), "progress on stderr: {stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
