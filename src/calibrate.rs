@@ -3,14 +3,14 @@
 //!
 //! [`measure`] runs a small micro-benchmark (about two seconds, on every core):
 //!
-//! - **bandwidth**: a map-like pass `dst[i] = src[i] * a + b` over two 64 MiB buffers,
+//! - **bandwidth**: a map-like pass `dst[i] = src[i] * a + b` over two 128 MiB buffers,
 //!   split across the threads; read and written bytes counted; the best of a few passes;
 //! - **launch**: the fixed cost of one parallel pass: spawning and joining one scoped thread
 //!   per core over a trivial amount of work; the median of many;
 //! - **operation throughputs** (all cores together): each thread runs a blocked loop
 //!   `out[i] = a[i] op b[i]` over 1024-element blocks that stay in its cache, as the CPU
 //!   executor's block VM does, for a fixed time; the best of two runs;
-//! - **gather**: elements read through random indices from the 64 MiB buffer, per second.
+//! - **gather**: elements read through random indices from the 128 MiB buffer, per second.
 //!
 //! Every result is finite and positive: a measurement that fails falls back to
 //! [`CostParams::cpu_default`]'s value, and anything absurd is clamped into a sane range.
@@ -27,8 +27,9 @@ use std::time::{Duration, Instant};
 
 /// Elements per block of the operation loops (4 KiB of `f32` per array, 8 KiB of `i64`).
 const BLOCK: usize = 1024;
-/// Elements of each of the two streaming buffers (`f32`: 64 MiB each).
-const STREAM_ELEMS: usize = 16 << 20;
+/// Elements of each of the two streaming buffers (`f32`: 128 MiB each, well beyond the
+/// last-level cache, which can hold a good part of 64 MiB on a server CPU).
+const STREAM_ELEMS: usize = 32 << 20;
 /// How long one timed run of an operation loop lasts.
 const OP_RUN: Duration = Duration::from_millis(90);
 /// Timed runs of each operation loop (the best counts).
@@ -52,7 +53,7 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 256);
     progress(&format!("calibrating on {threads} thread(s)"));
 
-    progress("memory bandwidth: streaming over 2 x 64 MiB ...");
+    progress("memory bandwidth: streaming over 2 x 128 MiB ...");
     let mut stream = stream_buffers(threads);
     let bandwidth = stream.as_mut().and_then(|(src, dst)| bandwidth(threads, src, dst));
     let bandwidth = settle(bandwidth, d.bandwidth, RATE_RANGE);
@@ -62,20 +63,25 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
     let launch = settle(launch(threads), d.launch, LAUNCH_RANGE);
     progress(&format!("  launch         {}", human_seconds(launch)));
 
-    let mut rate = |label: &str, measured: Option<f64>, default: f64| {
+    progress("operation throughputs: blocked loops in cache on every core ...");
+    let mut rate = |label: &str, measured: Option<f64>, default: f64, unit: &str| {
         let v = settle(measured, default, RATE_RANGE);
-        progress(&format!("  {label:<14} {}", human(v, "op/s")));
+        progress(&format!("  {label:<14} {}", human(v, unit)));
         v
     };
-    let flop = rate("flop", throughput(threads, 2.0, f32_init, k_flop), d.flop);
-    let div = rate("div", throughput(threads, 1.0, f32_init, k_div), d.div);
-    let sqrt = rate("sqrt", throughput(threads, 1.0, f32_init, k_sqrt), d.sqrt);
-    let transcendental =
-        rate("transcendental", throughput(threads, 2.0, f32_init, k_transcendental), d.transcendental);
-    let int = rate("int", throughput(threads, 2.0, i64_init, k_int), d.int);
-    let compare = rate("compare", throughput(threads, 2.0, f32_init, k_compare), d.compare);
+    let flop = rate("flop", throughput(threads, 2.0, f32_init, k_flop), d.flop, "op/s");
+    let div = rate("div", throughput(threads, 1.0, f32_init, k_div), d.div, "op/s");
+    let sqrt = rate("sqrt", throughput(threads, 1.0, f32_init, k_sqrt), d.sqrt, "op/s");
+    let transcendental = rate(
+        "transcendental",
+        throughput(threads, 2.0, f32_init, k_transcendental),
+        d.transcendental,
+        "op/s",
+    );
+    let int = rate("int", throughput(threads, 2.0, i64_init, k_int), d.int, "op/s");
+    let compare = rate("compare", throughput(threads, 2.0, f32_init, k_compare), d.compare, "op/s");
     let gathered = stream.as_ref().and_then(|(src, _)| gather(threads, src));
-    let gather = rate("gather", gathered, d.gather);
+    let gather = rate("gather", gathered, d.gather, "elem/s");
     drop(stream);
 
     CostParams {
@@ -228,7 +234,7 @@ fn stream_buffers(threads: usize) -> Option<(Vec<f32>, Vec<f32>)> {
 /// best of [`STREAM_PASSES`] passes after one that warms up.
 fn bandwidth(threads: usize, src: &mut [f32], dst: &mut [f32]) -> Option<f64> {
     let chunk = src.len().div_ceil(threads);
-    let bytes = (src.len() * std::mem::size_of::<f32>() * 2) as f64;
+    let bytes = (std::mem::size_of_val(src) * 2) as f64;
     let mut best = f64::INFINITY;
     for pass in 0..=STREAM_PASSES {
         let t0 = Instant::now();

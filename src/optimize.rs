@@ -9,7 +9,7 @@ pub use eqfuse_rules::{OptimizeOptions, PhaseReport};
 /// The CPU cost parameters: those `eqfuse calibrate` saved for this machine, else the
 /// defaults.
 pub fn cpu_cost_params() -> eqfuse_egraph::model::CostParams {
-    eqfuse_egraph::model::CostParams::cpu_default()
+    crate::calibrate::load_cpu()
 }
 
 /// An optimised program: the extracted term, its kernels, the decoded program and the

@@ -351,9 +351,20 @@ fn steps_cost(
                 total += c.seconds;
                 kernels.push(StepCost { kernel: kernels.len(), ..c });
             }
-            Step::If { then_steps, then_value, else_steps, dst, .. } => {
-                let a = steps_cost(plan, then_steps, p, s, kernels);
-                let b = steps_cost(plan, else_steps, p, s, kernels);
+            Step::If { then_steps, then_value, else_steps, else_value, dst, .. } => {
+                // a branch whose value it does not compute (an input, an earlier result)
+                // copies it, as an output that is an input does
+                let copy = |steps: &[Step], v: ValueId, s: &Sizes<'_>| {
+                    let made = steps.iter().any(|st| st.writes().contains(&v));
+                    let info = plan.values.get(v);
+                    if made || !info.is_some_and(|x| x.rank > 0) {
+                        return 0.0;
+                    }
+                    let bytes = 2.0 * s.elements(v) * info.map_or(4, |x| x.elem.size_bytes()) as f64;
+                    p.launch + bytes / p.bandwidth
+                };
+                let a = steps_cost(plan, then_steps, p, s, kernels) + copy(then_steps, *then_value, s);
+                let b = steps_cost(plan, else_steps, p, s, kernels) + copy(else_steps, *else_value, s);
                 total += a.max(b);
                 if let Some(d) = s.dims.get(then_value).cloned() {
                     s.dims.insert(*dst, d);

@@ -127,3 +127,34 @@ fn host_scalars_are_small_ellipses() {
     assert!(dot.contains("s0 [label=\"s0 m\", shape=ellipse"), "{dot}");
     assert!(dot.contains("s0 -> out1 [label=\"m\"]"), "{dot}");
 }
+
+#[test]
+fn an_if_draws_its_branches_as_clusters() {
+    let mut plan = two_kernels();
+    // c (4): a bool input; r (5): if c then e else xs
+    plan.values.push(value("c", ElemType::Bool, 0, Origin::Input));
+    plan.values.push(value("r", F32, 1, Origin::Computed));
+    let Step::Kernel(gen) = plan.steps.remove(0) else { unreachable!() };
+    plan.steps.insert(
+        0,
+        Step::If {
+            cond: 4,
+            then_steps: vec![Step::Kernel(gen)],
+            then_value: 2,
+            else_steps: vec![],
+            else_value: 0,
+            dst: 5,
+        },
+    );
+    plan.outputs.push(("r".into(), 5));
+    let dot = to_dot(&plan);
+    assert_eq!(dot.matches('{').count(), dot.matches('}').count(), "{dot}");
+    assert!(dot.contains("subgraph cluster_if0_then {"), "{dot}");
+    assert!(dot.contains("subgraph cluster_if0_else {"), "{dot}");
+    assert!(dot.contains("if0 [label=\"if0 r = if c\", shape=diamond]"), "{dot}");
+    assert!(dot.contains("in4 -> if0 [label=\"c\"]"), "{dot}");
+    assert!(dot.contains("k0 -> if0 [label=\"e\"]"), "{dot}");
+    assert!(dot.contains("in0 -> if0 [label=\"xs\"]"), "{dot}");
+    assert!(dot.contains("in0 -> k0 [label=\"xs\"]"), "{dot}");
+    assert!(dot.contains("if0 -> out1 [label=\"r\"]"), "{dot}");
+}

@@ -110,12 +110,31 @@ fn optimised_agrees(case: &Case) -> Result<(), TestCaseError> {
     let ochecked =
         check(&reparsed).map_err(|e| TestCaseError::fail(format!("optimised check: {e}\n{text}")))?;
     let orig = interpret(&checked, &case.inputs);
+    // the plans the executors run, under the plan interpreter
+    for (label, plan) in [("plan", &opt.plan), ("unfused plan", &opt.unfused_plan)] {
+        let got = eqfuse_ir::bind::bind_inputs(&checked, &case.inputs, &eqfuse_ir::Limits::default())
+            .and_then(|b| eqfuse_ir::plan::eval::eval(plan, &case.inputs, &b.sizes));
+        agree(&orig, got, &format!("{label}:\n{plan}\nprogram:\n{text}"))?;
+    }
     let got = interpret(&ochecked, &case.inputs);
+    agree(&orig, got, &text)
+}
+
+type Outputs = indexmap::IndexMap<String, eqfuse_ir::Value>;
+
+/// The optimised result `got` agrees with the original's `orig`: the same outputs bit for
+/// bit, or an error where the original fails too (a run-time one: the optimiser may also
+/// remove an error on elements never read).
+fn agree(
+    orig: &eqfuse_ir::Result<Outputs>,
+    got: eqfuse_ir::Result<Outputs>,
+    text: &str,
+) -> Result<(), TestCaseError> {
     match (orig, got) {
         (Ok(o), Ok(g)) => {
             let (ok, gk): (Vec<&String>, Vec<&String>) = (o.keys().collect(), g.keys().collect());
             prop_assert_eq!(ok, gk, "output names differ\n{}", text);
-            for (k, a) in &o {
+            for (k, a) in o {
                 let b = &g[k];
                 if !identical(a, b) {
                     let tol = Tolerance { rtol: 1e-5, ..Tolerance::EXACT };
