@@ -239,3 +239,38 @@ fn explain_text_and_its_options() {
     let bad = case("err_type").join("program.eqf");
     assert_fails(&eqfuse(&["explain", bad.to_str().expect("utf8")]), "E-TYPE");
 }
+
+#[test]
+fn explain_draws_the_plan_and_takes_the_cost_model_options() {
+    let prog = case("softmax_rows").join("program.eqf");
+    let p = prog.to_str().expect("utf8");
+    let dir = std::env::temp_dir().join(format!("eqfuse-dot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dot = dir.join("plan.dot");
+    let out = eqfuse(&["explain", p, "--dot", dot.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let d = std::fs::read_to_string(&dot).expect("the DOT file");
+    assert!(d.starts_with("digraph"), "{d}");
+    assert!(d.contains("reduce"), "{d}");
+    // per-kernel predicted times, the cost model, the plan itself
+    let s = text(&out.stdout);
+    assert!(s.contains("cost model: "), "{s}");
+    assert!(s.contains("; predicted "), "{s}");
+    assert!(s.contains("plan:\n"), "{s}");
+    // the GPU parameter set, the exhaustive search and the sizes all run
+    for extra in [vec!["--backend", "cuda"], vec!["--exact"], vec!["--size", "r=4096", "--size", "c=64"]] {
+        let mut args = vec!["explain", "--json", p];
+        args.extend(extra.iter().copied());
+        let out = eqfuse(&args);
+        assert!(out.status.success(), "{extra:?}: {}", text(&out.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert!(j["predicted_s"].as_f64().is_some_and(|x| x > 0.0), "{extra:?}: {j}");
+        assert!(j["kernels"][0]["predicted_s"].as_f64().is_some(), "{extra:?}: {j}");
+    }
+    let cuda = eqfuse(&["explain", p, "--backend", "cuda"]);
+    assert!(text(&cuda.stdout).contains("cost model: gpu"), "{}", text(&cuda.stdout));
+    // a DOT file that cannot be written is an error, not a panic
+    let bad = dir.join("no/such/dir/plan.dot");
+    assert_fails(&eqfuse(&["explain", p, "--dot", bad.to_str().expect("utf8")]), "E-INPUT");
+    let _ = std::fs::remove_dir_all(&dir);
+}

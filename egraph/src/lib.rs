@@ -31,8 +31,16 @@
 //! closed `lam` class and its calls are `(app f a1 .. ak)`; a local `let` is substituted (at
 //! the right binder depth). See [`lang`] for every node and the reserved fused forms.
 //!
-//! [`roundtrip`] is encode → extract the smallest term ([`egg::AstSize`]) → decode; until
-//! the cost model exists it is what the tests run.
+//! [`roundtrip`] is encode → extract the smallest term ([`egg::AstSize`]) → decode.
+//!
+//! # From the saturated e-graph to a plan
+//!
+//! - [`extract`]: acyclic extraction of one node per class (Knuth's settling order, local
+//!   improvement), never extracting a node whose parameters are dead;
+//! - [`dag`]: sharing-aware extraction — which arrays to materialise — judged by the
+//!   physical cost model [`model`] on the plan each choice lowers to;
+//! - [`lower`]: an extracted term to an [`eqfuse_ir::plan::Plan`];
+//! - [`kernels`]: the kernels of a plan as `explain` reports them.
 
 pub mod analysis;
 pub mod cost;
