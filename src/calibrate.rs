@@ -95,6 +95,8 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
         int,
         compare,
         gather,
+        // code size is not measured: the default
+        code: d.code,
     }
 }
 
@@ -152,6 +154,7 @@ pub fn load_cpu() -> CostParams {
         int: ok(p.int, d.int),
         compare: ok(p.compare, d.compare),
         gather: ok(p.gather, d.gather),
+        code: ok(p.code, d.code),
     }
 }
 

@@ -7,7 +7,7 @@ use eqfuse::CostParams;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn fields(p: &CostParams) -> [(&'static str, f64); 9] {
+fn fields(p: &CostParams) -> [(&'static str, f64); 10] {
     [
         ("bandwidth", p.bandwidth),
         ("launch", p.launch),
@@ -18,6 +18,7 @@ fn fields(p: &CostParams) -> [(&'static str, f64); 9] {
         ("int", p.int),
         ("compare", p.compare),
         ("gather", p.gather),
+        ("code", p.code),
     ]
 }
 
@@ -79,6 +80,7 @@ fn path_load_and_save_follow_the_environment() {
         int: 6.6e9,
         compare: 5.5e9,
         gather: 1.9e8,
+        code: 2e-8,
     };
     assert_eq!(save(&p).unwrap(), file);
     assert!(std::fs::read_to_string(&file).unwrap().contains("bandwidth"));
@@ -113,7 +115,7 @@ fn measure_gives_finite_positive_values() {
         assert!(v.is_finite() && v > 0.0, "{name} = {v}");
     }
     assert!(p.launch < 0.1, "launch {}", p.launch);
-    for (name, v) in fields(&p).into_iter().filter(|(n, _)| *n != "launch") {
+    for (name, v) in fields(&p).into_iter().filter(|(n, _)| *n != "launch" && *n != "code") {
         assert!((1e6..=1e14).contains(&v), "{name} = {v}");
     }
     assert!(p.name.starts_with("calibrated on "), "{}", p.name);
@@ -139,7 +141,7 @@ fn cli_calibrate_no_save_json_prints_the_parameters() {
         let x = obj.get(name).and_then(|x| x.as_f64());
         assert!(x.is_some_and(|x| x.is_finite() && x > 0.0), "{name} in {stdout}");
     }
-    assert_eq!(obj.len(), 10, "{stdout}");
+    assert_eq!(obj.len(), 11, "{stdout}");
     // the JSON reads back as the parameters
     let p: CostParams = serde_json::from_str(stdout.trim()).unwrap();
     assert!(p.bandwidth > 0.0);

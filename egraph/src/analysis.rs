@@ -222,17 +222,30 @@ pub struct ClassFacts {
 }
 
 /// The e-class analysis. It holds the declared types of the program's inputs, which the
-/// kinds of `Input` leaves come from.
-#[derive(Clone, Debug, Default)]
+/// kinds of `Input` leaves come from, and a memo the rules may keep about this e-graph.
+#[derive(Debug, Default)]
 pub struct Facts {
     /// Declared type of every input, by name.
     pub inputs: HashMap<InputName, Type>,
+    /// What the fusion walks of *this* e-graph found, per index space: what each (class,
+    /// binder depth) became. Its ids mean nothing in another e-graph, so a clone (the
+    /// analysis of a new e-graph) starts it empty.
+    pub walk_memo: HashMap<Vec<SymDim>, HashMap<(Id, u32), Id>>,
+}
+
+impl Clone for Facts {
+    fn clone(&self) -> Facts {
+        Facts { inputs: self.inputs.clone(), walk_memo: HashMap::new() }
+    }
 }
 
 impl Facts {
     /// An analysis knowing the inputs' declared types.
     pub fn new<'a>(inputs: impl IntoIterator<Item = (&'a str, &'a Type)>) -> Facts {
-        Facts { inputs: inputs.into_iter().map(|(n, t)| (InputName::new(n), t.clone())).collect() }
+        Facts {
+            inputs: inputs.into_iter().map(|(n, t)| (InputName::new(n), t.clone())).collect(),
+            walk_memo: HashMap::new(),
+        }
     }
 }
 

@@ -20,8 +20,9 @@
 //!
 //! The output classes are always in `S`: outputs are written to memory.
 
+use crate::analysis::ParamSet;
 use crate::analysis::{Facts, Kind, SymDim};
-use crate::extract::{choose, term_of, Choice};
+use crate::extract::{choose, choose_with, needed, term_of, Choice};
 use crate::lang::ArrayLang;
 use crate::lower::{lower, Signature};
 use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
@@ -62,7 +63,7 @@ impl Default for CostContext {
             params: CostParams::cpu_default(),
             sizes: HashMap::new(),
             search: Search::Greedy,
-            budget: Duration::from_secs(2),
+            budget: Duration::from_millis(300),
         }
     }
 }
@@ -97,6 +98,8 @@ struct Ctx<'a> {
     evaluated: usize,
     /// Why the last term could not be lowered (for the error when none can).
     last_error: Option<Error>,
+    /// The parameters each class needs (the same for every materialised set).
+    need: HashMap<Id, ParamSet>,
 }
 
 impl Ctx<'_> {
@@ -126,7 +129,10 @@ impl Ctx<'_> {
     fn choose_within(&self, s: &BTreeSet<Id>) -> Choice {
         let eg = self.eg;
         let p = &self.cost.params;
-        choose(eg, |class, n, child| {
+        // a child in `s` costs its parent nothing: a parent can be cheaper than its child
+        // (a `proj` of a `multi`), which the settling order does not see, so local
+        // improvement follows
+        choose_with(eg, &self.need, true, |class, n, child| {
             // kernel nodes only in the classes of `s`
             if is_kernel_node(n) && !s.contains(&class) {
                 return f64::INFINITY;
@@ -303,7 +309,10 @@ pub fn extract(
     for c in eg.classes() {
         kernel_class.insert(c.id, c.nodes.iter().any(is_kernel_node));
     }
-    let mut ctx = Ctx { eg, root, sig, cost, kernel_class, evaluated: 0, last_error: None };
+    let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
+    ids.sort();
+    let need = needed(eg, &ids);
+    let mut ctx = Ctx { eg, root, sig, cost, kernel_class, evaluated: 0, last_error: None, need };
     let root_c = eg.find(root);
     // outputs are always written
     let mut forced = BTreeSet::new();
@@ -326,6 +335,19 @@ pub fn extract(
         }
     }
     let candidates: Vec<Id> = candidates.into_iter().collect();
+    // a class can only stop being materialised where some user of it has another way to
+    // compute its value (a node that does not read it)
+    let mut fusable: std::collections::HashSet<Id> = std::collections::HashSet::new();
+    for c in eg.classes() {
+        for n in &c.nodes {
+            for k in n.children() {
+                let k = eg.find(*k);
+                if c.nodes.iter().any(|m| !m.children().iter().any(|x| eg.find(*x) == k)) {
+                    fusable.insert(k);
+                }
+            }
+        }
+    }
 
     // two starts: what the tree extraction materialises (a tree cost counts a subterm
     // used twice in one kernel twice, so it may materialise too much), and nothing but the
@@ -382,6 +404,12 @@ pub fn extract(
             let current = best.as_ref().map_or(f64::INFINITY, |b| b.0);
             let mut improved: Option<(BTreeSet<Id>, Evaluated)> = None;
             for c in &candidates {
+                if started.elapsed() > cost.budget {
+                    break;
+                }
+                if best_set.contains(c) && !fusable.contains(c) {
+                    continue;
+                }
                 let mut s = best_set.clone();
                 if !s.remove(c) {
                     s.insert(*c);

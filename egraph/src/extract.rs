@@ -76,6 +76,21 @@ impl Ord for Key {
 /// settled cost of child class `c`).
 pub fn choose(
     eg: &EGraph<ArrayLang, Facts>,
+    cost: impl FnMut(Id, &ArrayLang, &dyn Fn(Id) -> f64) -> f64,
+) -> Choice {
+    let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
+    ids.sort();
+    let need = needed(eg, &ids);
+    choose_with(eg, &need, true, cost)
+}
+
+/// [`choose`] with the parameters each class needs computed already ([`needed`]), and
+/// local improvement only when `improve_after` (a cost that never falls from child to
+/// parent does not need it).
+pub fn choose_with(
+    eg: &EGraph<ArrayLang, Facts>,
+    need: &HashMap<Id, ParamSet>,
+    improve_after: bool,
     mut cost: impl FnMut(Id, &ArrayLang, &dyn Fn(Id) -> f64) -> f64,
 ) -> Choice {
     let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
@@ -96,14 +111,13 @@ pub fn choose(
             nodes.push((c, n));
         }
     }
-    let need = needed(eg, &ids);
     let mut choice = Choice::default();
     let mut heap: BinaryHeap<Reverse<Key>> = BinaryHeap::new();
     let mut scored: Vec<Option<Settled>> = vec![None; nodes.len()];
     let mut push =
         |i: usize, choice: &Choice, heap: &mut BinaryHeap<Reverse<Key>>, scored: &mut [Option<Settled>]| {
             let (class, n) = &nodes[i];
-            let (c, free) = node_cost(eg, choice, &need, *class, n, &mut cost);
+            let (c, free) = node_cost(eg, choice, need, *class, n, &mut cost);
             scored[i] = Some(Settled { node: n.clone(), cost: c, free });
             heap.push(Reverse(Key { cost: c, node: i }));
         };
@@ -126,7 +140,9 @@ pub fn choose(
             }
         }
     }
-    improve(eg, &mut choice, &need, &mut cost);
+    if improve_after {
+        improve(eg, &mut choice, need, &mut cost);
+    }
     choice
 }
 

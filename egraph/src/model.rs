@@ -20,6 +20,8 @@
 //!   throughput: add/mul, divide, sqrt, transcendental, integer, compare/select. A loop's
 //!   body counts its iteration count times (a count not known before the run counts
 //!   [`UNKNOWN_TRIPS`]); both branches of an `if` count (the worst case).
+//! - **Code size**: each instruction of a kernel's element functions costs
+//!   [`CostParams::code`] once per kernel, so a loop beats its body unrolled.
 //! - **Sizes** are those of the run when known, else each size name's entry in the
 //!   `sizes` map, else [`DEFAULT_SIZE`]; a length known only at run time (a filter's)
 //!   counts as the size of the array filtered.
@@ -86,6 +88,15 @@ pub struct CostParams {
     /// Extra cost per element read through a computed (non-contiguous) index: index
     /// arithmetic and a cache line touched for a few bytes. Per second.
     pub gather: f64,
+    /// Seconds per instruction of a kernel's element functions, once per kernel: code size
+    /// (compilation, instruction cache, registers). It is what makes a loop beat the same
+    /// body unrolled.
+    #[serde(default = "default_code")]
+    pub code: f64,
+}
+
+fn default_code() -> f64 {
+    1e-8
 }
 
 impl CostParams {
@@ -103,6 +114,7 @@ impl CostParams {
             int: 8e9,
             compare: 8e9,
             gather: 2e9,
+            code: 1e-8,
         }
     }
 
@@ -119,6 +131,7 @@ impl CostParams {
             int: 1.5e13,
             compare: 1.5e13,
             gather: 2.0e11,
+            code: 1e-8,
         }
     }
 }
@@ -162,6 +175,8 @@ struct Ops {
     gather: f64,
     /// Read sites: (array, evaluations per evaluation of the function).
     reads: Vec<(ValueId, f64)>,
+    /// Instructions (code size, not executions).
+    insts: f64,
 }
 
 impl Ops {
@@ -189,6 +204,7 @@ fn count_ops(f: &Func) -> Ops {
     // (block, multiplier), iteratively
     let mut stack: Vec<(&Block, f64)> = vec![(&f.body, 1.0)];
     while let Some((b, m)) = stack.pop() {
+        ops.insts += b.insts.len() as f64;
         for i in &b.insts {
             let float = |r: &Reg| f.reg_types.get(*r as usize).is_some_and(|t| t.is_float());
             match i {
@@ -250,7 +266,6 @@ fn count_ops(f: &Func) -> Ops {
                 }
                 Inst::Loop { count, body, .. } => {
                     let trips = consts.get(count).map_or(UNKNOWN_TRIPS, |&c| c.max(0) as f64);
-                    ops.compare += m * trips;
                     stack.push((body, m * trips));
                 }
             }
@@ -361,7 +376,8 @@ fn steps_cost(
                         return 0.0;
                     }
                     let bytes = 2.0 * s.elements(v) * info.map_or(4, |x| x.elem.size_bytes()) as f64;
-                    p.launch + bytes / p.bandwidth
+                    // as a copy kernel: a launch, its bytes, one read instruction
+                    p.launch + bytes / p.bandwidth + p.code
                 };
                 let a = steps_cost(plan, then_steps, p, s, kernels) + copy(then_steps, *then_value, s);
                 let b = steps_cost(plan, else_steps, p, s, kernels) + copy(else_steps, *else_value, s);
@@ -414,7 +430,7 @@ fn kernel_cost(plan: &Plan, kernel: &Kernel, p: &CostParams, s: &mut Sizes<'_>) 
     let mut sites: Vec<(ValueId, f64)> = Vec::new();
     for (f, evals) in fs {
         let ops = count_ops(f);
-        seconds += ops.seconds(p, evals);
+        seconds += ops.seconds(p, evals) + ops.insts * p.code;
         ops_total += ops.count() * evals;
         sites.extend(ops.reads.iter().map(|(v, m)| (*v, evals * m)));
     }

@@ -34,7 +34,7 @@ use crate::build::{
 };
 use crate::legal::{in_bounds, neutral_pair, IndexSpace};
 use crate::node_rule::{node_rule, Build, Select};
-use crate::subst::{beta, lam_body, walk, Step, Visitor};
+use crate::subst::{beta, lam_body, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
 use egg::{rewrite, Id};
 use eqfuse_egraph::{ArrayLang, SymDim};
@@ -355,6 +355,9 @@ struct FuseReads<'a> {
     /// producer met again reads itself through a cyclic class, and fusing it once more
     /// would unroll that cycle without end.
     chain: Vec<Id>,
+    /// Reads left unfused because their producer was on the chain (a choice that depends
+    /// on where the walk started).
+    skipped: usize,
 }
 
 impl FuseReads<'_> {
@@ -371,6 +374,7 @@ impl FuseReads<'_> {
             let (a, ix) = k.split_first()?;
             let a = eg.find(*a);
             if self.chain.contains(&a) {
+                self.skipped += 1;
                 continue;
             }
             let producers: Vec<(Id, Id)> = eg[a]
@@ -417,6 +421,10 @@ impl Visitor for FuseReads<'_> {
     fn revisited(&mut self) {
         self.chain.pop();
     }
+
+    fn context_choices(&self) -> usize {
+        self.skipped
+    }
 }
 
 fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
@@ -426,9 +434,22 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     if !closed(eg, f) {
         return None;
     }
-    let mut v = FuseReads { space: IndexSpace { dims: &ds }, fused: false, chain: vec![eg.find(at)] };
-    let new_body = walk(eg, body, &mut v)?;
-    if !v.fused {
+    let key: Vec<SymDim> = ds
+        .iter()
+        .map(|d| match d {
+            SymDim::Class(c) => SymDim::Class(eg.find(*c)),
+            d => d.clone(),
+        })
+        .collect();
+    let mut v =
+        FuseReads { space: IndexSpace { dims: &ds }, fused: false, chain: vec![eg.find(at)], skipped: 0 };
+    // what the walks of this e-graph found over this index space: a chain of producers is
+    // fused once, not once per consumer and per iteration
+    let mut space_memo = eg.analysis.walk_memo.remove(&key).unwrap_or_default();
+    let new_body = walk_with(eg, body, &mut v, &mut space_memo);
+    eg.analysis.walk_memo.insert(key, space_memo);
+    let new_body = new_body?;
+    if eg.find(new_body) == eg.find(body) {
         return None;
     }
     let tys = vec![eqfuse_ir::types::ElemType::I64; ds.len()];

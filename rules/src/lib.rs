@@ -1,7 +1,7 @@
 //! # eqfuse-rules
 //!
 //! The rewrite rules of eqfuse, one file per theme, and the phased runner that applies them
-//! (simplify → fuse → simplify → horizontal, extracting between phases).
+//! (simplify → fuse → simplify → loops → horizontal, extracting between phases).
 //!
 //! | theme | file | what |
 //! | --- | --- | --- |
@@ -10,6 +10,7 @@
 //! | index algebra | [`index`] | transpose/reverse/slice/backpermute/reshape compositions, eta, known sizes |
 //! | scalar algebra | [`scalar`] | identities that hold bit for bit (`x * 1`, `-(-x)`, `x + 0` on integers, ...) |
 //! | fast math | [`fast_math`] | identities that change float results; off unless asked for |
+//! | loops | [`loops`] | a chain of applications of one function becomes an `iterate` |
 //!
 //! Legality (may this fire?) lives in [`legal`], the mechanics of substitution in [`subst`],
 //! and the cost of a choice in the extractor. The rule policy is in `rules/README.md`.
@@ -29,6 +30,7 @@ pub mod fusion;
 pub mod horizontal;
 pub mod index;
 pub mod legal;
+pub mod loops;
 pub mod node_rule;
 pub mod runner;
 pub mod scalar;
@@ -103,5 +105,6 @@ pub fn all_rules(sets: RuleSets) -> Vec<Rewrite> {
     let mut v = simplify_rules(sets);
     v.extend(fusion::rules(&Gas::unlimited()));
     v.extend(horizontal::rules());
+    v.extend(loops::rules());
     v
 }

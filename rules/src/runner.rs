@@ -1,4 +1,4 @@
-//! The phased runner (DESIGN.md decision 6): simplify → fuse → simplify → horizontal, each
+//! The phased runner (DESIGN.md decision 6): simplify → fuse → simplify → loops → horizontal, each
 //! phase a fresh e-graph built from the term the previous phase extracted, each with node,
 //! iteration and time limits and the backoff scheduler. On hitting a limit a phase still
 //! extracts the best term found so far, and the report says which limit stopped it.
@@ -56,7 +56,7 @@ impl Default for OptimizeOptions {
 /// What one phase did.
 #[derive(Clone, Debug)]
 pub struct PhaseReport {
-    /// `simplify`, `fuse`, `simplify-again` or `horizontal`.
+    /// `simplify`, `fuse`, `simplify-again`, `loops` or `horizontal`.
     pub name: &'static str,
     /// Why it stopped: `saturated`, `iteration limit`, `node limit`, `time limit`.
     pub stop_reason: String,
@@ -255,6 +255,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let simplify = simplify_rules(sets);
     let mut fuse = fusion::rules(&gas);
     fuse.extend(crate::index::rules());
+    let loops = crate::loops::rules();
     let mut horiz = horizontal::rules();
     horiz.extend(fusion::rules(&Gas::limited(0)).into_iter().filter(|r| {
         // index forms of maps, and the beta rule that finishes them, so maps can join
@@ -265,6 +266,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     if !opts.no_fusion {
         plan.push(("fuse", &fuse));
         plan.push(("simplify-again", &simplify));
+        plan.push(("loops", &loops));
         plan.push(("horizontal", &horiz));
     }
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };

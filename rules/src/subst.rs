@@ -38,35 +38,63 @@ pub trait Visitor {
 
     /// Called when the walk of a [`Step::Revisit`] this visitor asked for is over.
     fn revisited(&mut self) {}
+
+    /// How often this visitor has made a choice that depends on where the walk is (a
+    /// choice a walk from elsewhere might make differently). A result computed while this
+    /// count changed is not kept in a shared memo.
+    fn context_choices(&self) -> usize {
+        0
+    }
 }
 
 /// Walks the representative of `root` with `v`, adding the rebuilt term; `None` when the
 /// visitor gives up or the term is deeper than [`MAX_DEPTH`].
 pub fn walk(eg: &mut EG, root: Id, v: &mut dyn Visitor) -> Option<Id> {
-    Walk { v, memo: HashMap::new(), open: HashSet::new() }.go(eg, root, 0, 0)
+    walk_with(eg, root, v, &mut HashMap::new())
 }
 
-/// One walk's state: what each (class, depth) became, and the ones being walked now.
+/// [`walk`] with a memo of what each (class, depth) became that outlives the walk: walks
+/// with one visitor (the same substitution, the same index space) share their work. An
+/// entry stays a sound equality whatever happens to the e-graph after it was made.
+pub fn walk_with(
+    eg: &mut EG,
+    root: Id,
+    v: &mut dyn Visitor,
+    shared: &mut HashMap<(Id, u32), Id>,
+) -> Option<Id> {
+    let mut w = Walk { v, memo: HashMap::new(), shared: std::mem::take(shared), open: HashSet::new() };
+    let r = w.go(eg, root, 0, 0);
+    *shared = w.shared;
+    r
+}
+
+/// One walk's state: what each (class, depth) became (in this walk, and in the memo it
+/// shares with other walks), and the ones being walked now.
 struct Walk<'v> {
     v: &'v mut dyn Visitor,
     memo: HashMap<(Id, u32), Id>,
+    shared: HashMap<(Id, u32), Id>,
     open: HashSet<(Id, u32)>,
 }
 
 impl Walk<'_> {
     fn go(&mut self, eg: &mut EG, c: Id, depth: u32, stack: u32) -> Option<Id> {
         let c = eg.find(c);
-        if let Some(&r) = self.memo.get(&(c, depth)) {
+        if let Some(&r) = self.memo.get(&(c, depth)).or_else(|| self.shared.get(&(c, depth))) {
             return Some(r);
         }
         // a class met again inside its own walk (a cyclic e-graph): give up the rewrite
         if stack > MAX_DEPTH || !self.open.insert((c, depth)) {
             return None;
         }
+        let choices = self.v.context_choices();
         let r = self.step(eg, c, depth, stack);
         self.open.remove(&(c, depth));
         let r = r?;
         self.memo.insert((c, depth), r);
+        if self.v.context_choices() == choices {
+            self.shared.insert((c, depth), r);
+        }
         Some(r)
     }
 
@@ -170,7 +198,25 @@ impl Visitor for Beta<'_> {
 /// Beta-reduces `(app (lam <k types> body) args)`: the substituted body's class.
 pub fn beta(eg: &mut EG, body: Id, args: &[Id]) -> Option<Id> {
     let k = u32::try_from(args.len()).ok()?;
+    // `(\i.. -> body) i..` with the lambda's own parameters, in order, at the same depth
+    // (a read `a[i]` of a producer over the same index space): the body itself
+    if body_params_identity(eg, body, args, k) {
+        return Some(eg.find(body));
+    }
     walk(eg, body, &mut Beta { k, args })
+}
+
+/// Whether `args` are `$k-1 .. $0` (the parameters of a `k`-parameter lambda, in source
+/// order) and `body` mentions no parameter past them: substituting them changes nothing.
+fn body_params_identity(eg: &EG, body: Id, args: &[Id], k: u32) -> bool {
+    if eg[body].data.free.max().is_some_and(|m| m >= k) {
+        return false;
+    }
+    args.iter().enumerate().all(|(j, a)| {
+        let want = k - 1 - j as u32;
+        eg[*a].nodes.iter().any(|n| matches!(n, ArrayLang::Param(p) if p.index == want))
+            && eg[*a].data.free.iter().all(|i| i == want)
+    })
 }
 
 /// The `lam` node of a function class with `arity` parameters: its body.

@@ -1089,6 +1089,8 @@ fn templates() -> Vec<Template> {
         tpl("horizontal-fuse", horizontal),
         tpl_pre("horizontal-fuse", &["fuse-reduce"], horizontal),
         tpl("horizontal-diagonal", diagonal),
+        tpl("loop-chain", loop_chain),
+        tpl("loop-join", loop_join),
         tpl_pre("horizontal-fuse", &["recast-map"], |g| {
             let t = g.pick(&NUM);
             let e1 = g.e(t, &vars(&[("x", t)]));
@@ -1199,6 +1201,29 @@ fn horizontal(g: &mut G) -> String {
             "input xs : {t}[n, m]\noutput a = generate [n, m] (\\i j -> let x = xs[i, j] in {e1})\noutput b = generate [n, m] (\\i j -> let x = xs[i, j] in {e2})\noutput c = generate [n] (\\i -> let x = xs[i, 0] in {e3})"
         ),
     }
+}
+
+/// A function applied to itself a few times (some of them already a loop).
+fn loop_chain(g: &mut G) -> String {
+    let t = g.pick(&NUM);
+    let body = g.e(t, &vars(&[("x", t)]));
+    let k = 2 + g.below(4);
+    let mut call = "x".to_string();
+    for _ in 0..k {
+        call = format!("f ({call})");
+    }
+    if g.below(2) == 0 {
+        call = format!("f (iterate {} f x)", g.below(4));
+    }
+    format!("input xs : {t}[n]\nlet f = \\x -> {body}\noutput o = map (\\x -> {call}) xs")
+}
+
+/// A loop of a loop of one function.
+fn loop_join(g: &mut G) -> String {
+    let t = g.pick(&NUM);
+    let body = g.e(t, &vars(&[("x", t)]));
+    let (m, k) = (g.below(4), g.below(4));
+    format!("input xs : {t}[n]\nlet f = \\x -> {body}\noutput o = map (\\x -> iterate {m} f (iterate {k} f x)) xs")
 }
 
 /// A producer reduced and also used elsewhere (softmax's `e`).
