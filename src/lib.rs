@@ -41,7 +41,7 @@ pub use eqfuse_ir as ir;
 pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
 pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value};
-pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized};
+pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized, Variant};
 
 /// Named arrays, in order: the inputs and outputs of a run.
 pub type Arrays = indexmap::IndexMap<String, Value>;

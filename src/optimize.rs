@@ -4,7 +4,7 @@ use crate::{Arrays, Backend, Program, Result};
 use eqfuse_egraph::{summarize, KernelSummary};
 use eqfuse_ir::check::Checked;
 
-pub use eqfuse_rules::{OptimizeOptions, PhaseReport};
+pub use eqfuse_rules::{OptimizeOptions, PhaseReport, Variant};
 
 /// The CPU cost parameters: those `eqfuse calibrate` saved for this machine, else the
 /// defaults.
@@ -59,11 +59,10 @@ impl Optimized {
         &self.checked
     }
 
-    /// Runs the optimised program. Until the executors exist every backend but the
-    /// reference interpreter answers `E-DEVICE`; the reference runs the decoded program.
+    /// Runs the optimised program: its plan on the CPU, the decoded program on the reference
+    /// interpreter (`crate::backend::run_optimized`).
     pub fn run(&self, backend: Backend, inputs: &Arrays) -> Result<Arrays> {
-        let checked = crate::check(self.program())?;
-        crate::run(&checked, backend, inputs)
+        crate::backend::run_optimized(self, backend, inputs)
     }
 
     /// `explain --json`: the object DESIGN.md specifies.

@@ -37,7 +37,7 @@ pub mod scalar;
 pub mod subst;
 
 pub use fusion::Gas;
-pub use runner::{optimize, OptimizeOptions, Optimized, PhaseReport};
+pub use runner::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
 
 use eqfuse_egraph::{ArrayLang, Facts};
 use std::sync::Arc;

@@ -37,6 +37,20 @@ pub struct OptimizeOptions {
     pub no_fusion: bool,
     /// The cost model extraction uses (parameters, assumed sizes, search).
     pub cost: CostContext,
+    /// The same rules applied otherwise (the confluence properties compare the results).
+    pub variant: Variant,
+}
+
+/// Ways to run the same rules otherwise: a saturated run should extract a plan of the same
+/// cost whatever they are (the confluence properties check it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Variant {
+    /// Shuffle the rules of each phase with this seed.
+    pub rule_order_seed: Option<u64>,
+    /// egg's simple scheduler instead of the backoff scheduler.
+    pub simple_scheduler: bool,
+    /// Simplification and fusion in one phase.
+    pub merge_phases: bool,
 }
 
 impl Default for OptimizeOptions {
@@ -49,6 +63,7 @@ impl Default for OptimizeOptions {
             fast_math: false,
             no_fusion: false,
             cost: CostContext::default(),
+            variant: Variant::default(),
         }
     }
 }
@@ -173,22 +188,29 @@ fn phase(
     let loaded = load(facts, term);
     let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
     let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    let scheduler =
-        rules.iter().fold(egg::BackoffScheduler::default().with_initial_match_limit(2_000), |s, r| {
-            // fusion and beta must not be banned: they only ever finish what another started
-            if r.name.as_str().starts_with("fuse-") || r.name.as_str().starts_with("recast-") {
-                s.do_not_ban(r.name)
-            } else {
-                s
-            }
-        });
+    let mut rules: Vec<Rewrite> = rules.to_vec();
+    if let Some(seed) = opts.variant.rule_order_seed {
+        shuffle(&mut rules, seed);
+    }
     let runner = egg::Runner::default()
         .with_egraph(loaded.egraph)
         .with_node_limit(opts.node_limit)
         .with_iter_limit(opts.iter_limit)
-        .with_time_limit(left)
-        .with_scheduler(scheduler)
-        .run(rules);
+        .with_time_limit(left);
+    let runner = if opts.variant.simple_scheduler {
+        runner.with_scheduler(egg::SimpleScheduler).run(&rules)
+    } else {
+        let scheduler =
+            rules.iter().fold(egg::BackoffScheduler::default().with_initial_match_limit(2_000), |s, r| {
+                // fusion and beta must not be banned: they only ever finish what another started
+                if r.name.as_str().starts_with("fuse-") || r.name.as_str().starts_with("recast-") {
+                    s.do_not_ban(r.name)
+                } else {
+                    s
+                }
+            });
+        runner.with_scheduler(scheduler).run(&rules)
+    };
     let mut fired: IndexMap<String, usize> = IndexMap::new();
     for it in &runner.iterations {
         for (r, n) in &it.applied {
@@ -262,8 +284,21 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         matches!(r.name.as_str(), "fuse-beta")
     }));
     horiz.push(recast_map_free());
-    let mut plan: Vec<(&'static str, &[Rewrite])> = vec![("simplify", &simplify)];
-    if !opts.no_fusion {
+    let mut merged: Vec<Rewrite> = simplify.clone();
+    for r in &fuse {
+        if !merged.iter().any(|m| m.name == r.name) {
+            merged.push(r.clone());
+        }
+    }
+    let mut plan: Vec<(&'static str, &[Rewrite])> = Vec::new();
+    if opts.no_fusion {
+        plan.push(("simplify", &simplify));
+    } else if opts.variant.merge_phases {
+        plan.push(("fuse", &merged));
+        plan.push(("loops", &loops));
+        plan.push(("horizontal", &horiz));
+    } else {
+        plan.push(("simplify", &simplify));
         plan.push(("fuse", &fuse));
         plan.push(("simplify-again", &simplify));
         plan.push(("loops", &loops));
@@ -358,6 +393,18 @@ fn source_term(enc: &Encoded) -> Result<(RecExpr<ArrayLang>, HashMap<usize, Stri
         }
     }
     Ok((term, names))
+}
+
+/// Shuffles `v` deterministically by `seed` (xorshift64*, Fisher–Yates).
+fn shuffle<T>(v: &mut [T], seed: u64) {
+    let mut x = seed | 1;
+    for i in (1..v.len()).rev() {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        v.swap(i, (r % (i as u64 + 1)) as usize);
+    }
 }
 
 /// `recast-map` without spending the fusion budget (the horizontal phase needs maps in

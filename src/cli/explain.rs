@@ -89,6 +89,7 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
             search: if a.exact { eqfuse::Search::Exact(16) } else { eqfuse::Search::Greedy },
             ..Default::default()
         },
+        ..Default::default()
     };
     let opt = eqfuse::optimize_checked(checked, &opts)?;
     if let Some(path) = &a.dot {
