@@ -67,9 +67,8 @@ pub fn variance(xs: &[f64]) -> (f64, f64) {
     (mean, var)
 }
 
-/// Row-wise softmax of an `r × c` matrix: per row, the max, the sum of `exp (x - max)`, then
-/// each `exp (x - max) / sum` (exp computed twice per element rather than stored: the
-/// output row is written once).
+/// Row-wise softmax of an `r × c` matrix: per row, the max, then `exp (x - max)` written to
+/// the output row while summing, then the row divided by the sum (the row stays in cache).
 pub fn softmax_rows(m: &[f32], c: usize) -> Vec<f32> {
     let mut out = vec![0.0f32; m.len()];
     if c == 0 {

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod backend;
+pub mod bench;
 pub mod calibrate;
 pub mod files;
 pub mod optimize;

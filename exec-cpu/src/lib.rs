@@ -1,1 +1,152 @@
-//! placeholder
+//! # eqfuse-exec-cpu
+//!
+//! The CPU executor: runs an [`eqfuse_ir::plan::Plan`] on rayon threads with a blocked
+//! register VM (numexpr's design; DESIGN.md "Executors").
+//!
+//! Each kernel's element function is compiled once into a flat program over typed
+//! registers (module `compile`) and run over **blocks** of elements (module `vm`): a register is a
+//! column of a block's elements, an instruction one typed loop over its columns, so the
+//! dispatch costs once per block and the loops vectorise. Lazy `if`s run each branch only on
+//! the elements that take it; `iterate` loops run per-element counts in phases.
+//!
+//! rayon splits each kernel's space into blocks (module `kernel`): generate lanes write their
+//! slice of the output, reductions reduce per block (rows in parallel, or chunks of long
+//! rows) and combine, scans scan per block and fix up with the carries, filters keep per
+//! block and concatenate in order, permutes combine into per-thread partial results merged
+//! with the operator. Host steps (scalars, asserts, `if`s over arrays) run as the plan
+//! interpreter runs them.
+//!
+//! Results equal the plan interpreter's ([`eqfuse_ir::plan::eval`]), bit for bit except
+//! for the order of float reductions and scans (which the language leaves free), and errors
+//! carry its codes and messages: the first failing element of a kernel is found by re-running
+//! the failing block element by element, so that the same element fails first.
+//!
+//! ```
+//! use eqfuse_exec_cpu::{run, RunOptions};
+//! use eqfuse_ir::plan::{Arg, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Step, ValueInfo, Block};
+//! use eqfuse_ir::types::ElemType;
+//! use eqfuse_ir::value::{Scalar, Value};
+//! use eqfuse_ir::ast::BinOp;
+//!
+//! // out[i] = xs[i] * 2.0 over [n]
+//! let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+//! let plan = Plan {
+//!     values: vec![
+//!         v("xs", 1, Origin::Input, ElemType::F64),
+//!         v("n", 0, Origin::Size, ElemType::I64),
+//!         v("out", 1, Origin::Computed, ElemType::F64),
+//!     ],
+//!     steps: vec![Step::Kernel(Kernel {
+//!         kind: "map",
+//!         space: vec![Arg::Value(1)],
+//!         elem: Func {
+//!             params: vec![ElemType::I64],
+//!             reg_types: vec![ElemType::I64, ElemType::F64, ElemType::F64, ElemType::F64],
+//!             body: Block { insts: vec![
+//!                 Inst::Read { dst: 1, array: 0, index: vec![0] },
+//!                 Inst::Const { dst: 2, value: Scalar::F64(2.0) },
+//!                 Inst::Binary { dst: 3, op: BinOp::Mul, a: 1, b: 2 },
+//!             ] },
+//!             ret: vec![3],
+//!         },
+//!         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],
+//!     })],
+//!     outputs: vec![("out".into(), 2)],
+//! };
+//! let mut inputs = indexmap::IndexMap::new();
+//! inputs.insert("xs".to_string(), Value::F64(ndarray::arr1(&[1.0, 2.5]).into_dyn()));
+//! let mut sizes = indexmap::IndexMap::new();
+//! sizes.insert("n".to_string(), 2);
+//! let out = run(&plan, &inputs, &sizes, &RunOptions::default()).unwrap();
+//! assert_eq!(out["out"], Value::F64(ndarray::arr1(&[2.0, 5.0]).into_dyn()));
+//! ```
+
+mod col;
+mod compile;
+mod kernel;
+mod num;
+mod store;
+mod vm;
+
+use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::plan::Plan;
+use eqfuse_ir::value::Value;
+use indexmap::IndexMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// How a plan runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Worker threads (0: one per core).
+    pub threads: usize,
+    /// Elements per block: the VM's register length and rayon's unit of work (at least 1;
+    /// functions with many registers use shorter blocks so that a block's registers stay in
+    /// cache).
+    pub block_size: usize,
+    /// The most bytes one array of the plan may take, checked before it is allocated
+    /// (`E-LIMIT`).
+    pub max_array_bytes: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions { threads: 0, block_size: 2048, max_array_bytes: eqfuse_ir::ast::default_memory_limit() }
+    }
+}
+
+impl RunOptions {
+    /// The thread count `threads` stands for.
+    pub fn thread_count(&self) -> usize {
+        if self.threads > 0 {
+            self.threads
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+}
+
+/// Runs `plan` on `inputs` (by name, as checked by [`eqfuse_ir::bind::bind_inputs`]) and the
+/// size names bound from them. Returns the outputs in the plan's order; scalars are
+/// 0-dimensional values. Errors are the plan interpreter's: `E-INPUT` for an input that is
+/// missing or of the wrong type, `E-INDEX`, `E-DIV-ZERO`, `E-SHAPE` at run time, `E-LIMIT`
+/// for an array over the memory limit (before it is allocated).
+pub fn run(
+    plan: &Plan,
+    inputs: &IndexMap<String, Value>,
+    sizes: &IndexMap<String, i64>,
+    opts: &RunOptions,
+) -> Result<IndexMap<String, Value>> {
+    let threads = opts.thread_count();
+    let pool = pool(threads)?;
+    let ctx = kernel::Ctx { threads, block: opts.block_size.max(1), max_bytes: opts.max_array_bytes };
+    pool.install(|| store::run_plan(plan, inputs, sizes, &ctx))
+}
+
+/// Stack size of the worker threads: nested blocks are run recursively.
+const STACK_BYTES: usize = 64 << 20;
+
+/// The thread pool of `threads` workers (made once per count, then reused).
+fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
+    static POOLS: OnceLock<Pools> = OnceLock::new();
+    let pools = POOLS.get_or_init(|| Mutex::new(Vec::new()));
+    let mut pools = pools.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, p)) = pools.iter().find(|(t, _)| *t == threads) {
+        return Ok(Arc::clone(p));
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(STACK_BYTES)
+        .thread_name(|k| format!("eqfuse-cpu-{k}"))
+        .build()
+        .map_err(|e| Error::limit(format!("cannot start {threads} worker threads: {e}")))?;
+    let p = Arc::new(p);
+    pools.push((threads, Arc::clone(&p)));
+    Ok(p)
+}
+
+/// An internal inconsistency of the plan (never the program's fault): `E-LIMIT`, as the
+/// plan interpreter reports it.
+pub(crate) fn internal(what: impl std::fmt::Display) -> Error {
+    Error::new(Code::Limit, format!("internal error: {what}"))
+}

@@ -1,1 +1,194 @@
-//! placeholder
+//! # eqfuse-exec-cuda
+//!
+//! The CUDA executor: every kernel of an [`eqfuse_ir::plan::Plan`] becomes a self-contained
+//! CUDA C file generated from a small set of skeletons (the table below: grid-stride
+//! elementwise loops, one-launch full reductions, warp- or block-per-row reductions,
+//! reduce-then-scan, flag/scan/scatter filters, atomic permutes), compiled at run time by
+//! NVRTC ([`nvrtc`]) into a cubin for the device's architecture (PTX as a fallback), cached
+//! by the hash of (source, architecture, options) in memory and on disk, and launched
+//! through cudarc's driver API. Host steps of the plan (scalars, asserts, the conditions of
+//! `if`s over arrays) run on the host with the reference semantics.
+//!
+//! cudarc loads the driver and NVRTC at run time (`dynamic-loading`), so this crate builds
+//! and its tests pass on a machine with no CUDA at all; there, [`available`] is `false` and
+//! [`run`] fails with `E-DEVICE` ("no CUDA driver found" / "no GPU"), never a panic.
+//!
+//! Results follow the plan interpreter ([`eqfuse_ir::plan::eval`]): integer arithmetic wraps,
+//! `MIN / -1 == MIN`, `MIN % -1 == 0`, float to integer conversions saturate with NaN to 0,
+//! float `min`/`max` propagate NaN, `round` rounds half away from zero, and NVRTC is given
+//! `--fmad=false` so that no multiply-add is contracted (unless [`CudaOptions::fast_math`]).
+//! Reductions and scans combine in an order of their own (the language leaves it free), and
+//! the math library's `exp`, `log`, `pow`, ... may differ from the host's in the last bits.
+//! An index out of bounds, a permute target out of bounds and an integer division by zero
+//! are recorded on the device (the first one wins) and reported as `E-INDEX` / `E-DIV-ZERO`
+//! naming the array, as the interpreter does.
+//!
+//! | kernel | skeleton |
+//! | --- | --- |
+//! | generate lanes (`map`, `gather`, ...) | grid-stride loop, multi-index from the flat index |
+//! | reduce over a 1-d space | one launch: threads fold, warp shuffles, the last block combines |
+//! | reduce along rows | a warp per row (rows up to 1024 long) or a block per row |
+//! | scan | reduce-then-scan (1-d), a block per row (rank >= 2) |
+//! | filter | count per block, scan of the counts, scatter |
+//! | permute | atomics: `atomicAdd`, `atomicMin`/`Max`, compare-and-swap loops |
+//!
+//! ```
+//! use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
+//! let src = "input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)";
+//! let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse(src)?)?;
+//! let plan = eqfuse_rules::optimize(&checked, &eqfuse_rules::OptimizeOptions::default())?.plan;
+//! let files = kernel_sources(&plan, &CudaOptions::default());
+//! assert_eq!(files[0].0, "k0_reduce.cu");
+//! assert!(files[0].1.contains("extern \"C\" __global__"));
+//! # Ok::<(), eqfuse_ir::Error>(())
+//! ```
+
+pub mod cache;
+mod codegen;
+mod device;
+#[cfg(test)]
+mod emulate;
+mod host;
+pub mod nvrtc;
+mod runtime;
+
+use eqfuse_ir::error::Result;
+use eqfuse_ir::plan::Plan;
+use eqfuse_ir::value::Value;
+use indexmap::IndexMap;
+use std::path::PathBuf;
+
+/// How the CUDA executor compiles and runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CudaOptions {
+    /// The device's ordinal.
+    pub device: usize,
+    /// Let NVRTC contract `a * b + c` into FMAs (`--fmad=true`) and let permutes use the
+    /// hardware `f32` atomic add (which flushes subnormals). Off: results are IEEE-exact per
+    /// operation.
+    pub fast_math: bool,
+    /// Threads per block: a multiple of 32 from 32 to 1024 (others are rounded into range).
+    pub block_size: u32,
+    /// The architecture to compile for, as `XY` of `sm_XY` (e.g. 90). `None`: the device's.
+    pub arch: Option<u32>,
+    /// Keep compiled modules on disk between runs.
+    pub disk_cache: bool,
+    /// The disk cache's folder (`None`: `$XDG_CACHE_HOME/eqfuse/cuda`, else
+    /// `$HOME/.cache/eqfuse/cuda`).
+    pub cache_dir: Option<PathBuf>,
+    /// The most bytes one array may take, checked before it is allocated (`E-LIMIT`).
+    pub max_array_bytes: u64,
+}
+
+impl Default for CudaOptions {
+    fn default() -> CudaOptions {
+        CudaOptions {
+            device: 0,
+            fast_math: false,
+            block_size: 256,
+            arch: None,
+            disk_cache: true,
+            cache_dir: None,
+            max_array_bytes: eqfuse_ir::ast::Limits::default().max_array_bytes,
+        }
+    }
+}
+
+impl CudaOptions {
+    /// The block size rounded to a multiple of 32 within 32 ..= 1024.
+    pub fn block(&self) -> u32 {
+        (self.block_size.clamp(32, 1024) / 32) * 32
+    }
+
+    pub(crate) fn gen(&self) -> codegen::GenOptions {
+        codegen::GenOptions { block: self.block(), fast_math: self.fast_math }
+    }
+}
+
+/// Whether a CUDA driver and at least one GPU are present (NVRTC is checked when a kernel
+/// is first compiled). Never panics.
+pub fn available() -> bool {
+    device::available()
+}
+
+/// The CUDA source of every kernel of `plan`, in [`Plan::kernels`] order, as
+/// `(file name, source)`: `k0_reduce.cu`, `k1_map.cu`, ... Each file compiles under NVRTC
+/// on its own. A kernel that cannot be generated (a malformed plan) gets a file whose
+/// `#error` says why.
+pub fn kernel_sources(plan: &Plan, opts: &CudaOptions) -> Vec<(String, String)> {
+    let host = codegen::host_known(plan);
+    plan.kernels()
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| match codegen::generate(plan, k, i, opts.gen(), &host) {
+            Ok(code) => (code.file, code.source),
+            Err(why) => (codegen::file_name(i, k), codegen::error_source(i, &why)),
+        })
+        .collect()
+}
+
+/// The exact C spelling of an `f32` constant in generated code (for tests).
+#[doc(hidden)]
+pub fn float_literal_for_tests(v: f32) -> String {
+    codegen::func::literal(eqfuse_ir::value::Scalar::F32(v))
+}
+
+/// Runs `plan` on the GPU: uploads `inputs` (by name, as bound by
+/// [`eqfuse_ir::bind::bind_inputs`], with the size names in `sizes`), runs the host steps on
+/// the host and the kernels on the device, and downloads the outputs, in the plan's order
+/// (scalars as 0-d values).
+///
+/// Errors: the interpreter's (`E-INDEX`, `E-DIV-ZERO`, `E-SHAPE`, `E-LIMIT`, `E-INPUT`), and
+/// `E-DEVICE` when there is no driver or no GPU, a kernel does not compile, or the device
+/// runs out of memory.
+pub fn run(
+    plan: &Plan,
+    inputs: &IndexMap<String, Value>,
+    sizes: &IndexMap<String, i64>,
+    opts: &CudaOptions,
+) -> Result<IndexMap<String, Value>> {
+    let dev = device::Device::get(opts.device)?;
+    device::guarded("CUDA", || runtime::run(&*dev, plan, inputs, sizes, opts))
+}
+
+/// A plan's inputs uploaded to the GPU once ([`upload`]), to run the plan several times
+/// ([`run_uploaded`]) without copying them again: what a benchmark times is then the
+/// kernels, as for a library whose arrays live on the device.
+pub struct DeviceInputs {
+    dev: std::sync::Arc<device::Device>,
+    vals: runtime::Values<cudarc::driver::CudaSlice<u8>>,
+}
+
+/// The outputs of [`run_uploaded`], still on the GPU.
+pub struct DeviceOutputs {
+    dev: std::sync::Arc<device::Device>,
+    outs: runtime::Outputs<cudarc::driver::CudaSlice<u8>>,
+}
+
+/// Uploads `plan`'s inputs (as for [`run`]) to device `opts.device`.
+pub fn upload(
+    plan: &Plan,
+    inputs: &IndexMap<String, Value>,
+    sizes: &IndexMap<String, i64>,
+    opts: &CudaOptions,
+) -> Result<DeviceInputs> {
+    let dev = device::Device::get(opts.device)?;
+    let vals = device::guarded("CUDA", || runtime::load_inputs(&*dev, plan, inputs, sizes))?;
+    Ok(DeviceInputs { dev, vals })
+}
+
+/// Runs `plan` (the plan `inputs` were uploaded for) on the inputs already on the device;
+/// returns when the device has finished, with the outputs left on it. Errors as [`run`].
+pub fn run_uploaded(plan: &Plan, inputs: &DeviceInputs, opts: &CudaOptions) -> Result<DeviceOutputs> {
+    let dev = inputs.dev.clone();
+    let outs = device::guarded("CUDA", || runtime::run_loaded(&*dev, plan, inputs.vals.clone(), opts))?;
+    Ok(DeviceOutputs { dev, outs })
+}
+
+impl DeviceOutputs {
+    /// Copies the outputs to the host, in the plan's order.
+    pub fn download(self) -> Result<IndexMap<String, Value>> {
+        let DeviceOutputs { dev, outs } = self;
+        device::guarded("CUDA", || runtime::download_outputs(&*dev, outs))
+    }
+}

@@ -1,140 +1,33 @@
-//! `eqfuse demo`: built-in programs on generated inputs, each result checked against a
-//! direct Rust computation of the same thing.
+//! `eqfuse demo`: a few built-in programs on generated inputs, optimised, run on the best
+//! backend present, each result checked against the reference interpreter; what fused, and
+//! how fast the optimised plan ran against the unfused one.
 
 use super::{show, CmdResult};
-use eqfuse::{Arrays, Backend, Error, Value};
-use ndarray::{ArrayD, IxDyn};
-use std::time::Instant;
+use eqfuse::bench::{median, setup, BenchOptions, PROGRAMS};
+use eqfuse::{Backend, Code, Error, OptimizeOptions};
+use std::time::Duration;
 
-/// A deterministic generator (splitmix64) for demo inputs.
-struct Rng(u64);
+/// The programs shown, and the scale of `eqfuse bench`'s sizes they run at.
+const SHOWN: [&str; 5] = ["dotp", "map_chain", "softmax_rows", "blackscholes", "nbody"];
+const SCALE: f64 = 1.0 / 8.0;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [lo, hi).
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-
-    fn f32s(&mut self, shape: &[usize], lo: f64, hi: f64) -> ArrayD<f32> {
-        ArrayD::from_shape_simple_fn(IxDyn(shape), || self.uniform(lo, hi) as f32)
-    }
-}
-
-struct Demo {
-    name: &'static str,
-    about: &'static str,
-    source: &'static str,
-    inputs: fn(&mut Rng) -> Arrays,
-    /// Largest difference (see `rel`) from a direct computation, or why it cannot be compared.
-    verify: fn(&Arrays, &Arrays) -> Result<f64, String>,
-}
-
-fn f32_of<'a>(a: &'a Arrays, name: &str) -> Result<&'a ArrayD<f32>, String> {
-    match a.get(name) {
-        Some(Value::F32(x)) => Ok(x),
-        other => Err(format!("`{name}` is {other:?}, expected f32")),
-    }
-}
-
-/// Relative difference for values of magnitude above 1, absolute below: f32 rounding of
-/// `alpha * x + y` near zero is small in absolute terms but not relative to the result.
-fn rel(got: f64, want: f64) -> f64 {
-    (got - want).abs() / want.abs().max(1.0)
-}
-
-const DOTP: &str =
-    "input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)\n";
-const SAXPY: &str = "input alpha : f32\ninput xs : f32[n]\ninput ys : f32[n]\noutput zs = map (\\x y -> alpha * x + y) xs ys\n";
-const SOFTMAX: &str = "input m : f32[r, c]\nlet mx = reduce max (-inf) m\nlet e = generate [r, c] (\\i j -> exp (m[i, j] - mx[i]))\nlet s = reduce (+) 0 e\noutput sm = generate [r, c] (\\i j -> e[i, j] / s[i])\n";
-
-fn demos() -> Vec<Demo> {
-    vec![
-        Demo {
-            name: "dotp",
-            about: "dot product: a map feeding a reduce",
-            source: DOTP,
-            inputs: |r| {
-                let mut a = Arrays::new();
-                a.insert("xs".into(), r.f32s(&[100_000], -1.0, 1.0).into());
-                a.insert("ys".into(), r.f32s(&[100_000], -1.0, 1.0).into());
-                a
-            },
-            verify: |i, o| {
-                let (xs, ys) = (f32_of(i, "xs")?, f32_of(i, "ys")?);
-                let want: f64 = xs.iter().zip(ys.iter()).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
-                let got = f32_of(o, "dot")?.iter().next().copied().ok_or("empty")?;
-                Ok(rel(f64::from(got), want))
-            },
-        },
-        Demo {
-            name: "saxpy",
-            about: "alpha * x + y with a scalar input",
-            source: SAXPY,
-            inputs: |r| {
-                let mut a = Arrays::new();
-                a.insert("alpha".into(), Value::from(ArrayD::from_elem(IxDyn(&[]), 2.5f32)));
-                a.insert("xs".into(), r.f32s(&[100_000], -1.0, 1.0).into());
-                a.insert("ys".into(), r.f32s(&[100_000], -1.0, 1.0).into());
-                a
-            },
-            verify: |i, o| {
-                let (xs, ys, zs) = (f32_of(i, "xs")?, f32_of(i, "ys")?, f32_of(o, "zs")?);
-                Ok(xs
-                    .iter()
-                    .zip(ys.iter())
-                    .zip(zs.iter())
-                    .map(|((x, y), z)| rel(f64::from(*z), 2.5 * f64::from(*x) + f64::from(*y)))
-                    .fold(0.0, f64::max))
-            },
-        },
-        Demo {
-            name: "softmax_rows",
-            about: "row-wise softmax: two row reductions and two generates",
-            source: SOFTMAX,
-            inputs: |r| {
-                let mut a = Arrays::new();
-                a.insert("m".into(), r.f32s(&[256, 300], -4.0, 4.0).into());
-                a
-            },
-            verify: |i, o| {
-                let (m, sm) = (f32_of(i, "m")?, f32_of(o, "sm")?);
-                let mut worst = 0.0f64;
-                for (row, out) in m.rows().into_iter().zip(sm.rows()) {
-                    let mx = row.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(f64::from(b)));
-                    let s: f64 = row.iter().map(|&x| (f64::from(x) - mx).exp()).sum();
-                    for (&x, &y) in row.iter().zip(out.iter()) {
-                        worst = worst.max(rel(f64::from(y), (f64::from(x) - mx).exp() / s));
-                    }
-                }
-                Ok(worst)
-            },
-        },
-    ]
-}
-
-/// Runs every demo program on the best backend present and reports what it computed.
+/// Runs the demo programs.
 pub fn demo() -> CmdResult {
     let backend = Backend::auto();
-    println!("eqfuse demo: built-in programs, optimised, run on generated inputs, backend `{backend}`");
-    println!("(the fused CPU/CUDA executors are later stages: the optimised program runs on the");
-    println!(" reference interpreter, so this shows what fuses, not yet how fast)\n");
-    let mut rng = Rng(0x5EED);
-    for d in demos() {
-        println!("== {}: {}", d.name, d.about);
-        for line in d.source.lines() {
+    println!("eqfuse demo: built-in programs, optimised, run on generated inputs on backend `{backend}`,");
+    println!("each result checked against the reference interpreter\n");
+    let timing = BenchOptions { scale: SCALE, min_time: Duration::from_millis(200), min_runs: 3 };
+    for name in SHOWN {
+        let Some(p) = PROGRAMS.iter().find(|p| p.name == name) else { continue };
+        let checked = eqfuse::check(&eqfuse::parse(p.source)?)?;
+        let (inputs, elements, _) = setup(p.name, SCALE)?;
+        println!("== {name} ({elements} elements)");
+        for line in p.source.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("--")).take(8) {
             println!("   {line}");
         }
-        let opt = eqfuse::optimize(&eqfuse::parse(d.source)?, &eqfuse::OptimizeOptions::default())?;
+        let opt = eqfuse::optimize_checked(checked.clone(), &OptimizeOptions::default())?;
         println!(
-            "   optimised in {:.1} ms: {} kernel(s), unfused {}; materialised: {}",
+            "   optimised in {:.1} ms: {} kernel(s) instead of {}; materialised: {}",
             opt.result.optimize_ms,
             opt.kernels.kernels.len(),
             opt.unfused.kernels.len(),
@@ -145,33 +38,38 @@ pub fn demo() -> CmdResult {
             }
         );
         for k in &opt.kernels.kernels {
+            let loops = if k.loops > 0 { format!(", {} loop(s)", k.loops) } else { String::new() };
             println!(
-                "     {} over [{}]: reads {} -> writes {}",
+                "     {} over [{}]: reads {} -> writes {}{loops}",
                 k.kind,
                 k.space,
                 k.reads.join(", "),
                 k.writes.join(", ")
             );
         }
-        let inputs = (d.inputs)(&mut rng);
-        let start = Instant::now();
-        let outputs = opt.run(backend, &inputs)?;
-        let secs = start.elapsed().as_secs_f64();
-        for (name, v) in &outputs {
-            println!("   {name} = {}", show::summary(v));
+        let got = opt.run(backend, &inputs)?;
+        let want = eqfuse::run(&checked, Backend::Reference, &inputs)?;
+        let tol = eqfuse::ir::value::Tolerance { rtol: 1e-3, atol: 1e-3, mismatch_fraction: 1e-3 };
+        for (k, w) in &want {
+            let g =
+                got.get(k).ok_or_else(|| Error::new(Code::Limit, format!("demo {name}: no output `{k}`")))?;
+            eqfuse::ir::value::compare(g, w, &tol).map_err(|m| {
+                Error::new(
+                    Code::Limit,
+                    format!("demo {name}: `{k}` differs from the reference interpreter: {m}"),
+                )
+            })?;
+            println!("   {k} = {}", show::summary(g));
         }
-        let worst = (d.verify)(&inputs, &outputs)
-            .map_err(|m| Error::new(eqfuse::Code::Device, format!("demo {} produced {m}", d.name)))?;
-        if worst > 1e-4 {
-            return Err(Error::new(
-                eqfuse::Code::Device,
-                format!("demo {}: result differs from the direct computation by {worst:.2e}", d.name),
-            )
-            .into());
-        }
+        let fused = median(&timing, || opt.run(backend, &inputs));
+        let unfused = median(&timing, || {
+            eqfuse::backend::run_plan(&opt.result.unfused_plan, &checked, backend, &inputs)
+        });
         println!(
-            "   ran in {:.1} ms; matches a direct Rust computation (max difference {worst:.1e})\n",
-            secs * 1e3
+            "   matches the reference interpreter; fused {:.2} ms, unfused {:.2} ms: {:.1}x\n",
+            fused * 1e3,
+            unfused * 1e3,
+            unfused / fused
         );
     }
     Ok(())

@@ -44,6 +44,10 @@ pub struct ExplainArgs {
     /// Also write the plan as a Graphviz DOT file.
     #[arg(long, value_name = "FILE")]
     dot: Option<PathBuf>,
+    /// Also write each kernel's CUDA C, as `DIR/<kernel>.cu` (each compiles under NVRTC on
+    /// its own).
+    #[arg(long, value_name = "DIR")]
+    cuda_source: Option<PathBuf>,
     /// Search every materialisation choice (small programs) instead of the greedy search.
     #[arg(long)]
     exact: bool,
@@ -96,6 +100,16 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
         std::fs::write(path, eqfuse_ir::plan::dot::to_dot(&opt.result.plan)).map_err(|e| {
             Error::new(Code::Input, format!("cannot write the DOT file {}: {e}", path.display()))
         })?;
+    }
+    if let Some(dir) = &a.cuda_source {
+        let fail = |e: std::io::Error| {
+            Error::new(Code::Input, format!("cannot write CUDA sources to {}: {e}", dir.display()))
+        };
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let opts = eqfuse_exec_cuda::CudaOptions { fast_math: a.fast_math, ..Default::default() };
+        for (name, src) in eqfuse_exec_cuda::kernel_sources(&opt.result.plan, &opts) {
+            std::fs::write(dir.join(name), src).map_err(fail)?;
+        }
     }
     if a.json {
         println!("{}", opt.explain_json());

@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch. Every failure prints `error[E-CODE]: message` (with
 //! the source snippet for errors in the program text) on stderr and exits with status 1.
 
+mod bench;
 mod calibrate;
 mod check;
 mod demo;
@@ -37,6 +38,9 @@ enum Command {
     Demo,
     /// Measure this machine's CPU cost-model parameters and save them for the optimiser.
     Calibrate(calibrate::CalibrateArgs),
+    /// Time the optimised plan, the unfused plan, a hand-written loop and a copy of the
+    /// inputs for the benchmark programs.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the command; maps any error to the `error[E-CODE]` report and exit status 1.
@@ -47,6 +51,7 @@ pub fn main(args: Args) -> ExitCode {
         Command::Explain(a) => explain::explain(&a),
         Command::Demo => demo::demo(),
         Command::Calibrate(a) => calibrate::calibrate(&a),
+        Command::Bench(a) => bench::bench(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,11 +32,14 @@ pub struct RunArgs {
 pub fn run(a: &RunArgs) -> CmdResult {
     let checked = load(&a.program)?;
     let backend: Backend = a.backend.parse()?;
-    // `--no-opt` selects the unfused plan. The reference interpreter never fuses, and the
-    // fusing backends are not in this version, so there is nothing more to select yet.
-    let RunArgs { no_opt: _, .. } = a;
     let inputs = files::read_inputs(a.inputs.as_deref(), &a.input)?;
-    let outputs = eqfuse::run(&checked, backend, &inputs)?;
+    // `--no-opt` runs the unfused plan (one kernel per operation) on the chosen executor; the
+    // reference interpreter never fuses.
+    let outputs = if a.no_opt {
+        eqfuse::backend::run_unfused(&checked, backend, &inputs)?
+    } else {
+        eqfuse::run(&checked, backend, &inputs)?
+    };
     match &a.out {
         Some(dir) => {
             for path in files::write_outputs(dir, &outputs)? {

@@ -1,0 +1,710 @@
+//! Compiling a plan [`Func`] into a [`Program`] for the blocked VM.
+//!
+//! The compiler checks the function once (every register read is written before, by one
+//! instruction of an enclosing block; every operand has the type its operator needs; every
+//! result register has the type its instruction produces), so that the VM runs typed loops
+//! with no per-element checks of its own. It also works out:
+//!
+//! - which registers are **uniform** — the same for every element of a block: constants,
+//!   loaded 0-d values, and whatever is computed from uniform registers only. A uniform
+//!   register holds one element, computed once per block, and its consumers broadcast it;
+//! - the **free registers** of each nested block (read inside, written outside), which are
+//!   gathered when the block runs on a compacted subset of the elements;
+//! - which `if`s may run both branches on every element and select (**speculation**): both
+//!   branches small and unable to fail (no reads, no integer division, no loops);
+//! - which reads are **contiguous**: an index function reading `a[i0, .., ik]` at its own
+//!   parameters from an array of the space's shape reads a slice of `a` per block; when
+//!   only the function's own arithmetic uses that register, it is never written at all
+//!   (**slice-backed**: the operands read the array in place). Other reads whose indices are
+//!   all parameters (`v[j]`, `v[i]`, `m[j, i]`) read runs along the space's innermost
+//!   dimension: slices, strided runs or repeats, bounds checked once per run. Parameters
+//!   read only this way are never filled in.
+//!
+//! Loads of 0-d values become constants: their values are known before the kernel runs.
+
+use crate::col::ColRef;
+use crate::internal;
+use eqfuse_ir::ast::{BinOp, UnOp};
+use eqfuse_ir::error::Result;
+use eqfuse_ir::interp::scalar::ScalarFn;
+use eqfuse_ir::plan::{Block as PBlock, Func, Inst, Reg, ValueId};
+use eqfuse_ir::types::ElemType;
+use eqfuse_ir::value::Scalar;
+
+/// An array a program reads: resolved before the kernel runs.
+#[derive(Clone, Debug)]
+pub(crate) struct ArrInfo<'s> {
+    /// Its name, for messages.
+    pub name: String,
+    /// Its shape.
+    pub shape: Vec<usize>,
+    /// Row-major strides, in elements.
+    pub strides: Vec<usize>,
+    /// The elements.
+    pub data: ColRef<'s>,
+}
+
+impl ArrInfo<'_> {
+    /// Its element type.
+    pub(crate) fn ty(&self) -> ElemType {
+        match self.data {
+            ColRef::Bool(_) => ElemType::Bool,
+            ColRef::I32(_) => ElemType::I32,
+            ColRef::I64(_) => ElemType::I64,
+            ColRef::F32(_) => ElemType::F32,
+            ColRef::F64(_) => ElemType::F64,
+        }
+    }
+}
+
+/// What the compiler needs to know of the plan's values.
+pub(crate) trait Env<'s> {
+    /// A materialised array (for `Read` and `Dim`).
+    fn array(&self, v: ValueId) -> Result<ArrInfo<'s>>;
+    /// A 0-d value (for `Load`).
+    fn load(&self, v: ValueId) -> Result<Scalar>;
+}
+
+/// A compiled function.
+#[derive(Debug)]
+pub(crate) struct Program<'s> {
+    /// Every register's type.
+    pub types: Vec<ElemType>,
+    /// Every register's uniformity.
+    pub uniform: Vec<bool>,
+    /// Parameter count (registers `0..nparams`).
+    pub nparams: usize,
+    /// Whether each parameter is read.
+    pub param_used: Vec<bool>,
+    /// The code.
+    pub body: Block,
+    /// The result registers.
+    pub ret: Vec<usize>,
+    /// How many nested frames the code may need beyond the first.
+    pub depth: usize,
+    /// The arrays read, by slot.
+    pub arrays: Vec<ArrInfo<'s>>,
+    /// Registers that are never written: contiguous reads of the function's own block that
+    /// only its own instructions use as operands read the array's slice in place (no copy).
+    pub slice: Vec<Option<usize>>,
+    /// The kernel's space, when the parameters are its indices.
+    pub space: Option<Vec<usize>>,
+}
+
+/// Compiled straight-line code.
+#[derive(Debug, Default)]
+pub(crate) struct Block {
+    pub ops: Vec<Op>,
+}
+
+/// One compiled instruction (register numbers as `usize`).
+#[derive(Debug)]
+pub(crate) enum Op {
+    Const {
+        dst: usize,
+        value: Scalar,
+    },
+    Unary {
+        dst: usize,
+        op: UnOp,
+        a: usize,
+    },
+    Binary {
+        dst: usize,
+        op: BinOp,
+        a: usize,
+        b: usize,
+    },
+    Call {
+        dst: usize,
+        f: ScalarFn,
+        args: Vec<usize>,
+    },
+    /// `contiguous`: the index is the function's own parameters, in order, into an array of
+    /// the space's shape (a slice per block). `params`: every index is a parameter of the
+    /// function's own block (the read is a run of slices, strided reads or repeats).
+    Read {
+        dst: usize,
+        arr: usize,
+        index: Vec<usize>,
+        contiguous: bool,
+        params: bool,
+    },
+    Dim {
+        dst: usize,
+        arr: usize,
+        axis: usize,
+    },
+    If(Box<IfOp>),
+    Loop(Box<LoopOp>),
+}
+
+/// A lazy `if`.
+#[derive(Debug)]
+pub(crate) struct IfOp {
+    pub dst: usize,
+    pub cond: usize,
+    pub then_: Branch,
+    pub else_: Branch,
+    /// Both branches are small and cannot fail: run both on every element, then select.
+    pub speculate: bool,
+}
+
+/// One branch of an `if`.
+#[derive(Debug)]
+pub(crate) struct Branch {
+    pub block: Block,
+    pub ret: usize,
+    /// Registers the branch reads that are written outside it.
+    pub free: Vec<usize>,
+}
+
+/// An `iterate` loop.
+#[derive(Debug)]
+pub(crate) struct LoopOp {
+    pub dsts: Vec<usize>,
+    pub count: usize,
+    pub inits: Vec<usize>,
+    pub vars: Vec<usize>,
+    pub body: Block,
+    pub nexts: Vec<usize>,
+    /// Registers the body reads that are written outside it (the state `vars` included).
+    pub free: Vec<usize>,
+    /// Per state register: its next value is a varying register of the body's own, named
+    /// once, so `var = next` may swap the two columns instead of copying.
+    pub swap: Vec<bool>,
+}
+
+/// Most instructions in an `if`'s two branches together for it to be speculated.
+const SPECULATE_MAX_OPS: usize = 24;
+
+/// Compiles `func`. `space`: the kernel's shape when `func`'s parameters are the indices of
+/// the kernel's space (an element or target function), for contiguous reads.
+pub(crate) fn compile<'s>(func: &Func, env: &dyn Env<'s>, space: Option<&[usize]>) -> Result<Program<'s>> {
+    let n = func.reg_types.len();
+    if func.params.len() > n {
+        return Err(internal(format!("a function of {} parameters and {n} registers", func.params.len())));
+    }
+    for (k, (p, t)) in func.params.iter().zip(&func.reg_types).enumerate() {
+        if p != t {
+            return Err(internal(format!("parameter {k} of type {p} in register r{k} of type {t}")));
+        }
+    }
+    let mut c = Compiler {
+        types: func.reg_types.clone(),
+        uniform: vec![false; n],
+        defined: vec![false; n],
+        param_used: vec![false; func.params.len()],
+        nparams: func.params.len(),
+        arrays: Vec::new(),
+        array_ids: Vec::new(),
+        env,
+        space: space.map(<[usize]>::to_vec),
+        depth: 0,
+    };
+    for d in c.defined.iter_mut().take(func.params.len()) {
+        *d = true;
+    }
+    let mut body = c.block(&func.body, 0)?;
+    let mut ret = Vec::with_capacity(func.ret.len());
+    for &r in &func.ret {
+        ret.push(c.read(r)?);
+    }
+    let slice = slice_backed(&mut body, &ret, n);
+    Ok(Program {
+        types: c.types,
+        uniform: c.uniform,
+        nparams: c.nparams,
+        param_used: c.param_used,
+        body,
+        ret,
+        depth: c.depth,
+        arrays: c.arrays,
+        slice,
+        space: c.space,
+    })
+}
+
+/// Finds the contiguous reads of the function's own block whose registers are used only as
+/// operands of that block's unary, binary, call, read (index) and dim instructions — never
+/// by a nested block, an `if` or a loop, nor as a result — and removes them: those
+/// instructions read the array's slice for the block instead of a copy.
+fn slice_backed(body: &mut Block, ret: &[usize], nregs: usize) -> Vec<Option<usize>> {
+    let mut slice: Vec<Option<usize>> = vec![None; nregs];
+    for op in &body.ops {
+        if let Op::Read { dst, arr, contiguous: true, .. } = op {
+            if let Some(s) = slice.get_mut(*dst) {
+                *s = Some(*arr);
+            }
+        }
+    }
+    if slice.iter().all(Option::is_none) {
+        return slice;
+    }
+    let mut bad = vec![false; nregs];
+    let mut mark = |r: usize| {
+        if let Some(b) = bad.get_mut(r) {
+            *b = true;
+        }
+    };
+    ret.iter().for_each(|&r| mark(r));
+    for op in &body.ops {
+        if matches!(op, Op::If(_) | Op::Loop(_)) {
+            visit_op_reads(op, &mut mark);
+        }
+    }
+    for (s, b) in slice.iter_mut().zip(&bad) {
+        if *b {
+            *s = None;
+        }
+    }
+    body.ops.retain(|op| match op {
+        Op::Read { dst, .. } => !matches!(slice.get(*dst), Some(Some(_))),
+        _ => true,
+    });
+    slice
+}
+
+struct Compiler<'e, 's> {
+    types: Vec<ElemType>,
+    uniform: Vec<bool>,
+    defined: Vec<bool>,
+    param_used: Vec<bool>,
+    nparams: usize,
+    arrays: Vec<ArrInfo<'s>>,
+    array_ids: Vec<ValueId>,
+    env: &'e dyn Env<'s>,
+    space: Option<Vec<usize>>,
+    depth: usize,
+}
+
+/// Whether `t` is a number type.
+fn numeric(t: ElemType) -> bool {
+    !matches!(t, ElemType::Bool)
+}
+
+/// Whether `t` is a float type.
+fn float(t: ElemType) -> bool {
+    matches!(t, ElemType::F32 | ElemType::F64)
+}
+
+impl<'s> Compiler<'_, 's> {
+    /// A register that is read: in range and written before.
+    fn read(&mut self, r: Reg) -> Result<usize> {
+        let r = self.read_unmarked(r)?;
+        self.mark(r);
+        Ok(r)
+    }
+
+    /// Records that register `r` is read (a parameter must then be filled).
+    fn mark(&mut self, r: usize) {
+        if let Some(u) = self.param_used.get_mut(r) {
+            *u = true;
+        }
+    }
+
+    /// [`Compiler::read`] without recording a parameter as used.
+    fn read_unmarked(&mut self, r: Reg) -> Result<usize> {
+        let r = r as usize;
+        match self.defined.get(r) {
+            Some(true) => Ok(r),
+            Some(false) => Err(internal(format!("register r{r} read before it is written"))),
+            None => Err(internal(format!("register r{r} out of range ({} registers)", self.types.len()))),
+        }
+    }
+
+    fn ty(&self, r: usize) -> ElemType {
+        self.types.get(r).copied().unwrap_or(ElemType::Bool)
+    }
+
+    fn uni(&self, r: usize) -> bool {
+        self.uniform.get(r).copied().unwrap_or(false)
+    }
+
+    /// A register that is written, of type `want`, uniform or not.
+    fn write(&mut self, r: Reg, want: ElemType, uniform: bool) -> Result<usize> {
+        let ri = r as usize;
+        let Some(&t) = self.types.get(ri) else {
+            return Err(internal(format!("register r{r} out of range ({} registers)", self.types.len())));
+        };
+        if t != want {
+            return Err(internal(format!("register r{r} of type {t} assigned a {want}")));
+        }
+        if ri < self.nparams {
+            return Err(internal(format!("parameter r{r} is assigned")));
+        }
+        if let Some(d) = self.defined.get_mut(ri) {
+            *d = true;
+        }
+        if let Some(u) = self.uniform.get_mut(ri) {
+            *u = uniform;
+        }
+        Ok(ri)
+    }
+
+    /// The slot of array `v`.
+    fn array(&mut self, v: ValueId) -> Result<usize> {
+        if let Some(k) = self.array_ids.iter().position(|&a| a == v) {
+            return Ok(k);
+        }
+        let info = self.env.array(v)?;
+        self.arrays.push(info);
+        self.array_ids.push(v);
+        Ok(self.arrays.len() - 1)
+    }
+
+    /// Compiles a block at frame depth `depth`; the registers it writes stay defined (the
+    /// caller undefines them when the block is nested).
+    fn block(&mut self, b: &PBlock, depth: usize) -> Result<Block> {
+        self.depth = self.depth.max(depth);
+        let mut ops = Vec::with_capacity(b.insts.len());
+        for inst in &b.insts {
+            ops.push(self.inst(inst, depth)?);
+        }
+        Ok(Block { ops })
+    }
+
+    /// Compiles a nested block whose result is `ret`: the block's own registers are
+    /// undefined again afterwards.
+    fn nested(&mut self, b: &PBlock, depth: usize, ret: Reg) -> Result<Block> {
+        let before = self.defined.clone();
+        let block = self.block(b, depth)?;
+        self.read(ret)?;
+        self.defined = before;
+        Ok(block)
+    }
+
+    fn inst(&mut self, inst: &Inst, depth: usize) -> Result<Op> {
+        Ok(match inst {
+            Inst::Const { dst, value } => {
+                let dst = self.write(*dst, value.elem_type(), true)?;
+                Op::Const { dst, value: *value }
+            }
+            Inst::Load { dst, value } => {
+                let s = self.env.load(*value)?;
+                let dst = self.write(*dst, s.elem_type(), true)?;
+                Op::Const { dst, value: s }
+            }
+            Inst::Unary { dst, op, a } => {
+                let a = self.read(*a)?;
+                let t = self.ty(a);
+                let ok = match op {
+                    UnOp::Neg => numeric(t),
+                    UnOp::Not => t == ElemType::Bool,
+                };
+                if !ok {
+                    return Err(internal(format!("`{}` on {t}", op.symbol())));
+                }
+                let dst = self.write(*dst, t, self.uni(a))?;
+                Op::Unary { dst, op: *op, a }
+            }
+            Inst::Binary { dst, op, a, b } => {
+                let (a, b) = (self.read(*a)?, self.read(*b)?);
+                let (ta, tb) = (self.ty(a), self.ty(b));
+                if ta != tb {
+                    return Err(internal(format!("`{}` on {ta} and {tb}", op.symbol())));
+                }
+                let out = if op.is_comparison() {
+                    ElemType::Bool
+                } else if op.is_logical() {
+                    if ta != ElemType::Bool {
+                        return Err(internal(format!("`{}` on {ta}", op.symbol())));
+                    }
+                    ElemType::Bool
+                } else {
+                    if !numeric(ta) {
+                        return Err(internal(format!("`{}` on {ta}", op.symbol())));
+                    }
+                    ta
+                };
+                let dst = self.write(*dst, out, self.uni(a) && self.uni(b))?;
+                Op::Binary { dst, op: *op, a, b }
+            }
+            Inst::Call { dst, f, args } => {
+                let mut regs = Vec::with_capacity(args.len());
+                for &r in args {
+                    regs.push(self.read(r)?);
+                }
+                if regs.len() != f.arity() {
+                    return Err(internal(format!(
+                        "`{}` takes {} arguments, got {}",
+                        f.name(),
+                        f.arity(),
+                        regs.len()
+                    )));
+                }
+                let ts: Vec<ElemType> = regs.iter().map(|&r| self.ty(r)).collect();
+                let t0 = ts.first().copied().unwrap_or(ElemType::Bool);
+                let same = ts.iter().all(|&t| t == t0);
+                let out = match f {
+                    ScalarFn::Convert(to) => Some(*to),
+                    ScalarFn::Min | ScalarFn::Max | ScalarFn::Clamp if same => Some(t0),
+                    ScalarFn::Abs if numeric(t0) => Some(t0),
+                    ScalarFn::Pow | ScalarFn::Atan2 if same && float(t0) => Some(t0),
+                    ScalarFn::Sqrt
+                    | ScalarFn::Exp
+                    | ScalarFn::Log
+                    | ScalarFn::Sin
+                    | ScalarFn::Cos
+                    | ScalarFn::Tan
+                    | ScalarFn::Tanh
+                    | ScalarFn::Floor
+                    | ScalarFn::Ceil
+                    | ScalarFn::Round
+                        if float(t0) =>
+                    {
+                        Some(t0)
+                    }
+                    _ => None,
+                };
+                let Some(out) = out else {
+                    let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
+                    return Err(internal(format!("`{}` on {}", f.name(), names.join(", "))));
+                };
+                let uniform = regs.iter().all(|&r| self.uni(r));
+                let dst = self.write(*dst, out, uniform)?;
+                Op::Call { dst, f: *f, args: regs }
+            }
+            Inst::Read { dst, array, index } => {
+                let arr = self.array(*array)?;
+                let (rank, ty, shape) = match self.arrays.get(arr) {
+                    Some(a) => (a.shape.len(), a.ty(), a.shape.clone()),
+                    None => return Err(internal("an array slot out of range")),
+                };
+                if index.len() != rank {
+                    return Err(internal(format!(
+                        "`{}` of rank {rank} read with {} indices",
+                        self.arrays.get(arr).map(|a| a.name.as_str()).unwrap_or("?"),
+                        index.len()
+                    )));
+                }
+                let mut regs = Vec::with_capacity(index.len());
+                for &r in index {
+                    let r = self.read_unmarked(r)?;
+                    if self.ty(r) != ElemType::I64 {
+                        return Err(internal(format!("an index register r{r} of type {}", self.ty(r))));
+                    }
+                    regs.push(r);
+                }
+                let contiguous = !regs.is_empty()
+                    && regs.len() == self.nparams
+                    && regs.iter().enumerate().all(|(k, &r)| k == r)
+                    && self.space.as_deref() == Some(shape.as_slice());
+                // a read of the function's own block indexed by its parameters reads slices
+                // (or repeats) of the array: the parameters need not be filled for it (in a
+                // nested block it may run compacted, and reads the parameters' registers)
+                let params = depth == 0 && self.space.is_some() && regs.iter().all(|&r| r < self.nparams);
+                if !params {
+                    for &r in &regs {
+                        self.mark(r);
+                    }
+                }
+                let uniform = regs.iter().all(|&r| self.uni(r));
+                let dst = self.write(*dst, ty, uniform)?;
+                Op::Read { dst, arr, index: regs, contiguous, params }
+            }
+            Inst::Dim { dst, array, axis } => {
+                let arr = self.array(*array)?;
+                let axis = self.read(*axis)?;
+                if self.ty(axis) != ElemType::I64 {
+                    return Err(internal(format!("an axis register r{axis} of type {}", self.ty(axis))));
+                }
+                let dst = self.write(*dst, ElemType::I64, self.uni(axis))?;
+                Op::Dim { dst, arr, axis }
+            }
+            Inst::If { dst, cond, then_block, then_ret, else_block, else_ret } => {
+                let cond = self.read(*cond)?;
+                if self.ty(cond) != ElemType::Bool {
+                    return Err(internal(format!("an `if` condition r{cond} of type {}", self.ty(cond))));
+                }
+                let then_ = self.branch(then_block, *then_ret, depth + 1)?;
+                let else_ = self.branch(else_block, *else_ret, depth + 1)?;
+                let t = self.ty(then_.ret);
+                if self.ty(else_.ret) != t {
+                    return Err(internal(format!(
+                        "an `if` of branches of types {t} and {}",
+                        self.ty(else_.ret)
+                    )));
+                }
+                let speculate = safe(&then_.block, &self.types)
+                    && safe(&else_.block, &self.types)
+                    && size(&then_.block) + size(&else_.block) <= SPECULATE_MAX_OPS;
+                let uniform = self.uni(cond) && self.uni(then_.ret) && self.uni(else_.ret);
+                let dst = self.write(*dst, t, uniform)?;
+                Op::If(Box::new(IfOp { dst, cond, then_, else_, speculate }))
+            }
+            Inst::Loop { dsts, count, inits, vars, body, nexts } => {
+                let count = self.read(*count)?;
+                if self.ty(count) != ElemType::I64 {
+                    return Err(internal(format!("a loop count r{count} of type {}", self.ty(count))));
+                }
+                if inits.len() != vars.len() || nexts.len() != vars.len() || dsts.len() != vars.len() {
+                    return Err(internal(format!(
+                        "a loop of {} state registers with {} initial, {} next and {} final registers",
+                        vars.len(),
+                        inits.len(),
+                        nexts.len(),
+                        dsts.len()
+                    )));
+                }
+                let mut init_regs = Vec::with_capacity(inits.len());
+                for &r in inits {
+                    init_regs.push(self.read(r)?);
+                }
+                // the state registers: written by the loop, varying
+                let before = self.defined.clone();
+                let mut var_regs = Vec::with_capacity(vars.len());
+                for (&v, &i) in vars.iter().zip(&init_regs) {
+                    let t = self.ty(i);
+                    var_regs.push(self.write(v, t, false)?);
+                }
+                let block = self.block(body, depth + 1)?;
+                let mut next_regs = Vec::with_capacity(nexts.len());
+                for &r in nexts {
+                    next_regs.push(self.read(r)?);
+                }
+                for (&nx, &v) in next_regs.iter().zip(&var_regs) {
+                    if self.ty(nx) != self.ty(v) {
+                        return Err(internal(format!(
+                            "loop state r{v} of type {} given a next value of type {}",
+                            self.ty(v),
+                            self.ty(nx)
+                        )));
+                    }
+                }
+                self.defined = before;
+                let free = free_regs(&block, &next_regs, &self.defined, &var_regs);
+                let swap = next_regs
+                    .iter()
+                    .map(|&nx| {
+                        !self.uni(nx)
+                            && !free.contains(&nx)
+                            && !var_regs.contains(&nx)
+                            && next_regs.iter().filter(|&&o| o == nx).count() == 1
+                    })
+                    .collect();
+                let mut dst_regs = Vec::with_capacity(dsts.len());
+                for (&d, &v) in dsts.iter().zip(&var_regs) {
+                    let t = self.ty(v);
+                    dst_regs.push(self.write(d, t, false)?);
+                }
+                Op::Loop(Box::new(LoopOp {
+                    dsts: dst_regs,
+                    count,
+                    inits: init_regs,
+                    vars: var_regs,
+                    body: block,
+                    nexts: next_regs,
+                    free,
+                    swap,
+                }))
+            }
+        })
+    }
+
+    /// Compiles one branch of an `if`.
+    fn branch(&mut self, b: &PBlock, ret: Reg, depth: usize) -> Result<Branch> {
+        let block = self.nested(b, depth, ret)?;
+        let ret = ret as usize;
+        let free = free_regs(&block, &[ret], &self.defined, &[]);
+        Ok(Branch { block, ret, free })
+    }
+}
+
+/// The registers a nested block reads (its instructions, nested blocks and `extra`) that
+/// are defined outside it (`outer`; registers in `also` count as outside too: a loop's
+/// state).
+fn free_regs(block: &Block, extra: &[usize], outer: &[bool], also: &[usize]) -> Vec<usize> {
+    let mut seen = vec![false; outer.len()];
+    let mut out = Vec::new();
+    let mut add = |r: usize| {
+        let is_outer = outer.get(r).copied().unwrap_or(false) || also.contains(&r);
+        if is_outer && !seen.get(r).copied().unwrap_or(true) {
+            if let Some(s) = seen.get_mut(r) {
+                *s = true;
+            }
+            out.push(r);
+        }
+    };
+    visit_reads(block, &mut add);
+    for &r in extra {
+        add(r);
+    }
+    out
+}
+
+/// Calls `f` on every register `op` reads, its nested blocks included.
+fn visit_op_reads(op: &Op, f: &mut dyn FnMut(usize)) {
+    let block = Block { ops: Vec::new() };
+    visit_reads_from(&block, Some(op), f);
+}
+
+/// Calls `f` on every register read in `block`, nested blocks included.
+fn visit_reads(block: &Block, f: &mut dyn FnMut(usize)) {
+    visit_reads_from(block, None, f);
+}
+
+fn visit_reads_from(block: &Block, first: Option<&Op>, f: &mut dyn FnMut(usize)) {
+    let mut stack = vec![block];
+    let mut pending: Vec<&Op> = first.into_iter().collect();
+    loop {
+        let ops: Vec<&Op> = if let Some(op) = pending.pop() {
+            vec![op]
+        } else if let Some(b) = stack.pop() {
+            b.ops.iter().collect()
+        } else {
+            break;
+        };
+        for op in ops {
+            match op {
+                Op::Const { .. } => {}
+                Op::Unary { a, .. } => f(*a),
+                Op::Binary { a, b, .. } => {
+                    f(*a);
+                    f(*b);
+                }
+                Op::Call { args, .. } => args.iter().for_each(|&r| f(r)),
+                Op::Read { index, .. } => index.iter().for_each(|&r| f(r)),
+                Op::Dim { axis, .. } => f(*axis),
+                Op::If(i) => {
+                    f(i.cond);
+                    f(i.then_.ret);
+                    f(i.else_.ret);
+                    stack.push(&i.then_.block);
+                    stack.push(&i.else_.block);
+                }
+                Op::Loop(l) => {
+                    f(l.count);
+                    l.inits.iter().chain(&l.nexts).for_each(|&r| f(r));
+                    stack.push(&l.body);
+                }
+            }
+        }
+    }
+}
+
+/// A block that cannot fail on any element, so that running it on elements that do not
+/// take it is harmless: no reads or dims (indices), no integer division, no loops.
+fn safe(block: &Block, types: &[ElemType]) -> bool {
+    block.ops.iter().all(|op| match op {
+        Op::Const { .. } | Op::Unary { .. } | Op::Call { .. } => true,
+        Op::Binary { op, a, .. } => {
+            !matches!(op, BinOp::Div | BinOp::Rem) || types.get(*a).is_some_and(|&t| float(t))
+        }
+        Op::Read { .. } | Op::Dim { .. } | Op::Loop(_) => false,
+        Op::If(i) => safe(&i.then_.block, types) && safe(&i.else_.block, types),
+    })
+}
+
+/// Instructions in a block, nested ones included.
+fn size(block: &Block) -> usize {
+    block
+        .ops
+        .iter()
+        .map(|op| match op {
+            Op::If(i) => 1 + size(&i.then_.block) + size(&i.else_.block),
+            Op::Loop(l) => 1 + size(&l.body),
+            _ => 1,
+        })
+        .sum()
+}

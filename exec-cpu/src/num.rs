@@ -1,0 +1,380 @@
+//! The scalar semantics of `eqfuse_ir::interp::scalar`, as generic per-type operations for
+//! the VM's typed loops: integers wrap on `+ - *` and unary `-`, `MIN / -1` is `MIN`,
+//! `MIN % -1` is `0`, float `min`/`max` give NaN when either operand is NaN (`a + b`, as the
+//! reference computes it) and order `-0.0` below `0.0`.
+//!
+//! Division by zero is checked by the caller before a loop runs; `div`/`rem` by zero here
+//! return 0 so that no loop can panic.
+
+use crate::col::Elem;
+
+/// Float minimum exactly as the reference: NaN if either is NaN; `-0.0` below `0.0`.
+macro_rules! fmin {
+    ($a:expr, $b:expr) => {{
+        let (a, b) = ($a, $b);
+        if a.is_nan() || b.is_nan() {
+            a + b
+        } else if a < b || (a == b && a.is_sign_negative()) {
+            a
+        } else {
+            b
+        }
+    }};
+}
+
+/// Float maximum exactly as the reference: NaN if either is NaN; `0.0` above `-0.0`.
+macro_rules! fmax {
+    ($a:expr, $b:expr) => {{
+        let (a, b) = ($a, $b);
+        if a.is_nan() || b.is_nan() {
+            a + b
+        } else if a > b || (a == b && a.is_sign_positive()) {
+            a
+        } else {
+            b
+        }
+    }};
+}
+
+/// Numeric element types (`i32 i64 f32 f64`).
+pub(crate) trait Num: Elem {
+    /// Integer type (division by zero is an error; floats are IEEE).
+    const INT: bool;
+    fn add(self, b: Self) -> Self;
+    fn sub(self, b: Self) -> Self;
+    fn mul(self, b: Self) -> Self;
+    /// `self / b` (integers: wrapping, 0 when `b` is 0 — the caller checks first).
+    fn div(self, b: Self) -> Self;
+    /// `self % b` (integers: wrapping, 0 when `b` is 0 — the caller checks first).
+    fn rem(self, b: Self) -> Self;
+    fn neg(self) -> Self;
+    fn abs(self) -> Self;
+    fn vmin(self, b: Self) -> Self;
+    fn vmax(self, b: Self) -> Self;
+    /// Zero (an integer divisor that fails).
+    fn is_zero(self) -> bool;
+}
+
+macro_rules! int_impl {
+    ($t:ty) => {
+        impl Num for $t {
+            const INT: bool = true;
+            #[inline(always)]
+            fn add(self, b: Self) -> Self {
+                self.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn sub(self, b: Self) -> Self {
+                self.wrapping_sub(b)
+            }
+            #[inline(always)]
+            fn mul(self, b: Self) -> Self {
+                self.wrapping_mul(b)
+            }
+            #[inline(always)]
+            fn div(self, b: Self) -> Self {
+                if b == 0 {
+                    0
+                } else {
+                    self.wrapping_div(b)
+                }
+            }
+            #[inline(always)]
+            fn rem(self, b: Self) -> Self {
+                if b == 0 {
+                    0
+                } else {
+                    self.wrapping_rem(b)
+                }
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                self.wrapping_abs()
+            }
+            #[inline(always)]
+            fn vmin(self, b: Self) -> Self {
+                Ord::min(self, b)
+            }
+            #[inline(always)]
+            fn vmax(self, b: Self) -> Self {
+                Ord::max(self, b)
+            }
+            #[inline(always)]
+            fn is_zero(self) -> bool {
+                self == 0
+            }
+        }
+    };
+}
+int_impl!(i32);
+int_impl!(i64);
+
+macro_rules! float_impl {
+    ($t:ty) => {
+        impl Num for $t {
+            const INT: bool = false;
+            #[inline(always)]
+            fn add(self, b: Self) -> Self {
+                self + b
+            }
+            #[inline(always)]
+            fn sub(self, b: Self) -> Self {
+                self - b
+            }
+            #[inline(always)]
+            fn mul(self, b: Self) -> Self {
+                self * b
+            }
+            #[inline(always)]
+            fn div(self, b: Self) -> Self {
+                self / b
+            }
+            #[inline(always)]
+            fn rem(self, b: Self) -> Self {
+                self % b
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn vmin(self, b: Self) -> Self {
+                fmin!(self, b)
+            }
+            #[inline(always)]
+            fn vmax(self, b: Self) -> Self {
+                fmax!(self, b)
+            }
+            #[inline(always)]
+            fn is_zero(self) -> bool {
+                false
+            }
+        }
+
+        impl Float for $t {
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                <$t>::tan(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            #[inline(always)]
+            fn round(self) -> Self {
+                <$t>::round(self)
+            }
+            #[inline(always)]
+            fn powf(self, b: Self) -> Self {
+                <$t>::powf(self, b)
+            }
+            #[inline(always)]
+            fn atan2(self, b: Self) -> Self {
+                <$t>::atan2(self, b)
+            }
+        }
+    };
+}
+
+/// Float element types: the float builtins.
+pub(crate) trait Float: Num {
+    fn sqrt(self) -> Self;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn tanh(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round(self) -> Self;
+    fn powf(self, b: Self) -> Self;
+    fn atan2(self, b: Self) -> Self;
+}
+
+float_impl!(f32);
+float_impl!(f64);
+
+/// The operators of reductions, scans and permutes that run as typed loops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    Add,
+    Mul,
+    Min,
+    Max,
+    And,
+    Or,
+}
+
+/// Every element type's combining operators. An operator that does not apply to the type
+/// (`+` on `bool`, `&&` on numbers) is never selected: [`crate::ops`] recognises an
+/// operator only for the types it applies to.
+pub(crate) trait Comb: Elem {
+    /// Reductions of this type may use several accumulators (floats: the reduction order is
+    /// free, and a single accumulator's dependency chain cannot be vectorised).
+    const MULTI_ACC: bool;
+    fn comb(k: OpKind, a: Self, b: Self) -> Self;
+}
+
+macro_rules! comb_num {
+    ($t:ty, $multi:expr) => {
+        impl Comb for $t {
+            const MULTI_ACC: bool = $multi;
+            #[inline(always)]
+            fn comb(k: OpKind, a: Self, b: Self) -> Self {
+                match k {
+                    OpKind::Add => Num::add(a, b),
+                    OpKind::Mul => Num::mul(a, b),
+                    OpKind::Min => Num::vmin(a, b),
+                    OpKind::Max => Num::vmax(a, b),
+                    // never selected for numbers
+                    OpKind::And | OpKind::Or => a,
+                }
+            }
+        }
+    };
+}
+comb_num!(i32, false);
+comb_num!(i64, false);
+comb_num!(f32, true);
+comb_num!(f64, true);
+
+impl Comb for bool {
+    const MULTI_ACC: bool = false;
+    #[inline(always)]
+    fn comb(k: OpKind, a: Self, b: Self) -> Self {
+        match k {
+            OpKind::Min | OpKind::And => a & b,
+            OpKind::Max | OpKind::Or => a | b,
+            // never selected for bool
+            OpKind::Add | OpKind::Mul => a,
+        }
+    }
+}
+
+/// `acc op x0 op x1 ...` for a known operator, with the operator's match hoisted out of
+/// the loop (one monomorphised loop per operator).
+pub(crate) fn fold<T: Comb>(k: OpKind, acc: T, xs: &[T]) -> T {
+    match k {
+        OpKind::Add => fold_with(acc, xs, |a, b| T::comb(OpKind::Add, a, b)),
+        OpKind::Mul => fold_with(acc, xs, |a, b| T::comb(OpKind::Mul, a, b)),
+        OpKind::Min => fold_with(acc, xs, |a, b| T::comb(OpKind::Min, a, b)),
+        OpKind::Max => fold_with(acc, xs, |a, b| T::comb(OpKind::Max, a, b)),
+        OpKind::And => fold_with(acc, xs, |a, b| T::comb(OpKind::And, a, b)),
+        OpKind::Or => fold_with(acc, xs, |a, b| T::comb(OpKind::Or, a, b)),
+    }
+}
+
+/// The fold itself: sequential for short runs and for integers (which the compiler
+/// vectorises on its own, integer operators being associative), eight accumulators for long
+/// float runs. Every accumulator starts from `acc`, the neutral element or a partial result.
+#[inline(always)]
+fn fold_with<T: Comb>(acc: T, xs: &[T], f: impl Fn(T, T) -> T) -> T {
+    if !T::MULTI_ACC || xs.len() < 64 {
+        return xs.iter().fold(acc, |a, &x| f(a, x));
+    }
+    let mut accs = [acc; 8];
+    let chunks = xs.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in accs.iter_mut().zip(c) {
+            *a = f(*a, x);
+        }
+    }
+    let mut out = accs[0];
+    for &a in &accs[1..] {
+        out = f(out, a);
+    }
+    rest.iter().fold(out, |a, &x| f(a, x))
+}
+
+/// Inclusive (`exclusive: false`) or exclusive scan of `xs` into `out` starting from `acc`;
+/// returns the total (`acc op x0 op ... op x_last`).
+pub(crate) fn scan<T: Comb>(k: OpKind, acc: T, xs: &[T], out: &mut [T], exclusive: bool) -> T {
+    macro_rules! go {
+        ($k:expr) => {
+            if exclusive {
+                scan_with(acc, xs, out, |a, b| T::comb($k, a, b), true)
+            } else {
+                scan_with(acc, xs, out, |a, b| T::comb($k, a, b), false)
+            }
+        };
+    }
+    match k {
+        OpKind::Add => go!(OpKind::Add),
+        OpKind::Mul => go!(OpKind::Mul),
+        OpKind::Min => go!(OpKind::Min),
+        OpKind::Max => go!(OpKind::Max),
+        OpKind::And => go!(OpKind::And),
+        OpKind::Or => go!(OpKind::Or),
+    }
+}
+
+#[inline(always)]
+fn scan_with<T: Comb>(mut acc: T, xs: &[T], out: &mut [T], f: impl Fn(T, T) -> T, exclusive: bool) -> T {
+    for (o, &x) in out.iter_mut().zip(xs) {
+        if exclusive {
+            *o = acc;
+            acc = f(acc, x);
+        } else {
+            acc = f(acc, x);
+            *o = acc;
+        }
+    }
+    acc
+}
+
+/// `out[i] = carry op out[i]` (a scan's fix-up with the carry of the blocks before).
+pub(crate) fn fix_up<T: Comb>(k: OpKind, carry: T, out: &mut [T]) {
+    macro_rules! go {
+        ($k:expr) => {
+            for o in out.iter_mut() {
+                *o = T::comb($k, carry, *o);
+            }
+        };
+    }
+    match k {
+        OpKind::Add => go!(OpKind::Add),
+        OpKind::Mul => go!(OpKind::Mul),
+        OpKind::Min => go!(OpKind::Min),
+        OpKind::Max => go!(OpKind::Max),
+        OpKind::And => go!(OpKind::And),
+        OpKind::Or => go!(OpKind::Or),
+    }
+}

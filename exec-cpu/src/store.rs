@@ -1,0 +1,293 @@
+//! The plan's values and its host steps: inputs (borrowed, not copied), sizes, kernel
+//! results; `Step::Scalar`, `Step::Assert` and `Step::If` run here, as the plan interpreter
+//! runs them, and kernels go to [`crate::kernel`].
+
+use crate::col::{Col, ColRef, Data};
+use crate::compile::{compile, ArrInfo, Env};
+use crate::internal;
+use crate::kernel::{self, Ctx};
+use crate::vm::{fmt_shape, Vm};
+use eqfuse_ir::error::{Error, Result};
+use eqfuse_ir::plan::{Func, Origin, Plan, Step, ValueId};
+use eqfuse_ir::types::ElemType;
+use eqfuse_ir::value::{Scalar, Value};
+use indexmap::IndexMap;
+use ndarray::{ArrayD, IxDyn};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// A materialised value.
+#[derive(Debug)]
+pub(crate) struct Buf<'a> {
+    pub shape: Vec<usize>,
+    pub data: Data<'a>,
+}
+
+/// Every value of the plan, once computed.
+pub(crate) struct Store<'a> {
+    plan: &'a Plan,
+    vals: Vec<Option<Arc<Buf<'a>>>>,
+}
+
+/// The store as the compiler's [`Env`].
+pub(crate) struct StoreRef<'s, 'a>(pub &'s Store<'a>);
+
+impl<'s> Env<'s> for StoreRef<'s, '_> {
+    fn array(&self, v: ValueId) -> Result<ArrInfo<'s>> {
+        let b = self.0.get(v)?;
+        let mut strides = vec![1usize; b.shape.len()];
+        let mut acc = 1usize;
+        for (s, &d) in strides.iter_mut().zip(&b.shape).rev() {
+            *s = acc;
+            acc = acc.saturating_mul(d);
+        }
+        Ok(ArrInfo { name: self.0.name(v), shape: b.shape.clone(), strides, data: b.data.as_ref() })
+    }
+
+    fn load(&self, v: ValueId) -> Result<Scalar> {
+        self.0.load(v)
+    }
+}
+
+/// Borrows an input's elements when they are in standard (row-major, contiguous) layout.
+fn input_data(v: &Value) -> Data<'_> {
+    fn cow<T: Clone>(a: &ArrayD<T>) -> Cow<'_, [T]> {
+        match a.as_slice() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(a.iter().cloned().collect()),
+        }
+    }
+    match v {
+        Value::Bool(a) => Data::Bool(cow(a)),
+        Value::I32(a) => Data::I32(cow(a)),
+        Value::I64(a) => Data::I64(cow(a)),
+        Value::F32(a) => Data::F32(cow(a)),
+        Value::F64(a) => Data::F64(cow(a)),
+    }
+}
+
+impl<'a> Store<'a> {
+    fn new(
+        plan: &'a Plan,
+        inputs: &'a IndexMap<String, Value>,
+        sizes: &IndexMap<String, i64>,
+    ) -> Result<Self> {
+        let mut vals = Vec::with_capacity(plan.values.len());
+        for info in &plan.values {
+            let name = &info.name;
+            let v = match info.origin {
+                Origin::Input => {
+                    let v =
+                        inputs.get(name).ok_or_else(|| Error::input(format!("missing input `{name}`")))?;
+                    if v.elem_type() != info.elem || v.shape().len() != info.rank {
+                        return Err(Error::input(format!(
+                            "input `{name}` is {} of rank {}, the plan expects {} of rank {}",
+                            v.elem_type(),
+                            v.shape().len(),
+                            info.elem,
+                            info.rank
+                        )));
+                    }
+                    Some(Arc::new(Buf { shape: v.shape().to_vec(), data: input_data(v) }))
+                }
+                Origin::Size => {
+                    let n = sizes
+                        .get(name)
+                        .ok_or_else(|| Error::input(format!("size `{name}` is not bound by the inputs")))?;
+                    if info.elem != ElemType::I64 || info.rank != 0 {
+                        return Err(internal(format!("size `{name}` is not a 0-d i64 value")));
+                    }
+                    Some(Arc::new(Buf { shape: Vec::new(), data: Data::I64(Cow::Owned(vec![*n])) }))
+                }
+                Origin::Computed => None,
+            };
+            vals.push(v);
+        }
+        Ok(Store { plan, vals })
+    }
+
+    /// Value `v`'s name, for messages.
+    pub(crate) fn name(&self, v: ValueId) -> String {
+        self.plan.values.get(v).map_or_else(|| format!("v{v}"), |i| i.name.clone())
+    }
+
+    /// Value `v`'s element type.
+    pub(crate) fn elem(&self, v: ValueId) -> Result<ElemType> {
+        self.plan.values.get(v).map(|i| i.elem).ok_or_else(|| internal(format!("no value v{v}")))
+    }
+
+    fn get_arc(&self, v: ValueId) -> Result<&Arc<Buf<'a>>> {
+        match self.vals.get(v) {
+            Some(Some(b)) => Ok(b),
+            Some(None) => Err(internal(format!("value `{}` read before it is computed", self.name(v)))),
+            None => Err(internal(format!("no value v{v}"))),
+        }
+    }
+
+    /// The materialised value `v`.
+    pub(crate) fn get(&self, v: ValueId) -> Result<&Buf<'a>> {
+        self.get_arc(v).map(|b| &**b)
+    }
+
+    /// A 0-d value.
+    pub(crate) fn load(&self, v: ValueId) -> Result<Scalar> {
+        let b = self.get(v)?;
+        match (b.shape.is_empty(), b.data.as_ref().get(0)) {
+            (true, Some(s)) => Ok(s),
+            _ => Err(internal(format!(
+                "`{}` of shape {} loaded as a scalar",
+                self.name(v),
+                fmt_shape(&b.shape)
+            ))),
+        }
+    }
+
+    /// Stores a computed value, checking its rank and element type against the plan.
+    fn put(&mut self, v: ValueId, buf: Arc<Buf<'a>>) -> Result<()> {
+        let name = self.name(v);
+        let info = self.plan.values.get(v).ok_or_else(|| internal(format!("no value v{v}")))?;
+        if info.origin != Origin::Computed {
+            return Err(internal(format!("a step writes `{name}`, which is not a computed value")));
+        }
+        if info.rank != buf.shape.len() {
+            return Err(internal(format!(
+                "`{name}` is declared of rank {} but computed of shape {}",
+                info.rank,
+                fmt_shape(&buf.shape)
+            )));
+        }
+        if info.elem != buf.data.ty() {
+            return Err(internal(format!(
+                "`{name}` is declared {} but holds {} elements",
+                info.elem,
+                buf.data.ty()
+            )));
+        }
+        let count = buf.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if count != Some(buf.data.len()) {
+            return Err(internal(format!(
+                "`{name}` of shape {} holds {} elements",
+                fmt_shape(&buf.shape),
+                buf.data.len()
+            )));
+        }
+        match self.vals.get_mut(v) {
+            Some(slot @ None) => {
+                *slot = Some(buf);
+                Ok(())
+            }
+            Some(Some(_)) => Err(internal(format!("`{name}` is written twice"))),
+            None => Err(internal(format!("no value v{v}"))),
+        }
+    }
+}
+
+/// Runs a host function of no parameters (a `Step::Scalar` body, an assert's condition).
+pub(crate) fn host(store: &Store<'_>, f: &Func) -> Result<Scalar> {
+    let p = compile(f, &StoreRef(store), None)?;
+    let mut vm = Vm::new(&p);
+    vm.call1(&p, &[]).map_err(|e| e.err)
+}
+
+/// Runs the whole plan (on the calling thread, which is a worker of the pool).
+pub(crate) fn run_plan(
+    plan: &Plan,
+    inputs: &IndexMap<String, Value>,
+    sizes: &IndexMap<String, i64>,
+    ctx: &Ctx,
+) -> Result<IndexMap<String, Value>> {
+    let mut store = Store::new(plan, inputs, sizes)?;
+    let mut kidx = 0usize;
+    run_steps(&mut store, &plan.steps, &mut kidx, ctx)?;
+    let mut bufs = Vec::with_capacity(plan.outputs.len());
+    for (name, id) in &plan.outputs {
+        bufs.push((name.clone(), Arc::clone(store.get_arc(*id)?)));
+    }
+    drop(store);
+    let mut out = IndexMap::new();
+    for (name, buf) in bufs {
+        let buf = Arc::try_unwrap(buf)
+            .unwrap_or_else(|shared| Buf { shape: shared.shape.clone(), data: shared.data.clone() });
+        out.insert(name, to_value(buf)?);
+    }
+    Ok(out)
+}
+
+/// A buffer as an output value.
+fn to_value(buf: Buf<'_>) -> Result<Value> {
+    let sh = IxDyn(&buf.shape);
+    let bad = |e: ndarray::ShapeError| internal(format!("an output does not fill its shape: {e}"));
+    Ok(match buf.data {
+        Data::Bool(v) => Value::Bool(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::I32(v) => Value::I32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::I64(v) => Value::I64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::F32(v) => Value::F32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::F64(v) => Value::F64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+    })
+}
+
+/// A 0-d buffer.
+fn scalar_buf(s: Scalar) -> Buf<'static> {
+    let mut col = Col::new(s.elem_type());
+    col.push(s);
+    Buf { shape: Vec::new(), data: col.into_data() }
+}
+
+fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx) -> Result<()> {
+    for step in steps {
+        match step {
+            Step::Scalar { dst, body } => {
+                let s = host(store, body)?;
+                store.put(*dst, Arc::new(scalar_buf(s)))?;
+            }
+            Step::Kernel(k) => {
+                let results = kernel::run(&StoreRef(store), k, *kidx, ctx)?;
+                if results.len() != k.lanes.len() {
+                    return Err(internal(format!(
+                        "kernel k{kidx}: {} results for {} lanes",
+                        results.len(),
+                        k.lanes.len()
+                    )));
+                }
+                for (lane, (shape, col)) in k.lanes.iter().zip(results) {
+                    store.put(lane.dst, Arc::new(Buf { shape, data: col.into_data() }))?;
+                }
+                *kidx += 1;
+            }
+            Step::Assert { cond, code, message } => match host(store, cond)? {
+                Scalar::Bool(true) => {}
+                Scalar::Bool(false) => return Err(Error::new(*code, message.clone())),
+                other => {
+                    return Err(internal(format!("an assert's condition is {}, not bool", other.elem_type())))
+                }
+            },
+            Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
+                let taken = match store.load(*cond)? {
+                    Scalar::Bool(b) => b,
+                    other => {
+                        return Err(internal(format!("an `if` condition that is {}", other.elem_type())))
+                    }
+                };
+                let (steps, v) = if taken { (then_steps, then_value) } else { (else_steps, else_value) };
+                run_steps(store, steps, kidx, ctx)?;
+                let buf = Arc::clone(store.get_arc(*v)?);
+                store.put(*dst, buf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl ColRef<'_> {
+    /// Its length.
+    #[allow(dead_code)]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            ColRef::Bool(v) => v.len(),
+            ColRef::I32(v) => v.len(),
+            ColRef::I64(v) => v.len(),
+            ColRef::F32(v) => v.len(),
+            ColRef::F64(v) => v.len(),
+        }
+    }
+}

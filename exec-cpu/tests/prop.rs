@@ -1,0 +1,201 @@
+//! The CPU executor agrees with the plan interpreter on random well-typed programs
+//! (`eqfuse_ir::testgen`), for the optimised and the unfused plan of each:
+//!
+//! * with the default options and with tiny blocks (7 elements, and 1) on several threads,
+//!   so that block boundaries fall everywhere, the outputs are **bit-identical** — unless
+//!   the plan folds floats (a float reduction, scan or permute), whose order is free: then
+//!   float outputs agree up to rounding (`rtol = atol = 1e-4` for `f32`, `1e-9` for `f64`)
+//!   and values computed from them (a comparison, a conversion) may differ. With the default
+//!   options every testgen array of fewer than 64 elements fits in one block and folds in the
+//!   interpreter's order, so most float folds are bit-identical too;
+//!   NaNs match NaNs whatever their bits (which NaN `a * b` returns when both are NaN is the
+//!   compiler's choice: it may commute the operands);
+//! * when one fails, the other fails with the same code (the executor re-runs a failing
+//!   block element by element, so it reports the interpreter's first failing element).
+//!
+//! Cases: [`CASES`] per property unless `EQFUSE_PROPTEST_CASES` or `PROPTEST_CASES` says
+//! otherwise; a fixed seed unless `EQFUSE_PROPTEST_SEED` gives one (or `random`).
+#![allow(clippy::unwrap_used)]
+
+use eqfuse_exec_cpu::{run, RunOptions};
+use eqfuse_ir::check::{check, Checked};
+use eqfuse_ir::plan::{LaneOp, Plan, Step};
+use eqfuse_ir::testgen::{identical, program_and_inputs, Case, GenConfig};
+use eqfuse_ir::value::{compare, Tolerance, Value};
+use eqfuse_ir::ElemType;
+use eqfuse_ir::Scalar;
+use eqfuse_rules::{optimize, OptimizeOptions, Optimized};
+use proptest::prelude::*;
+use std::sync::mpsc;
+use std::time::Duration;
+
+const CASES: u32 = 128;
+
+/// How long one optimisation may take before the case is skipped (the optimiser's own
+/// properties catch hangs; here a case without a plan tells nothing about the executor).
+const GUARD: Duration = Duration::from_secs(30);
+
+fn config() -> ProptestConfig {
+    let cases = ["EQFUSE_PROPTEST_CASES", "PROPTEST_CASES"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().and_then(|s| s.parse().ok()))
+        .unwrap_or(CASES);
+    let rng_seed = match std::env::var("EQFUSE_PROPTEST_SEED").ok().as_deref() {
+        Some("random") => proptest::test_runner::RngSeed::Random,
+        Some(n) => {
+            n.parse().map_or(proptest::test_runner::RngSeed::Random, proptest::test_runner::RngSeed::Fixed)
+        }
+        None => proptest::test_runner::RngSeed::Fixed(0xC0DE_0CB0),
+    };
+    ProptestConfig { cases, max_shrink_time: 120_000, rng_seed, ..ProptestConfig::default() }
+}
+
+fn optimise_guarded(checked: &Checked) -> Option<Optimized> {
+    let checked = checked.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(optimize(&checked, &OptimizeOptions::default()));
+    });
+    rx.recv_timeout(GUARD).ok().and_then(Result::ok)
+}
+
+/// Whether the plan folds floats (a float reduction, scan or permute): then a non-float
+/// output computed from one may differ where the fold's rounding crosses a comparison.
+fn folds_floats(plan: &Plan) -> bool {
+    fn walk(steps: &[Step], plan: &Plan) -> bool {
+        steps.iter().any(|s| match s {
+            Step::Kernel(k) => k.lanes.iter().any(|l| {
+                let float =
+                    plan.values.get(l.dst).is_some_and(|v| matches!(v.elem, ElemType::F32 | ElemType::F64));
+                float && matches!(l.op, LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. })
+            }),
+            Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
+            _ => false,
+        })
+    }
+    walk(&plan.steps, plan)
+}
+
+type Outputs = indexmap::IndexMap<String, Value>;
+
+/// Bit-identical but for the bits of NaNs: which NaN an operation on two NaNs returns (and
+/// so its sign) is up to the compiler (it may commute `a * b`), here as in Rust generally.
+fn same_but_nan_bits(a: &Value, b: &Value) -> bool {
+    a.elem_type() == b.elem_type()
+        && a.shape() == b.shape()
+        && a.to_scalars().iter().zip(b.to_scalars()).all(|(x, y)| match (*x, y) {
+            (Scalar::F32(p), Scalar::F32(q)) => p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()),
+            (Scalar::F64(p), Scalar::F64(q)) => p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()),
+            (p, q) => p == q,
+        })
+}
+
+/// `got` (the executor) agrees with `want` (the plan interpreter).
+fn agree(
+    want: &eqfuse_ir::Result<Outputs>,
+    got: &eqfuse_ir::Result<Outputs>,
+    plan: &Plan,
+    what: &str,
+) -> Result<(), TestCaseError> {
+    match (want, got) {
+        (Ok(w), Ok(g)) => {
+            let (wk, gk): (Vec<&String>, Vec<&String>) = (w.keys().collect(), g.keys().collect());
+            prop_assert_eq!(wk, gk, "output names differ ({})\n{}", what, plan);
+            for (name, a) in w {
+                let b = &g[name];
+                if identical(a, b) || same_but_nan_bits(a, b) {
+                    continue;
+                }
+                // only the order of float folds may differ (elementwise code is exact whatever
+                // the blocks): then floats agree up to rounding, and values computed from them
+                // (a comparison, a conversion) may differ
+                let tol = match a.elem_type() {
+                    ElemType::F32 => Tolerance { rtol: 1e-4, atol: 1e-4, mismatch_fraction: 0.0 },
+                    _ => Tolerance { rtol: 1e-9, atol: 1e-9, mismatch_fraction: 0.0 },
+                };
+                let close = compare(b, a, &tol);
+                let float = matches!(a.elem_type(), ElemType::F32 | ElemType::F64);
+                let allowed = folds_floats(plan) && (close.is_ok() || !float);
+                prop_assert!(
+                    allowed,
+                    "output `{}` differs ({}; {:?}): interpreter {:?}, executor {:?}\n{}",
+                    name,
+                    what,
+                    close,
+                    a,
+                    b,
+                    plan
+                );
+            }
+        }
+        (Err(a), Err(b)) => {
+            prop_assert_eq!(
+                a.code,
+                b.code,
+                "interpreter fails with {}, executor with {} ({})\n{}",
+                a,
+                b,
+                what,
+                plan
+            )
+        }
+        (Ok(_), Err(b)) => {
+            prop_assert!(false, "interpreter runs, executor fails: {} ({})\n{}", b, what, plan)
+        }
+        (Err(a), Ok(_)) => {
+            prop_assert!(false, "interpreter fails with {}, executor runs ({})\n{}", a, what, plan)
+        }
+    }
+    Ok(())
+}
+
+fn executor_agrees(case: &Case) -> Result<(), TestCaseError> {
+    let checked = check(&case.program).map_err(|e| TestCaseError::fail(format!("{e}\n{}", case.text())))?;
+    let Some(opt) = optimise_guarded(&checked) else {
+        return Err(TestCaseError::reject("no plan"));
+    };
+    let limits = eqfuse_ir::Limits::default();
+    let bound = match eqfuse_ir::bind::bind_inputs(&checked, &case.inputs, &limits) {
+        Ok(b) => b,
+        Err(e) => return Err(TestCaseError::fail(format!("inputs do not bind: {e}\n{}", case.text()))),
+    };
+    let tiny = |block_size, threads| RunOptions { block_size, threads, ..RunOptions::default() };
+    for (label, plan) in [("optimised", &opt.plan), ("unfused", &opt.unfused_plan)] {
+        let want = eqfuse_ir::plan::eval::eval(plan, &case.inputs, &bound.sizes);
+        for opts in [RunOptions::default(), tiny(7, 2), tiny(1, 3)] {
+            let got = run(plan, &case.inputs, &bound.sizes, &opts);
+            let what = format!("{label} plan, block {}, {} threads", opts.block_size, opts.thread_count());
+            agree(&want, &got, plan, &format!("{what}\nprogram:\n{}", case.text()))?;
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn executor_matches_the_plan_interpreter(case in program_and_inputs(GenConfig::default())) {
+        executor_agrees(&case)?;
+    }
+
+    #[test]
+    fn executor_matches_with_runtime_errors(
+        case in program_and_inputs(GenConfig { allow_runtime_errors: true, ..GenConfig::default() })
+    ) {
+        executor_agrees(&case)?;
+    }
+
+    #[test]
+    fn executor_matches_on_bigger_programs(
+        case in program_and_inputs(GenConfig {
+            allow_runtime_errors: true,
+            max_expr_depth: 5,
+            max_items: 10,
+            max_size: 12,
+            ..GenConfig::default()
+        })
+    ) {
+        executor_agrees(&case)?;
+    }
+}

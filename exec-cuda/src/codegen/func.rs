@@ -1,0 +1,452 @@
+//! A [`Func`] as a `__device__` function of straight-line C.
+//!
+//! ```text
+//! static __device__ __forceinline__ bool NAME(const EqArgs& A, const long long ef,
+//!                                             P0 r0, P1 r1, R0* eq_o0, ...) {
+//!   T2 r2 = 0; ...                 // one typed local per register
+//!   ...                            // one statement per instruction
+//!   *eq_o0 = r7; ...
+//!   return true;
+//! }
+//! ```
+//!
+//! The function returns `false` after recording an error (an index out of bounds, integer
+//! division by zero) in the error record; `ef` is the flat index of the element being
+//! computed, for the message (`-1`: none). Lazy `if`s are `if/else` blocks (only the taken
+//! block runs), `iterate` a `for` loop whose state is copied from `nexts` to `vars` through
+//! temporaries (all at once). Integer `+ - *` and negation wrap (computed unsigned), `/` and
+//! `%` check for zero and give `MIN / -1 == MIN`, `MIN % -1 == 0`; conversions from float to
+//! integer saturate with NaN to 0; float `min`/`max` propagate NaN; `round` rounds half away
+//! from zero (`roundf`/`round`); the rest is the CUDA math library in the operand's
+//! precision (`expf` for `f32`).
+
+use super::{cty, suffix, Layout};
+use eqfuse_ir::ast::{BinOp, UnOp};
+use eqfuse_ir::interp::scalar::ScalarFn;
+use eqfuse_ir::plan::{Block, Func, Inst, Plan, Reg, ValueId};
+use eqfuse_ir::types::ElemType;
+use eqfuse_ir::value::Scalar;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+/// What a function emitter needs from its kernel.
+pub(crate) struct FnCtx<'a> {
+    pub plan: &'a Plan,
+    pub host: &'a HashSet<ValueId>,
+    pub layout: &'a mut Layout,
+}
+
+/// Emits `func` as a device function called `name`.
+pub(crate) fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, String> {
+    let mut e = Emitter { cx, func, out: String::new(), loops: 0 };
+    let mut sig =
+        format!("static __device__ __forceinline__ bool {name}(const EqArgs& A, const long long ef");
+    for (k, t) in func.params.iter().enumerate() {
+        if e.ty(k as Reg)? != *t {
+            return Err(format!("`{name}`: parameter r{k} is {t} but its register is {}", e.ty(k as Reg)?));
+        }
+        let _ = write!(sig, ", {} r{k}", cty(*t));
+    }
+    for (k, &r) in func.ret.iter().enumerate() {
+        let _ = write!(sig, ", {}* eq_o{k}", cty(e.ty(r)?));
+    }
+    sig.push_str(") {\n");
+    let mut decls = String::new();
+    for (r, t) in func.reg_types.iter().enumerate().skip(func.params.len()) {
+        let _ = writeln!(decls, "  {} r{r} = {};", cty(*t), zero(*t));
+    }
+    e.block(&func.body, 1)?;
+    let mut body = std::mem::take(&mut e.out);
+    for (k, &r) in func.ret.iter().enumerate() {
+        let _ = writeln!(body, "  *eq_o{k} = r{r};");
+    }
+    Ok(format!("{sig}{decls}{body}  return true;\n}}\n"))
+}
+
+/// A zero of type `t`, to initialise registers.
+fn zero(t: ElemType) -> &'static str {
+    match t {
+        ElemType::Bool => "false",
+        ElemType::I32 => "0",
+        ElemType::I64 => "0LL",
+        ElemType::F32 => "0.0f",
+        ElemType::F64 => "0.0",
+    }
+}
+
+/// A constant as a C expression, exact: integers in range (`MIN` spelled as `-MAX - 1`),
+/// floats as their shortest decimal when it reads back to the same bits, else as hex float
+/// literals; infinities and NaNs by their bits.
+pub(crate) fn literal(s: Scalar) -> String {
+    match s {
+        Scalar::Bool(b) => b.to_string(),
+        Scalar::I32(i32::MIN) => "(-2147483647 - 1)".into(),
+        Scalar::I32(v) if v < 0 => format!("({v})"),
+        Scalar::I32(v) => v.to_string(),
+        Scalar::I64(i64::MIN) => "(-9223372036854775807LL - 1LL)".into(),
+        Scalar::I64(v) if v < 0 => format!("({v}LL)"),
+        Scalar::I64(v) => format!("{v}LL"),
+        Scalar::F32(v) if !v.is_finite() => format!("__uint_as_float(0x{:08x}u)", v.to_bits()),
+        Scalar::F64(v) if !v.is_finite() => format!("__longlong_as_double(0x{:016x}LL)", v.to_bits()),
+        Scalar::F32(v) => {
+            let dec = format!("{v:?}");
+            // Safe whether the compiler reads `1.5f` directly as a float or through double.
+            let ok = dec.parse::<f32>().is_ok_and(|p| p.to_bits() == v.to_bits())
+                && dec.parse::<f64>().is_ok_and(|p| (p as f32).to_bits() == v.to_bits());
+            let body = if ok { format!("{dec}f") } else { hex_float(f64::from(v), "f") };
+            if v.is_sign_negative() {
+                format!("({body})")
+            } else {
+                body
+            }
+        }
+        Scalar::F64(v) => {
+            let dec = format!("{v:?}");
+            let ok = dec.parse::<f64>().is_ok_and(|p| p.to_bits() == v.to_bits());
+            let body = if ok { dec } else { hex_float(v, "") };
+            if v.is_sign_negative() {
+                format!("({body})")
+            } else {
+                body
+            }
+        }
+    }
+}
+
+/// `v` (finite) as a C++17 hexadecimal floating literal: `-0x1.8p+1` (exact).
+fn hex_float(v: f64, suffix: &str) -> String {
+    let bits = v.to_bits();
+    let sign = if bits >> 63 == 1 { "-" } else { "" };
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let mant = bits & ((1u64 << 52) - 1);
+    if exp == 0 && mant == 0 {
+        return format!("{sign}0x0p+0{suffix}");
+    }
+    let (lead, e) = if exp == 0 { (0, -1022) } else { (1, exp - 1023) };
+    format!("{sign}0x{lead}.{mant:013x}p{e:+}{suffix}")
+}
+
+struct Emitter<'c, 'a> {
+    cx: &'c mut FnCtx<'a>,
+    func: &'c Func,
+    out: String,
+    loops: usize,
+}
+
+impl Emitter<'_, '_> {
+    /// Register `r`'s type.
+    fn ty(&self, r: Reg) -> Result<ElemType, String> {
+        self.func
+            .reg_types
+            .get(r as usize)
+            .copied()
+            .ok_or_else(|| format!("register r{r} out of range ({} registers)", self.func.reg_types.len()))
+    }
+
+    fn line(&mut self, ind: usize, text: &str) {
+        for _ in 0..ind {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn block(&mut self, b: &Block, ind: usize) -> Result<(), String> {
+        for inst in &b.insts {
+            self.inst(inst, ind)?;
+        }
+        Ok(())
+    }
+
+    /// `eq_fail(...); return false;` for an error with `ix` recorded.
+    fn fail(&mut self, code: &str, what: &str, ix: &[String]) -> String {
+        let err = self.cx.layout.err();
+        let kid = self.cx.layout.kid();
+        let list = if ix.is_empty() { "0".to_string() } else { ix.join(", ") };
+        format!(
+            "{{ const long long eq_ix[{}] = {{{list}}}; eq_fail({err}, {kid}, {code}, {what}, ef, {}, eq_ix); return false; }}",
+            ix.len().max(1),
+            ix.len()
+        )
+    }
+
+    fn inst(&mut self, inst: &Inst, ind: usize) -> Result<(), String> {
+        match inst {
+            Inst::Const { dst, value } => {
+                let t = self.ty(*dst)?;
+                if value.elem_type() != t {
+                    return Err(format!("r{dst} of type {t} assigned the constant {value}"));
+                }
+                self.line(ind, &format!("r{dst} = {};", literal(*value)));
+            }
+            Inst::Unary { dst, op, a } => {
+                let t = self.ty(*a)?;
+                let e = match (op, t) {
+                    (UnOp::Neg, ElemType::I32 | ElemType::I64) => format!("eq_neg_{}(r{a})", suffix(t)),
+                    (UnOp::Neg, ElemType::F32 | ElemType::F64) => format!("(-r{a})"),
+                    (UnOp::Not, ElemType::Bool) => format!("(!r{a})"),
+                    _ => return Err(format!("`{}` on {t}", op.symbol())),
+                };
+                self.line(ind, &format!("r{dst} = {e};"));
+            }
+            Inst::Binary { dst, op, a, b } => self.binary(*dst, *op, *a, *b, ind)?,
+            Inst::Call { dst, f, args } => {
+                let e = self.call(*f, args)?;
+                self.line(ind, &format!("r{dst} = {e};"));
+            }
+            Inst::Read { dst, array, index } => self.read(*dst, *array, index, ind)?,
+            Inst::Dim { dst, array, axis } => {
+                let rank = self.rank(*array)?;
+                let plan = self.cx.plan;
+                let mut text = String::new();
+                for k in 0..rank {
+                    let d = self.cx.layout.dim(plan, *array, k);
+                    let _ = write!(text, "if ((long long)r{axis} == {k}) r{dst} = {d}; else ");
+                }
+                let fail = self.fail("EQ_ERR_DIM", &array.to_string(), &[format!("(long long)r{axis}")]);
+                text.push_str(&fail);
+                self.line(ind, &text);
+            }
+            Inst::Load { dst, value } => {
+                let rank = self.rank(*value)?;
+                if rank != 0 {
+                    return Err(format!("`load` of value v{value} of rank {rank}"));
+                }
+                let plan = self.cx.plan;
+                let e = if self.cx.host.contains(value) {
+                    self.cx.layout.host_scalar(plan, *value)
+                } else {
+                    format!("{}[0]", self.cx.layout.array(plan, *value))
+                };
+                self.line(ind, &format!("r{dst} = {e};"));
+            }
+            Inst::If { dst, cond, then_block, then_ret, else_block, else_ret } => {
+                self.line(ind, &format!("if (r{cond}) {{"));
+                self.block(then_block, ind + 1)?;
+                self.line(ind + 1, &format!("r{dst} = r{then_ret};"));
+                self.line(ind, "} else {");
+                self.block(else_block, ind + 1)?;
+                self.line(ind + 1, &format!("r{dst} = r{else_ret};"));
+                self.line(ind, "}");
+            }
+            Inst::Loop { dsts, count, inits, vars, body, nexts } => {
+                if inits.len() != vars.len() || nexts.len() != vars.len() || dsts.len() != vars.len() {
+                    return Err(format!(
+                        "a loop of {} state registers with {} initial, {} next and {} result registers",
+                        vars.len(),
+                        inits.len(),
+                        nexts.len(),
+                        dsts.len()
+                    ));
+                }
+                let l = self.loops;
+                self.loops += 1;
+                self.line(ind, "{");
+                for (v, i) in vars.iter().zip(inits) {
+                    self.line(ind + 1, &format!("r{v} = r{i};"));
+                }
+                self.line(ind + 1, &format!("const long long eq_n{l} = (long long)r{count};"));
+                self.line(
+                    ind + 1,
+                    &format!("for (long long eq_it{l} = 0; eq_it{l} < eq_n{l}; ++eq_it{l}) {{"),
+                );
+                self.block(body, ind + 2)?;
+                for (k, n) in nexts.iter().enumerate() {
+                    let t = cty(self.ty(*n)?);
+                    self.line(ind + 2, &format!("const {t} eq_t{l}_{k} = r{n};"));
+                }
+                for (k, v) in vars.iter().enumerate() {
+                    self.line(ind + 2, &format!("r{v} = eq_t{l}_{k};"));
+                }
+                self.line(ind + 1, "}");
+                for (d, v) in dsts.iter().zip(vars) {
+                    self.line(ind + 1, &format!("r{d} = r{v};"));
+                }
+                self.line(ind, "}");
+            }
+        }
+        Ok(())
+    }
+
+    fn rank(&self, v: ValueId) -> Result<usize, String> {
+        self.cx.plan.values.get(v).map(|i| i.rank).ok_or_else(|| format!("no value v{v}"))
+    }
+
+    fn binary(&mut self, dst: Reg, op: BinOp, a: Reg, b: Reg, ind: usize) -> Result<(), String> {
+        let t = self.ty(a)?;
+        if self.ty(b)? != t {
+            return Err(format!("`{}` on {t} and {}", op.symbol(), self.ty(b)?));
+        }
+        let sym = op.symbol();
+        let e = match op {
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                format!("(r{a} {sym} r{b})")
+            }
+            BinOp::And | BinOp::Or if t == ElemType::Bool => format!("(r{a} {sym} r{b})"),
+            BinOp::Add | BinOp::Sub | BinOp::Mul => {
+                let name = match op {
+                    BinOp::Add => "add",
+                    BinOp::Sub => "sub",
+                    _ => "mul",
+                };
+                match t {
+                    ElemType::I32 | ElemType::I64 => format!("eq_{name}_{}(r{a}, r{b})", suffix(t)),
+                    ElemType::F32 | ElemType::F64 => format!("(r{a} {sym} r{b})"),
+                    ElemType::Bool => return Err(format!("`{sym}` on bool")),
+                }
+            }
+            BinOp::Div | BinOp::Rem => match t {
+                ElemType::I32 | ElemType::I64 => {
+                    let (code, name) =
+                        if op == BinOp::Div { ("EQ_ERR_DIV", "div") } else { ("EQ_ERR_REM", "rem") };
+                    let bits = if t == ElemType::I32 { "32" } else { "64" };
+                    let fail = self.fail(code, bits, &[format!("(long long)r{a}")]);
+                    self.line(ind, &format!("if (r{b} == 0) {fail}"));
+                    format!("eq_{name}_{}(r{a}, r{b})", suffix(t))
+                }
+                ElemType::F32 if op == BinOp::Rem => format!("fmodf(r{a}, r{b})"),
+                ElemType::F64 if op == BinOp::Rem => format!("fmod(r{a}, r{b})"),
+                ElemType::F32 | ElemType::F64 => format!("(r{a} / r{b})"),
+                ElemType::Bool => return Err(format!("`{sym}` on bool")),
+            },
+            BinOp::And | BinOp::Or => return Err(format!("`{sym}` on {t}")),
+        };
+        self.line(ind, &format!("r{dst} = {e};"));
+        Ok(())
+    }
+
+    fn call(&mut self, f: ScalarFn, args: &[Reg]) -> Result<String, String> {
+        if args.len() != f.arity() {
+            return Err(format!("`{}` takes {} arguments, got {}", f.name(), f.arity(), args.len()));
+        }
+        let t = self.ty(args[0])?;
+        for &r in &args[1..] {
+            if self.ty(r)? != t {
+                return Err(format!("`{}` on {t} and {}", f.name(), self.ty(r)?));
+            }
+        }
+        let a = args[0];
+        let float = |n32: &str, n64: &str| -> Result<String, String> {
+            let name = match t {
+                ElemType::F32 => n32,
+                ElemType::F64 => n64,
+                _ => return Err(format!("`{}` on {t}", f.name())),
+            };
+            let list: Vec<String> = args.iter().map(|r| format!("r{r}")).collect();
+            Ok(format!("{name}({})", list.join(", ")))
+        };
+        Ok(match f {
+            ScalarFn::Min | ScalarFn::Max => {
+                let n = if f == ScalarFn::Min { "min" } else { "max" };
+                format!("eq_{n}_{}(r{a}, r{})", suffix(t), args[1])
+            }
+            ScalarFn::Clamp => {
+                let s = suffix(t);
+                format!("eq_min_{s}(eq_max_{s}(r{a}, r{}), r{})", args[1], args[2])
+            }
+            ScalarFn::Abs => match t {
+                ElemType::I32 | ElemType::I64 => format!("eq_abs_{}(r{a})", suffix(t)),
+                _ => float("fabsf", "fabs")?,
+            },
+            ScalarFn::Sqrt => float("sqrtf", "sqrt")?,
+            ScalarFn::Exp => float("expf", "exp")?,
+            ScalarFn::Log => float("logf", "log")?,
+            ScalarFn::Sin => float("sinf", "sin")?,
+            ScalarFn::Cos => float("cosf", "cos")?,
+            ScalarFn::Tan => float("tanf", "tan")?,
+            ScalarFn::Tanh => float("tanhf", "tanh")?,
+            ScalarFn::Floor => float("floorf", "floor")?,
+            ScalarFn::Ceil => float("ceilf", "ceil")?,
+            ScalarFn::Round => float("roundf", "round")?,
+            ScalarFn::Pow => float("powf", "pow")?,
+            ScalarFn::Atan2 => float("atan2f", "atan2")?,
+            ScalarFn::Convert(to) => convert(&format!("r{a}"), t, to),
+        })
+    }
+
+    fn read(&mut self, dst: Reg, array: ValueId, index: &[Reg], ind: usize) -> Result<(), String> {
+        let rank = self.rank(array)?;
+        if index.len() != rank {
+            return Err(format!("value v{array} of rank {rank} read with {} indices", index.len()));
+        }
+        for &r in index {
+            if !self.ty(r)?.is_int() {
+                return Err(format!("index register r{r} is {}", self.ty(r)?));
+            }
+        }
+        let plan = self.cx.plan;
+        let base = self.cx.layout.array(plan, array);
+        // Arrays a kernel reads are never written by it: read through the read-only cache.
+        let is_bool = self.ty(dst)? == ElemType::Bool;
+        let load = |at: &str| {
+            if is_bool {
+                format!("{base}[{at}]")
+            } else {
+                format!("__ldg(&{base}[{at}])")
+            }
+        };
+        if rank == 0 {
+            let e = load("0");
+            self.line(ind, &format!("r{dst} = {e};"));
+            return Ok(());
+        }
+        let dims: Vec<String> = (0..rank).map(|k| self.cx.layout.dim(plan, array, k)).collect();
+        let checks: Vec<String> = index
+            .iter()
+            .zip(&dims)
+            .map(|(r, d)| format!("(unsigned long long)r{r} < (unsigned long long){d}"))
+            .collect();
+        let ix: Vec<String> = index.iter().map(|r| format!("(long long)r{r}")).collect();
+        let fail = self.fail("EQ_ERR_INDEX", &array.to_string(), &ix);
+        self.line(ind, &format!("if (!({})) {fail}", checks.join(" && ")));
+        let mut flat = format!("(long long)r{}", index[0]);
+        for (r, d) in index.iter().zip(&dims).skip(1) {
+            flat = format!("({flat} * {d} + (long long)r{r})");
+        }
+        let e = load(&flat);
+        self.line(ind, &format!("r{dst} = {e};"));
+        Ok(())
+    }
+}
+
+/// `x` (of type `from`) converted to `to` as the language converts.
+pub(crate) fn convert(x: &str, from: ElemType, to: ElemType) -> String {
+    use ElemType::*;
+    match (from, to) {
+        _ if from == to => x.to_string(),
+        (Bool, I32) => format!("({x} ? 1 : 0)"),
+        (Bool, I64) => format!("({x} ? 1LL : 0LL)"),
+        (Bool, F32) => format!("({x} ? 1.0f : 0.0f)"),
+        (Bool, F64) => format!("({x} ? 1.0 : 0.0)"),
+        (I32 | I64 | F32 | F64, Bool) => format!("({x} != 0)"),
+        (I32, I64) => format!("((long long){x})"),
+        (I64, I32) => format!("eq_i64_to_i32({x})"),
+        (I32 | I64, F32) => format!("((float){x})"),
+        (I32 | I64 | F32, F64) => format!("((double){x})"),
+        (F64, F32) => format!("((float){x})"),
+        (F32 | F64, I32 | I64) => format!("eq_{}_to_{}({x})", from.name(), to.name()),
+        // every pair is listed above
+        _ => x.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_exact() {
+        assert_eq!(literal(Scalar::I32(i32::MIN)), "(-2147483647 - 1)");
+        assert_eq!(literal(Scalar::I64(-3)), "(-3LL)");
+        assert_eq!(literal(Scalar::F32(0.5)), "0.5f");
+        assert_eq!(literal(Scalar::F32(-0.0)), "(-0.0f)");
+        assert_eq!(literal(Scalar::F32(f32::INFINITY)), "__uint_as_float(0x7f800000u)");
+        assert_eq!(literal(Scalar::F32(f32::NEG_INFINITY)), "__uint_as_float(0xff800000u)");
+        assert_eq!(literal(Scalar::F64(0.1)), "0.1");
+        assert_eq!(literal(Scalar::F64(f64::NEG_INFINITY)), "__longlong_as_double(0xfff0000000000000LL)");
+        assert_eq!(hex_float(3.0, ""), "0x1.8000000000000p+1");
+        assert_eq!(hex_float(-0.0, "f"), "-0x0p+0f");
+        assert_eq!(hex_float(f64::from_bits(1), ""), "0x0.0000000000001p-1022");
+    }
+}

@@ -1,0 +1,253 @@
+//! The device helpers every generated file starts with: the error record, integer
+//! arithmetic that wraps instead of overflowing (no undefined behaviour), conversions that
+//! saturate, NaN-propagating `min`/`max`, warp and block reductions and scans that keep the
+//! operands in order, and compare-and-swap loops for `permute`.
+//!
+//! Everything here is plain CUDA C++ with no `#include`: NVRTC compiles each file on its own.
+
+/// The prelude's text (placed after the file's `#define EQ_BLOCK ...` line).
+pub(crate) const PRELUDE: &str = r#"// ---- eqfuse prelude ----
+#define EQ_WARPS (EQ_BLOCK / 32)
+#define EQ_FULL_MASK 0xffffffffu
+
+// Error codes of the error record (decoded on the host into E-INDEX / E-DIV-ZERO).
+#define EQ_ERR_INDEX 1
+#define EQ_ERR_DIM 2
+#define EQ_ERR_DIV 3
+#define EQ_ERR_REM 4
+#define EQ_ERR_TARGET 5
+#define EQ_REC_IX 8
+
+#define EQ_I32_MIN (-2147483647 - 1)
+#define EQ_I32_MAX 2147483647
+#define EQ_I64_MIN (-9223372036854775807LL - 1LL)
+#define EQ_I64_MAX 9223372036854775807LL
+
+// A host scalar passed by value in an 8-byte slot of the kernel's argument block.
+union EqScalar {
+  long long i64;
+  double f64;
+  int i32;
+  float f32;
+  bool b;
+};
+
+// The error record: [code, kernel, what, element, count, index0 .. index7]. The first
+// failure wins (atomicCAS on the code); the host reads it back after the launches.
+static __device__ __noinline__ void eq_fail(long long* rec, long long kernel, int code, long long what,
+                                            long long elem, int n, const long long* ix) {
+  if (atomicCAS((unsigned long long*)rec, 0ull, (unsigned long long)code) == 0ull) {
+    rec[1] = kernel;
+    rec[2] = what;
+    rec[3] = elem;
+    rec[4] = n;
+    for (int k = 0; k < n && k < EQ_REC_IX; ++k) rec[5 + k] = ix[k];
+    __threadfence();
+  }
+}
+
+// Integers wrap (two's complement): the arithmetic is done in unsigned types.
+static __device__ __forceinline__ int eq_add_i32(int a, int b) { return (int)((unsigned int)a + (unsigned int)b); }
+static __device__ __forceinline__ int eq_sub_i32(int a, int b) { return (int)((unsigned int)a - (unsigned int)b); }
+static __device__ __forceinline__ int eq_mul_i32(int a, int b) { return (int)((unsigned int)a * (unsigned int)b); }
+static __device__ __forceinline__ int eq_neg_i32(int a) { return (int)(0u - (unsigned int)a); }
+static __device__ __forceinline__ int eq_abs_i32(int a) { return a < 0 ? eq_neg_i32(a) : a; }
+// b != 0 here; MIN / -1 == MIN and MIN % -1 == 0.
+static __device__ __forceinline__ int eq_div_i32(int a, int b) { return b == -1 ? eq_neg_i32(a) : a / b; }
+static __device__ __forceinline__ int eq_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }
+static __device__ __forceinline__ long long eq_add_i64(long long a, long long b) {
+  return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+static __device__ __forceinline__ long long eq_sub_i64(long long a, long long b) {
+  return (long long)((unsigned long long)a - (unsigned long long)b);
+}
+static __device__ __forceinline__ long long eq_mul_i64(long long a, long long b) {
+  return (long long)((unsigned long long)a * (unsigned long long)b);
+}
+static __device__ __forceinline__ long long eq_neg_i64(long long a) { return (long long)(0ull - (unsigned long long)a); }
+static __device__ __forceinline__ long long eq_abs_i64(long long a) { return a < 0 ? eq_neg_i64(a) : a; }
+static __device__ __forceinline__ long long eq_div_i64(long long a, long long b) { return b == -1 ? eq_neg_i64(a) : a / b; }
+static __device__ __forceinline__ long long eq_rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }
+static __device__ __forceinline__ int eq_i64_to_i32(long long a) { return (int)(unsigned int)(unsigned long long)a; }
+static __device__ __forceinline__ int eq_min_i32(int a, int b) { return a < b ? a : b; }
+static __device__ __forceinline__ int eq_max_i32(int a, int b) { return a > b ? a : b; }
+static __device__ __forceinline__ long long eq_min_i64(long long a, long long b) { return a < b ? a : b; }
+static __device__ __forceinline__ long long eq_max_i64(long long a, long long b) { return a > b ? a : b; }
+static __device__ __forceinline__ bool eq_min_bool(bool a, bool b) { return a && b; }
+static __device__ __forceinline__ bool eq_max_bool(bool a, bool b) { return a || b; }
+
+// Float min/max: NaN when either operand is NaN; -0.0 below 0.0.
+static __device__ __forceinline__ float eq_min_f32(float a, float b) {
+  if (a != a || b != b) return a + b;
+  return (a < b || (a == b && __float_as_int(a) < 0)) ? a : b;
+}
+static __device__ __forceinline__ float eq_max_f32(float a, float b) {
+  if (a != a || b != b) return a + b;
+  return (a > b || (a == b && __float_as_int(a) >= 0)) ? a : b;
+}
+static __device__ __forceinline__ double eq_min_f64(double a, double b) {
+  if (a != a || b != b) return a + b;
+  return (a < b || (a == b && __double_as_longlong(a) < 0)) ? a : b;
+}
+static __device__ __forceinline__ double eq_max_f64(double a, double b) {
+  if (a != a || b != b) return a + b;
+  return (a > b || (a == b && __double_as_longlong(a) >= 0)) ? a : b;
+}
+
+// Float to integer: truncation toward zero, saturating at the bounds, NaN to 0.
+static __device__ __forceinline__ int eq_f32_to_i32(float x) {
+  if (x != x) return 0;
+  if (x <= -2147483648.0f) return EQ_I32_MIN;
+  if (x >= 2147483648.0f) return EQ_I32_MAX;
+  return (int)x;
+}
+static __device__ __forceinline__ long long eq_f32_to_i64(float x) {
+  if (x != x) return 0;
+  if (x <= -9223372036854775808.0f) return EQ_I64_MIN;
+  if (x >= 9223372036854775808.0f) return EQ_I64_MAX;
+  return (long long)x;
+}
+static __device__ __forceinline__ int eq_f64_to_i32(double x) {
+  if (x != x) return 0;
+  if (x <= -2147483648.0) return EQ_I32_MIN;
+  if (x >= 2147483648.0) return EQ_I32_MAX;
+  return (int)x;
+}
+static __device__ __forceinline__ long long eq_f64_to_i64(double x) {
+  if (x != x) return 0;
+  if (x <= -9223372036854775808.0) return EQ_I64_MIN;
+  if (x >= 9223372036854775808.0) return EQ_I64_MAX;
+  return (long long)x;
+}
+
+// Warp shuffles of every element type (bool through int).
+template <typename T> __device__ __forceinline__ T eq_shfl_down(T v, int d) { return __shfl_down_sync(EQ_FULL_MASK, v, d); }
+template <> __device__ __forceinline__ bool eq_shfl_down<bool>(bool v, int d) {
+  return __shfl_down_sync(EQ_FULL_MASK, (int)v, d) != 0;
+}
+template <typename T> __device__ __forceinline__ T eq_shfl_up(T v, int d) { return __shfl_up_sync(EQ_FULL_MASK, v, d); }
+template <> __device__ __forceinline__ bool eq_shfl_up<bool>(bool v, int d) {
+  return __shfl_up_sync(EQ_FULL_MASK, (int)v, d) != 0;
+}
+
+// A load that bypasses the (non-coherent) L1 cache: partial results of other blocks.
+template <typename T> __device__ __forceinline__ T eq_load_volatile(const T* p) { return *(const volatile T*)p; }
+
+// Warp reduction that keeps the operands in order (the operator need not commute): at
+// step `off`, lane i (a multiple of 2*off) combines its range with the next one. The
+// result is in lane 0.
+template <typename T, typename Op> __device__ __forceinline__ T eq_warp_reduce(T v, const Op& op) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    T o = eq_shfl_down(v, off);
+    if ((lane & (2 * off - 1)) == 0) v = op(v, o);
+  }
+  return v;
+}
+
+// Block reduction in thread order (threads hold consecutive ranges); the result is in
+// thread 0. Every thread of the block must call it; `sh` holds EQ_WARPS values.
+template <typename T, typename Op> __device__ __forceinline__ T eq_block_reduce(T v, T ne, const Op& op, T* sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = eq_warp_reduce(v, op);
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  T r = ne;
+  if (warp == 0) {
+    r = lane < EQ_WARPS ? sh[lane] : ne;
+    r = eq_warp_reduce(r, op);
+  }
+  __syncthreads();
+  return r;
+}
+
+// Block scan of one element per thread, in thread order, after `carry` (everything before
+// this tile): `inc` = carry op x0 op .. op x_t, `exc` = carry op x0 op .. op x_{t-1},
+// `total` = carry op (the whole tile). Every thread of the block must call it.
+template <typename T, typename Op>
+__device__ __forceinline__ void eq_block_scan(T x, T carry, T ne, const Op& op, T* sh, T& inc, T& exc, T& total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    T y = eq_shfl_up(x, off);
+    if (lane >= off) x = op(y, x);
+  }
+  if (lane == 31) sh[warp] = x;
+  __syncthreads();
+  if (warp == 0) {
+    T w = lane < EQ_WARPS ? sh[lane] : ne;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      T y = eq_shfl_up(w, off);
+      if (lane >= off) w = op(y, w);
+    }
+    if (lane < EQ_WARPS) sh[lane] = w;
+  }
+  __syncthreads();
+  const T prefix = warp > 0 ? op(carry, sh[warp - 1]) : carry;
+  const T xe = eq_shfl_up(x, 1);
+  inc = op(prefix, x);
+  exc = lane > 0 ? op(prefix, xe) : prefix;
+  total = op(carry, sh[EQ_WARPS - 1]);
+  __syncthreads();
+}
+
+struct EqAddI64 {
+  __device__ __forceinline__ long long operator()(long long a, long long b) const { return a + b; }
+};
+
+// Compare-and-swap loops for permute: `op.apply(old, x, &new)` (false: it failed and
+// recorded an error). 4- and 8-byte types swap their bits; bool swaps its byte inside the
+// aligned 32-bit word that holds it (buffers are padded to a multiple of 8 bytes).
+__device__ __forceinline__ unsigned int eq_bits32(int v) { return (unsigned int)v; }
+__device__ __forceinline__ unsigned int eq_bits32(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned long long eq_bits64(long long v) { return (unsigned long long)v; }
+__device__ __forceinline__ unsigned long long eq_bits64(double v) { return (unsigned long long)__double_as_longlong(v); }
+template <typename T> __device__ __forceinline__ T eq_from_bits32(unsigned int u);
+template <> __device__ __forceinline__ int eq_from_bits32<int>(unsigned int u) { return (int)u; }
+template <> __device__ __forceinline__ float eq_from_bits32<float>(unsigned int u) { return __uint_as_float(u); }
+template <typename T> __device__ __forceinline__ T eq_from_bits64(unsigned long long u);
+template <> __device__ __forceinline__ long long eq_from_bits64<long long>(unsigned long long u) { return (long long)u; }
+template <> __device__ __forceinline__ double eq_from_bits64<double>(unsigned long long u) {
+  return __longlong_as_double((long long)u);
+}
+
+template <typename T, typename Op> __device__ __forceinline__ void eq_atomic_cas32(T* p, T x, const Op& op) {
+  unsigned int* w = (unsigned int*)p;
+  unsigned int old = *(volatile unsigned int*)w, assumed;
+  do {
+    assumed = old;
+    T nv;
+    if (!op.apply(eq_from_bits32<T>(assumed), x, &nv)) return;
+    old = atomicCAS(w, assumed, eq_bits32(nv));
+  } while (old != assumed);
+}
+
+template <typename T, typename Op> __device__ __forceinline__ void eq_atomic_cas64(T* p, T x, const Op& op) {
+  unsigned long long* w = (unsigned long long*)p;
+  unsigned long long old = *(volatile unsigned long long*)w, assumed;
+  do {
+    assumed = old;
+    T nv;
+    if (!op.apply(eq_from_bits64<T>(assumed), x, &nv)) return;
+    old = atomicCAS(w, assumed, eq_bits64(nv));
+  } while (old != assumed);
+}
+
+template <typename Op> __device__ __forceinline__ void eq_atomic_cas_bool(bool* p, bool x, const Op& op) {
+  const unsigned long long addr = (unsigned long long)p;
+  unsigned int* w = (unsigned int*)(addr & ~3ull);
+  const int sh = (int)(addr & 3ull) * 8;
+  unsigned int old = *(volatile unsigned int*)w, assumed;
+  do {
+    assumed = old;
+    bool nv;
+    if (!op.apply(((assumed >> sh) & 0xffu) != 0u, x, &nv)) return;
+    const unsigned int nw = (assumed & ~(0xffu << sh)) | ((nv ? 1u : 0u) << sh);
+    old = atomicCAS(w, assumed, nw);
+  } while (old != assumed);
+}
+
+// ---- end of prelude ----
+"#;

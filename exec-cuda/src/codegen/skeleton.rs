@@ -1,0 +1,796 @@
+//! The kernel skeletons: the `__global__` entry points around a kernel's element function.
+//! See the table in [`super`] for which skeleton each kernel gets.
+
+use super::func::{emit, FnCtx};
+use super::{cty, known_op, GenOptions, KnownOp, Layout, Scratch, Skeleton};
+use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
+use eqfuse_ir::types::ElemType;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+/// The generator of one kernel's file.
+pub(crate) struct Gen<'a> {
+    plan: &'a Plan,
+    k: &'a Kernel,
+    index: usize,
+    opts: GenOptions,
+    host: &'a HashSet<ValueId>,
+    layout: Layout,
+    funcs: String,
+    kernels: String,
+    scratch: Vec<Scratch>,
+    /// The lanes' element types (their values' types).
+    types: Vec<ElemType>,
+}
+
+/// Appends a formatted line to a `String` (writing to a `String` cannot fail).
+macro_rules! w {
+    ($dst:expr, $($arg:tt)*) => {{
+        let _ = writeln!($dst, $($arg)*);
+    }};
+}
+
+impl<'a> Gen<'a> {
+    pub(crate) fn new(
+        plan: &'a Plan,
+        k: &'a Kernel,
+        index: usize,
+        opts: GenOptions,
+        host: &'a HashSet<ValueId>,
+    ) -> Result<Gen<'a>, String> {
+        if k.space.is_empty() {
+            return Err(format!("kernel k{index} has an empty space"));
+        }
+        if k.lanes.is_empty() {
+            return Err(format!("kernel k{index} has no lanes"));
+        }
+        if k.elem.ret.len() != k.lanes.len() {
+            return Err(format!(
+                "kernel k{index}: an element function of {} results for {} lanes",
+                k.elem.ret.len(),
+                k.lanes.len()
+            ));
+        }
+        if k.elem.params.len() != k.space.len() || k.elem.params.iter().any(|t| *t != ElemType::I64) {
+            return Err(format!(
+                "kernel k{index}: the element function's parameters are not one i64 per dimension of the space"
+            ));
+        }
+        let mut types = Vec::new();
+        for (lane, &r) in k.lanes.iter().zip(&k.elem.ret) {
+            let t =
+                plan.values.get(lane.dst).map(|i| i.elem).ok_or_else(|| format!("no value v{}", lane.dst))?;
+            let rt = k.elem.reg_types.get(r as usize).copied();
+            if rt != Some(t) {
+                return Err(format!(
+                    "kernel k{index}: lane `{}` is {t} but its element is not",
+                    name(plan, lane.dst)
+                ));
+            }
+            types.push(t);
+        }
+        Ok(Gen {
+            plan,
+            k,
+            index,
+            opts,
+            host,
+            layout: Layout::default(),
+            funcs: String::new(),
+            kernels: String::new(),
+            scratch: Vec::new(),
+            types,
+        })
+    }
+
+    /// The argument block, the device functions, the entry points and the scratch buffers.
+    pub(crate) fn finish(self) -> (Layout, String, String, Vec<Scratch>) {
+        (self.layout, self.funcs, self.kernels, self.scratch)
+    }
+
+    fn rank(&self) -> usize {
+        self.k.space.len()
+    }
+
+    fn entry(&self, what: &str) -> String {
+        format!("eq_k{}_{what}", self.index)
+    }
+
+    /// Emits `func` as device function `fname`.
+    fn func(&mut self, fname: &str, func: &Func, what: &str) -> Result<(), String> {
+        let mut cx = FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout };
+        let text = emit(&mut cx, fname, func)?;
+        w!(self.funcs, "// {what}");
+        self.funcs.push_str(&text);
+        self.funcs.push('\n');
+        Ok(())
+    }
+
+    /// Emits a lane's operator as `eq_op<k>` and a functor `EqOp<k>` around it.
+    fn op_functor(&mut self, k: usize, op: &Func, ty: ElemType) -> Result<(), String> {
+        if op.params != [ty, ty] || op.ret.len() != 1 || op.reg_types.get(op.ret[0] as usize) != Some(&ty) {
+            return Err(format!("kernel k{}: lane {k}'s operator is not {ty} -> {ty} -> {ty}", self.index));
+        }
+        self.func(&format!("eq_op{k}"), op, &format!("lane {k}: the operator"))?;
+        let t = cty(ty);
+        w!(self.funcs, "struct EqOp{k} {{");
+        w!(self.funcs, "  const EqArgs* A;");
+        w!(self.funcs, "  __device__ __forceinline__ {t} operator()({t} a, {t} b) const {{");
+        w!(self.funcs, "    {t} r = a;");
+        w!(self.funcs, "    eq_op{k}(*A, -1, a, b, &r);");
+        w!(self.funcs, "    return r;");
+        w!(self.funcs, "  }}");
+        w!(self.funcs, "  __device__ __forceinline__ bool apply({t} a, {t} b, {t}* r) const {{ return eq_op{k}(*A, -1, a, b, r); }}");
+        w!(self.funcs, "}};\n");
+        Ok(())
+    }
+
+    fn ne_func(&mut self, k: usize, ne: &Func, ty: ElemType) -> Result<(), String> {
+        if !ne.params.is_empty() || ne.ret.len() != 1 || ne.reg_types.get(ne.ret[0] as usize) != Some(&ty) {
+            return Err(format!(
+                "kernel k{}: lane {k}'s neutral element is not a {ty} constant function",
+                self.index
+            ));
+        }
+        self.func(&format!("eq_ne{k}"), ne, &format!("lane {k}: the neutral element"))
+    }
+
+    /// Lines declaring the space indices `i0 ..` (the first `dims` of them) from `flat`.
+    fn unflatten(&mut self, flat: &str, dims: usize, ind: &str) -> String {
+        let mut s = String::new();
+        if dims == 1 {
+            w!(s, "{ind}const long long i0 = {flat};");
+            return s;
+        }
+        // 64-bit division is slow on a GPU: when every index fits in 32 bits (`narrow`, the
+        // same for the whole launch), divide in 32 bits.
+        let narrow = self.layout.narrow();
+        let names: Vec<String> = (0..dims).map(|d| format!("i{d}")).collect();
+        w!(s, "{ind}long long {};", names.join(", "));
+        w!(s, "{ind}if ({narrow}) {{");
+        w!(s, "{ind}  unsigned int eq_u = (unsigned int){flat};");
+        for d in (1..dims).rev() {
+            let e = self.layout.extent(d);
+            w!(s, "{ind}  i{d} = eq_u % (unsigned int){e};");
+            w!(s, "{ind}  eq_u /= (unsigned int){e};");
+        }
+        w!(s, "{ind}  i0 = eq_u;");
+        w!(s, "{ind}}} else {{");
+        w!(s, "{ind}  long long eq_t = {flat};");
+        for d in (1..dims).rev() {
+            let e = self.layout.extent(d);
+            w!(s, "{ind}  i{d} = eq_t % {e};");
+            w!(s, "{ind}  eq_t /= {e};");
+        }
+        w!(s, "{ind}  i0 = eq_t;");
+        w!(s, "{ind}}}");
+        s
+    }
+
+    /// `T0 eq_x0; ...` and the call `eq_elem(A, f, i0, .., &eq_x0, ..)`.
+    fn elem_call(&self, flat: &str) -> (String, String) {
+        let decls: Vec<String> =
+            self.types.iter().enumerate().map(|(k, t)| format!("{} eq_x{k};", cty(*t))).collect();
+        let mut call = format!("eq_elem(A, {flat}");
+        for d in 0..self.rank() {
+            let _ = write!(call, ", i{d}");
+        }
+        for k in 0..self.types.len() {
+            let _ = write!(call, ", &eq_x{k}");
+        }
+        call.push(')');
+        (decls.join(" "), call)
+    }
+
+    fn kernel_head(&mut self, entry: &str) {
+        w!(
+            self.kernels,
+            "extern \"C\" __global__ void __launch_bounds__(EQ_BLOCK) {entry}(const EqArgs A) {{"
+        );
+    }
+
+    /// Generates the element function and the entry points; returns the launch protocol.
+    pub(crate) fn build(&mut self) -> Result<Skeleton, String> {
+        // The fields every kernel has come first.
+        self.layout.err();
+        self.layout.kid();
+        for d in 0..self.rank() {
+            self.layout.extent(d);
+        }
+        self.layout.total();
+        let elem = &self.k.elem;
+        self.func("eq_elem", elem, "the element function")?;
+        let lanes = &self.k.lanes;
+        let all_gen = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate));
+        let gen_or_reduce = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }));
+        if all_gen {
+            return Ok(self.map());
+        }
+        if gen_or_reduce {
+            return if self.rank() == 1 { self.full_reduce() } else { self.row_reduce() };
+        }
+        let [lane] = lanes.as_slice() else {
+            return Err(format!("kernel k{}: several lanes that are not all generate or reduce", self.index));
+        };
+        match &lane.op {
+            LaneOp::Scan { op, ne, exclusive } => {
+                let ty = self.types[0];
+                self.op_functor(0, op, ty)?;
+                self.ne_func(0, ne, ty)?;
+                if self.rank() == 1 {
+                    Ok(self.scan_1d(*exclusive, known_op(op).is_some()))
+                } else {
+                    Ok(self.scan_rows(*exclusive))
+                }
+            }
+            LaneOp::Filter { pred } => self.filter(pred),
+            LaneOp::Permute { op, dest, target } => self.permute(op, *dest, target),
+            LaneOp::Generate | LaneOp::Reduce { .. } => Err("unreachable lane kind".into()),
+        }
+    }
+
+    /// Output pointer of lane `k`.
+    fn out(&mut self, k: usize) -> String {
+        let dst = self.k.lanes[k].dst;
+        let nm = name(self.plan, dst);
+        self.layout.out(k, self.types[k], &nm)
+    }
+
+    fn map(&mut self) -> Skeleton {
+        let entry = self.entry("map");
+        let total = self.layout.total();
+        let outs: Vec<String> = (0..self.types.len()).map(|k| self.out(k)).collect();
+        let unflat = self.unflatten("f", self.rank(), "    ");
+        let (decls, call) = self.elem_call("f");
+        self.kernel_head(&entry);
+        let k = &mut self.kernels;
+        w!(k, "  const long long stride = (long long)gridDim.x * EQ_BLOCK;");
+        w!(k, "  for (long long f = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x; f < {total}; f += stride) {{");
+        k.push_str(&unflat);
+        w!(k, "    {decls}");
+        w!(k, "    if (!{call}) continue;");
+        for (i, o) in outs.iter().enumerate() {
+            w!(k, "    {o}[f] = eq_x{i};");
+        }
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        Skeleton::Map { entry }
+    }
+
+    /// The reduce lanes' functors and neutral elements; `true` when every operator is a
+    /// recognised commutative one.
+    fn reduce_lanes(&mut self) -> Result<(Vec<usize>, bool), String> {
+        let mut reds = Vec::new();
+        let mut commutative = true;
+        for (i, lane) in self.k.lanes.iter().enumerate() {
+            if let LaneOp::Reduce { op, ne } = &lane.op {
+                let ty = self.types[i];
+                self.op_functor(i, op, ty)?;
+                self.ne_func(i, ne, ty)?;
+                commutative &= known_op(op).is_some();
+                reds.push(i);
+            }
+        }
+        Ok((reds, commutative))
+    }
+
+    /// Lines that set up each reduce lane's functor, neutral element and accumulator.
+    fn reduce_setup(&self, reds: &[usize], ind: &str, with_acc: bool) -> String {
+        let mut s = String::new();
+        for &i in reds {
+            let t = cty(self.types[i]);
+            w!(s, "{ind}const EqOp{i} op{i} = {{&A}};");
+            w!(s, "{ind}{t} ne{i};");
+            w!(s, "{ind}eq_ne{i}(A, -1, &ne{i});");
+            if with_acc {
+                w!(s, "{ind}{t} acc{i} = ne{i};");
+            }
+        }
+        s
+    }
+
+    /// The body applied to one element: fold the reduce lanes, write the generate lanes.
+    fn fold_body(&mut self, flat: &str, ind: &str) -> String {
+        let (decls, call) = self.elem_call(flat);
+        let mut s = String::new();
+        w!(s, "{ind}{decls}");
+        w!(s, "{ind}if ({call}) {{");
+        for (i, lane) in self.k.lanes.iter().enumerate() {
+            match lane.op {
+                LaneOp::Reduce { .. } => w!(s, "{ind}  acc{i} = op{i}(acc{i}, eq_x{i});"),
+                _ => {
+                    let dst = lane.dst;
+                    let nm = name(self.plan, dst);
+                    let o = self.layout.out(i, self.types[i], &nm);
+                    w!(s, "{ind}  {o}[{flat}] = eq_x{i};");
+                }
+            }
+        }
+        w!(s, "{ind}}}");
+        s
+    }
+
+    fn full_reduce(&mut self) -> Result<Skeleton, String> {
+        let (reds, commutative) = self.reduce_lanes()?;
+        let entry = self.entry("reduce");
+        let total = self.layout.total();
+        let counter = self.layout.scratch(0, "unsigned int", "counter");
+        self.scratch.push(Scratch { fixed: 8, per_block: 0 });
+        let mut parts = Vec::new();
+        for &i in &reds {
+            let t = self.types[i];
+            let p = self.layout.scratch(self.scratch.len(), cty(t), &format!("part{i}"));
+            self.scratch.push(Scratch { fixed: 0, per_block: t.size_bytes() });
+            parts.push(p);
+        }
+        let outs: Vec<String> = reds.iter().map(|&i| self.out(i)).collect();
+        let setup = self.reduce_setup(&reds, "  ", true);
+        let body = self.fold_body("f", "    ");
+        let unflat = self.unflatten("f", 1, "    ");
+        let mut k = String::new();
+        w!(k, "  __shared__ bool eq_last;");
+        for &i in &reds {
+            w!(k, "  __shared__ {} eq_sh{i}[EQ_WARPS];", cty(self.types[i]));
+        }
+        k.push_str(&setup);
+        w!(k, "  const long long n = {total};");
+        w!(k, "  const long long nthreads = (long long)gridDim.x * EQ_BLOCK;");
+        w!(k, "  const long long g = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x;");
+        if commutative {
+            w!(k, "  for (long long f = g; f < n; f += nthreads) {{");
+        } else {
+            w!(k, "  // the operator may not commute: each thread folds a contiguous chunk, in order");
+            w!(k, "  const long long per = (n + nthreads - 1) / nthreads;");
+            w!(k, "  const long long lo = g * per < n ? g * per : n;");
+            w!(k, "  const long long hi = lo + per < n ? lo + per : n;");
+            w!(k, "  for (long long f = lo; f < hi; ++f) {{");
+        }
+        k.push_str(&unflat);
+        k.push_str(&body);
+        w!(k, "  }}");
+        for &i in &reds {
+            w!(k, "  acc{i} = eq_block_reduce(acc{i}, ne{i}, op{i}, eq_sh{i});");
+        }
+        w!(k, "  // the last block to finish combines the per-block partials, in block order");
+        w!(k, "  if (threadIdx.x == 0) {{");
+        for (&i, p) in reds.iter().zip(&parts) {
+            w!(k, "    {p}[blockIdx.x] = acc{i};");
+        }
+        w!(k, "    __threadfence();");
+        w!(k, "    eq_last = atomicAdd({counter}, 1u) == gridDim.x - 1;");
+        w!(k, "  }}");
+        w!(k, "  __syncthreads();");
+        w!(k, "  if (eq_last) {{");
+        w!(k, "    const long long nb = gridDim.x;");
+        w!(k, "    const long long per_b = (nb + EQ_BLOCK - 1) / EQ_BLOCK;");
+        w!(k, "    const long long lo_b = (long long)threadIdx.x * per_b < nb ? (long long)threadIdx.x * per_b : nb;");
+        w!(k, "    const long long hi_b = lo_b + per_b < nb ? lo_b + per_b : nb;");
+        for (&i, p) in reds.iter().zip(&parts) {
+            w!(k, "    {} a{i} = ne{i};", cty(self.types[i]));
+            w!(
+                k,
+                "    for (long long b = lo_b; b < hi_b; ++b) a{i} = op{i}(a{i}, eq_load_volatile(&{p}[b]));"
+            );
+            w!(k, "    a{i} = eq_block_reduce(a{i}, ne{i}, op{i}, eq_sh{i});");
+        }
+        w!(k, "    if (threadIdx.x == 0) {{");
+        for (&i, o) in reds.iter().zip(&outs) {
+            w!(k, "      {o}[0] = a{i};");
+        }
+        w!(k, "      *{counter} = 0u;");
+        w!(k, "    }}");
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        self.kernel_head(&entry);
+        self.kernels.push_str(&k);
+        Ok(Skeleton::FullReduce { entry })
+    }
+
+    fn row_reduce(&mut self) -> Result<Skeleton, String> {
+        let (reds, commutative) = self.reduce_lanes()?;
+        let r = self.rank();
+        let len = self.layout.extent(r - 1);
+        let rows = self.layout.rows();
+        let outs: Vec<String> = reds.iter().map(|&i| self.out(i)).collect();
+        let setup = self.reduce_setup(&reds, "  ", false);
+        let unflat = self.unflatten("row", r - 1, "    ");
+        let body = self.fold_body("f", "      ");
+        let warp = self.entry("reduce_warp");
+        let block = self.entry("reduce_block");
+        for (entry, per_block) in [(&warp, false), (&block, true)] {
+            let (lanes, id, step) =
+                if per_block { ("EQ_BLOCK", "threadIdx.x", "EQ_BLOCK") } else { ("32", "lane", "32") };
+            let mut k = String::new();
+            if per_block {
+                w!(k, "  // a block per row");
+                for &i in &reds {
+                    w!(k, "  __shared__ {} eq_sh{i}[EQ_WARPS];", cty(self.types[i]));
+                }
+            } else {
+                w!(k, "  // a warp per row");
+                w!(k, "  const int lane = threadIdx.x & 31;");
+            }
+            k.push_str(&setup);
+            w!(k, "  const long long len = {len};");
+            if per_block {
+                w!(k, "  for (long long row = blockIdx.x; row < {rows}; row += gridDim.x) {{");
+            } else {
+                w!(k, "  const long long nw = (long long)gridDim.x * EQ_WARPS;");
+                w!(
+                    k,
+                    "  for (long long row = (long long)blockIdx.x * EQ_WARPS + (threadIdx.x >> 5); row < {rows}; row += nw) {{"
+                );
+            }
+            k.push_str(&unflat);
+            for &i in &reds {
+                w!(k, "    {} acc{i} = ne{i};", cty(self.types[i]));
+            }
+            if commutative {
+                w!(k, "    for (long long j = {id}; j < len; j += {step}) {{");
+            } else {
+                w!(k, "    const long long per = (len + {lanes} - 1) / {lanes};");
+                w!(k, "    const long long lo = (long long){id} * per < len ? (long long){id} * per : len;");
+                w!(k, "    const long long hi = lo + per < len ? lo + per : len;");
+                w!(k, "    for (long long j = lo; j < hi; ++j) {{");
+            }
+            w!(k, "      const long long i{} = j;", r - 1);
+            w!(k, "      const long long f = row * len + j;");
+            k.push_str(&body);
+            w!(k, "    }}");
+            for &i in &reds {
+                if per_block {
+                    w!(k, "    acc{i} = eq_block_reduce(acc{i}, ne{i}, op{i}, eq_sh{i});");
+                } else {
+                    w!(k, "    acc{i} = eq_warp_reduce(acc{i}, op{i});");
+                }
+            }
+            w!(k, "    if ({id} == 0) {{");
+            for (&i, o) in reds.iter().zip(&outs) {
+                w!(k, "      {o}[row] = acc{i};");
+            }
+            w!(k, "    }}");
+            w!(k, "  }}");
+            w!(k, "}}\n");
+            self.kernel_head(entry);
+            self.kernels.push_str(&k);
+        }
+        Ok(Skeleton::RowReduce { warp, block })
+    }
+
+    fn scan_1d(&mut self, exclusive: bool, commutative: bool) -> Skeleton {
+        let t = cty(self.types[0]);
+        let total = self.layout.total();
+        let chunk = self.layout.chunk();
+        let blocks = self.layout.blocks();
+        let sums = self.layout.scratch(0, t, "sums");
+        self.scratch.push(Scratch { fixed: 0, per_block: self.types[0].size_bytes() });
+        let out = self.out(0);
+        let (decls, call) = self.elem_call("f");
+        let (up, mid, down) = (self.entry("scan_up"), self.entry("scan_mid"), self.entry("scan_down"));
+        let head = |k: &mut String| {
+            w!(k, "  __shared__ {t} eq_sh[EQ_WARPS];");
+            w!(k, "  const EqOp0 op0 = {{&A}};");
+            w!(k, "  {t} ne0;");
+            w!(k, "  eq_ne0(A, -1, &ne0);");
+        };
+        let chunk_bounds = |k: &mut String| {
+            w!(k, "  const long long n = {total};");
+            w!(k, "  const long long lo = (long long)blockIdx.x * {chunk} < n ? (long long)blockIdx.x * {chunk} : n;");
+            w!(k, "  const long long hi = lo + {chunk} < n ? lo + {chunk} : n;");
+        };
+        // 1: each block reduces its chunk
+        let mut k = String::new();
+        w!(k, "  // reduce-then-scan, 1/3: each block reduces its chunk");
+        head(&mut k);
+        chunk_bounds(&mut k);
+        w!(k, "  {t} acc = ne0;");
+        if commutative {
+            w!(k, "  for (long long f = lo + threadIdx.x; f < hi; f += EQ_BLOCK) {{");
+        } else {
+            w!(k, "  const long long per = (hi - lo + EQ_BLOCK - 1) / EQ_BLOCK;");
+            w!(k, "  const long long a = lo + (long long)threadIdx.x * per < hi ? lo + (long long)threadIdx.x * per : hi;");
+            w!(k, "  const long long b = a + per < hi ? a + per : hi;");
+            w!(k, "  for (long long f = a; f < b; ++f) {{");
+        }
+        w!(k, "    const long long i0 = f;");
+        w!(k, "    {decls}");
+        w!(k, "    if ({call}) acc = op0(acc, eq_x0);");
+        w!(k, "  }}");
+        w!(k, "  acc = eq_block_reduce(acc, ne0, op0, eq_sh);");
+        w!(k, "  if (threadIdx.x == 0) {sums}[blockIdx.x] = acc;");
+        w!(k, "}}\n");
+        self.kernel_head(&up);
+        self.kernels.push_str(&k);
+        // 2: one block scans the block sums
+        let mut k = String::new();
+        w!(k, "  // reduce-then-scan, 2/3: one block turns the block sums into exclusive prefixes");
+        head(&mut k);
+        w!(k, "  {t} carry = ne0;");
+        w!(k, "  for (long long base = 0; base < {blocks}; base += EQ_BLOCK) {{");
+        w!(k, "    const long long b = base + threadIdx.x;");
+        w!(k, "    const {t} x = b < {blocks} ? {sums}[b] : ne0;");
+        w!(k, "    {t} inc, exc, tot;");
+        w!(k, "    eq_block_scan(x, carry, ne0, op0, eq_sh, inc, exc, tot);");
+        w!(k, "    if (b < {blocks}) {sums}[b] = exc;");
+        w!(k, "    carry = tot;");
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        self.kernel_head(&mid);
+        self.kernels.push_str(&k);
+        // 3: each block scans its chunk from its prefix
+        let mut k = String::new();
+        w!(k, "  // reduce-then-scan, 3/3: each block scans its chunk, tile by tile, from its prefix");
+        head(&mut k);
+        chunk_bounds(&mut k);
+        w!(k, "  {t} carry = {sums}[blockIdx.x];");
+        w!(k, "  for (long long base = lo; base < hi; base += EQ_BLOCK) {{");
+        w!(k, "    const long long f = base + threadIdx.x;");
+        w!(k, "    {t} x = ne0;");
+        w!(k, "    if (f < hi) {{");
+        w!(k, "      const long long i0 = f;");
+        w!(k, "      {decls}");
+        w!(k, "      if ({call}) x = eq_x0;");
+        w!(k, "    }}");
+        w!(k, "    {t} inc, exc, tot;");
+        w!(k, "    eq_block_scan(x, carry, ne0, op0, eq_sh, inc, exc, tot);");
+        w!(k, "    if (f < hi) {out}[f] = {};", if exclusive { "exc" } else { "inc" });
+        w!(k, "    carry = tot;");
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        self.kernel_head(&down);
+        self.kernels.push_str(&k);
+        Skeleton::Scan1d { up, mid, down }
+    }
+
+    fn scan_rows(&mut self, exclusive: bool) -> Skeleton {
+        let t = cty(self.types[0]);
+        let r = self.rank();
+        let len = self.layout.extent(r - 1);
+        let rows = self.layout.rows();
+        let out = self.out(0);
+        let unflat = self.unflatten("row", r - 1, "    ");
+        let (decls, call) = self.elem_call("f");
+        let entry = self.entry("scan_rows");
+        let mut k = String::new();
+        w!(k, "  // a block per row, tile by tile with a carry");
+        w!(k, "  __shared__ {t} eq_sh[EQ_WARPS];");
+        w!(k, "  const EqOp0 op0 = {{&A}};");
+        w!(k, "  {t} ne0;");
+        w!(k, "  eq_ne0(A, -1, &ne0);");
+        w!(k, "  const long long len = {len};");
+        w!(k, "  for (long long row = blockIdx.x; row < {rows}; row += gridDim.x) {{");
+        k.push_str(&unflat);
+        w!(k, "    {t} carry = ne0;");
+        w!(k, "    for (long long base = 0; base < len; base += EQ_BLOCK) {{");
+        w!(k, "      const long long j = base + threadIdx.x;");
+        w!(k, "      const long long f = row * len + j;");
+        w!(k, "      {t} x = ne0;");
+        w!(k, "      if (j < len) {{");
+        w!(k, "        const long long i{} = j;", r - 1);
+        w!(k, "        {decls}");
+        w!(k, "        if ({call}) x = eq_x0;");
+        w!(k, "      }}");
+        w!(k, "      {t} inc, exc, tot;");
+        w!(k, "      eq_block_scan(x, carry, ne0, op0, eq_sh, inc, exc, tot);");
+        w!(k, "      if (j < len) {out}[f] = {};", if exclusive { "exc" } else { "inc" });
+        w!(k, "      carry = tot;");
+        w!(k, "    }}");
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        self.kernel_head(&entry);
+        self.kernels.push_str(&k);
+        Skeleton::ScanRows { entry }
+    }
+
+    fn filter(&mut self, pred: &Func) -> Result<Skeleton, String> {
+        if self.rank() != 1 {
+            return Err(format!("kernel k{}: a filter over a space of rank {}", self.index, self.rank()));
+        }
+        let ty = self.types[0];
+        if pred.params != [ty]
+            || pred.ret.len() != 1
+            || pred.reg_types.get(pred.ret[0] as usize) != Some(&ElemType::Bool)
+        {
+            return Err(format!("kernel k{}: the filter predicate is not {ty} -> bool", self.index));
+        }
+        self.func("eq_pred", pred, "the predicate")?;
+        let t = cty(ty);
+        let total = self.layout.total();
+        let chunk = self.layout.chunk();
+        let blocks = self.layout.blocks();
+        let counts = self.layout.scratch(0, "long long", "counts");
+        self.scratch.push(Scratch { fixed: 0, per_block: 8 });
+        let kept = self.layout.scratch(1, "long long", "kept");
+        self.scratch.push(Scratch { fixed: 8, per_block: 0 });
+        let out = self.out(0);
+        let (decls, call) = self.elem_call("f");
+        let (count, offsets, scatter) =
+            (self.entry("filter_count"), self.entry("filter_offsets"), self.entry("filter_scatter"));
+        let chunk_bounds = |k: &mut String| {
+            w!(k, "  const long long n = {total};");
+            w!(k, "  const long long lo = (long long)blockIdx.x * {chunk} < n ? (long long)blockIdx.x * {chunk} : n;");
+            w!(k, "  const long long hi = lo + {chunk} < n ? lo + {chunk} : n;");
+        };
+        let keep = format!("({call} && eq_pred(A, f, eq_x0, &eq_keep) && eq_keep)");
+        // 1: count per block
+        let mut k = String::new();
+        w!(k, "  // filter, 1/3: each block counts the elements it keeps");
+        w!(k, "  __shared__ long long eq_sh[EQ_WARPS];");
+        chunk_bounds(&mut k);
+        w!(k, "  long long c = 0;");
+        w!(k, "  for (long long f = lo + threadIdx.x; f < hi; f += EQ_BLOCK) {{");
+        w!(k, "    const long long i0 = f;");
+        w!(k, "    {decls} bool eq_keep = false;");
+        w!(k, "    if {keep} ++c;");
+        w!(k, "  }}");
+        w!(k, "  c = eq_block_reduce(c, 0LL, EqAddI64(), eq_sh);");
+        w!(k, "  if (threadIdx.x == 0) {counts}[blockIdx.x] = c;");
+        w!(k, "}}\n");
+        self.kernel_head(&count);
+        self.kernels.push_str(&k);
+        // 2: offsets
+        let mut k = String::new();
+        w!(k, "  // filter, 2/3: one block turns the counts into offsets; the total for the host");
+        w!(k, "  __shared__ long long eq_sh[EQ_WARPS];");
+        w!(k, "  long long carry = 0;");
+        w!(k, "  for (long long base = 0; base < {blocks}; base += EQ_BLOCK) {{");
+        w!(k, "    const long long b = base + threadIdx.x;");
+        w!(k, "    const long long x = b < {blocks} ? {counts}[b] : 0LL;");
+        w!(k, "    long long inc, exc, tot;");
+        w!(k, "    eq_block_scan(x, carry, 0LL, EqAddI64(), eq_sh, inc, exc, tot);");
+        w!(k, "    if (b < {blocks}) {counts}[b] = exc;");
+        w!(k, "    carry = tot;");
+        w!(k, "  }}");
+        w!(k, "  if (threadIdx.x == 0) {kept}[0] = carry;");
+        w!(k, "}}\n");
+        self.kernel_head(&offsets);
+        self.kernels.push_str(&k);
+        // 3: scatter
+        let mut k = String::new();
+        w!(k, "  // filter, 3/3: each block writes its kept elements in order from its offset");
+        w!(k, "  __shared__ long long eq_sh[EQ_WARPS];");
+        chunk_bounds(&mut k);
+        w!(k, "  long long carry = {counts}[blockIdx.x];");
+        w!(k, "  for (long long base = lo; base < hi; base += EQ_BLOCK) {{");
+        w!(k, "    const long long f = base + threadIdx.x;");
+        w!(k, "    {t} v = {};", zero_of(ty));
+        w!(k, "    bool keep = false;");
+        w!(k, "    if (f < hi) {{");
+        w!(k, "      const long long i0 = f;");
+        w!(k, "      {decls} bool eq_keep = false;");
+        w!(k, "      if {keep} {{ keep = true; v = eq_x0; }}");
+        w!(k, "    }}");
+        w!(k, "    long long inc, exc, tot;");
+        w!(k, "    eq_block_scan(keep ? 1LL : 0LL, carry, 0LL, EqAddI64(), eq_sh, inc, exc, tot);");
+        w!(k, "    if (keep) {out}[exc] = v;");
+        w!(k, "    carry = tot;");
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        self.kernel_head(&scatter);
+        self.kernels.push_str(&k);
+        Ok(Skeleton::Filter { count, offsets, scatter })
+    }
+
+    fn permute(&mut self, op: &Func, dest: ValueId, target: &Func) -> Result<Skeleton, String> {
+        let ty = self.types[0];
+        let drank = self.plan.values.get(dest).map(|i| i.rank).ok_or_else(|| format!("no value v{dest}"))?;
+        let dst = self.k.lanes[0].dst;
+        let dst_rank = self.plan.values.get(dst).map(|i| i.rank);
+        if dst_rank != Some(drank) || drank == 0 {
+            return Err(format!(
+                "kernel k{}: a permute into `{}` of another rank",
+                self.index,
+                name(self.plan, dest)
+            ));
+        }
+        if target.params.len() != self.rank()
+            || target.params.iter().any(|t| *t != ElemType::I64)
+            || target.ret.len() != drank
+            || target.ret.iter().any(|r| target.reg_types.get(*r as usize) != Some(&ElemType::I64))
+        {
+            return Err(format!(
+                "kernel k{}: the permute target is not {} indices to {} indices",
+                self.index,
+                self.rank(),
+                drank
+            ));
+        }
+        self.op_functor(0, op, ty)?;
+        self.func("eq_target", target, "the permute target")?;
+        let total = self.layout.total();
+        let out = self.out(0);
+        let plan = self.plan;
+        let dims: Vec<String> = (0..drank).map(|d| self.layout.dim(plan, dest, d)).collect();
+        let err = self.layout.err();
+        let kid = self.layout.kid();
+        let unflat = self.unflatten("f", self.rank(), "    ");
+        let (decls, call) = self.elem_call("f");
+        let mut tcall = String::from("eq_target(A, f");
+        for d in 0..self.rank() {
+            let _ = write!(tcall, ", i{d}");
+        }
+        for d in 0..drank {
+            let _ = write!(tcall, ", &t{d}");
+        }
+        tcall.push(')');
+        let entry = self.entry("permute");
+        let p = "(&".to_string() + &out + "[slot])";
+        let combine = match (known_op(op), ty) {
+            (Some(KnownOp::Add), ElemType::I32) => format!("atomicAdd((int*){p}, eq_x0);"),
+            (Some(KnownOp::Add), ElemType::I64) => {
+                format!("atomicAdd((unsigned long long*){p}, (unsigned long long)eq_x0);")
+            }
+            (Some(KnownOp::Add), ElemType::F32) if self.opts.fast_math => format!("atomicAdd({p}, eq_x0);"),
+            (Some(KnownOp::Add), ElemType::F64) => format!(
+                "\n#if __CUDA_ARCH__ >= 600\n    atomicAdd({p}, eq_x0);\n#else\n    eq_atomic_cas64({p}, eq_x0, op0);\n#endif"
+            ),
+            (Some(KnownOp::Min), ElemType::I32) => format!("atomicMin((int*){p}, eq_x0);"),
+            (Some(KnownOp::Max), ElemType::I32) => format!("atomicMax((int*){p}, eq_x0);"),
+            (Some(k @ (KnownOp::Min | KnownOp::Max)), ElemType::I64) => {
+                let f = if k == KnownOp::Min { "atomicMin" } else { "atomicMax" };
+                format!(
+                    "\n#if __CUDA_ARCH__ >= 350\n    {f}((long long*){p}, eq_x0);\n#else\n    eq_atomic_cas64({p}, eq_x0, op0);\n#endif"
+                )
+            }
+            (_, ElemType::Bool) => format!("eq_atomic_cas_bool({p}, eq_x0, op0);"),
+            (_, ElemType::I32 | ElemType::F32) => format!("eq_atomic_cas32({p}, eq_x0, op0);"),
+            (_, ElemType::I64 | ElemType::F64) => format!("eq_atomic_cas64({p}, eq_x0, op0);"),
+        };
+        let mut k = String::new();
+        w!(
+            k,
+            "  // the output starts as a copy of `{}`; each element is combined at its target",
+            name(plan, dest)
+        );
+        w!(k, "  const EqOp0 op0 = {{&A}};");
+        w!(k, "  const long long stride = (long long)gridDim.x * EQ_BLOCK;");
+        w!(k, "  for (long long f = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x; f < {total}; f += stride) {{");
+        k.push_str(&unflat);
+        w!(k, "    {decls}");
+        w!(k, "    if (!{call}) continue;");
+        let tdecl: Vec<String> = (0..drank).map(|d| format!("t{d} = 0")).collect();
+        w!(k, "    long long {};", tdecl.join(", "));
+        w!(k, "    if (!{tcall}) continue;");
+        if drank == 1 {
+            w!(k, "    if (t0 == -1) continue;  // dropped");
+        }
+        let checks: Vec<String> = dims
+            .iter()
+            .enumerate()
+            .map(|(d, dim)| format!("(unsigned long long)t{d} < (unsigned long long){dim}"))
+            .collect();
+        let tl: Vec<String> = (0..drank).map(|d| format!("t{d}")).collect();
+        w!(k, "    if (!({})) {{", checks.join(" && "));
+        w!(k, "      const long long eq_ix[{drank}] = {{{}}};", tl.join(", "));
+        w!(k, "      eq_fail({err}, {kid}, EQ_ERR_TARGET, {dst}, f, {drank}, eq_ix);");
+        w!(k, "      continue;");
+        w!(k, "    }}");
+        let mut slot = "t0".to_string();
+        for (d, dim) in dims.iter().enumerate().skip(1) {
+            slot = format!("({slot} * {dim} + t{d})");
+        }
+        w!(k, "    const long long slot = {slot};");
+        w!(k, "    {combine}");
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        self.kernel_head(&entry);
+        self.kernels.push_str(&k);
+        Ok(Skeleton::Permute { entry, dest })
+    }
+}
+
+/// A zero of type `t` as a C expression.
+fn zero_of(t: ElemType) -> &'static str {
+    match t {
+        ElemType::Bool => "false",
+        ElemType::I32 => "0",
+        ElemType::I64 => "0LL",
+        ElemType::F32 => "0.0f",
+        ElemType::F64 => "0.0",
+    }
+}
+
+/// The name of value `v`, for comments and messages.
+fn name(plan: &Plan, v: ValueId) -> String {
+    plan.values.get(v).map(|i| i.name.clone()).unwrap_or_else(|| format!("v{v}"))
+}

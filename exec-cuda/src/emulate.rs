@@ -1,0 +1,710 @@
+//! Tests only: a CPU emulator of the generated kernels, so that the skeletons and the
+//! runtime are checked against the plan interpreter on a machine with no GPU.
+//!
+//! Each generated file is compiled by the host C++ compiler (`g++ -std=c++20`) together
+//! with [`EMU_HEADER`], which defines what the kernels use of CUDA: `threadIdx`/`blockIdx`
+//! (thread-locals), `__syncthreads` (a barrier per block), warp shuffles (a barrier and an
+//! exchange buffer per warp), atomics (GCC's `__atomic` builtins and compare-and-swap loops),
+//! the bit-cast intrinsics; `__shared__` variables are `static` (blocks run one after
+//! another, each with one OS thread per CUDA thread). Each entry point gets an
+//! `extern "C"` launcher taking the argument block, the grid and the block size. Memory is
+//! host memory; a "device pointer" is a host address.
+//!
+//! Uninitialised allocations are filled with `0xCD` bytes, so that a kernel that reads what
+//! nothing wrote shows up as a wrong result.
+//!
+//! The tests skip (with a message) where no `g++` is found.
+
+// The emulator hands raw host pointers to C++ code compiled at test time and calls into it
+// through `libloading`; the buffers are plain allocations owned by `EmuBuf`.
+#![allow(unsafe_code)]
+
+use crate::codegen::{KernelCode, Skeleton};
+use crate::runtime::Gpu;
+use crate::CudaOptions;
+use eqfuse_ir::error::{Code, Error, Result};
+use std::alloc::Layout;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+/// What the generated kernels need of CUDA, for the host C++ compiler.
+pub(crate) const EMU_HEADER: &str = r#"
+#include <math.h>
+#include <string.h>
+#include <stdlib.h>
+#include <pthread.h>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __noinline__
+#define __launch_bounds__(x)
+#define __shared__ static
+#define __CUDA_ARCH__ 900
+struct dim3 { unsigned x, y, z; };
+static thread_local dim3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+struct EqEmuWarp { pthread_barrier_t bar; unsigned long long slots[32]; };
+static thread_local EqEmuWarp* eqemu_warp;
+static thread_local pthread_barrier_t* eqemu_block;
+inline void __syncthreads() { pthread_barrier_wait(eqemu_block); }
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+template <class T> inline unsigned long long eqemu_bits(T v) { unsigned long long u = 0; memcpy(&u, &v, sizeof(T)); return u; }
+template <class T> inline T eqemu_from(unsigned long long u) { T v; memcpy(&v, &u, sizeof(T)); return v; }
+template <class T> inline T __shfl_down_sync(unsigned, T v, int d) {
+  const unsigned lane = threadIdx.x & 31;
+  eqemu_warp->slots[lane] = eqemu_bits(v);
+  pthread_barrier_wait(&eqemu_warp->bar);
+  const T r = lane + d < 32 ? eqemu_from<T>(eqemu_warp->slots[lane + d]) : v;
+  pthread_barrier_wait(&eqemu_warp->bar);
+  return r;
+}
+template <class T> inline T __shfl_up_sync(unsigned, T v, int d) {
+  const unsigned lane = threadIdx.x & 31;
+  eqemu_warp->slots[lane] = eqemu_bits(v);
+  pthread_barrier_wait(&eqemu_warp->bar);
+  const T r = (int)lane >= d ? eqemu_from<T>(eqemu_warp->slots[lane - d]) : v;
+  pthread_barrier_wait(&eqemu_warp->bar);
+  return r;
+}
+inline int __float_as_int(float x) { return eqemu_from<int>(eqemu_bits(x)); }
+inline unsigned __float_as_uint(float x) { return eqemu_from<unsigned>(eqemu_bits(x)); }
+inline float __int_as_float(int x) { return eqemu_from<float>(eqemu_bits(x)); }
+inline float __uint_as_float(unsigned x) { return eqemu_from<float>(eqemu_bits(x)); }
+inline long long __double_as_longlong(double x) { return eqemu_from<long long>(eqemu_bits(x)); }
+inline double __longlong_as_double(long long x) { return eqemu_from<double>(eqemu_bits(x)); }
+template <class T> inline T __ldg(const T* p) { return *p; }
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long c, unsigned long long v) {
+  __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return c;
+}
+inline unsigned atomicCAS(unsigned* p, unsigned c, unsigned v) {
+  __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return c;
+}
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+template <class T, class F> inline T eqemu_cas_loop(T* p, F f) {
+  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (!__atomic_compare_exchange_n(p, &old, f(old), false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+  return old;
+}
+inline float atomicAdd(float* p, float v) {
+  unsigned* w = (unsigned*)p;
+  return __uint_as_float(eqemu_cas_loop(w, [&](unsigned o) { return __float_as_uint(__uint_as_float(o) + v); }));
+}
+inline double atomicAdd(double* p, double v) {
+  unsigned long long* w = (unsigned long long*)p;
+  return __longlong_as_double((long long)eqemu_cas_loop(w, [&](unsigned long long o) {
+    return (unsigned long long)__double_as_longlong(__longlong_as_double((long long)o) + v); }));
+}
+inline int atomicMin(int* p, int v) { return eqemu_cas_loop(p, [&](int o) { return o < v ? o : v; }); }
+inline int atomicMax(int* p, int v) { return eqemu_cas_loop(p, [&](int o) { return o > v ? o : v; }); }
+inline long long atomicMin(long long* p, long long v) { return eqemu_cas_loop(p, [&](long long o) { return o < v ? o : v; }); }
+inline long long atomicMax(long long* p, long long v) { return eqemu_cas_loop(p, [&](long long o) { return o > v ? o : v; }); }
+struct EqEmuThread { dim3 t, b; pthread_barrier_t* block; EqEmuWarp* warp; void (*body)(const void*); const void* args; };
+static void* eqemu_thread(void* p) {
+  EqEmuThread* e = (EqEmuThread*)p;
+  threadIdx = e->t;
+  blockIdx = e->b;
+  eqemu_block = e->block;
+  eqemu_warp = e->warp;
+  e->body(e->args);
+  return 0;
+}
+// Runs the blocks one after another, each with one thread per CUDA thread.
+static void eqemu_run(unsigned grid, unsigned block, void (*body)(const void*), const void* args) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  const unsigned nw = (block + 31) / 32;
+  EqEmuThread* ts = (EqEmuThread*)calloc(block, sizeof(EqEmuThread));
+  pthread_t* hs = (pthread_t*)calloc(block, sizeof(pthread_t));
+  EqEmuWarp* warps = (EqEmuWarp*)calloc(nw, sizeof(EqEmuWarp));
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 1 << 20);
+  for (unsigned b = 0; b < grid; ++b) {
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, 0, block);
+    for (unsigned w = 0; w < nw; ++w) pthread_barrier_init(&warps[w].bar, 0, 32);
+    for (unsigned t = 0; t < block; ++t) {
+      ts[t] = EqEmuThread{{t, 0, 0}, {b, 0, 0}, &bar, &warps[t / 32], body, args};
+      pthread_create(&hs[t], &attr, eqemu_thread, &ts[t]);
+    }
+    for (unsigned t = 0; t < block; ++t) pthread_join(hs[t], 0);
+    for (unsigned w = 0; w < nw; ++w) pthread_barrier_destroy(&warps[w].bar);
+    pthread_barrier_destroy(&bar);
+  }
+  pthread_attr_destroy(&attr);
+  free(ts);
+  free(hs);
+  free(warps);
+}
+#define EQEMU_ENTRY(name) \
+  extern "C" void eqemu_##name(const void* args, unsigned grid, unsigned block) { \
+    eqemu_run(grid, block, [](const void* a) { EqArgs A; memcpy((void*)&A, a, sizeof(EqArgs)); name(A); }, args); \
+  }
+"#;
+
+/// Whether a host C++ compiler that can build the emulator is there.
+pub(crate) fn compiler() -> Option<&'static str> {
+    ["g++", "c++", "clang++"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+/// A host allocation standing in for device memory.
+pub(crate) struct EmuBuf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the buffer is a plain heap allocation owned by this value; kernels write it only
+// while a launch runs, during which the runtime holds it.
+unsafe impl Send for EmuBuf {}
+// SAFETY: as above; reads from Rust happen only between launches.
+unsafe impl Sync for EmuBuf {}
+
+impl EmuBuf {
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(len.max(8), 16).unwrap_or(Layout::new::<u128>())
+    }
+
+    fn new(len: usize, fill: u8) -> EmuBuf {
+        let layout = EmuBuf::layout(len);
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        // SAFETY: `ptr` points to `layout.size()` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr, fill, layout.size()) };
+        EmuBuf { ptr, len }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` holds `len` initialised bytes; no launch runs while this is borrowed.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and `self` is borrowed mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for EmuBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, EmuBuf::layout(self.len)) };
+    }
+}
+
+/// The emulated device: compiled kernels by source hash.
+pub(crate) struct Emu {
+    dir: PathBuf,
+    cxx: &'static str,
+    libs: Mutex<HashMap<String, Arc<libloading::Library>>>,
+}
+
+/// A compiled kernel file.
+pub(crate) struct EmuModule {
+    lib: Arc<libloading::Library>,
+}
+
+impl Emu {
+    /// The emulator, or `None` without a host C++ compiler. Compiled kernels are kept in
+    /// `$TMPDIR/eqfuse-emu-<hash of the header>` (by the hash of their source) for later runs.
+    pub(crate) fn new() -> Option<Emu> {
+        let cxx = compiler()?;
+        let dir = std::env::temp_dir().join(format!("eqfuse-emu-{}", crate::cache::key(&[EMU_HEADER, cxx])));
+        std::fs::create_dir_all(&dir).ok()?;
+        let header = dir.join("eqemu.h");
+        if std::fs::read_to_string(&header).ok().as_deref() != Some(EMU_HEADER) {
+            let tmp = dir.join(format!("eqemu.h.{}", std::process::id()));
+            std::fs::write(&tmp, EMU_HEADER).ok()?;
+            std::fs::rename(&tmp, &header).ok()?;
+        }
+        Some(Emu { dir, cxx, libs: Mutex::new(HashMap::new()) })
+    }
+}
+
+/// The host compiler's flags (the same for the precompiled header and the kernels).
+const FLAGS: &[&str] = &["-std=c++20", "-O1", "-fPIC", "-pthread", "-w"];
+
+fn emu_err(what: impl std::fmt::Display) -> Error {
+    Error::new(Code::Device, format!("emulator: {what}"))
+}
+
+fn entries(s: &Skeleton) -> Vec<&str> {
+    match s {
+        Skeleton::Map { entry }
+        | Skeleton::FullReduce { entry }
+        | Skeleton::ScanRows { entry }
+        | Skeleton::Permute { entry, .. } => vec![entry],
+        Skeleton::RowReduce { warp, block } => vec![warp, block],
+        Skeleton::Scan1d { up, mid, down } => vec![up, mid, down],
+        Skeleton::Filter { count, offsets, scatter } => vec![count, offsets, scatter],
+    }
+}
+
+impl Gpu for Emu {
+    type Buf = EmuBuf;
+    type Module = EmuModule;
+
+    fn alloc(&self, bytes: usize) -> Result<EmuBuf> {
+        Ok(EmuBuf::new(bytes, 0xcd))
+    }
+
+    fn alloc_zeroed(&self, bytes: usize) -> Result<EmuBuf> {
+        Ok(EmuBuf::new(bytes, 0))
+    }
+
+    fn upload(&self, buf: &mut EmuBuf, bytes: &[u8]) -> Result<()> {
+        buf.bytes_mut()
+            .get_mut(..bytes.len())
+            .ok_or_else(|| emu_err("upload past the end"))?
+            .copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn download(&self, buf: &EmuBuf, offset: usize, bytes: usize) -> Result<Vec<u8>> {
+        Ok(buf.bytes().get(offset..offset + bytes).ok_or_else(|| emu_err("download past the end"))?.to_vec())
+    }
+
+    fn copy(&self, src: &EmuBuf, dst: &mut EmuBuf, bytes: usize) -> Result<()> {
+        let s = src.bytes().get(..bytes).ok_or_else(|| emu_err("copy past the end"))?.to_vec();
+        dst.bytes_mut().get_mut(..bytes).ok_or_else(|| emu_err("copy past the end"))?.copy_from_slice(&s);
+        Ok(())
+    }
+
+    fn ptr(&self, buf: &EmuBuf) -> u64 {
+        buf.ptr as u64
+    }
+
+    fn module(&self, code: &KernelCode, _opts: &CudaOptions) -> Result<EmuModule> {
+        let key = crate::cache::key(&[&code.source]);
+        if let Some(lib) = self.libs.lock().map_err(emu_err)?.get(&key) {
+            return Ok(EmuModule { lib: lib.clone() });
+        }
+        let mut src = code.source.clone();
+        for e in entries(&code.skeleton) {
+            src.push_str(&format!("EQEMU_ENTRY({e})\n"));
+        }
+        let so = self.dir.join(format!("{key}.so"));
+        if !so.exists() {
+            static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let uniq = format!("{}-{n}", std::process::id());
+            let cu = self.dir.join(format!("{key}.{uniq}.cpp"));
+            let tmp = self.dir.join(format!("{key}.{uniq}.so"));
+            std::fs::write(&cu, &src).map_err(emu_err)?;
+            let out = Command::new(self.cxx)
+                .args(FLAGS)
+                .arg("-shared")
+                .arg("-include")
+                .arg(self.dir.join("eqemu.h"))
+                .arg(&cu)
+                .arg("-o")
+                .arg(&tmp)
+                .output()
+                .map_err(emu_err)?;
+            if !out.status.success() {
+                return Err(emu_err(format!(
+                    "{} does not compile ({}):\n{}",
+                    code.file,
+                    cu.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                )));
+            }
+            let _ = std::fs::remove_file(&cu);
+            std::fs::rename(&tmp, &so).map_err(emu_err)?;
+        }
+        // SAFETY: the library is the one just built from generated code; its initialisers
+        // are the C++ runtime's.
+        let lib = Arc::new(unsafe { libloading::Library::new(&so) }.map_err(emu_err)?);
+        self.libs.lock().map_err(emu_err)?.insert(key, lib.clone());
+        Ok(EmuModule { lib })
+    }
+
+    fn launch(&self, m: &EmuModule, entry: &str, grid: u32, block: u32, args: &mut [u64]) -> Result<()> {
+        type Launcher = unsafe extern "C" fn(*const u64, u32, u32);
+        let name = format!("eqemu_{entry}");
+        // SAFETY: `eqemu_<entry>` is defined by `EQEMU_ENTRY` with exactly this signature.
+        let f = unsafe { m.lib.get::<Launcher>(name.as_bytes()) }.map_err(emu_err)?;
+        // SAFETY: `args` is the kernel's argument block (8-byte fields in `EqArgs` order); its
+        // pointer fields are live `EmuBuf`s held by the runtime for the whole launch, which
+        // returns only when every emulated thread has finished.
+        unsafe { f(args.as_ptr(), grid, block) };
+        Ok(())
+    }
+
+    fn sms(&self) -> u32 {
+        1
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use eqfuse_ir::check::check;
+    use eqfuse_ir::parse::parse;
+    use eqfuse_ir::value::{compare, Tolerance, Value};
+    use eqfuse_rules::{optimize, OptimizeOptions};
+    use indexmap::IndexMap;
+    use std::path::Path;
+
+    /// What `case.toml` says (the keys the suite uses).
+    struct Spec {
+        tol: Tolerance,
+        error: Option<String>,
+    }
+
+    fn read_spec(dir: &Path) -> Spec {
+        let text = std::fs::read_to_string(dir.join("case.toml")).unwrap_or_default();
+        let mut spec = Spec { tol: Tolerance::EXACT, error: None };
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("");
+            let Some((k, v)) = line.split_once('=') else { continue };
+            let v = v.trim();
+            let num = || v.parse::<f64>().unwrap_or(0.0);
+            match k.trim() {
+                "rtol" => spec.tol.rtol = num(),
+                "atol" => spec.tol.atol = num(),
+                "mismatch_fraction" => spec.tol.mismatch_fraction = num(),
+                "error" => spec.error = Some(v.trim_matches('"').to_string()),
+                _ => {}
+            }
+        }
+        spec
+    }
+
+    fn read_values(dir: &Path) -> std::result::Result<IndexMap<String, Value>, Error> {
+        let mut out = IndexMap::new();
+        let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
+        let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            if p.extension().is_some_and(|e| e == "npy") {
+                let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+                out.insert(name, eqfuse_ir::npy::read_value(&p)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn emu() -> Option<Emu> {
+        let e = Emu::new();
+        if e.is_none() {
+            eprintln!("\n!!!!!!!!!! SKIPPED: no host C++ compiler for the CUDA emulator !!!!!!!!!!\n");
+        }
+        e
+    }
+
+    /// Every conformance case under `tests/conformance`, optimised and unfused, through the
+    /// generated kernels on the emulator: the expected outputs within tolerance, or the
+    /// expected error code.
+    #[test]
+    fn conformance_cases_on_the_emulator() {
+        let Some(emu) = emu() else { return };
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance");
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("program.eqf").exists())
+            .collect();
+        dirs.sort();
+        let opts = CudaOptions { block_size: 64, disk_cache: false, ..CudaOptions::default() };
+        let mut failures = Vec::new();
+        for dir in &dirs {
+            let name = dir.file_name().unwrap().to_string_lossy().to_string();
+            let spec = read_spec(dir);
+            let src = std::fs::read_to_string(dir.join("program.eqf")).unwrap();
+            let Ok(checked) = parse(&src).and_then(|p| check(&p)) else { continue };
+            let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
+            let inputs = match read_values(&dir.join("inputs")) {
+                Ok(i) => i,
+                Err(_) => continue,
+            };
+            let expected = read_values(&dir.join("expected")).unwrap();
+            for (label, plan) in [("optimised", &opt.plan), ("unfused", &opt.unfused_plan)] {
+                // (unfused plans of unrolled loops have dozens of kernels: slow to build here)
+                if plan.kernels().len() > 8 {
+                    continue;
+                }
+                let t = std::time::Instant::now();
+                let got = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())
+                    .and_then(|b| crate::runtime::run(&emu, plan, &inputs, &b.sizes, &opts));
+                eprintln!("{name} ({label}): {:.2} s", t.elapsed().as_secs_f64());
+                match (&spec.error, got) {
+                    (Some(code), Err(e)) if e.code.as_str() == code => {}
+                    (Some(code), other) => failures
+                        .push(format!("{name} ({label}): expected {code}, got {:?}", other.map(|_| ()))),
+                    (None, Err(e)) => failures.push(format!("{name} ({label}): {e}")),
+                    (None, Ok(out)) => {
+                        for (k, want) in &expected {
+                            match out.get(k) {
+                                Some(g) => {
+                                    if let Err(m) = compare(g, want, &spec.tol) {
+                                        failures.push(format!("{name} ({label}): `{k}`: {m}"));
+                                    }
+                                }
+                                None => failures.push(format!("{name} ({label}): no output `{k}`")),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    }
+
+    /// Deterministic inputs for a program: sizes `r`, `c`, `h`, `w` are 37, 70, 5, 9, every
+    /// other size 1000; integers avoid 0 (no division by zero) and `idx` holds targets in
+    /// 0..8; floats lie in -2..2.
+    fn make_inputs(checked: &eqfuse_ir::check::Checked) -> IndexMap<String, Value> {
+        use eqfuse_ir::types::{Dim, ElemType, Type};
+        use ndarray::{ArrayD, IxDyn};
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut out = IndexMap::new();
+        for (name, ty) in &checked.inputs {
+            let (elem, shape) = match ty {
+                Type::Scalar(e) => (*e, vec![]),
+                Type::Array { elem, shape } => {
+                    let dims = shape
+                        .iter()
+                        .map(|d| match d {
+                            Dim::Known(k) => *k as usize,
+                            Dim::Size(s) if s == "r" => 37,
+                            Dim::Size(s) if s == "c" => 70,
+                            Dim::Size(s) if s == "h" => 5,
+                            Dim::Size(s) if s == "w" => 9,
+                            _ => 1000,
+                        })
+                        .collect();
+                    (*elem, dims)
+                }
+                _ => continue,
+            };
+            let n: usize = shape.iter().product();
+            let sh = IxDyn(&shape);
+            let v = match elem {
+                ElemType::Bool => Value::Bool(ArrayD::from_shape_fn(sh, |_| next() % 3 == 0)),
+                ElemType::I32 | ElemType::I64 => {
+                    let data: Vec<i64> = (0..n)
+                        .map(|_| {
+                            let r = next();
+                            if name == "idx" {
+                                (r % 8) as i64
+                            } else {
+                                let m = (r % 50) as i64 + 1;
+                                if r & 64 == 0 {
+                                    m
+                                } else {
+                                    -m
+                                }
+                            }
+                        })
+                        .collect();
+                    if elem == ElemType::I32 {
+                        Value::I32(
+                            ArrayD::from_shape_vec(sh, data.iter().map(|&x| x as i32).collect()).unwrap(),
+                        )
+                    } else {
+                        Value::I64(ArrayD::from_shape_vec(sh, data).unwrap())
+                    }
+                }
+                ElemType::F32 | ElemType::F64 => {
+                    let data: Vec<f64> = (0..n).map(|_| ((next() % 4001) as f64 - 2000.0) / 1000.0).collect();
+                    if elem == ElemType::F32 {
+                        Value::F32(
+                            ArrayD::from_shape_vec(sh, data.iter().map(|&x| x as f32).collect()).unwrap(),
+                        )
+                    } else {
+                        Value::F64(ArrayD::from_shape_vec(sh, data).unwrap())
+                    }
+                }
+            };
+            out.insert(name.clone(), v);
+        }
+        out
+    }
+
+    /// Runs `src`'s optimised and unfused plans on the emulator and under the plan
+    /// interpreter, on `inputs` (else generated ones); the results must agree (floats within
+    /// 1e-4 relative, as reductions combine in another order), or both fail with the same
+    /// code and message.
+    fn agrees(
+        emu: &Emu,
+        opts: &CudaOptions,
+        name: &str,
+        src: &str,
+        inputs: Option<IndexMap<String, Value>>,
+        must_fail: bool,
+    ) -> Vec<String> {
+        let checked = match parse(src).and_then(|p| check(&p)) {
+            Ok(c) => c,
+            Err(e) => return vec![format!("{name}: {e}")],
+        };
+        let inputs = inputs.unwrap_or_else(|| make_inputs(&checked));
+        let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
+        let sizes =
+            eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default()).unwrap().sizes;
+        let tol = Tolerance { rtol: 1e-4, atol: 1e-6, mismatch_fraction: 0.0 };
+        let mut problems = Vec::new();
+        for (label, plan) in [("optimised", &opt.plan), ("unfused", &opt.unfused_plan)] {
+            let want = eqfuse_ir::plan::eval::eval(plan, &inputs, &sizes);
+            let got = crate::runtime::run(emu, plan, &inputs, &sizes, opts);
+            match (want, got) {
+                (Ok(w), Ok(g)) if !must_fail => {
+                    for (k, wv) in &w {
+                        match g.get(k) {
+                            Some(gv) => {
+                                if let Err(m) = compare(gv, wv, &tol) {
+                                    problems.push(format!("{name} ({label}): `{k}`: {m}\n{plan}"));
+                                }
+                            }
+                            None => problems.push(format!("{name} ({label}): no `{k}`")),
+                        }
+                    }
+                }
+                (Ok(_), Ok(_)) if must_fail => problems.push(format!("{name} ({label}): did not fail")),
+                (Err(w), Err(g)) if w.code == g.code && w.message == g.message => {}
+                (w, g) => problems.push(format!(
+                    "{name} ({label}): the interpreter gives {:?}, the emulator {:?}",
+                    w.map(|_| ()).map_err(|e| e.to_string()),
+                    g.map(|_| ()).map_err(|e| e.to_string())
+                )),
+            }
+        }
+        problems
+    }
+
+    /// Programs that reach every skeleton and the operations with special cases (wrapping,
+    /// saturating conversions, NaN-propagating min/max, lazy `if`, loops), on the
+    /// emulator, against the plan interpreter.
+    #[test]
+    fn skeletons_and_operations_on_the_emulator() {
+        let Some(emu) = emu() else { return };
+        let programs: &[(&str, &str)] = &[
+            ("scan_rows", "input m : f32[r, c]\noutput s = scan (+) 0 m\noutput e = scan_exclusive max (-inf) m"),
+            ("scan_long_rows", "input m : i64[h, k]\noutput s = scan (+) 0 m\noutput e = scan_exclusive (+) 0 m"),
+            ("scan_f64_mul", "input xs : f64[n]\noutput p = scan (*) 1 (map (\\x -> 1.0 + x / 1000.0) xs)"),
+            ("scan_ordered", "input xs : i32[n]\noutput p = scan (\\a b -> a + b) 0 xs\noutput q = scan_exclusive (\\a b -> a + b) 0 xs"),
+            ("scan_empty", "input xs : i32[n]\noutput p = scan (+) 0 (filter (\\x -> x > 1000) xs)"),
+            ("reduce_ordered", "input m : i64[r, c]\noutput s = reduce (\\a b -> a + b) 0 m\noutput t = reduce (\\a b -> a + b) 0 (reduce (+) 0 m)"),
+            ("reduce_long_rows", "input m : f64[h, k]\noutput s = reduce (+) 0 m\noutput t = reduce (\\a b -> a + b) 0 m"),
+            ("reduce_bool", "input xs : f32[n]\noutput all = reduce (&&) true (map (\\x -> x > -3.0) xs)\noutput any = reduce (||) false (map (\\x -> x > 1.9) xs)"),
+            ("reduce_minmax", "input xs : f64[n]\noutput lo = reduce min inf xs\noutput hi = reduce max (-inf) xs\noutput nan = reduce max 0 (map (\\x -> if x > 1.5 then 0.0 / 0.0 else x) xs)"),
+            ("reduce_empty", "input xs : f32[n]\noutput s = reduce (*) 1 (filter (\\x -> x > 100.0) xs)\noutput m = reduce max (-inf) (generate [0] (\\i -> 1.0))"),
+            ("permute_f64_max", "input xs : f64[n]\ninput idx : i64[n]\noutput h = permute max (fill [8] (-inf)) (\\i -> idx[i]) xs"),
+            ("permute_f32_add", "input xs : f32[n]\ninput idx : i64[n]\noutput h = permute (+) (fill [8] 0.0) (\\i -> idx[i]) (map (\\x -> floor (x * 4.0)) xs)"),
+            ("permute_i32_min", "input xs : i32[n]\ninput idx : i64[n]\noutput h = permute min (fill [8] 1000) (\\i -> idx[i]) xs\noutput g = permute max (fill [8] (-1000)) (\\i -> idx[i]) xs"),
+            ("permute_i64_mul", "input xs : i64[n]\ninput idx : i64[n]\noutput h = permute (*) (fill [8] 1) (\\i -> idx[i]) (map (\\x -> x % 3) xs)"),
+            ("permute_bool_or", "input xs : f32[n]\ninput idx : i64[n]\noutput h = permute (||) (fill [8] false) (\\i -> idx[i]) (map (\\x -> x > 1.99) xs)\noutput g = permute (&&) (fill [8] true) (\\i -> idx[i]) (map (\\x -> x > -1.99) xs)"),
+            ("permute_2d", "input xs : f32[n]\ninput idx : i64[n]\noutput h = permute (+) (fill [4, 4] 0.0) (\\i -> (idx[i] % 4, idx[i] / 4)) (map (\\x -> round x) xs)"),
+            ("permute_drop", "input xs : i64[n]\ninput idx : i64[n]\noutput h = permute (+) (fill [8] 0) (\\i -> if idx[i] > 5 then -1 else idx[i]) xs"),
+            ("filter_i32", "input xs : i32[n]\noutput k = filter (\\x -> x % 3 == 0) xs"),
+            ("filter_bool", "input xs : bool[n]\noutput k = filter (\\x -> x) xs\noutput c = reduce (+) 0 (map (\\x -> if x then 1 else 0) xs)"),
+            ("conversions", "input xs : f64[n]\noutput a = map (\\x -> i32 (x * 2000000000.0)) xs\noutput b = map (\\x -> i64 (f32 (x * 1e19))) xs\noutput c = map (\\x -> f64 (i32 x) + f64 (i64 (x / 0.0))) xs"),
+            ("int_ops", "input a : i32[n]\ninput b : i32[n]\noutput q = map (\\x y -> x / y + x % y - abs x * (-y) + 2147483647 * x) a b\noutput m = map (\\x y -> clamp x (min x y) (max x y)) a b\noutput w = map (\\x -> (-2147483647 - 1) / (x / x * -1) + (-2147483647 - 1) % (x / x * -1)) a"),
+            ("float_ops", "input a : f32[n]\ninput b : f32[n]\noutput r = map (\\x y -> pow (abs x) y + atan2 x y + tanh x + floor x + ceil y + round x + tan y + cos x + sin y + x % y + sqrt (abs y) + exp x + log (abs x + 1.0)) a b\noutput m = map (\\x y -> min x (-0.0) + max y 0.0) a b"),
+            ("lazy_if", "input a : f64[n]\noutput r = map (\\x -> if x > 0.0 && x < 1.0 || x == 2.0 then log x else exp x) a"),
+            ("sizes", "input m : f32[r, c]\noutput s = generate [size m 0] (\\i -> m[i, size m 1 - 1])"),
+            ("iterate", "input a : f32[n]\noutput r = map (\\x -> iterate 7 (\\y -> y * 0.5 + 1.0) x) a\noutput s = reduce (+) 0 (map (\\x -> iterate (-2) (\\y -> y * 2.0) x) a)"),
+            ("gather_2d", "input m : f64[r, c]\ninput idx : i64[k]\noutput g = generate [k, 3] (\\i j -> m[idx[i] + j, idx[i]])"),
+            ("generate_3d", "input m : f32[r, c]\noutput g = generate [3, r, c] (\\k i j -> m[i, j] * f32 k)\noutput s = reduce (+) 0 (generate [3, r, c] (\\k i j -> m[i, j] * f32 k))"),
+            ("host_scalars", "input xs : f64[n]\nlet s = reduce (+) 0 xs\noutput m = s / f64 n\noutput d = map (\\x -> x - s / f64 n) xs"),
+            ("if_arrays", "input xs : f32[n]\nlet s = reduce (+) 0 xs\noutput r = if s > 0.0 then map (\\x -> x * 2.0) xs else map (\\x -> x - 1.0) xs"),
+            ("softmax_big", "input m : f32[h, k]\nlet mx = reduce max (-inf) m\nlet e = generate [h, k] (\\i j -> exp (m[i, j] - mx[i]))\nlet s = reduce (+) 0 e\noutput sm = generate [h, k] (\\i j -> e[i, j] / s[i])"),
+        ];
+        let opts = CudaOptions { block_size: 64, disk_cache: false, ..CudaOptions::default() };
+        let mut problems = Vec::new();
+        for (name, src) in programs {
+            let t = std::time::Instant::now();
+            problems.extend(agrees(&emu, &opts, name, src, None, false));
+            eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());
+        }
+        assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    }
+
+    /// Device errors name what the interpreter names: an index out of bounds, a permute
+    /// target out of bounds, a division by zero (one failing element each).
+    #[test]
+    fn device_errors_match_the_interpreter() {
+        let Some(emu) = emu() else { return };
+        use ndarray::arr1;
+        let opts = CudaOptions { block_size: 32, disk_cache: false, ..CudaOptions::default() };
+        let xs = Value::F32(arr1(&[1.0f32, 2.0, 3.0, 4.0, 5.0]).into_dyn());
+        let bad_idx = Value::I64(arr1(&[0i64, 4, 7, 1]).into_dyn());
+        let mut problems = Vec::new();
+        let mut i1 = IndexMap::new();
+        i1.insert("xs".to_string(), xs.clone());
+        i1.insert("idx".to_string(), bad_idx.clone());
+        problems.extend(agrees(
+            &emu,
+            &opts,
+            "gather",
+            "input xs : f32[n]\ninput idx : i64[k]\noutput g = gather xs idx",
+            Some(i1.clone()),
+            true,
+        ));
+        problems.extend(agrees(&emu, &opts, "target", "input xs : f32[n]\ninput idx : i64[k]\noutput h = permute (+) (fill [5] 0.0) (\\i -> idx[i]) (map (\\i -> 1.0) idx)", Some(i1), true));
+        let mut i2 = IndexMap::new();
+        i2.insert("a".to_string(), Value::I64(arr1(&[6i64, 7, 8]).into_dyn()));
+        i2.insert("b".to_string(), Value::I64(arr1(&[2i64, 0, 4]).into_dyn()));
+        problems.extend(agrees(
+            &emu,
+            &opts,
+            "divzero",
+            "input a : i64[n]\ninput b : i64[n]\noutput q = map (\\x y -> x % y) a b",
+            Some(i2),
+            true,
+        ));
+        let mut i3 = IndexMap::new();
+        i3.insert("m".to_string(), Value::F32(ndarray::Array2::<f32>::zeros((3, 4)).into_dyn()));
+        problems.extend(agrees(
+            &emu,
+            &opts,
+            "index2d",
+            "input m : f32[r, c]\noutput s = reduce (+) 0 (generate [r, c] (\\i j -> m[i, j + i / 2]))",
+            Some(i3),
+            true,
+        ));
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// Inputs loaded once serve several runs (the device-resident API of benchmarks), and
+    /// outputs stay on the device until downloaded.
+    #[test]
+    fn inputs_loaded_once_serve_several_runs() {
+        let Some(emu) = emu() else { return };
+        let src = "input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)\noutput z = map (\\x -> x * 2.0) xs";
+        let checked = check(&parse(src).unwrap()).unwrap();
+        let inputs = make_inputs(&checked);
+        let plan = optimize(&checked, &OptimizeOptions::default()).unwrap().plan;
+        let sizes =
+            eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default()).unwrap().sizes;
+        let want = eqfuse_ir::plan::eval::eval(&plan, &inputs, &sizes).unwrap();
+        let opts = CudaOptions { block_size: 64, disk_cache: false, ..CudaOptions::default() };
+        let vals = crate::runtime::load_inputs(&emu, &plan, &inputs, &sizes).unwrap();
+        let tol = Tolerance { rtol: 1e-4, atol: 1e-6, mismatch_fraction: 0.0 };
+        for _ in 0..2 {
+            let outs = crate::runtime::run_loaded(&emu, &plan, vals.clone(), &opts).unwrap();
+            let got = crate::runtime::download_outputs(&emu, outs).unwrap();
+            assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+            for (k, w) in &want {
+                compare(&got[k], w, &tol).unwrap();
+            }
+        }
+    }
+}

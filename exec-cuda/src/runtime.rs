@@ -1,0 +1,920 @@
+//! Running a plan: the values of a run (device buffers and host scalars), host steps, and
+//! the launches of each skeleton, over any [`Gpu`] (the CUDA device of [`crate::device`], or
+//! the CPU emulator the tests use).
+//!
+//! Every buffer is padded to a multiple of 8 bytes (at least 8), so that a `bool` element
+//! can be updated by a compare-and-swap on the 32-bit word that holds it. Kernels take one
+//! parameter, the argument block `EqArgs`: 8-byte fields in the order of
+//! [`KernelCode::slots`], built here as a `Vec<u64>`. All work is issued in order.
+//!
+//! Device errors of the program (index out of bounds, division by zero) are written to an
+//! error record on the device; the record is read back before any host step, any download
+//! and at the end of the run, and turned into the interpreter's `E-INDEX` / `E-DIV-ZERO`.
+
+use crate::codegen::{self, KernelCode, Skeleton, Slot};
+use crate::host::{self, internal};
+use crate::CudaOptions;
+use eqfuse_ir::error::{Code, Error, Result, Span};
+use eqfuse_ir::plan::{Arg, Kernel, LaneOp, Origin, Plan, Step, ValueId};
+use eqfuse_ir::types::ElemType;
+use eqfuse_ir::value::{Scalar, Value};
+use indexmap::IndexMap;
+use ndarray::{ArrayD, IxDyn};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Length of the error record, in `i64`s: code, kernel, what, element, count, 8 indices.
+pub(crate) const REC_LEN: usize = 16;
+const REC_IX: usize = 8;
+
+/// What the runtime needs from a device. Work is issued in order (one stream); `download`
+/// waits for everything issued before it.
+pub(crate) trait Gpu {
+    /// A device buffer.
+    type Buf;
+    /// A loaded module.
+    type Module;
+    /// `bytes` of uninitialised memory (`bytes` is a positive multiple of 8).
+    fn alloc(&self, bytes: usize) -> Result<Self::Buf>;
+    /// `bytes` of zeroed memory.
+    fn alloc_zeroed(&self, bytes: usize) -> Result<Self::Buf>;
+    /// Copies `bytes` to the start of `buf`.
+    fn upload(&self, buf: &mut Self::Buf, bytes: &[u8]) -> Result<()>;
+    /// Copies `bytes` bytes from `buf` at `offset`, after the work issued so far.
+    fn download(&self, buf: &Self::Buf, offset: usize, bytes: usize) -> Result<Vec<u8>>;
+    /// Copies the first `bytes` bytes of `src` to `dst`.
+    fn copy(&self, src: &Self::Buf, dst: &mut Self::Buf, bytes: usize) -> Result<()>;
+    /// The buffer's device address (for argument blocks).
+    fn ptr(&self, buf: &Self::Buf) -> u64;
+    /// The module of `code`, compiled and loaded (cached).
+    fn module(&self, code: &KernelCode, opts: &CudaOptions) -> Result<Self::Module>;
+    /// Launches entry point `entry` of `module` on `grid` blocks of `block` threads, with
+    /// the argument block `args` (the fields of `code.slots`, in order).
+    fn launch(
+        &self,
+        module: &Self::Module,
+        entry: &str,
+        grid: u32,
+        block: u32,
+        args: &mut [u64],
+    ) -> Result<()>;
+    /// Streaming multiprocessors (to size grids).
+    fn sms(&self) -> u32;
+}
+
+/// A value of the run.
+pub(crate) struct Val<B> {
+    elem: ElemType,
+    shape: Vec<usize>,
+    /// Its value, for a 0-d value known on the host.
+    host: Option<Scalar>,
+    /// Its device buffer.
+    dev: Option<Arc<B>>,
+}
+
+impl<B> Clone for Val<B> {
+    fn clone(&self) -> Self {
+        Val { elem: self.elem, shape: self.shape.clone(), host: self.host, dev: self.dev.clone() }
+    }
+}
+
+impl<B> Val<B> {
+    fn count(&self) -> usize {
+        self.shape.iter().product()
+    }
+    fn bytes(&self) -> usize {
+        self.count() * self.elem.size_bytes()
+    }
+}
+
+/// What the error record needs to name the failing element.
+struct Launched {
+    kind: &'static str,
+    space: Vec<usize>,
+}
+
+/// One run of a plan.
+struct Run<'p, G: Gpu> {
+    plan: &'p Plan,
+    gpu: &'p G,
+    opts: &'p CudaOptions,
+    host: HashSet<ValueId>,
+    vals: Vec<Option<Val<G::Buf>>>,
+    record: G::Buf,
+    /// A kernel ran since the record was last read.
+    dirty: bool,
+    launched: Vec<Launched>,
+}
+
+/// The bytes of a value's elements, little-endian, row-major.
+fn value_bytes(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Bool(a) => a.iter().map(|&b| u8::from(b)).collect(),
+        Value::I32(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::I64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::F32(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::F64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+/// A value from its bytes.
+fn bytes_value(elem: ElemType, shape: &[usize], bytes: &[u8]) -> Result<Value> {
+    let n: usize = shape.iter().product();
+    let need = n * elem.size_bytes();
+    let b = bytes.get(..need).ok_or_else(|| internal("a download shorter than its array"))?;
+    let sh = IxDyn(shape);
+    let bad = |_| internal("an array whose elements do not fill its shape");
+    macro_rules! num {
+        ($t:ty, $v:ident) => {{
+            let data: Vec<$t> = b
+                .chunks_exact(std::mem::size_of::<$t>())
+                .map(|c| {
+                    let mut a = [0u8; std::mem::size_of::<$t>()];
+                    a.copy_from_slice(c);
+                    <$t>::from_le_bytes(a)
+                })
+                .collect();
+            Value::$v(ArrayD::from_shape_vec(sh, data).map_err(bad)?)
+        }};
+    }
+    Ok(match elem {
+        ElemType::Bool => {
+            Value::Bool(ArrayD::from_shape_vec(sh, b.iter().map(|&x| x != 0).collect()).map_err(bad)?)
+        }
+        ElemType::I32 => num!(i32, I32),
+        ElemType::I64 => num!(i64, I64),
+        ElemType::F32 => num!(f32, F32),
+        ElemType::F64 => num!(f64, F64),
+    })
+}
+
+/// A scalar's bits in the low bytes of a `u64` (an `EqScalar` field).
+fn scalar_bits(s: Scalar) -> u64 {
+    match s {
+        Scalar::Bool(b) => u64::from(b),
+        Scalar::I32(v) => u64::from(v as u32),
+        Scalar::I64(v) => v as u64,
+        Scalar::F32(v) => u64::from(v.to_bits()),
+        Scalar::F64(v) => v.to_bits(),
+    }
+}
+
+fn scalar_from_bytes(elem: ElemType, b: &[u8]) -> Result<Scalar> {
+    let v = bytes_value(elem, &[1], b)?;
+    v.get_flat(0).ok_or_else(|| internal("an empty download"))
+}
+
+/// Formats a shape as `[3, 4]`.
+fn fmt_shape<T: std::fmt::Display>(shape: &[T]) -> String {
+    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The multi-index of row-major position `flat` in `shape`.
+fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
+    let mut ix = vec![0; shape.len()];
+    for (slot, &d) in ix.iter_mut().zip(shape).rev() {
+        if d > 0 {
+            *slot = flat % d;
+            flat /= d;
+        }
+    }
+    ix
+}
+
+/// How many kernels `steps` hold, in [`Plan::kernels`] order (both branches of an `if`).
+fn count_kernels(steps: &[Step]) -> usize {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Kernel(_) => 1,
+            Step::If { then_steps, else_steps, .. } => count_kernels(then_steps) + count_kernels(else_steps),
+            Step::Scalar { .. } | Step::Assert { .. } => 0,
+        })
+        .sum()
+}
+
+/// `ceil(a / b)` clamped to `1 ..= cap`, as a grid size.
+fn grid(a: usize, b: usize, cap: usize) -> u32 {
+    let g = a.div_ceil(b.max(1)).clamp(1, cap.max(1));
+    u32::try_from(g).unwrap_or(u32::MAX)
+}
+
+/// Runs `plan` on `gpu`: uploads the inputs, runs, downloads the outputs.
+pub(crate) fn run<G: Gpu>(
+    gpu: &G,
+    plan: &Plan,
+    inputs: &IndexMap<String, Value>,
+    sizes: &IndexMap<String, i64>,
+    opts: &CudaOptions,
+) -> Result<IndexMap<String, Value>> {
+    let vals = load_inputs(gpu, plan, inputs, sizes)?;
+    let outs = run_loaded(gpu, plan, vals, opts)?;
+    download_outputs(gpu, outs)
+}
+
+/// The values of a run before its first step: the inputs (arrays uploaded, scalars on the
+/// host) and the sizes. `E-INPUT` for an input that is missing or of the wrong type.
+pub(crate) fn load_inputs<G: Gpu>(
+    gpu: &G,
+    plan: &Plan,
+    inputs: &IndexMap<String, Value>,
+    sizes: &IndexMap<String, i64>,
+) -> Result<Values<G::Buf>> {
+    let mut vals: Values<G::Buf> = vec![None; plan.values.len()];
+    for (id, info) in plan.values.iter().enumerate() {
+        let name = &info.name;
+        match info.origin {
+            Origin::Input => {
+                let v = inputs.get(name).ok_or_else(|| Error::input(format!("missing input `{name}`")))?;
+                if v.elem_type() != info.elem || v.shape().len() != info.rank {
+                    return Err(Error::input(format!(
+                        "input `{name}` is {} of rank {}, the plan expects {} of rank {}",
+                        v.elem_type(),
+                        v.shape().len(),
+                        info.elem,
+                        info.rank
+                    )));
+                }
+                let val = if info.rank == 0 {
+                    let s = v.get_flat(0).ok_or_else(|| internal(format!("input `{name}` is empty")))?;
+                    Val { elem: info.elem, shape: Vec::new(), host: Some(s), dev: None }
+                } else {
+                    let buf = upload(gpu, &value_bytes(v))?;
+                    Val { elem: info.elem, shape: v.shape().to_vec(), host: None, dev: Some(Arc::new(buf)) }
+                };
+                vals[id] = Some(val);
+            }
+            Origin::Size => {
+                let n = sizes
+                    .get(name)
+                    .ok_or_else(|| Error::input(format!("size `{name}` is not bound by the inputs")))?;
+                if info.elem != ElemType::I64 || info.rank != 0 {
+                    return Err(internal(format!("size `{name}` is not a 0-d i64 value")));
+                }
+                vals[id] = Some(Val {
+                    elem: ElemType::I64,
+                    shape: Vec::new(),
+                    host: Some(Scalar::I64(*n)),
+                    dev: None,
+                });
+            }
+            Origin::Computed => {}
+        }
+    }
+    Ok(vals)
+}
+
+/// The values of a run, by [`ValueId`] (`None`: not computed yet).
+pub(crate) type Values<B> = Vec<Option<Val<B>>>;
+
+/// The outputs of a run, still on the device.
+pub(crate) type Outputs<B> = Vec<(String, Val<B>)>;
+
+/// Runs `plan` from `vals` (as [`load_inputs`] gives them, which may be reused across runs:
+/// buffers are shared, never written); returns the outputs on the device, after the device
+/// has finished (the error record is read).
+pub(crate) fn run_loaded<G: Gpu>(
+    gpu: &G,
+    plan: &Plan,
+    vals: Values<G::Buf>,
+    opts: &CudaOptions,
+) -> Result<Outputs<G::Buf>> {
+    if vals.len() != plan.values.len() {
+        return Err(internal("inputs loaded for another plan"));
+    }
+    let mut r = Run::new(gpu, plan, vals, opts)?;
+    r.steps(&plan.steps, 0)?;
+    r.check_errors()?;
+    let mut out = Vec::with_capacity(plan.outputs.len());
+    for (name, id) in &plan.outputs {
+        out.push((name.clone(), r.val(*id)?.clone()));
+    }
+    Ok(out)
+}
+
+/// Downloads outputs.
+pub(crate) fn download_outputs<G: Gpu>(gpu: &G, outs: Outputs<G::Buf>) -> Result<IndexMap<String, Value>> {
+    let mut out = IndexMap::new();
+    for (name, x) in outs {
+        let v = match (&x.host, &x.dev) {
+            (Some(s), _) if x.shape.is_empty() => Value::scalar(*s),
+            (_, Some(buf)) => {
+                let bytes = x.bytes();
+                let b = if bytes == 0 { Vec::new() } else { gpu.download(buf, 0, bytes)? };
+                bytes_value(x.elem, &x.shape, &b)?
+            }
+            _ => return Err(internal(format!("output `{name}` has no data"))),
+        };
+        out.insert(name, v);
+    }
+    Ok(out)
+}
+
+/// A buffer holding `bytes` (padded to a multiple of 8, at least 8).
+fn upload<G: Gpu>(gpu: &G, bytes: &[u8]) -> Result<G::Buf> {
+    let mut buf = gpu.alloc(bytes.len().max(1).div_ceil(8) * 8)?;
+    if !bytes.is_empty() {
+        gpu.upload(&mut buf, bytes)?;
+    }
+    Ok(buf)
+}
+
+impl<'p, G: Gpu> Run<'p, G> {
+    fn new(gpu: &'p G, plan: &'p Plan, vals: Values<G::Buf>, opts: &'p CudaOptions) -> Result<Run<'p, G>> {
+        let record = gpu.alloc_zeroed(REC_LEN * 8)?;
+        Ok(Run {
+            plan,
+            gpu,
+            opts,
+            host: codegen::host_known(plan),
+            vals,
+            record,
+            dirty: false,
+            launched: Vec::new(),
+        })
+    }
+
+    fn name(&self, v: ValueId) -> String {
+        self.plan.values.get(v).map(|i| i.name.clone()).unwrap_or_else(|| format!("v{v}"))
+    }
+
+    fn val(&self, v: ValueId) -> Result<&Val<G::Buf>> {
+        match self.vals.get(v) {
+            Some(Some(x)) => Ok(x),
+            Some(None) => Err(internal(format!("value `{}` read before it is computed", self.name(v)))),
+            None => Err(internal(format!("no value v{v}"))),
+        }
+    }
+
+    fn put(&mut self, v: ValueId, val: Val<G::Buf>) -> Result<()> {
+        let info = self.plan.values.get(v).ok_or_else(|| internal(format!("no value v{v}")))?;
+        if info.origin != Origin::Computed || info.rank != val.shape.len() || info.elem != val.elem {
+            return Err(internal(format!(
+                "`{}` written as {} of shape {}",
+                info.name,
+                val.elem,
+                fmt_shape(&val.shape)
+            )));
+        }
+        match self.vals.get_mut(v) {
+            Some(slot @ None) => {
+                *slot = Some(val);
+                Ok(())
+            }
+            Some(Some(_)) => Err(internal(format!("`{}` is written twice", info.name))),
+            None => Err(internal(format!("no value v{v}"))),
+        }
+    }
+
+    /// Allocates `bytes` (padded to a multiple of 8, at least 8) of uninitialised memory.
+    fn alloc(&self, bytes: usize) -> Result<G::Buf> {
+        self.gpu.alloc(bytes.max(1).div_ceil(8) * 8)
+    }
+
+    /// Allocates `bytes` of zeroed memory (scratch).
+    fn alloc_zeroed(&self, bytes: usize) -> Result<G::Buf> {
+        self.gpu.alloc_zeroed(bytes.max(1).div_ceil(8) * 8)
+    }
+
+    fn upload(&self, bytes: &[u8]) -> Result<G::Buf> {
+        upload(self.gpu, bytes)
+    }
+
+    /// Reads `bytes` bytes from `buf` at `offset` (after checking the error record).
+    fn download(&mut self, buf: &G::Buf, offset: usize, bytes: usize) -> Result<Vec<u8>> {
+        self.check_errors()?;
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        self.gpu.download(buf, offset, bytes)
+    }
+
+    fn ptr(&self, buf: &G::Buf) -> u64 {
+        self.gpu.ptr(buf)
+    }
+
+    /// Reads the error record (when a kernel ran since it was last read): the first error
+    /// a kernel recorded, as the interpreter reports it.
+    fn check_errors(&mut self) -> Result<()> {
+        if !self.dirty {
+            return Ok(());
+        }
+        self.dirty = false;
+        let bytes = self.gpu.download(&self.record, 0, REC_LEN * 8)?;
+        let rec: Vec<i64> = bytes
+            .chunks_exact(8)
+            .map(|c| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(c);
+                i64::from_le_bytes(a)
+            })
+            .collect();
+        if rec.first().copied().unwrap_or(0) == 0 {
+            return Ok(());
+        }
+        Err(self.decode(&rec))
+    }
+
+    /// The error a record describes.
+    fn decode(&self, rec: &[i64]) -> Error {
+        let get = |i: usize| rec.get(i).copied().unwrap_or(0);
+        let (code, kid, what, elem, n) = (get(0), get(1), get(2), get(3), get(4));
+        let ix: Vec<i64> = (0..(n.clamp(0, REC_IX as i64) as usize)).map(|k| get(5 + k)).collect();
+        let launch = usize::try_from(kid).ok().and_then(|k| self.launched.get(k));
+        let at = |msg: String| -> String {
+            match (launch, usize::try_from(elem)) {
+                (Some(l), Ok(e)) => {
+                    format!("{msg}, in `{}` at element {}", l.kind, fmt_shape(&unflatten(&l.space, e)))
+                }
+                _ => msg,
+            }
+        };
+        let shown = |ix: &[i64]| match ix {
+            [i] => i.to_string(),
+            _ => fmt_shape(ix),
+        };
+        let value = usize::try_from(what).ok();
+        let shape_of = |v: Option<usize>| -> Vec<usize> {
+            v.and_then(|v| self.vals.get(v))
+                .and_then(|x| x.as_ref())
+                .map(|x| x.shape.clone())
+                .unwrap_or_default()
+        };
+        let name_of = |v: Option<usize>| v.map(|v| self.name(v)).unwrap_or_else(|| "?".into());
+        match code {
+            1 => {
+                let shape = shape_of(value);
+                let bounds = match shape.as_slice() {
+                    [n] => format!("of length {n}"),
+                    _ => format!("of shape {}", fmt_shape(&shape)),
+                };
+                let idx = match ix.as_slice() {
+                    [i] => format!("index {i}"),
+                    _ => format!("index {}", fmt_shape(&ix)),
+                };
+                Error::index(
+                    Span::default(),
+                    at(format!("{idx} out of bounds for `{}` {bounds}", name_of(value))),
+                )
+            }
+            2 => {
+                let shape = shape_of(value);
+                Error::index(
+                    Span::default(),
+                    at(format!(
+                        "`size`: dimension {} out of bounds for `{}` of rank {} (shape {})",
+                        ix.first().copied().unwrap_or(0),
+                        name_of(value),
+                        shape.len(),
+                        fmt_shape(&shape)
+                    )),
+                )
+            }
+            3 | 4 => {
+                let (word, sym) = if code == 3 { ("division", "/") } else { ("remainder", "%") };
+                let ty = if what == 32 { "i32" } else { "i64" };
+                let x = ix.first().copied().unwrap_or(0);
+                Error::div_zero(Span::default(), at(format!("integer {word} by zero: `{x} {sym} 0` on {ty}")))
+            }
+            5 => {
+                let shape = shape_of(value);
+                let from = match (launch, usize::try_from(elem)) {
+                    (Some(l), Ok(e)) => fmt_shape(&unflatten(&l.space, e)),
+                    _ => "?".into(),
+                };
+                Error::index(
+                    Span::default(),
+                    format!(
+                        "permute: target {} out of bounds for `{}` of shape {} (from element {from} of the source)",
+                        shown(&ix),
+                        name_of(value),
+                        fmt_shape(&shape)
+                    ),
+                )
+            }
+            _ => internal(format!("an unknown device error code {code}")),
+        }
+    }
+
+    /// A 0-d value on the host (downloaded when it lives on the device).
+    fn host_scalar(&mut self, v: ValueId) -> Result<Scalar> {
+        let x = self.val(v)?.clone();
+        if !x.shape.is_empty() {
+            return Err(internal(format!(
+                "`{}` of shape {} loaded as a scalar",
+                self.name(v),
+                fmt_shape(&x.shape)
+            )));
+        }
+        if let Some(s) = x.host {
+            return Ok(s);
+        }
+        let buf = x.dev.ok_or_else(|| internal(format!("`{}` has no data", self.name(v))))?;
+        let b = self.download(&buf, 0, x.elem.size_bytes())?;
+        let s = scalar_from_bytes(x.elem, &b)?;
+        if let Some(Some(val)) = self.vals.get_mut(v) {
+            val.host = Some(s);
+        }
+        Ok(s)
+    }
+
+    /// Value `v`'s device buffer (uploaded when it lives on the host only).
+    fn device_buf(&mut self, v: ValueId) -> Result<Arc<G::Buf>> {
+        let x = self.val(v)?.clone();
+        if let Some(b) = x.dev {
+            return Ok(b);
+        }
+        let s = x.host.ok_or_else(|| internal(format!("`{}` has no data", self.name(v))))?;
+        let bytes = value_bytes(&Value::scalar(s));
+        let b = Arc::new(self.upload(&bytes)?);
+        if let Some(Some(val)) = self.vals.get_mut(v) {
+            val.dev = Some(b.clone());
+        }
+        Ok(b)
+    }
+
+    /// Runs `steps`; `first` is the number of their first kernel in [`Plan::kernels`].
+    fn steps(&mut self, steps: &[Step], first: usize) -> Result<()> {
+        let mut index = first;
+        for step in steps {
+            match step {
+                Step::Scalar { dst, body } => {
+                    self.check_errors()?;
+                    let s = host::call1(body, &[], &mut Env(self))?;
+                    let elem = s.elem_type();
+                    self.put(*dst, Val { elem, shape: Vec::new(), host: Some(s), dev: None })?;
+                }
+                Step::Assert { cond, code, message } => {
+                    self.check_errors()?;
+                    match host::call1(cond, &[], &mut Env(self))? {
+                        Scalar::Bool(true) => {}
+                        Scalar::Bool(false) => return Err(Error::new(*code, message.clone())),
+                        other => {
+                            return Err(internal(format!(
+                                "an assert condition that is {}",
+                                other.elem_type()
+                            )))
+                        }
+                    }
+                }
+                Step::Kernel(k) => {
+                    self.kernel(k, index)?;
+                    index += 1;
+                }
+                Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
+                    let taken = match self.host_scalar(*cond)? {
+                        Scalar::Bool(b) => b,
+                        other => {
+                            return Err(internal(format!("an `if` condition that is {}", other.elem_type())))
+                        }
+                    };
+                    let n_then = count_kernels(then_steps);
+                    if taken {
+                        self.steps(then_steps, index)?;
+                    } else {
+                        self.steps(else_steps, index + n_then)?;
+                    }
+                    index += n_then + count_kernels(else_steps);
+                    let v = if taken { *then_value } else { *else_value };
+                    let val = self.val(v)?.clone();
+                    self.put(*dst, val)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The kernel's space: `E-SHAPE` for a negative extent, `E-LIMIT` when its size
+    /// overflows `i64`.
+    fn space(&mut self, k: &Kernel) -> Result<(Vec<usize>, usize)> {
+        let mut dims = Vec::with_capacity(k.space.len());
+        for a in &k.space {
+            dims.push(match a {
+                Arg::Const(c) => *c,
+                Arg::Value(v) => match self.host_scalar(*v)? {
+                    Scalar::I64(n) => n,
+                    other => {
+                        return Err(internal(format!(
+                            "the extent `{}` is {}, not i64",
+                            self.name(*v),
+                            other.elem_type()
+                        )))
+                    }
+                },
+            });
+        }
+        let mut shape = Vec::with_capacity(dims.len());
+        let mut n: i64 = 1;
+        for &d in &dims {
+            let Ok(du) = usize::try_from(d) else {
+                return Err(Error::new(
+                    Code::Shape,
+                    format!("`{}`: negative size {d} in shape {}", k.kind, fmt_shape(&dims)),
+                ));
+            };
+            n = n.checked_mul(d).ok_or_else(|| {
+                Error::limit(format!("`{}`: the size of shape {} overflows i64", k.kind, fmt_shape(&dims)))
+            })?;
+            shape.push(du);
+        }
+        let total = usize::try_from(n)
+            .map_err(|_| Error::limit(format!("`{}`: size {n} does not fit in memory", k.kind)))?;
+        Ok((shape, total))
+    }
+
+    /// Refuses an array of `count` elements of `elem` over the limit (before allocating).
+    fn check_alloc(&self, kind: &str, elem: ElemType, count: usize) -> Result<()> {
+        let max = self.opts.max_array_bytes;
+        let bytes = (count as u128) * (elem.size_bytes() as u128);
+        if i64::try_from(count).is_err() || bytes > u128::from(max) {
+            return Err(Error::limit(format!(
+                "`{kind}` would allocate {count} elements of {elem} ({bytes} bytes), over the limit of {max} bytes"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A new output value of `shape` for lane `lane` of `k`.
+    fn new_output(&self, k: &Kernel, lane: usize, shape: Vec<usize>) -> Result<Val<G::Buf>> {
+        let dst = k.lanes.get(lane).ok_or_else(|| internal("a lane out of range"))?.dst;
+        let elem = self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;
+        let count: usize = shape.iter().product();
+        self.check_alloc(k.kind, elem, count)?;
+        let buf = self.alloc(count * elem.size_bytes())?;
+        Ok(Val { elem, shape, host: None, dev: Some(Arc::new(buf)) })
+    }
+
+    /// The argument block of a launch.
+    fn args(&mut self, code: &KernelCode, l: &LaunchVals<G::Buf>) -> Result<Vec<u64>> {
+        let mut out = Vec::with_capacity(code.slots.len());
+        for slot in &code.slots {
+            out.push(match *slot {
+                Slot::ErrRecord => self.ptr(&self.record),
+                Slot::KernelId => l.kid as u64,
+                Slot::Extent(k) => l.space.get(k).copied().unwrap_or(0) as u64,
+                Slot::Total => l.total as u64,
+                Slot::Rows => l.rows as u64,
+                Slot::Chunk => l.chunk as u64,
+                Slot::Blocks => l.blocks as u64,
+                Slot::Narrow => {
+                    let fits = |x: usize| x < (1usize << 32);
+                    u64::from(l.space.iter().all(|&d| fits(d)) && fits(l.total) && fits(l.rows))
+                }
+                Slot::Array(v) => {
+                    let b = self.device_buf(v)?;
+                    self.ptr(&b)
+                }
+                Slot::Dim(v, k) => self.val(v)?.shape.get(k).copied().unwrap_or(0) as u64,
+                Slot::HostScalar(v) => scalar_bits(self.host_scalar(v)?),
+                Slot::Out(k) => match l.outs.get(k).and_then(|o| o.as_ref()) {
+                    Some(b) => self.ptr(b),
+                    None => 0,
+                },
+                Slot::Scratch(k) => match l.scratch.get(k) {
+                    Some(b) => self.ptr(b),
+                    None => return Err(internal("a scratch buffer out of range")),
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Launches `entry` of `module` on `grid` blocks with the argument block `args`.
+    fn launch(&mut self, module: &G::Module, entry: &str, grid: u32, args: &mut [u64]) -> Result<()> {
+        self.gpu.launch(module, entry, grid.max(1), self.opts.block(), args)?;
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Runs kernel number `index` (in [`Plan::kernels`] order).
+    fn kernel(&mut self, k: &Kernel, index: usize) -> Result<()> {
+        let (space, total) = self.space(k)?;
+        let code = codegen::generate(self.plan, k, index, self.opts.gen(), &self.host).map_err(internal)?;
+        let module = self.gpu.module(&code, self.opts)?;
+        let kid = self.launched.len();
+        self.launched.push(Launched { kind: k.kind, space: space.clone() });
+        let rank = space.len();
+        let outer = space[..rank.saturating_sub(1)].to_vec();
+        let inner = space.last().copied().unwrap_or(0);
+        let rows: usize = outer.iter().product();
+        let b = self.opts.block() as usize;
+        let sms = self.gpu.sms().max(1) as usize;
+        let mut l = LaunchVals {
+            kid,
+            space: space.clone(),
+            total,
+            rows,
+            chunk: 0,
+            blocks: 0,
+            outs: Vec::new(),
+            scratch: Vec::new(),
+        };
+        // Outputs: generate lanes and scans have the space's shape, reductions the outer
+        // shape, a permute its destination's, a filter is sized after counting.
+        let mut vals = Vec::with_capacity(k.lanes.len());
+        match &code.skeleton {
+            Skeleton::Filter { .. } => {}
+            Skeleton::Permute { dest, .. } => {
+                let d = self.val(*dest)?.clone();
+                let mut v = self.new_output(k, 0, d.shape.clone())?;
+                if v.elem != d.elem {
+                    return Err(internal("a permute whose destination has another type"));
+                }
+                let bytes = d.bytes();
+                if bytes > 0 {
+                    let src = self.device_buf(*dest)?;
+                    let dst = v.dev.take().ok_or_else(|| internal("no output buffer"))?;
+                    let mut dst = Arc::try_unwrap(dst).map_err(|_| internal("a shared output buffer"))?;
+                    self.gpu.copy(&src, &mut dst, bytes)?;
+                    v.dev = Some(Arc::new(dst));
+                }
+                vals.push(v);
+            }
+            _ => {
+                for (i, lane) in k.lanes.iter().enumerate() {
+                    let shape = match lane.op {
+                        LaneOp::Reduce { .. } => outer.clone(),
+                        _ => space.clone(),
+                    };
+                    vals.push(self.new_output(k, i, shape)?);
+                }
+            }
+        }
+        l.outs = vals.iter().map(|v| v.dev.clone()).collect();
+        match &code.skeleton {
+            Skeleton::Map { entry } | Skeleton::Permute { entry, .. } => {
+                if total > 0 {
+                    let mut a = self.args(&code, &l)?;
+                    self.launch(&module, entry, grid(total, b, sms * 16), &mut a)?;
+                }
+            }
+            Skeleton::FullReduce { entry } => {
+                let g = grid(total, b, (sms * 8).min(4096));
+                l.scratch = self.scratch(&code, g)?;
+                let mut a = self.args(&code, &l)?;
+                self.launch(&module, entry, g, &mut a)?;
+            }
+            Skeleton::RowReduce { warp, block } => {
+                if rows > 0 {
+                    let (entry, g) = if inner <= 1024 {
+                        (warp, grid(rows, b / 32, sms * 16))
+                    } else {
+                        (block, grid(rows, 1, sms * 16))
+                    };
+                    let mut a = self.args(&code, &l)?;
+                    self.launch(&module, entry, g, &mut a)?;
+                }
+            }
+            Skeleton::Scan1d { up, mid, down } => {
+                if total > 0 {
+                    let g = self.chunks(&mut l, total, b, sms);
+                    l.scratch = self.scratch(&code, g)?;
+                    let mut a = self.args(&code, &l)?;
+                    self.launch(&module, up, g, &mut a)?;
+                    self.launch(&module, mid, 1, &mut a)?;
+                    self.launch(&module, down, g, &mut a)?;
+                }
+            }
+            Skeleton::ScanRows { entry } => {
+                if total > 0 {
+                    let mut a = self.args(&code, &l)?;
+                    self.launch(&module, entry, grid(rows, 1, sms * 16), &mut a)?;
+                }
+            }
+            Skeleton::Filter { count, offsets, scatter } => {
+                let lane = k.lanes.first().ok_or_else(|| internal("a filter with no lane"))?;
+                let elem = self.plan.values.get(lane.dst).ok_or_else(|| internal("no filter output"))?.elem;
+                self.check_alloc(k.kind, elem, total)?;
+                if total == 0 {
+                    vals.push(self.new_output(k, 0, vec![0])?);
+                } else {
+                    let g = self.chunks(&mut l, total, b, sms);
+                    l.scratch = self.scratch(&code, g)?;
+                    let mut a = self.args(&code, &l)?;
+                    self.launch(&module, count, g, &mut a)?;
+                    self.launch(&module, offsets, 1, &mut a)?;
+                    let total_buf = l.scratch.get(1).ok_or_else(|| internal("no filter total"))?.clone();
+                    let bytes = self.download(&total_buf, 0, 8)?;
+                    let kept = match scalar_from_bytes(ElemType::I64, &bytes)? {
+                        Scalar::I64(c) => {
+                            usize::try_from(c).map_err(|_| internal("a negative filter count"))?
+                        }
+                        _ => 0,
+                    };
+                    if kept > total {
+                        return Err(internal("a filter that kept more elements than it saw"));
+                    }
+                    let out = self.new_output(k, 0, vec![kept])?;
+                    if kept > 0 {
+                        l.outs = vec![out.dev.clone()];
+                        let mut a = self.args(&code, &l)?;
+                        self.launch(&module, scatter, g, &mut a)?;
+                    }
+                    vals.push(out);
+                }
+            }
+        }
+        for (lane, v) in k.lanes.iter().zip(vals) {
+            self.put(lane.dst, v)?;
+        }
+        Ok(())
+    }
+
+    /// Splits `total` elements into chunks of whole blocks' work for a chunked launch (scan,
+    /// filter): sets `l.chunk` and `l.blocks`, returns the grid.
+    fn chunks(&self, l: &mut LaunchVals<G::Buf>, total: usize, block: usize, sms: usize) -> u32 {
+        let g = grid(total, block * 16, sms * 8) as usize;
+        l.chunk = total.div_ceil(g);
+        l.blocks = total.div_ceil(l.chunk);
+        u32::try_from(l.blocks).unwrap_or(u32::MAX)
+    }
+
+    /// The kernel's scratch buffers for a grid of `g` blocks (zeroed).
+    fn scratch(&self, code: &KernelCode, g: u32) -> Result<Vec<Arc<G::Buf>>> {
+        code.scratch
+            .iter()
+            .map(|s| self.alloc_zeroed(s.fixed + s.per_block * g as usize).map(Arc::new))
+            .collect()
+    }
+}
+
+/// What a launch's argument block is built from.
+struct LaunchVals<B> {
+    kid: usize,
+    space: Vec<usize>,
+    total: usize,
+    rows: usize,
+    chunk: usize,
+    blocks: usize,
+    outs: Vec<Option<Arc<B>>>,
+    scratch: Vec<Arc<B>>,
+}
+
+/// The host steps' view of the run's values.
+struct Env<'r, 'p, G: Gpu>(&'r mut Run<'p, G>);
+
+impl<G: Gpu> host::Env for Env<'_, '_, G> {
+    fn load(&mut self, v: ValueId) -> Result<Scalar> {
+        self.0.host_scalar(v)
+    }
+
+    fn read(&mut self, v: ValueId, ix: &[i64]) -> Result<Scalar> {
+        let x = self.0.val(v)?.clone();
+        let name = self.0.name(v);
+        if ix.len() != x.shape.len() {
+            return Err(internal(format!(
+                "`{name}` of rank {} read with {} indices",
+                x.shape.len(),
+                ix.len()
+            )));
+        }
+        let mut flat = 0usize;
+        let mut ok = true;
+        for (&d, &i) in x.shape.iter().zip(ix) {
+            match usize::try_from(i).ok().filter(|&i| i < d) {
+                Some(i) => flat = flat * d + i,
+                None => ok = false,
+            }
+        }
+        if !ok {
+            let shown = match ix {
+                [i] => format!("index {i}"),
+                _ => format!("index {}", fmt_shape(ix)),
+            };
+            let bounds = match x.shape.as_slice() {
+                [n] => format!("of length {n}"),
+                _ => format!("of shape {}", fmt_shape(&x.shape)),
+            };
+            return Err(Error::index(
+                Span::default(),
+                format!("{shown} out of bounds for `{name}` {bounds}"),
+            ));
+        }
+        if x.shape.is_empty() {
+            return self.0.host_scalar(v);
+        }
+        let buf = x.dev.ok_or_else(|| internal(format!("`{name}` has no data")))?;
+        let size = x.elem.size_bytes();
+        let b = self.0.download(&buf, flat * size, size)?;
+        scalar_from_bytes(x.elem, &b)
+    }
+
+    fn dim(&mut self, v: ValueId, axis: i64) -> Result<Scalar> {
+        let x = self.0.val(v)?;
+        match usize::try_from(axis).ok().and_then(|k| x.shape.get(k)) {
+            Some(&d) => {
+                Ok(Scalar::I64(i64::try_from(d).map_err(|_| Error::limit("a dimension overflows i64"))?))
+            }
+            None => Err(Error::index(
+                Span::default(),
+                format!(
+                    "`size`: dimension {axis} out of bounds for `{}` of rank {} (shape {})",
+                    self.0.name(v),
+                    x.shape.len(),
+                    fmt_shape(&x.shape)
+                ),
+            )),
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! Every kernel of the optimised and the unfused plan of every conformance program
+//! (`tests/conformance` and, when present, `../shared/conformance`), plus a few programs that
+//! reach the skeletons the conformance programs do not, compiles under the real NVRTC for
+//! one fixed architecture (`sm_80`, no device needed).
+//!
+//! NVRTC comes from the `nvidia-cuda-nvrtc-cu12` wheel in CI (`.ci/run` installs it into
+//! `.ci/nvrtc` and puts it on `LD_LIBRARY_PATH`); the test also preloads it from there when
+//! the variable is not set. With `CI=true` a missing NVRTC fails the test; elsewhere it
+//! prints a loud message and passes.
+#![allow(clippy::unwrap_used)]
+
+use eqfuse_exec_cuda::nvrtc::{self, Target};
+use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
+use eqfuse_ir::check::check;
+use eqfuse_ir::parse::parse;
+use eqfuse_ir::plan::Plan;
+use eqfuse_rules::{optimize, OptimizeOptions};
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Whether NVRTC can be used (preloading the CI wheel's copy when it is there).
+pub fn nvrtc_ready() -> bool {
+    let local = root().join(".ci/nvrtc/nvidia/cuda_nvrtc/lib");
+    if local.is_dir() && !nvrtc::available() {
+        let _ = nvrtc::preload(&local);
+    }
+    nvrtc::available()
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// `true` when the test should go on; fails in CI when NVRTC is missing.
+fn require_nvrtc() -> bool {
+    if nvrtc_ready() {
+        return true;
+    }
+    let msg = "NVRTC could not be loaded: install the `nvidia-cuda-nvrtc-cu12` wheel \
+               (`.ci/run` does) or put libnvrtc.so on LD_LIBRARY_PATH";
+    assert!(!in_ci(), "CI=true: {msg}");
+    eprintln!("\n!!!!!!!!!! SKIPPED: {msg} !!!!!!!!!!\n");
+    false
+}
+
+fn case_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut v: Vec<PathBuf> =
+        rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("program.eqf").exists()).collect();
+    v.sort();
+    v
+}
+
+/// The optimised and unfused plans of a program (`None`: it does not check).
+fn plans(src: &str) -> Option<(Plan, Plan)> {
+    let checked = parse(src).and_then(|p| check(&p)).ok()?;
+    let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
+    Some((opt.plan, opt.unfused_plan))
+}
+
+/// Programs that reach skeletons and operations the conformance programs may not.
+const EXTRA: &[(&str, &str)] = &[
+    ("scan_rows", "input m : f32[r, c]\noutput s = scan (+) 0 m\noutput e = scan_exclusive max (-inf) m"),
+    ("scan_f64_mul", "input xs : f64[n]\noutput p = scan (*) 1 xs"),
+    ("scan_ordered", "input xs : i32[n]\noutput p = scan (\\a b -> a + b) 0 xs"),
+    ("reduce_ordered", "input m : i64[r, c]\noutput s = reduce (\\a b -> a + b) 0 m\noutput t = reduce (\\a b -> a + b) 0 (map (\\x -> x * 3) (reduce (+) 0 m))"),
+    ("reduce_bool", "input xs : f32[n]\noutput all = reduce (&&) true (map (\\x -> x > 0.0) xs)\noutput any = reduce (||) false (map (\\x -> x > 0.0) xs)"),
+    ("reduce_minmax", "input xs : f64[n]\noutput lo = reduce min inf xs\noutput hi = reduce max (-inf) xs"),
+    ("permute_f64_max", "input xs : f64[n]\ninput idx : i64[n]\noutput h = permute max (fill [8] (-inf)) (\\i -> idx[i]) xs"),
+    ("permute_f32_add", "input xs : f32[n]\ninput idx : i64[n]\noutput h = permute (+) (fill [8] 0.0) (\\i -> idx[i]) xs"),
+    ("permute_i32_min", "input xs : i32[n]\ninput idx : i64[n]\noutput h = permute min (fill [8] 1000) (\\i -> idx[i]) xs"),
+    ("permute_i64_mul", "input xs : i64[n]\ninput idx : i64[n]\noutput h = permute (*) (fill [8] 1) (\\i -> idx[i]) xs"),
+    ("permute_bool_or", "input xs : f32[n]\ninput idx : i64[n]\noutput h = permute (||) (fill [8] false) (\\i -> idx[i]) (map (\\x -> x > 0.0) xs)"),
+    ("permute_2d", "input xs : f32[n]\ninput idx : i64[n]\noutput h = permute (+) (fill [4, 4] 0.0) (\\i -> (idx[i] % 4, idx[i] / 4)) xs"),
+    ("filter_i32", "input xs : i32[n]\noutput k = filter (\\x -> x % 3 == 0) xs"),
+    ("filter_bool", "input xs : bool[n]\noutput k = filter (\\x -> x) xs"),
+    ("conversions", "input xs : f64[n]\noutput a = map (\\x -> i32 x) xs\noutput b = map (\\x -> i64 (f32 x)) xs\noutput c = map (\\x -> f64 (i32 x) + f64 (i64 x)) xs"),
+    ("int_ops", "input a : i32[n]\ninput b : i32[n]\noutput q = map (\\x y -> x / y + x % y - abs x * (-y)) a b\noutput m = map (\\x y -> clamp x (min x y) (max x y)) a b"),
+    ("float_ops", "input a : f32[n]\ninput b : f32[n]\noutput r = map (\\x y -> pow x y + atan2 x y + tanh x + floor x + ceil y + round x + tan y + cos x + sin y + x % y) a b"),
+    ("lazy_if", "input a : f64[n]\noutput r = map (\\x -> if x > 0.0 && x < 1.0 || x == 2.0 then log x else exp x) a"),
+    ("sizes", "input m : f32[r, c]\noutput s = generate [size m 0] (\\i -> m[i, size m 1 - 1])"),
+];
+
+/// Compiles every kernel of `plan`; returns how many.
+fn compile_all(label: &str, plan: &Plan, opts: &CudaOptions, target: Target) -> usize {
+    let mut n = 0;
+    for (file, src) in kernel_sources(plan, opts) {
+        if let Err(e) = nvrtc::compile(&file, &src, target, opts.fast_math) {
+            panic!("{label}: {file} does not compile:\n{e}\n--- source ---\n{src}");
+        }
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn every_kernel_of_every_conformance_program_compiles() {
+    if !require_nvrtc() {
+        return;
+    }
+    let version = nvrtc::version().unwrap();
+    let mut programs: Vec<(String, String)> = Vec::new();
+    let mut dirs = case_dirs(&root().join("tests/conformance"));
+    dirs.extend(case_dirs(&root().join("../shared/conformance")));
+    for d in &dirs {
+        programs.push((d.display().to_string(), std::fs::read_to_string(d.join("program.eqf")).unwrap()));
+    }
+    for (name, src) in EXTRA {
+        programs.push((name.to_string(), src.to_string()));
+    }
+    let opts = CudaOptions::default();
+    let target = Target::Cubin(80);
+    // two threads: NVRTC is thread-safe, and CI has two cores
+    let half = programs.len() / 2;
+    let (a, b) = programs.split_at(half);
+    let count = |list: &[(String, String)]| -> (usize, usize) {
+        let mut kernels = 0;
+        let mut checked = 0;
+        for (name, src) in list {
+            let Some((plan, unfused)) = plans(src) else { continue };
+            checked += 1;
+            kernels += compile_all(&format!("{name} (optimised)"), &plan, &opts, target);
+            kernels += compile_all(&format!("{name} (unfused)"), &unfused, &opts, target);
+        }
+        (kernels, checked)
+    };
+    let ((ka, ca), (kb, cb)) = std::thread::scope(|s| {
+        let h = s.spawn(|| count(a));
+        let rb = count(b);
+        (h.join().unwrap(), rb)
+    });
+    let (kernels, checked) = (ka + kb, ca + cb);
+    eprintln!(
+        "NVRTC {}.{}: {kernels} kernels of {checked} programs ({} conformance cases, {} extra) compiled for sm_80",
+        version.0,
+        version.1,
+        dirs.len(),
+        EXTRA.len()
+    );
+    assert!(checked >= EXTRA.len(), "the extra programs must all check");
+    assert!(kernels > 0);
+}
+
+#[test]
+fn fast_math_ptx_and_hopper_targets_compile() {
+    if !require_nvrtc() {
+        return;
+    }
+    let src = std::fs::read_to_string(root().join("tests/conformance/blackscholes/program.eqf")).unwrap();
+    let (plan, _) = plans(&src).unwrap();
+    let fast = CudaOptions { fast_math: true, ..CudaOptions::default() };
+    assert!(compile_all("blackscholes fast", &plan, &fast, Target::Cubin(90)) > 0);
+    assert!(compile_all("blackscholes ptx", &plan, &CudaOptions::default(), Target::Ptx(80)) > 0);
+    let small = CudaOptions { block_size: 64, ..CudaOptions::default() };
+    let (plan, _) = plans(EXTRA[0].1).unwrap();
+    assert!(compile_all("scan_rows block 64", &plan, &small, Target::Cubin(70)) > 0);
+}
+
+#[test]
+fn a_compile_error_is_a_device_error_naming_the_saved_source() {
+    if !require_nvrtc() {
+        return;
+    }
+    let src = "extern \"C\" __global__ void k(int* p) { p[0] = undefined_name; }\n";
+    let err = nvrtc::compile("k9_broken.cu", src, Target::Cubin(80), false).unwrap_err();
+    assert_eq!(err.code, eqfuse_ir::error::Code::Device);
+    assert!(err.message.contains("undefined_name"), "{err}");
+    let path = err.message.split("the source is saved in ").nth(1).unwrap().split(')').next().unwrap();
+    assert_eq!(std::fs::read_to_string(path).unwrap(), src);
+    // the options always turn contraction off unless fast math is asked for
+    assert!(nvrtc::options(Target::Cubin(90), false).contains(&"--fmad=false".to_string()));
+    assert!(nvrtc::options(Target::Ptx(90), true).contains(&"--fmad=true".to_string()));
+}
+
+#[test]
+fn float_constants_reach_the_ptx_exactly() {
+    if !require_nvrtc() {
+        return;
+    }
+    // constants whose shortest decimal is not enough for every compiler, and ordinary ones
+    let values = [0.1f32, 1.0e-45, 3.4028235e38, 0.3989423, -0.0, 16777217.0, 1.1754942e-38];
+    let mut body = String::from("extern \"C\" __global__ void k(float* p) {\n");
+    for (i, v) in values.iter().enumerate() {
+        body.push_str(&format!("  p[{i}] = p[{i}] * {};\n", eqfuse_exec_cuda::float_literal_for_tests(*v)));
+    }
+    body.push_str("}\n");
+    let c = nvrtc::compile("consts.cu", &body, Target::Ptx(80), false).unwrap();
+    let ptx = nvrtc::ptx_text(&c).unwrap();
+    for v in values {
+        let bits = format!("0f{:08X}", v.to_bits());
+        assert!(
+            ptx.contains(&bits) || (v.to_bits() == 0 && ptx.contains("0f00000000")),
+            "{v}: {bits} not in\n{ptx}"
+        );
+    }
+}

@@ -1,0 +1,364 @@
+//! `eqfuse bench`: the benchmarked programs, their generated inputs, and the timing of the
+//! optimised plan, the unfused plan, the hand-written loop (`benches/handwritten.rs`) and a
+//! copy of the input bytes (the memory-bandwidth floor), all in one run.
+//!
+//! Each program is the conformance program of the same name (compiled into the binary), at
+//! a size that takes tens of milliseconds on a few cores: 1-d programs 2^24 elements,
+//! matrices 4096 × 4096, nbody 4096 bodies, mandelbrot 1024 × 1024. Times are medians of
+//! repeated runs. Before timing, the optimised plan's outputs are checked against the
+//! hand-written loop's.
+
+#[path = "../benches/handwritten.rs"]
+pub mod handwritten;
+
+use crate::{Arrays, Code, Error, OptimizeOptions, Result, Value};
+use std::time::{Duration, Instant};
+
+/// One benchmarked program.
+pub struct Program {
+    /// Its name (the conformance case's).
+    pub name: &'static str,
+    /// Its `.eqf` text.
+    pub source: &'static str,
+}
+
+macro_rules! programs {
+    ($($name:literal),* $(,)?) => {
+        /// The benchmarked programs, in report order.
+        pub const PROGRAMS: &[Program] = &[$(Program {
+            name: $name,
+            source: include_str!(concat!("../tests/conformance/", $name, "/program.eqf")),
+        }),*];
+    };
+}
+
+programs!(
+    "dotp",
+    "saxpy",
+    "sum_of_squares",
+    "map_chain",
+    "variance",
+    "softmax_rows",
+    "matvec",
+    "blackscholes",
+    "mandelbrot",
+    "nbody",
+    "filter_reduce",
+    "scans",
+    "histogram",
+);
+
+/// What one benchmark measured (DESIGN.md's `bench --json` object).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Measurement {
+    /// The program.
+    pub program: String,
+    /// Elements of its largest input (bodies for nbody).
+    pub elements: u64,
+    /// The backend that ran the plans.
+    pub backend: String,
+    /// Median seconds of the optimised plan.
+    pub fused_s: f64,
+    /// Median seconds of the unfused plan (one kernel per operation).
+    pub unfused_s: f64,
+    /// Median seconds of the hand-written fused loop (CPU; `None` on CUDA, where the
+    /// peers — CuPy and JAX, `scripts/gpu/peers.py` — are the baselines).
+    pub handwritten_s: Option<f64>,
+    /// Median seconds of copying the program's input bytes once (CPU; `None` on CUDA).
+    pub copy_s: Option<f64>,
+}
+
+/// Options of a benchmark run.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Scale of the sizes: 1.0 is the documented size; tests use small fractions.
+    pub scale: f64,
+    /// Least wall-clock time spent timing one variant (at least `min_runs` runs).
+    pub min_time: Duration,
+    /// Least number of timed runs per variant.
+    pub min_runs: usize,
+}
+
+impl Default for BenchOptions {
+    fn default() -> BenchOptions {
+        BenchOptions { scale: 1.0, min_time: Duration::from_millis(400), min_runs: 5 }
+    }
+}
+
+/// A deterministic generator (xorshift64*) of input data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+fn f32s(n: usize, rng: &mut Rng, lo: f64, hi: f64) -> Vec<f32> {
+    (0..n).map(|_| rng.uniform(lo, hi) as f32).collect()
+}
+
+fn f64s(n: usize, rng: &mut Rng, lo: f64, hi: f64) -> Vec<f64> {
+    (0..n).map(|_| rng.uniform(lo, hi)).collect()
+}
+
+fn scaled(n: usize, scale: f64) -> usize {
+    ((n as f64 * scale).round() as usize).max(1)
+}
+
+fn arr1<T: Clone>(v: &[T]) -> ndarray::ArrayD<T> {
+    ndarray::Array1::from(v.to_vec()).into_dyn()
+}
+
+fn arr2<T: Clone>(v: &[T], r: usize, c: usize) -> Result<ndarray::ArrayD<T>> {
+    ndarray::Array2::from_shape_vec((r, c), v.to_vec())
+        .map(|a| a.into_dyn())
+        .map_err(|e| Error::new(Code::Limit, format!("internal error: bench input shape: {e}")))
+}
+
+/// The inputs of benchmark `name` at `scale`, and a hand-written run of it that returns its
+/// outputs.
+pub type Handwritten = Box<dyn Fn() -> Arrays + Send + Sync>;
+
+/// Inputs, the element count reported, and the hand-written loop of program `name`.
+pub fn setup(name: &str, scale: f64) -> Result<(Arrays, u64, Handwritten)> {
+    use handwritten as h;
+    let mut rng = Rng(0x5EED_BE4C);
+    let n1 = scaled(1 << 24, scale);
+    let mut inputs = Arrays::new();
+    let v = |x: ndarray::ArrayD<f32>| Value::F32(x);
+    let out = |pairs: Vec<(&str, Value)>| -> Arrays {
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    };
+    let hw: Handwritten = match name {
+        "dotp" => {
+            let (xs, ys) = (f32s(n1, &mut rng, -1.0, 1.0), f32s(n1, &mut rng, -1.0, 1.0));
+            inputs.insert("xs".into(), v(arr1(&xs)));
+            inputs.insert("ys".into(), v(arr1(&ys)));
+            Box::new(move || out(vec![("dot", Value::scalar(crate::Scalar::F32(h::dotp(&xs, &ys))))]))
+        }
+        "saxpy" => {
+            let (xs, ys) = (f32s(n1, &mut rng, -1.0, 1.0), f32s(n1, &mut rng, -1.0, 1.0));
+            inputs.insert("alpha".into(), Value::scalar(crate::Scalar::F32(1.5)));
+            inputs.insert("xs".into(), v(arr1(&xs)));
+            inputs.insert("ys".into(), v(arr1(&ys)));
+            Box::new(move || out(vec![("zs", v(arr1(&h::saxpy(1.5, &xs, &ys))))]))
+        }
+        "sum_of_squares" => {
+            let n = n1 as i64;
+            inputs.insert("n".into(), Value::scalar(crate::Scalar::I64(n)));
+            Box::new(move || out(vec![("s", Value::scalar(crate::Scalar::I64(h::sum_of_squares(n))))]))
+        }
+        "map_chain" => {
+            let xs = f32s(n1, &mut rng, -4.0, 4.0);
+            inputs.insert("xs".into(), v(arr1(&xs)));
+            Box::new(move || out(vec![("d", v(arr1(&h::map_chain(&xs))))]))
+        }
+        "variance" => {
+            let xs = f64s(n1, &mut rng, -1.0, 1.0);
+            inputs.insert("xs".into(), Value::F64(arr1(&xs)));
+            Box::new(move || {
+                let (m, var) = h::variance(&xs);
+                out(vec![
+                    ("m", Value::scalar(crate::Scalar::F64(m))),
+                    ("var", Value::scalar(crate::Scalar::F64(var))),
+                ])
+            })
+        }
+        "softmax_rows" | "matvec" => {
+            let (r, c) = (scaled(4096, scale.sqrt()), scaled(4096, scale.sqrt()));
+            let m = f32s(r * c, &mut rng, -4.0, 4.0);
+            inputs.insert("m".into(), v(arr2(&m, r, c)?));
+            if name == "matvec" {
+                let vv = f32s(c, &mut rng, -1.0, 1.0);
+                inputs.insert("v".into(), v(arr1(&vv)));
+                Box::new(move || out(vec![("y", v(arr1(&h::matvec(&m, &vv))))]))
+            } else {
+                Box::new(move || {
+                    let sm = h::softmax_rows(&m, c);
+                    out(vec![("sm", v(arr2(&sm, r, c).unwrap_or_else(|_| arr1(&sm))))])
+                })
+            }
+        }
+        "blackscholes" => {
+            let (s, x, t) = (
+                f32s(n1, &mut rng, 5.0, 30.0),
+                f32s(n1, &mut rng, 1.0, 100.0),
+                f32s(n1, &mut rng, 0.25, 10.0),
+            );
+            inputs.insert("s".into(), v(arr1(&s)));
+            inputs.insert("x".into(), v(arr1(&x)));
+            inputs.insert("t".into(), v(arr1(&t)));
+            Box::new(move || {
+                let (c, p) = h::blackscholes(&s, &x, &t);
+                out(vec![("call", v(arr1(&c))), ("put", v(arr1(&p)))])
+            })
+        }
+        "mandelbrot" => {
+            let (hh, w) = (scaled(1024, scale.sqrt()), scaled(1024, scale.sqrt()));
+            let mut cr = Vec::with_capacity(hh * w);
+            let mut ci = Vec::with_capacity(hh * w);
+            for i in 0..hh {
+                for j in 0..w {
+                    cr.push(-2.0 + 3.0 * j as f64 / w as f64);
+                    ci.push(-1.5 + 3.0 * i as f64 / hh as f64);
+                }
+            }
+            inputs.insert("cr".into(), Value::F64(arr2(&cr, hh, w)?));
+            inputs.insert("ci".into(), Value::F64(arr2(&ci, hh, w)?));
+            Box::new(move || {
+                let n = h::mandelbrot(&cr, &ci, 24);
+                out(vec![("count", Value::I64(arr2(&n, hh, w).unwrap_or_else(|_| arr1(&n))))])
+            })
+        }
+        "nbody" => {
+            let n = scaled(4096, scale.sqrt());
+            let (px, py, pz) =
+                (f32s(n, &mut rng, -1.0, 1.0), f32s(n, &mut rng, -1.0, 1.0), f32s(n, &mut rng, -1.0, 1.0));
+            let mass = f32s(n, &mut rng, 0.5, 1.5);
+            for (k, a) in [("px", &px), ("py", &py), ("pz", &pz), ("mass", &mass)] {
+                inputs.insert(k.into(), v(arr1(a)));
+            }
+            Box::new(move || {
+                let (ax, ay, az) = h::nbody(&px, &py, &pz, &mass);
+                out(vec![("ax", v(arr1(&ax))), ("ay", v(arr1(&ay))), ("az", v(arr1(&az)))])
+            })
+        }
+        "filter_reduce" => {
+            let xs = f32s(n1, &mut rng, -1.0, 1.0);
+            inputs.insert("xs".into(), v(arr1(&xs)));
+            Box::new(move || {
+                let (total, count, kept) = h::filter_reduce(&xs);
+                out(vec![
+                    ("total", Value::scalar(crate::Scalar::F32(total))),
+                    ("count", Value::scalar(crate::Scalar::I64(count))),
+                    ("kept", v(arr1(&kept))),
+                ])
+            })
+        }
+        "scans" => {
+            let a: Vec<i64> = (0..n1).map(|_| (rng.next() % 2001) as i64 - 1000).collect();
+            inputs.insert("a".into(), Value::I64(arr1(&a)));
+            Box::new(move || {
+                let (inc, exc, runmax) = h::scans(&a);
+                out(vec![
+                    ("inc", Value::I64(arr1(&inc))),
+                    ("exc", Value::I64(arr1(&exc))),
+                    ("runmax", Value::I64(arr1(&runmax))),
+                ])
+            })
+        }
+        "histogram" => {
+            let bins: Vec<i64> = (0..n1).map(|_| (rng.next() % 16) as i64).collect();
+            inputs.insert("bins".into(), Value::I64(arr1(&bins)));
+            Box::new(move || {
+                let hst = h::histogram(&bins).unwrap_or_default();
+                out(vec![("h", Value::I64(arr1(&hst)))])
+            })
+        }
+        other => return Err(Error::new(Code::Input, format!("no benchmark called `{other}`"))),
+    };
+    // sum_of_squares' input is the count itself
+    let elements = if name == "sum_of_squares" {
+        n1 as u64
+    } else {
+        inputs.values().map(|v| v.len() as u64).max().unwrap_or(0)
+    };
+    Ok((inputs, elements, hw))
+}
+
+/// The median of repeated runs of `f` (at least `opts.min_runs`, for at least
+/// `opts.min_time`).
+pub fn median<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> f64 {
+    let started = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < opts.min_runs || started.elapsed() < opts.min_time {
+        let t = Instant::now();
+        std::hint::black_box(f());
+        times.push(t.elapsed().as_secs_f64());
+        if times.len() >= 1000 {
+            break;
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// The bytes of `v`'s elements.
+fn bytes_of(v: &Value) -> usize {
+    v.len() * v.elem_type().size_bytes()
+}
+
+/// Benchmarks program `p` on the CPU.
+pub fn bench_cpu(p: &Program, opts: &BenchOptions) -> Result<Measurement> {
+    bench(p, opts, crate::Backend::Cpu)
+}
+
+/// Benchmarks program `p` with its plans on `backend` (`Cpu` or `Cuda`).
+pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Result<Measurement> {
+    let prog = crate::parse(p.source)?;
+    let checked = crate::check(&prog)?;
+    let (inputs, elements, hw) = setup(p.name, opts.scale)?;
+    let sizes: std::collections::HashMap<String, u64> = {
+        let b = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())?;
+        b.sizes.iter().map(|(k, v)| (k.clone(), (*v).max(0) as u64)).collect()
+    };
+    let cuda = backend == crate::Backend::Cuda;
+    // optimise for the sizes being run, with the backend's cost model
+    let params = if cuda { crate::CostParams::gpu_default() } else { crate::cpu_cost_params() };
+    let oopts = OptimizeOptions {
+        cost: crate::CostContext { params, sizes, ..Default::default() },
+        ..OptimizeOptions::default()
+    };
+    let opt = crate::optimize_checked(checked.clone(), &oopts)?;
+    let bound = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())?;
+    let ropts = eqfuse_exec_cpu::RunOptions::default();
+    let copts = eqfuse_exec_cuda::CudaOptions::default();
+    let run = |plan: &eqfuse_ir::plan::Plan| {
+        if cuda {
+            eqfuse_exec_cuda::run(plan, &inputs, &bound.sizes, &copts)
+        } else {
+            eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts)
+        }
+    };
+    // check before timing: the optimised plan against the hand-written loop
+    let got = run(&opt.result.plan)?;
+    let want = hw();
+    let tol = eqfuse_ir::value::Tolerance { rtol: 1e-3, atol: 1e-3, mismatch_fraction: 1e-3 };
+    for (k, w) in &want {
+        let g = got.get(k).ok_or_else(|| Error::new(Code::Limit, format!("{}: no output `{k}`", p.name)))?;
+        eqfuse_ir::value::compare(g, w, &tol).map_err(|m| {
+            Error::new(
+                Code::Limit,
+                format!("{}: the plan and the hand-written loop differ on `{k}`: {m}", p.name),
+            )
+        })?;
+    }
+    let fused_s = median(opts, || run(&opt.result.plan));
+    let unfused_s = median(opts, || run(&opt.result.unfused_plan));
+    let (handwritten_s, copy_s) = if cuda {
+        (None, None)
+    } else {
+        let total: usize = inputs.values().map(bytes_of).sum();
+        let src = vec![1u8; total.max(1)];
+        let mut dst = vec![0u8; total.max(1)];
+        (Some(median(opts, &hw)), Some(median(opts, || handwritten::copy_floor(&src, &mut dst))))
+    };
+    Ok(Measurement {
+        program: p.name.to_string(),
+        elements,
+        backend: backend.name().into(),
+        fused_s,
+        unfused_s,
+        handwritten_s,
+        copy_s,
+    })
+}

@@ -1,0 +1,169 @@
+//! Every conformance case (`tests/conformance`, and `../shared/conformance` when it exists)
+//! on the CPU executor: the optimised plan and the unfused plan, through the public API and
+//! through the binary (`eqfuse run --backend cpu`, with and without `--no-opt`). Outputs
+//! within the case's tolerances, or the expected error code.
+
+mod common;
+
+use common::{project_cases, scratch, shared_cases, Case};
+use eqfuse::{Backend, OptimizeOptions};
+use std::process::Command;
+
+/// Which plan of the program runs.
+#[derive(Clone, Copy, Debug)]
+enum Which {
+    Optimised,
+    Unfused,
+}
+
+/// Checks a run's result against the case; `Err` describes a mismatch.
+fn judge(case: &Case, result: eqfuse::Result<eqfuse::Arrays>) -> Result<(), String> {
+    match (&case.spec.error, result) {
+        (Some(code), Err(e)) if e.code.as_str() == code => Ok(()),
+        (Some(code), Err(e)) => Err(format!("expected {code}, got {e}")),
+        (Some(code), Ok(_)) => Err(format!("expected {code}, but the run succeeded")),
+        (None, Err(e)) => Err(format!("failed: {e}")),
+        (None, Ok(out)) => case.compare(&out),
+    }
+}
+
+/// Runs a case's plan on the CPU executor through the API.
+fn via_api(case: &Case, which: Which) -> Result<(), String> {
+    let result = eqfuse::parse(&case.source()).and_then(|p| eqfuse::check(&p)).and_then(|c| {
+        let inputs = eqfuse::files::read_inputs(Some(&case.inputs_dir()), &[])?;
+        // input errors come first, as `eqfuse run` reports them
+        eqfuse::ir::bind::bind_inputs(&c, &inputs, &eqfuse::Limits::default())?;
+        let opt = eqfuse::optimize_checked(c.clone(), &OptimizeOptions::default())?;
+        let plan = match which {
+            Which::Optimised => &opt.result.plan,
+            Which::Unfused => &opt.result.unfused_plan,
+        };
+        eqfuse::backend::run_plan(plan, &c, Backend::Cpu, &inputs)
+    });
+    judge(case, result)
+}
+
+/// The facade's own entry points: `eqfuse::run` on the CPU and `Optimized::run`.
+fn via_facade(case: &Case) -> Result<(), String> {
+    let checked = eqfuse::parse(&case.source()).and_then(|p| eqfuse::check(&p));
+    let inputs = || eqfuse::files::read_inputs(Some(&case.inputs_dir()), &[]);
+    let direct = checked.clone().and_then(|c| eqfuse::run(&c, Backend::Cpu, &inputs()?));
+    judge(case, direct).map_err(|m| format!("eqfuse::run: {m}"))?;
+    let unfused = checked.clone().and_then(|c| eqfuse::backend::run_unfused(&c, Backend::Cpu, &inputs()?));
+    judge(case, unfused).map_err(|m| format!("run_unfused: {m}"))?;
+    if case.spec.error.is_none() {
+        let opt = checked.and_then(|c| eqfuse::optimize_checked(c, &OptimizeOptions::default()));
+        let out = opt.and_then(|o| o.run(Backend::Cpu, &inputs()?));
+        judge(case, out).map_err(|m| format!("Optimized::run: {m}"))?;
+    }
+    Ok(())
+}
+
+/// Runs a case through the binary on the CPU backend; `Err` describes a failure.
+fn via_binary(case: &Case, no_opt: bool) -> Result<(), String> {
+    let tag = if no_opt { "cpu-noopt" } else { "cpu" };
+    let out_dir = scratch(&format!("conformance-{}-{tag}", case.name));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_eqfuse"));
+    cmd.arg("run")
+        .arg(case.program())
+        .arg("--inputs")
+        .arg(case.inputs_dir())
+        .arg("--out")
+        .arg(&out_dir)
+        .args(["--backend", "cpu"]);
+    if no_opt {
+        cmd.arg("--no-opt");
+    }
+    let output = cmd.output().map_err(|e| format!("cannot start eqfuse: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match &case.spec.error {
+        Some(code) => {
+            let first = stderr.lines().next().unwrap_or("");
+            if output.status.code() != Some(1) {
+                return Err(format!(
+                    "expected exit status 1, got {:?}; stderr: {stderr}",
+                    output.status.code()
+                ));
+            }
+            if !first.starts_with(&format!("error[{code}]: ")) {
+                return Err(format!("expected `error[{code}]: ...` first on stderr, got: {stderr}"));
+            }
+            Ok(())
+        }
+        None => {
+            if !output.status.success() {
+                return Err(format!("exit status {:?}; stderr: {stderr}", output.status.code()));
+            }
+            let mut outs = eqfuse::Arrays::new();
+            for name in case.spec.outputs.clone().unwrap_or_default() {
+                let p = out_dir.join(format!("{name}.npy"));
+                outs.insert(name, eqfuse::ir::npy::read_value(&p).map_err(|e| e.to_string())?);
+            }
+            case.compare(&outs)
+        }
+    }
+}
+
+fn run_all(label: &str, cases: &[Case], f: impl Fn(&Case) -> Result<(), String>) {
+    let failures: Vec<String> =
+        cases.iter().filter_map(|c| f(c).err().map(|m| format!("  {}: {m}", c.name))).collect();
+    assert!(
+        failures.is_empty(),
+        "{label}: {} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn cpu_optimised_plan_via_api() {
+    run_all("optimised plan", &project_cases(), |c| via_api(c, Which::Optimised));
+}
+
+#[test]
+fn cpu_unfused_plan_via_api() {
+    run_all("unfused plan", &project_cases(), |c| via_api(c, Which::Unfused));
+}
+
+#[test]
+fn cpu_through_the_facade() {
+    run_all("facade", &project_cases(), via_facade);
+}
+
+#[test]
+fn cpu_via_binary() {
+    run_all("eqfuse run --backend cpu", &project_cases(), |c| via_binary(c, false));
+}
+
+#[test]
+fn cpu_no_opt_via_binary() {
+    run_all("eqfuse run --backend cpu --no-opt", &project_cases(), |c| via_binary(c, true));
+}
+
+#[test]
+fn cpu_shared_suite_when_present() {
+    // ../shared/conformance may have grown past the project's copy; run it too.
+    if let Some(cases) = shared_cases() {
+        run_all("shared, optimised plan", &cases, |c| via_api(c, Which::Optimised));
+        run_all("shared, unfused plan", &cases, |c| via_api(c, Which::Unfused));
+        run_all("shared, binary", &cases, |c| via_binary(c, false));
+        run_all("shared, binary --no-opt", &cases, |c| via_binary(c, true));
+    }
+}
+
+#[test]
+fn auto_is_the_cpu() {
+    assert_eq!(Backend::auto(), Backend::Cpu);
+    assert_eq!("auto".parse::<Backend>().ok(), Some(Backend::Cpu));
+}
+
+#[test]
+fn cuda_is_still_e_device() {
+    let prog = eqfuse::parse("input xs : f32[n]\noutput s = reduce (+) 0 xs").and_then(|p| eqfuse::check(&p));
+    let Ok(checked) = prog else { panic!("the program checks") };
+    let mut inputs = eqfuse::Arrays::new();
+    inputs.insert("xs".into(), eqfuse::Value::from(ndarray::arr1(&[1.0f32, 2.0]).into_dyn()));
+    let err = eqfuse::run(&checked, Backend::Cuda, &inputs).err().map(|e| e.code);
+    assert_eq!(err, Some(eqfuse::Code::Device));
+}
