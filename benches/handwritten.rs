@@ -22,15 +22,10 @@ pub fn dotp(xs: &[f32], ys: &[f32]) -> f32 {
         .sum()
 }
 
-/// `zs = map (\x y -> alpha * x + y) xs ys`.
+/// `zs = map (\x y -> alpha * x + y) xs ys` (collected straight into the output: no
+/// zeroing pass over it first).
 pub fn saxpy(alpha: f32, xs: &[f32], ys: &[f32]) -> Vec<f32> {
-    let mut out = vec![0.0f32; xs.len()];
-    out.par_chunks_mut(CHUNK).zip(xs.par_chunks(CHUNK)).zip(ys.par_chunks(CHUNK)).for_each(|((o, a), b)| {
-        for ((o, x), y) in o.iter_mut().zip(a).zip(b) {
-            *o = alpha * x + y;
-        }
-    });
-    out
+    xs.par_iter().zip(ys).with_min_len(CHUNK).map(|(x, y)| alpha * x + y).collect()
 }
 
 /// `s = reduce (+) 0 (map (\x -> x * x) (iota n))` (i64, wrapping).
@@ -48,13 +43,7 @@ pub fn sum_of_squares(n: i64) -> i64 {
 
 /// `d = sqrt (abs ((xs + 1) * 2 - 3))`, elementwise.
 pub fn map_chain(xs: &[f32]) -> Vec<f32> {
-    let mut out = vec![0.0f32; xs.len()];
-    out.par_chunks_mut(CHUNK).zip(xs.par_chunks(CHUNK)).for_each(|(o, a)| {
-        for (o, x) in o.iter_mut().zip(a) {
-            *o = (((x + 1.0) * 2.0) - 3.0).abs().sqrt();
-        }
-    });
-    out
+    xs.par_iter().with_min_len(CHUNK).map(|x| (((x + 1.0) * 2.0) - 3.0).abs().sqrt()).collect()
 }
 
 /// `(mean, var)` of `xs` (two passes: the mean, then the squared deviations).
