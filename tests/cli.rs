@@ -298,3 +298,28 @@ fn bench_prints_the_designed_json_and_checks_its_results() {
     assert_fails(&eqfuse(&["bench", "--filter", "no-such-program"]), "E-INPUT");
     assert_fails(&eqfuse(&["bench", "--backend", "cuda"]), "E-DEVICE");
 }
+
+#[test]
+fn explain_writes_each_kernels_cuda_source() {
+    let prog = case("softmax_rows").join("program.eqf");
+    let dir = std::env::temp_dir().join(format!("eqfuse-cuda-src-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = eqfuse(&[
+        "explain",
+        prog.to_str().expect("utf8"),
+        "--backend",
+        "cuda",
+        "--cuda-source",
+        dir.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["k0_reduce.cu", "k1_reduce.cu", "k2_generate.cu"]);
+    let k1 = std::fs::read_to_string(dir.join("k1_reduce.cu")).expect("source");
+    assert!(k1.contains("__global__"), "{k1}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

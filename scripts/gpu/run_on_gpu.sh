@@ -69,7 +69,8 @@ echo "conformance: $pass passed, $fail failed" | tee -a "$OUT/conformance.txt"
 
 # 2. eqfuse's own benchmarks
 if [ -z "${SKIP_BENCH:-}" ]; then
-  if "$BIN" bench --backend "$BACKEND" --json >"$OUT/bench.json" 2>"$OUT/bench.stderr.txt"; then
+  # --scale 8: 2^27 elements for the 1-d programs, sizes that fill a GPU
+  if "$BIN" bench --backend "$BACKEND" --scale "${BENCH_SCALE:-8}" --json >"$OUT/bench.json" 2>"$OUT/bench.stderr.txt"; then
     echo "bench: $OUT/bench.json"
   else
     echo "bench failed: see $OUT/bench.stderr.txt"
