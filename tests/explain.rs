@@ -234,3 +234,47 @@ fn chosen_plans_beat_the_unfused_plan_and_match_exhaustive_search() {
     }
     assert!(enumerated >= 20);
 }
+
+/// Loop recovery: the iterated map, the iterate builtin and mandelbrot's joint recurrence
+/// (three arrays per step, rolled into one loop with tuple state) are one kernel with a
+/// loop each.
+#[test]
+fn recurrences_are_one_kernel_with_a_loop() {
+    for name in ["iterated_map", "iterate_builtin", "mandelbrot"] {
+        let o = one_kernel(name);
+        let j = o.explain_json();
+        assert!(j["kernels"][0]["loops"].as_u64().is_some_and(|l| l >= 1), "{name}: {j}");
+    }
+}
+
+/// A joint recurrence of three arrays (two coordinates and an escape count, as in
+/// mandelbrot, with other arithmetic): rolled into a loop with tuple state, and computing
+/// exactly what the reference interpreter computes.
+#[test]
+fn a_joint_recurrence_rolls_and_stays_exact() {
+    let mut src =
+        String::from("input x : f64[n]\nlet u0 = x\nlet v0 = map (\\a -> a * 0.5) x\nlet n0 = fill [n] 0\n");
+    for k in 0..8 {
+        let j = k + 1;
+        src.push_str(&format!(
+            "let e{k} = map (\\u v -> u * u + v * v > 50.0) u{k} v{k}\n\
+             let u{j} = map (\\e u v -> if e then u else u * 0.5 + v) e{k} u{k} v{k}\n\
+             let v{j} = map (\\e u v -> if e then v else v * 0.5 - u) e{k} u{k} v{k}\n\
+             let n{j} = map (\\e m -> if e then m else m + 1) e{k} n{k}\n"
+        ));
+    }
+    src.push_str("output r = n8\n");
+    let o = optimized_src(&src);
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", explain(&o));
+    assert!(o.kernels.kernels[0].loops >= 1, "{}", explain(&o));
+    let prog = eqfuse::parse(&src).expect("parses");
+    let checked = eqfuse::check(&prog).expect("checks");
+    let mut inputs = eqfuse::Arrays::new();
+    let xs: Vec<f64> = (0..64).map(|i| (i as f64 - 20.0) * 1.7).collect();
+    inputs.insert("x".into(), eqfuse::Value::F64(ndarray::Array1::from(xs).into_dyn()));
+    let want = eqfuse::run(&checked, eqfuse::Backend::Reference, &inputs).expect("runs");
+    for backend in [eqfuse::Backend::Reference, eqfuse::Backend::Cpu] {
+        let got = eqfuse::backend::run_plan(&o.result.plan, &checked, backend, &inputs).expect("runs");
+        assert_eq!(got["r"], want["r"], "{backend}");
+    }
+}

@@ -52,6 +52,7 @@ pub mod kernels;
 pub mod lang;
 pub mod lower;
 pub mod model;
+pub mod roll;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;

@@ -224,6 +224,7 @@ impl<'a> Lowerer<'a> {
             let v = self.output_value(o, &name)?;
             self.plan.outputs.push((name, v));
         }
+        roll_kernels(&mut self.plan.steps);
         Ok(self.plan)
     }
 
@@ -1076,6 +1077,21 @@ impl<'a> Lowerer<'a> {
             }
             n => return Err(internal(format!("not a scalar: {n:?}"))),
         })
+    }
+}
+
+/// Rolls unrolled recurrences in the element functions of single-result kernels
+/// ([`crate::roll`]).
+fn roll_kernels(steps: &mut [Step]) {
+    for st in steps {
+        match st {
+            Step::Kernel(k) if k.lanes.len() == 1 => crate::roll::roll(&mut k.elem),
+            Step::If { then_steps, else_steps, .. } => {
+                roll_kernels(then_steps);
+                roll_kernels(else_steps);
+            }
+            _ => {}
+        }
     }
 }
 
