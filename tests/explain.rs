@@ -278,3 +278,19 @@ fn a_joint_recurrence_rolls_and_stays_exact() {
         assert_eq!(got["r"], want["r"], "{backend}");
     }
 }
+
+/// A generated chain of 1000 identical maps is one kernel with a loop (DESIGN.md's loop
+/// recovery at scale; how long it takes is for `eqfuse explain` to print, not to assert).
+#[test]
+fn a_thousand_chained_maps_become_one_loop() {
+    let mut src = String::from("input x0 : f32[n]\n");
+    for i in 1..=1000 {
+        src.push_str(&format!("let x{i} = map (\\x -> 0.5 * x + 0.25 * sin x) x{}\n", i - 1));
+    }
+    src.push_str("output y = x1000\n");
+    let o = optimized_src(&src);
+    assert_eq!(o.result.stop_reason, "saturated", "{}", explain(&o));
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", explain(&o));
+    assert_eq!(o.kernels.kernels[0].loops, 1, "{}", explain(&o));
+    assert!(format!("{}", o.result.plan).contains("loop r"), "{}", o.result.plan);
+}
