@@ -97,10 +97,12 @@ pub(crate) trait Elem: Copy + Default + PartialEq + PartialOrd + Send + Sync + '
     fn scalar(self) -> Scalar;
     /// From a scalar of this type.
     fn of_scalar(s: Scalar) -> Option<Self>;
+    /// Bit-for-bit equality (`-0.0` and `0.0` differ, a NaN equals the same NaN).
+    fn same(self, other: Self) -> bool;
 }
 
 macro_rules! elem_impl {
-    ($t:ty, $v:ident) => {
+    ($t:ty, $v:ident, $same:expr) => {
         impl Elem for $t {
             const TY: ElemType = ElemType::$v;
             fn vec(c: &Col) -> Option<&Vec<Self>> {
@@ -142,14 +144,19 @@ macro_rules! elem_impl {
                     _ => None,
                 }
             }
+            #[inline(always)]
+            fn same(self, other: Self) -> bool {
+                let f: fn($t, $t) -> bool = $same;
+                f(self, other)
+            }
         }
     };
 }
-elem_impl!(bool, Bool);
-elem_impl!(i32, I32);
-elem_impl!(i64, I64);
-elem_impl!(f32, F32);
-elem_impl!(f64, F64);
+elem_impl!(bool, Bool, |a, b| a == b);
+elem_impl!(i32, I32, |a, b| a == b);
+elem_impl!(i64, I64, |a, b| a == b);
+elem_impl!(f32, F32, |a, b| a.to_bits() == b.to_bits());
+elem_impl!(f64, F64, |a, b| a.to_bits() == b.to_bits());
 
 /// Takes the vector out of a column of type `T` (a fresh one when the column is of another
 /// type), keeping its capacity for reuse.

@@ -82,6 +82,9 @@ pub(crate) struct Program<'s> {
     pub ret: Vec<usize>,
     /// How many nested frames the code may need beyond the first.
     pub depth: usize,
+    /// How many registers may hold a column (parameters and instructions' results; the
+    /// plan's register numbers may leave many unused), for the block length.
+    pub live: usize,
     /// The arrays read, by slot.
     pub arrays: Vec<ArrInfo<'s>>,
     /// Registers that are never written: contiguous reads of the function's own block that
@@ -201,6 +204,7 @@ pub(crate) fn compile<'s>(func: &Func, env: &dyn Env<'s>, space: Option<&[usize]
         env,
         space: space.map(<[usize]>::to_vec),
         depth: 0,
+        written: 0,
     };
     for d in c.defined.iter_mut().take(func.params.len()) {
         *d = true;
@@ -219,6 +223,7 @@ pub(crate) fn compile<'s>(func: &Func, env: &dyn Env<'s>, space: Option<&[usize]
         body,
         ret,
         depth: c.depth,
+        live: c.written + c.nparams,
         arrays: c.arrays,
         slice,
         space: c.space,
@@ -276,6 +281,7 @@ struct Compiler<'e, 's> {
     env: &'e dyn Env<'s>,
     space: Option<Vec<usize>>,
     depth: usize,
+    written: usize,
 }
 
 /// Whether `t` is a number type.
@@ -333,6 +339,7 @@ impl<'s> Compiler<'_, 's> {
         if ri < self.nparams {
             return Err(internal(format!("parameter r{r} is assigned")));
         }
+        self.written += 1;
         if let Some(d) = self.defined.get_mut(ri) {
             *d = true;
         }

@@ -576,7 +576,7 @@ fn folds(
         }
     }
     if total > 0 {
-        let bs = block_len(ctx.block, prog.types.len());
+        let bs = block_len(ctx.block, prog.live);
         let b = blocks(rows, inner, bs)?;
         let lens: Vec<usize> = b.list.iter().map(|x| x.1).collect();
         let mut gen_parts = Vec::with_capacity(gen_cols.len());
@@ -733,7 +733,7 @@ fn scan(
     if total == 0 {
         return Ok((shape.to_vec(), out));
     }
-    let bs = block_len(ctx.block, prog.types.len());
+    let bs = block_len(ctx.block, prog.live);
     let b = blocks(rows, inner, bs)?;
     let lens: Vec<usize> = b.list.iter().map(|x| x.1).collect();
     let parts = out.as_mut().split(lens.iter().copied()).ok_or_else(|| internal("blocks past the output"))?;
@@ -829,7 +829,7 @@ fn filter(
         return Err(internal("a filter predicate that does not take the element"));
     }
     check_ret(&pprog, 0, ElemType::Bool, kind)?;
-    let bs = block_len(ctx.block, prog.types.len() + pprog.types.len());
+    let bs = block_len(ctx.block, prog.live + pprog.live);
     let starts: Vec<usize> = (0..total).step_by(bs).collect();
     let results: Vec<Result<Col>> = starts
         .par_iter()
@@ -973,7 +973,7 @@ fn permute(
     if total == 0 {
         return Ok((d.shape.clone(), out));
     }
-    let bs = block_len(ctx.block, prog.types.len() + tprog.types.len());
+    let bs = block_len(ctx.block, prog.live + tprog.live);
     let nblocks = total.div_ceil(bs);
     let tasks = if ctx.threads > 1 && nblocks > 1 && dlen <= total { ctx.threads.min(nblocks) } else { 1 };
     let w = PermWork { prog: &prog, tprog: &tprog, comb: &comb, dst: &dst, shape, kind, bs, total };
@@ -991,10 +991,21 @@ fn permute(
     let partials: Vec<Result<(Col, Vec<bool>)>> = (0..tasks)
         .into_par_iter()
         .map(|t| {
+            let mut st = PermState::new(&w);
+            let blocks = t * per..((t + 1) * per).min(nblocks);
+            if let Some(id) = identity(&comb, ty) {
+                // a partial starting at the operator's identity needs no first touches
+                let mut partial = with_type!(ty, T => {
+                    T::wrap(vec![T::of_scalar(id).ok_or_else(|| internal("an identity of another type"))?; dlen])
+                });
+                for b in blocks {
+                    st.block(&w, b, &mut partial, None)?;
+                }
+                return Ok((partial, vec![true; dlen]));
+            }
             let mut partial = Col::zeros(ty, dlen);
             let mut touched = vec![false; dlen];
-            let mut st = PermState::new(&w);
-            for b in t * per..((t + 1) * per).min(nblocks) {
+            for b in blocks {
                 st.block(&w, b, &mut partial, Some(&mut touched))?;
             }
             Ok((partial, touched))
@@ -1006,6 +1017,27 @@ fn permute(
         merge(&comb, &mut vm, &mut out, &partial, &touched)?;
     }
     Ok((d.shape.clone(), out))
+}
+
+/// The identity of a known operator on an integer or boolean type (`x op id == x` for
+/// every `x`, exactly); none for floats (`0.0 + -0.0` is `0.0`) and other operators.
+fn identity(comb: &Comb<'_>, ty: ElemType) -> Option<Scalar> {
+    let Comb::Known(k) = comb else {
+        return None;
+    };
+    Some(match (ty, k) {
+        (ElemType::I32, OpKind::Add) => Scalar::I32(0),
+        (ElemType::I32, OpKind::Mul) => Scalar::I32(1),
+        (ElemType::I32, OpKind::Min) => Scalar::I32(i32::MAX),
+        (ElemType::I32, OpKind::Max) => Scalar::I32(i32::MIN),
+        (ElemType::I64, OpKind::Add) => Scalar::I64(0),
+        (ElemType::I64, OpKind::Mul) => Scalar::I64(1),
+        (ElemType::I64, OpKind::Min) => Scalar::I64(i64::MAX),
+        (ElemType::I64, OpKind::Max) => Scalar::I64(i64::MIN),
+        (ElemType::Bool, OpKind::Min | OpKind::And) => Scalar::Bool(true),
+        (ElemType::Bool, OpKind::Max | OpKind::Or) => Scalar::Bool(false),
+        _ => return None,
+    })
 }
 
 /// `out[i] = out[i] op partial[i]` where `touched[i]`.
@@ -1090,6 +1122,30 @@ impl PermState {
             };
             return Err(first_error(&mut self.vm, w.prog, w.shape, w.kind, start, len, failed, &mut more));
         }
+        if let (Comb::Known(k), [tr], [_]) = (w.comb, w.tprog.ret.as_slice(), w.dst.shape) {
+            let r = *w.prog.ret.first().ok_or_else(|| internal("no result register"))?;
+            let (tcol, tuni) = self.tvm.reg(w.tprog, *tr).map_err(|e| e.err)?;
+            let (xcol, xuni) = self.vm.reg(w.prog, r).map_err(|e| e.err)?;
+            let ts = i64::vec(tcol).ok_or_else(|| internal("a target that is not i64"))?;
+            if !tuni && ts.len() == len {
+                let done = with_type!(out.ty(), T => {
+                    let o = T::vec_mut(out).ok_or_else(|| internal("a permute output of another type"))?;
+                    if touched.as_ref().is_some_and(|t| t.len() != o.len()) {
+                        return Err(internal("a permute's first touches of another length"));
+                    }
+                    let xs = T::vec(xcol).ok_or_else(|| internal("elements of another type"))?;
+                    match (xuni, xs.as_slice()) {
+                        (true, &[x]) => combine_at(*k, o, touched, ts, |_| x),
+                        (false, xs) if xs.len() == len => combine_at(*k, o, touched, ts, |pos| xs[pos]),
+                        _ => return Err(internal("a permute's elements of another length than its block")),
+                    }
+                });
+                return done.map_err(|pos| {
+                    let t = ts.get(pos).copied().unwrap_or(0);
+                    w.dst.flat(&[t], w.shape, start + pos).err().unwrap_or_else(|| internal("a target"))
+                });
+            }
+        }
         // the targets, checked in order
         self.flats.clear();
         let mut cols = Vec::with_capacity(w.tprog.ret.len());
@@ -1132,6 +1188,48 @@ impl PermState {
         let xs = full(col, uni, len)?;
         apply(w.comb, &mut self.cvm, out, touched, &self.flats, &xs)
     }
+}
+
+/// [`apply`] for a known operator into a rank-1 destination `o`, in one pass over the
+/// targets `ts` (`x(pos)`: element `pos`): `-1` drops an element; `Err(pos)`: the first
+/// element whose target is out of range (the elements before it are combined already).
+fn combine_at<T: num::Comb>(
+    k: OpKind,
+    o: &mut [T],
+    touched: Option<&mut [bool]>,
+    ts: &[i64],
+    x: impl Fn(usize) -> T,
+) -> std::result::Result<(), usize> {
+    let dlen = o.len();
+    match touched {
+        None => {
+            for (pos, &t) in ts.iter().enumerate() {
+                match usize::try_from(t) {
+                    Ok(f) if f < dlen => o[f] = <T as num::Comb>::comb(k, o[f], x(pos)),
+                    _ if t == -1 => {}
+                    _ => return Err(pos),
+                }
+            }
+        }
+        Some(seen) => {
+            // (the caller checks that `seen` is as long as `o`)
+            for (pos, &t) in ts.iter().enumerate() {
+                match usize::try_from(t) {
+                    Ok(f) if f < dlen => match seen.get_mut(f) {
+                        Some(s) if *s => o[f] = <T as num::Comb>::comb(k, o[f], x(pos)),
+                        Some(s) => {
+                            *s = true;
+                            o[f] = x(pos);
+                        }
+                        None => return Err(pos),
+                    },
+                    _ if t == -1 => {}
+                    _ => return Err(pos),
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `out[f] = out[f] op x` for each element `x` and its flat target `f` (a first touch of a
