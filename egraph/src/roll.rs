@@ -3,7 +3,7 @@
 //! `Loop` with tuple state.
 //!
 //! The rules stage turns a chain of applications of one *function* into an `iterate`
-//! ([`eqfuse_rules::loops`]); a joint recurrence written as several arrays per step has no
+//! (`eqfuse_rules::loops`); a joint recurrence written as several arrays per step has no
 //! such function. Here, on the lowered code, the step is found by matching the result's
 //! computation against its previous step:
 //!
