@@ -27,7 +27,7 @@ use crate::vm::{fmt_i64s, fmt_shape, Vm, VmErr};
 use eqfuse_ir::ast::BinOp;
 use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Arg, Func, Inst, Kernel, Lane, LaneOp, ValueId};
+use eqfuse_ir::plan::{Func, Inst, Kernel, Lane, LaneOp, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
 use rayon::prelude::*;
@@ -81,42 +81,7 @@ pub(crate) fn run(env: &StoreRef<'_, '_>, k: &Kernel, kidx: usize, ctx: &Ctx) ->
 /// The kernel's space: `E-SHAPE` for a negative extent, `E-LIMIT` when the element count
 /// overflows `i64`.
 fn space(env: &StoreRef<'_, '_>, k: &Kernel) -> Result<(Vec<usize>, usize)> {
-    if k.space.is_empty() {
-        return Err(internal(format!("`{}` kernel over an empty space", k.kind)));
-    }
-    let mut dims = Vec::with_capacity(k.space.len());
-    for a in &k.space {
-        dims.push(match a {
-            Arg::Const(c) => *c,
-            Arg::Value(v) => match env.load(*v)? {
-                Scalar::I64(n) => n,
-                other => {
-                    return Err(internal(format!(
-                        "the extent `{}` is {}, not i64",
-                        env.0.name(*v),
-                        other.elem_type()
-                    )))
-                }
-            },
-        });
-    }
-    let mut shape = Vec::with_capacity(dims.len());
-    let mut n: i64 = 1;
-    for &d in &dims {
-        let Ok(du) = usize::try_from(d) else {
-            return Err(Error::new(
-                Code::Shape,
-                format!("`{}`: negative size {d} in shape {}", k.kind, fmt_i64s(&dims)),
-            ));
-        };
-        n = n.checked_mul(d).ok_or_else(|| {
-            Error::limit(format!("`{}`: the size of shape {} overflows i64", k.kind, fmt_i64s(&dims)))
-        })?;
-        shape.push(du);
-    }
-    let total = usize::try_from(n)
-        .map_err(|_| Error::limit(format!("`{}`: size {n} does not fit in memory", k.kind)))?;
-    Ok((shape, total))
+    k.shape(|v| env.load(v), |v| env.0.name(v))
 }
 
 /// The product of `dims`, checked (`E-LIMIT` when it overflows `i64`).

@@ -14,8 +14,8 @@
 use crate::codegen::{self, KernelCode, Skeleton, Slot};
 use crate::host::{self, internal};
 use crate::CudaOptions;
-use eqfuse_ir::error::{Code, Error, Result, Span};
-use eqfuse_ir::plan::{Arg, Kernel, LaneOp, Origin, Plan, Step, ValueId};
+use eqfuse_ir::error::{Error, Result, Span};
+use eqfuse_ir::plan::{Kernel, LaneOp, Origin, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::{Scalar, Value};
 use indexmap::IndexMap;
@@ -588,39 +588,17 @@ impl<'p, G: Gpu> Run<'p, G> {
     /// The kernel's space: `E-SHAPE` for a negative extent, `E-LIMIT` when its size
     /// overflows `i64`.
     fn space(&mut self, k: &Kernel) -> Result<(Vec<usize>, usize)> {
-        let mut dims = Vec::with_capacity(k.space.len());
+        // the host scalars first (reading one may need `&mut self`), then the shared checks
+        let mut loaded = std::collections::HashMap::new();
         for a in &k.space {
-            dims.push(match a {
-                Arg::Const(c) => *c,
-                Arg::Value(v) => match self.host_scalar(*v)? {
-                    Scalar::I64(n) => n,
-                    other => {
-                        return Err(internal(format!(
-                            "the extent `{}` is {}, not i64",
-                            self.name(*v),
-                            other.elem_type()
-                        )))
-                    }
-                },
-            });
+            if let eqfuse_ir::plan::Arg::Value(v) = a {
+                loaded.insert(*v, self.host_scalar(*v)?);
+            }
         }
-        let mut shape = Vec::with_capacity(dims.len());
-        let mut n: i64 = 1;
-        for &d in &dims {
-            let Ok(du) = usize::try_from(d) else {
-                return Err(Error::new(
-                    Code::Shape,
-                    format!("`{}`: negative size {d} in shape {}", k.kind, fmt_shape(&dims)),
-                ));
-            };
-            n = n.checked_mul(d).ok_or_else(|| {
-                Error::limit(format!("`{}`: the size of shape {} overflows i64", k.kind, fmt_shape(&dims)))
-            })?;
-            shape.push(du);
-        }
-        let total = usize::try_from(n)
-            .map_err(|_| Error::limit(format!("`{}`: size {n} does not fit in memory", k.kind)))?;
-        Ok((shape, total))
+        k.shape(
+            |v| loaded.get(&v).copied().ok_or_else(|| internal(format!("extent v{v} not loaded"))),
+            |v| self.name(v),
+        )
     }
 
     /// Refuses an array of `count` elements of `elem` over the limit (before allocating).

@@ -14,7 +14,7 @@
 //! value read before it is computed, a type that disagrees) is an `E-LIMIT` error whose
 //! message starts with "internal error", never a panic.
 
-use super::{Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId};
+use super::{Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId};
 use crate::ast::Limits;
 use crate::error::{Code, Error, Result, Span};
 use crate::interp::scalar::{binary, unary};
@@ -648,42 +648,7 @@ fn count(kind: &str, dims: &[usize]) -> Result<usize> {
 /// Evaluates the kernel's space: `E-SHAPE` for a negative extent, `E-LIMIT` when the element
 /// count overflows `i64`.
 fn space(store: &Store<'_>, k: &Kernel) -> Result<(Vec<usize>, usize)> {
-    if k.space.is_empty() {
-        return Err(internal(format!("`{}` kernel over an empty space", k.kind)));
-    }
-    let mut dims = Vec::with_capacity(k.space.len());
-    for a in &k.space {
-        dims.push(match a {
-            Arg::Const(c) => *c,
-            Arg::Value(v) => match store.load(*v)? {
-                Scalar::I64(n) => n,
-                other => {
-                    return Err(internal(format!(
-                        "the extent `{}` is {}, not i64",
-                        store.name(*v),
-                        other.elem_type()
-                    )))
-                }
-            },
-        });
-    }
-    let mut shape = Vec::with_capacity(dims.len());
-    let mut n: i64 = 1;
-    for &d in &dims {
-        let Ok(du) = usize::try_from(d) else {
-            return Err(Error::new(
-                Code::Shape,
-                format!("`{}`: negative size {d} in shape {}", k.kind, fmt_i64s(&dims)),
-            ));
-        };
-        n = n.checked_mul(d).ok_or_else(|| {
-            Error::limit(format!("`{}`: the size of shape {} overflows i64", k.kind, fmt_i64s(&dims)))
-        })?;
-        shape.push(du);
-    }
-    let total = usize::try_from(n)
-        .map_err(|_| Error::limit(format!("`{}`: size {n} does not fit in memory", k.kind)))?;
-    Ok((shape, total))
+    k.shape(|v| store.load(v), |v| store.name(v))
 }
 
 /// Runs kernel number `kidx`: returns one array per lane, in lane order.

@@ -350,6 +350,57 @@ impl Inst {
 }
 
 impl Kernel {
+    /// The space as a shape and its element count, the host scalars among its extents read
+    /// with `load` (and named with `name` in errors): `E-SHAPE` for a negative extent,
+    /// `E-LIMIT` when the count overflows `i64` or does not fit in memory. An empty space or
+    /// an extent that is not an `i64` is an internal error of the plan. Every executor sizes
+    /// its kernels with this, so they all fail alike.
+    pub fn shape(
+        &self,
+        mut load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
+        name: impl Fn(ValueId) -> String,
+    ) -> crate::error::Result<(Vec<usize>, usize)> {
+        use crate::error::{Code, Error};
+        let internal = |what: String| Error::new(Code::Limit, format!("internal error: {what}"));
+        if self.space.is_empty() {
+            return Err(internal(format!("`{}` kernel over an empty space", self.kind)));
+        }
+        let mut dims = Vec::with_capacity(self.space.len());
+        for a in &self.space {
+            dims.push(match a {
+                Arg::Const(c) => *c,
+                Arg::Value(v) => match load(*v)? {
+                    Scalar::I64(n) => n,
+                    other => {
+                        return Err(internal(format!(
+                            "the extent `{}` is {}, not i64",
+                            name(*v),
+                            other.elem_type()
+                        )))
+                    }
+                },
+            });
+        }
+        let shown = || format!("[{}]", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
+        let mut shape = Vec::with_capacity(dims.len());
+        let mut n: i64 = 1;
+        for &d in &dims {
+            let Ok(du) = usize::try_from(d) else {
+                return Err(Error::new(
+                    Code::Shape,
+                    format!("`{}`: negative size {d} in shape {}", self.kind, shown()),
+                ));
+            };
+            n = n.checked_mul(d).ok_or_else(|| {
+                Error::limit(format!("`{}`: the size of shape {} overflows i64", self.kind, shown()))
+            })?;
+            shape.push(du);
+        }
+        let total = usize::try_from(n)
+            .map_err(|_| Error::limit(format!("`{}`: size {n} does not fit in memory", self.kind)))?;
+        Ok((shape, total))
+    }
+
     /// The values this kernel reads: arrays read by index or by dimension, loaded scalars,
     /// permute destinations and the space's extents, without repeats, in first-use order.
     pub fn reads(&self) -> Vec<ValueId> {
