@@ -82,9 +82,8 @@ proptest! {
         }
     }
 
-    /// 2: the same predicted cost whatever the rule order or the scheduler; merging the
-    /// simplify and fuse phases never finds a cheaper plan than the phases do (it can find a
-    /// dearer one: see `merged_phases_can_miss_an_eta` below).
+    /// 2: the same predicted cost whatever the rule order, the scheduler, or whether the
+    /// simplify and fuse phases are merged.
     #[test]
     fn optimisation_is_confluent(case in program_and_inputs(gen())) {
         let base = optimised(&case, &OptimizeOptions::default())?;
@@ -104,8 +103,7 @@ proptest! {
             }
             let (a, b) = (base.kernels.predicted_s, o.kernels.predicted_s);
             let same = (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
-            let ok = if v.merge_phases { a <= b * (1.0 + 1e-9) } else { same };
-            prop_assert!(ok,
+            prop_assert!(same,
                 "{:?}: predicted {:e} s, the default run {:e} s\n{}\n--- default:\n{}\n--- variant:\n{}",
                 v, b, a, case.text(), base.explain_with(false), o.explain_with(false));
         }
@@ -132,28 +130,123 @@ proptest! {
     }
 }
 
-/// Found by `optimisation_is_confluent`: with the simplify and fuse phases merged, `gather
-/// (scan ..) (iota n)` keeps a copy kernel that the phased run removes (the phased run's
-/// simplify phase settles the shapes before fusion, and `idx-eta` then sees the read as the
-/// identity). Merging is only a test variant; the phased plan is the better one.
+/// Optimises `src` with each variant; all must predict the same cost.
+fn same_cost_under_every_variant(src: &str) -> f64 {
+    let prog = eqfuse::parse(src).unwrap();
+    let variants = [
+        Variant::default(),
+        Variant { rule_order_seed: Some(1), ..Variant::default() },
+        Variant { rule_order_seed: Some(0xDEAD_BEEF), ..Variant::default() },
+        Variant { simple_scheduler: true, ..Variant::default() },
+        Variant { merge_phases: true, ..Variant::default() },
+    ];
+    let costs: Vec<f64> = variants
+        .iter()
+        .map(|v| {
+            let o = eqfuse::optimize(
+                &prog,
+                &OptimizeOptions { variant: v.clone(), ..OptimizeOptions::default() },
+            )
+            .unwrap();
+            assert_eq!(o.result.stop_reason, "saturated", "{v:?}");
+            o.kernels.predicted_s
+        })
+        .collect();
+    for (v, c) in variants.iter().zip(&costs) {
+        assert!((c - costs[0]).abs() <= 1e-9 * c.abs().max(costs[0]), "{v:?}: {c:e} vs {:e}", costs[0]);
+    }
+    costs[0]
+}
+
+/// Optimises `src`, then its optimised program: the second run must find nothing more.
+fn second_optimisation_finds_nothing(src: &str) {
+    let once = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let again = optimize_checked(check(once.program()).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert!(
+        again.kernels.predicted_s >= once.kernels.predicted_s * 0.99,
+        "{:e} s after {:e} s\n{}",
+        again.kernels.predicted_s,
+        once.kernels.predicted_s,
+        once.explain_with(false)
+    );
+}
+
+/// Found by `optimisation_is_confluent` (300 cases): with the default rule order the
+/// transposed read of the map was first walked while its indices were still projections of
+/// a tuple, found not provably in bounds, and that finding was memoised for the rest of the
+/// phase; after `fuse-proj-tuple` made them parameters the read was never looked at again.
+/// The walk memo now lives for one iteration only.
 #[test]
-fn merged_phases_can_miss_an_eta() {
+fn a_fusion_made_legal_by_a_later_merge_is_not_missed() {
+    let src = "input in1 : f32[n, n]
+let t3 = backpermute [n, n] (\\j5 j6 -> (j6, j5)) (map (\\x4 -> if n == 0 || n == 0 then 3.0 else in1[clamp (5 - n) 0 (n - 1), clamp (-n) 0 (n - 1)]) in1)
+output t3";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (480 cases): the fuse phase extracted the map form
+/// `map (\\x0 x1 x2 -> x0 * (x1 - x0)) in1 in1 in1` and dropped its index form, in which
+/// the three reads of `in1` are one class and `x1 - x0` is `0`; the merged phases found it.
+/// The fuse phase now runs the simplification rules too.
+#[test]
+fn a_simplification_opened_by_a_fusion_is_found() {
+    let src = "input in1 : i32[n]
+let t2 = map (\\x3 x4 x5 -> iterate 1 (\\x6 -> (x3 + 0) * (x4 - x3)) (abs (0 + x3))) in1 in1 in1
+output t2";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert!(!o.explain_with(false).contains(" - "), "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (480 cases): `length (concat in1 in1)` stayed
+/// apart from `n + n`, the shape the analysis knows for it, so the outer map's two arrays
+/// were not provably of one shape and the map was never put in index form (one rule order
+/// happened to extract around it). `idx-size-known` now also merges a length with the
+/// program's size expression for it.
+#[test]
+fn a_length_is_the_size_expression_the_analysis_knows() {
+    let src = "input in1 : f32[n]
+input s2 : f32
+let t3 = concat in1 in1
+let t4 = map (\\x6 x7 -> f32 0.0) (map (\\x5 -> f32 (0.0 + 0.0)) t3) t3
+output t4";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_idempotent` (300 cases): the concatenation's shape `0 + 0`
+/// is folded by simplification, after the fuse phase; only then is the read of the mapped
+/// part provably in bounds. A second optimisation fused it and halved the cost. The fusion
+/// phase now simplifies too, and repeats until its term stops changing.
+#[test]
+fn a_fusion_made_legal_by_simplification_is_found_in_one_optimisation() {
+    let src = "input in1 : f64[n, n]
+let t2 = generate [0] (\\j3 -> i32 0)
+let t4 = concat t2 (map (\\x5 -> 1 / (if x5 + 0 == 0 then 1 else x5 + 0)) t2)
+output t4";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent`: with the simplify and fuse phases merged, `gather
+/// (scan ..) (iota n)` kept a copy kernel that the phased run removed. Since the fuse phase
+/// simplifies too and repeats to a fixpoint, both give the same plan.
+#[test]
+fn merged_phases_find_the_same_eta() {
     let src = "input in1 : bool[n]
 let t2 = reshape [1, n] in1
 let t3 = gather (scan (\\x4 x5 -> x4 || x5) false in1) (iota n)
 let t6 = map (\\x8 -> 0.0 < 0.0 && false) (map (\\x7 -> x7) t2)
 output o9 = transpose t6
 output t3";
-    let prog = eqfuse::parse(src).unwrap();
-    let phased = eqfuse::optimize(&prog, &OptimizeOptions::default()).unwrap();
-    let merged = eqfuse::optimize(
-        &prog,
-        &OptimizeOptions {
-            variant: Variant { merge_phases: true, ..Variant::default() },
-            ..OptimizeOptions::default()
-        },
-    )
-    .unwrap();
-    assert!(phased.kernels.predicted_s <= merged.kernels.predicted_s);
-    assert!(phased.kernels.kernels.len() <= merged.kernels.kernels.len());
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
 }

@@ -227,9 +227,12 @@ pub struct ClassFacts {
 pub struct Facts {
     /// Declared type of every input, by name.
     pub inputs: HashMap<InputName, Type>,
-    /// What the fusion walks of *this* e-graph found, per index space: what each (class,
-    /// binder depth) became. Its ids mean nothing in another e-graph, so a clone (the
-    /// analysis of a new e-graph) starts it empty.
+    /// What the fusion walks of *this* e-graph found in the current iteration, per index
+    /// space: what each (class, binder depth) became. Its ids mean nothing in another
+    /// e-graph, so a clone (the analysis of a new e-graph) starts it empty; and what a walk
+    /// found goes stale as soon as the e-graph learns more (a read that was not provably in
+    /// bounds becomes so when its index is merged with a parameter), so the runner empties
+    /// it before every iteration.
     pub walk_memo: HashMap<Vec<SymDim>, HashMap<(Id, u32), Id>>,
 }
 

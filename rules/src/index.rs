@@ -153,7 +153,7 @@ fn eta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
     (crate::build::closed(eg, a) && same_dims(eg, sh, a) && same_shape(eg, a, a)).then_some(a)
 }
 
-fn size_known(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+fn size_known(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     let (a, k) = match *n {
         ArrayLang::Length([a]) => (a, 0usize),
         ArrayLang::Dim([a, k]) => (a, usize::try_from(const_i64(eg, k)?).ok()?),
@@ -162,7 +162,9 @@ fn size_known(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
     let (_, shape) = array_info(eg, a)?;
     let d = shape.get(k)?.clone();
     match d {
-        SymDim::Dynamic | SymDim::Class(_) => None,
+        SymDim::Dynamic => None,
+        // a size expression of the program (`n + n` for a concatenation): the same class
+        SymDim::Class(c) => (eg.find(c) != eg.find(at)).then_some(c),
         d => Some(crate::build::dim_id(eg, a, k, shape.len(), &d)),
     }
 }

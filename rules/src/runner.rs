@@ -49,7 +49,7 @@ pub struct Variant {
     pub rule_order_seed: Option<u64>,
     /// egg's simple scheduler instead of the backoff scheduler.
     pub simple_scheduler: bool,
-    /// Simplification and fusion in one phase.
+    /// No simplification phase of its own before the fuse phase (which simplifies too).
     pub merge_phases: bool,
 }
 
@@ -71,7 +71,8 @@ impl Default for OptimizeOptions {
 /// What one phase did.
 #[derive(Clone, Debug)]
 pub struct PhaseReport {
-    /// `simplify`, `fuse`, `simplify-again`, `loops` or `horizontal`.
+    /// `simplify`, `fuse`, `fuse-again` (the fuse phase repeats until its term settles:
+    /// the last run changes nothing), `loops` or `horizontal`.
     pub name: &'static str,
     /// Why it stopped: `saturated`, `iteration limit`, `node limit`, `time limit`.
     pub stop_reason: String,
@@ -196,7 +197,13 @@ fn phase(
         .with_egraph(loaded.egraph)
         .with_node_limit(opts.node_limit)
         .with_iter_limit(opts.iter_limit)
-        .with_time_limit(left);
+        .with_time_limit(left)
+        // a walk's findings are only good for the e-graph it walked: memoised across
+        // iterations they would hide a fusion that a later merge makes legal
+        .with_hook(|r| {
+            r.egraph.analysis.walk_memo.clear();
+            Ok(())
+        });
     let runner = if opts.variant.simple_scheduler {
         runner.with_scheduler(egg::SimpleScheduler).run(&rules)
     } else {
@@ -251,6 +258,9 @@ fn phase(
     Ok((outs, report))
 }
 
+/// How many times the fuse phase may run before its term settles.
+const MAX_FUSION_ROUNDS: usize = 3;
+
 /// Optimises a checked program: encode, run the phases, decode.
 ///
 /// ```
@@ -275,8 +285,15 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let sets = RuleSets { fast_math: opts.fast_math };
     let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
     let simplify = simplify_rules(sets);
-    let mut fuse = fusion::rules(&gas);
-    fuse.extend(crate::index::rules());
+    // the fuse phase simplifies too: a fusion can open a simplification (`x - x` once two
+    // reads of one array are one class) and a simplification can make a fusion legal (a
+    // shape's arithmetic folded), in either order
+    let mut fuse: Vec<Rewrite> = simplify.clone();
+    for r in fusion::rules(&gas) {
+        if !fuse.iter().any(|m| m.name == r.name) {
+            fuse.push(r);
+        }
+    }
     let loops = crate::loops::rules();
     let mut horiz = horizontal::rules();
     horiz.extend(fusion::rules(&Gas::limited(0)).into_iter().filter(|r| {
@@ -284,25 +301,18 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         matches!(r.name.as_str(), "fuse-beta")
     }));
     horiz.push(recast_map_free());
-    let mut merged: Vec<Rewrite> = simplify.clone();
-    for r in &fuse {
-        if !merged.iter().any(|m| m.name == r.name) {
-            merged.push(r.clone());
-        }
-    }
-    let mut plan: Vec<(&'static str, &[Rewrite])> = Vec::new();
+    // the phases: (name, rules, whether it repeats until its term settles); a first
+    // simplification alone keeps the fuse phase's e-graph small (the merged variant skips it)
+    let mut plan: Vec<(&'static str, &[Rewrite], bool)> = Vec::new();
     if opts.no_fusion {
-        plan.push(("simplify", &simplify));
-    } else if opts.variant.merge_phases {
-        plan.push(("fuse", &merged));
-        plan.push(("loops", &loops));
-        plan.push(("horizontal", &horiz));
+        plan.push(("simplify", &simplify, false));
     } else {
-        plan.push(("simplify", &simplify));
-        plan.push(("fuse", &fuse));
-        plan.push(("simplify-again", &simplify));
-        plan.push(("loops", &loops));
-        plan.push(("horizontal", &horiz));
+        if !opts.variant.merge_phases {
+            plan.push(("simplify", &simplify, false));
+        }
+        plan.push(("fuse", &fuse, true));
+        plan.push(("loops", &loops, false));
+        plan.push(("horizontal", &horiz, false));
     }
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     let sized = OptimizeOptions {
@@ -313,18 +323,11 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         ..opts.clone()
     };
     let opts = &sized;
-    // each branch: a term, its names, the reports of the phases that made it. The fuse
-    // phase extracts twice (the sharing-aware choice and the fully fused one): horizontal
-    // fusion, later, can make fusing everything the better plan (shared work computed once
-    // in a multi-output kernel), which the fuse phase cannot see.
     type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, Vec<PhaseReport>);
-    let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
-    for (name, rules) in plan {
-        let modes: Vec<Search> =
-            if name == "fuse" { vec![opts.cost.search, Search::Fused] } else { vec![opts.cost.search] };
+    let run = |name: &'static str, rules: &[Rewrite], modes: &[Search], branches: Vec<Branch>| {
         let mut next: Vec<Branch> = Vec::new();
         for (term, names, reports) in branches {
-            let (outs, report) = phase(name, &sig, &facts, &term, &names, rules, opts, deadline, &modes)?;
+            let (outs, report) = phase(name, &sig, &facts, &term, &names, rules, opts, deadline, modes)?;
             for (t, n) in outs {
                 if next.iter().any(|(t2, _, _)| *t2 == t) {
                     continue;
@@ -334,7 +337,43 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
                 next.push((t, n, r));
             }
         }
-        branches = next;
+        Ok::<_, Error>(next)
+    };
+    // each branch: a term, its names, the reports of the phases that made it. The first
+    // fuse phase extracts twice (the sharing-aware choice and the fully fused one):
+    // horizontal fusion, later, can make fusing everything the better plan (shared work
+    // computed once in a multi-output kernel), which the fuse phase cannot see.
+    let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
+    for (name, rules, repeats) in plan {
+        if !repeats {
+            branches = run(name, rules, &[opts.cost.search], branches)?;
+            continue;
+        }
+        // the fuse phase repeats until its term stops changing: a phase extracts one term
+        // and the next starts from it alone, and what the extraction dropped (a map form
+        // beside its index form) can hide a rewrite the next run finds; the optimiser's
+        // result is then a fixpoint, so optimising it again finds nothing more
+        let mut settled: Vec<Branch> = Vec::new();
+        for round in 0..MAX_FUSION_ROUNDS {
+            let before: Vec<RecExpr<ArrayLang>> = branches.iter().map(|b| b.0.clone()).collect();
+            let modes =
+                if round == 0 { vec![opts.cost.search, Search::Fused] } else { vec![opts.cost.search] };
+            let name = if round == 0 { name } else { "fuse-again" };
+            let (done, open): (Vec<Branch>, Vec<Branch>) = run(name, rules, &modes, branches)?
+                .into_iter()
+                .partition(|b| before.contains(&b.0) || round + 1 == MAX_FUSION_ROUNDS);
+            for b in done {
+                if !settled.iter().any(|s| s.0 == b.0) {
+                    settled.push(b);
+                }
+            }
+            branches = open;
+            if branches.is_empty() {
+                break;
+            }
+        }
+        settled.extend(branches);
+        branches = settled;
     }
     // the cheapest branch
     let mut best: Option<(f64, Branch)> = None;
