@@ -22,13 +22,28 @@ pub fn dotp(xs: &[f32], ys: &[f32]) -> f32 {
         .sum()
 }
 
-/// `zs = map (\x y -> alpha * x + y) xs ys` (collected straight into the output: no
-/// zeroing pass over it first).
+/// `zs = map (\x y -> alpha * x + y) xs ys`: chunks of the output (zeroed by the allocator,
+/// not by a pass) written in parallel by plain loops that vectorise.
 pub fn saxpy(alpha: f32, xs: &[f32], ys: &[f32]) -> Vec<f32> {
-    xs.par_iter().zip(ys).with_min_len(CHUNK).map(|(x, y)| alpha * x + y).collect()
+    let mut zs = vec![0.0f32; xs.len().min(ys.len())];
+    zs.par_chunks_mut(CHUNK).zip(xs.par_chunks(CHUNK).zip(ys.par_chunks(CHUNK))).for_each(|(z, (x, y))| {
+        for ((z, &x), &y) in z.iter_mut().zip(x).zip(y) {
+            *z = alpha * x + y;
+        }
+    });
+    zs
 }
 
+/// Elements of `iota n` made at a time by [`sum_of_squares`] (they stay in L1).
+const IOTA_RUN: usize = 1024;
+
 /// `s = reduce (+) 0 (map (\x -> x * x) (iota n))` (i64, wrapping).
+///
+/// The loop over `iota n` as written, not its closed form: LLVM turns a plain
+/// `(lo..hi).fold(.., |s, i| s + i * i)` into a cubic polynomial, which is no measure of a
+/// loop. So the indices are made a run at a time into a small buffer that
+/// [`std::hint::black_box`] hides from the optimiser (as if the program's input array were
+/// read from L1), then squared and summed in one vectorisable pass.
 pub fn sum_of_squares(n: i64) -> i64 {
     let n = n.max(0);
     let chunks = (n as u64).div_ceil(CHUNK as u64) as i64;
@@ -36,14 +51,33 @@ pub fn sum_of_squares(n: i64) -> i64 {
         .into_par_iter()
         .map(|c| {
             let (lo, hi) = (c * CHUNK as i64, ((c + 1) * CHUNK as i64).min(n));
-            (lo..hi).fold(0i64, |s, i| s.wrapping_add(i.wrapping_mul(i)))
+            let mut buf = [0i64; IOTA_RUN];
+            let mut s = 0i64;
+            let mut at = lo;
+            while at < hi {
+                let len = ((hi - at) as usize).min(IOTA_RUN);
+                let run = &mut buf[..len];
+                for (k, x) in run.iter_mut().enumerate() {
+                    *x = at + k as i64;
+                }
+                let run = std::hint::black_box(run);
+                s = run.iter().fold(s, |s, &i| s.wrapping_add(i.wrapping_mul(i)));
+                at += len as i64;
+            }
+            s
         })
         .reduce(|| 0, i64::wrapping_add)
 }
 
-/// `d = sqrt (abs ((xs + 1) * 2 - 3))`, elementwise.
+/// `d = sqrt (abs ((xs + 1) * 2 - 3))`, elementwise (as [`saxpy`]).
 pub fn map_chain(xs: &[f32]) -> Vec<f32> {
-    xs.par_iter().with_min_len(CHUNK).map(|x| (((x + 1.0) * 2.0) - 3.0).abs().sqrt()).collect()
+    let mut d = vec![0.0f32; xs.len()];
+    d.par_chunks_mut(CHUNK).zip(xs.par_chunks(CHUNK)).for_each(|(d, x)| {
+        for (d, &x) in d.iter_mut().zip(x) {
+            *d = (((x + 1.0) * 2.0) - 3.0).abs().sqrt();
+        }
+    });
+    d
 }
 
 /// `(mean, var)` of `xs` (two passes: the mean, then the squared deviations).

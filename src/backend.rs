@@ -13,6 +13,18 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Where a program runs.
+///
+/// ```
+/// use eqfuse::Backend;
+/// let b: Backend = "cpu".parse()?;
+/// assert_eq!(b, Backend::Cpu);
+/// assert_eq!(Backend::Reference.to_string(), "reference");
+/// // `auto` is the GPU where a CUDA driver and a GPU are present, else the CPU
+/// let auto: Backend = "auto".parse()?;
+/// assert_eq!(auto, Backend::auto());
+/// assert_eq!("tpu".parse::<Backend>().unwrap_err().code, eqfuse::Code::Device);
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// The reference interpreter: direct, unoptimised, the oracle for every other backend.
@@ -73,14 +85,70 @@ impl FromStr for Backend {
 /// runs the optimised plan. Every failure is an [`Error`] with its code: `E-INPUT` for
 /// missing, unknown or mistyped inputs, `E-SHAPE`, `E-INDEX`, `E-DIV-ZERO`, `E-LIMIT` at run
 /// time, `E-DEVICE` for a backend that is not available.
+///
+/// ```
+/// use eqfuse::{Arrays, Backend, Code, Value};
+/// use ndarray::arr1;
+///
+/// let checked = eqfuse::check(&eqfuse::parse("
+///     input xs : f64[n]
+///     input idx : i64[k]
+///     let sq = map (\\x -> x * x) xs
+///     output total = reduce (+) 0 sq
+///     output picked = gather sq idx
+/// ")?)?;
+/// let mut inputs = Arrays::new();
+/// inputs.insert("xs".into(), Value::from(arr1(&[1.0, 2.0, 3.0]).into_dyn()));
+/// inputs.insert("idx".into(), Value::from(arr1(&[2i64, 0]).into_dyn()));
+///
+/// for backend in [Backend::Reference, Backend::Cpu] {
+///     let out = eqfuse::run(&checked, backend, &inputs)?;
+///     assert_eq!(out["total"], Value::from(ndarray::arr0(14.0).into_dyn()));
+///     assert_eq!(out["picked"], Value::from(arr1(&[9.0, 1.0]).into_dyn()));
+/// }
+///
+/// // run-time errors carry the same code on every backend
+/// inputs.insert("idx".into(), Value::from(arr1(&[3i64]).into_dyn()));
+/// for backend in [Backend::Reference, Backend::Cpu] {
+///     assert_eq!(eqfuse::run(&checked, backend, &inputs).unwrap_err().code, Code::Index);
+/// }
+/// inputs.shift_remove("idx");
+/// assert_eq!(eqfuse::run(&checked, Backend::Cpu, &inputs).unwrap_err().code, Code::Input);
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
 pub fn run(checked: &Checked, backend: Backend, inputs: &Arrays) -> Result<Arrays> {
+    run_with(checked, backend, inputs, &OptimizeOptions::default(), &eqfuse_exec_cpu::RunOptions::default())
+}
+
+/// [`run`] with the optimiser's options (its node, iteration and time limits) and the
+/// executors' options; `opts.max_array_bytes` bounds every array on every backend, the
+/// reference interpreter's included (`E-LIMIT` before allocating).
+///
+/// ```
+/// use eqfuse::{Arrays, Backend, Code, OptimizeOptions};
+/// let checked = eqfuse::check(&eqfuse::parse("output y = iota 1000")?)?;
+/// let small = eqfuse_exec_cpu::RunOptions { max_array_bytes: 4000, ..Default::default() };
+/// for backend in [Backend::Reference, Backend::Cpu] {
+///     let err = eqfuse::backend::run_with(&checked, backend, &Arrays::new(), &OptimizeOptions::default(), &small);
+///     assert_eq!(err.unwrap_err().code, Code::Limit);
+/// }
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
+pub fn run_with(
+    checked: &Checked,
+    backend: Backend,
+    inputs: &Arrays,
+    optimize: &OptimizeOptions,
+    opts: &eqfuse_exec_cpu::RunOptions,
+) -> Result<Arrays> {
+    let limits = Limits { max_array_bytes: opts.max_array_bytes, ..Limits::default() };
     match backend {
-        Backend::Reference => eqfuse_ir::interp::interpret(checked, inputs),
+        Backend::Reference => eqfuse_ir::interp::interpret_with(checked, inputs, &limits),
         Backend::Cpu | Backend::Cuda => {
             // input errors first, as every backend reports them
-            eqfuse_ir::bind::bind_inputs(checked, inputs, &Limits::default())?;
-            let opt = crate::optimize_checked(checked.clone(), &OptimizeOptions::default())?;
-            run_plan(&opt.result.plan, checked, backend, inputs)
+            eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
+            let opt = crate::optimize_checked(checked.clone(), optimize)?;
+            run_plan_with(&opt.result.plan, checked, backend, inputs, opts)
         }
     }
 }
@@ -88,14 +156,44 @@ pub fn run(checked: &Checked, backend: Backend, inputs: &Arrays) -> Result<Array
 /// Runs the unfused plan of a checked program (one kernel per source operation, nothing
 /// fused: `--no-opt`) on `backend`. The reference interpreter never fuses: for it this is
 /// [`run`].
+///
+/// ```
+/// use eqfuse::{Arrays, Backend, Value};
+/// let checked = eqfuse::check(&eqfuse::parse("input xs : i64[n]\noutput s = reduce (+) 0 (map (\\x -> x * 3) xs)")?)?;
+/// let mut inputs = Arrays::new();
+/// inputs.insert("xs".into(), Value::from(ndarray::arr1(&[1i64, 2, 3]).into_dyn()));
+/// let fused = eqfuse::run(&checked, Backend::Cpu, &inputs)?;
+/// let unfused = eqfuse::backend::run_unfused(&checked, Backend::Cpu, &inputs)?;
+/// assert_eq!(fused, unfused);
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
 pub fn run_unfused(checked: &Checked, backend: Backend, inputs: &Arrays) -> Result<Arrays> {
+    run_unfused_with(
+        checked,
+        backend,
+        inputs,
+        &OptimizeOptions::default(),
+        &eqfuse_exec_cpu::RunOptions::default(),
+    )
+}
+
+/// [`run_unfused`] with the optimiser's and the executors' options (see [`run_with`]);
+/// `optimize.no_fusion` is set whatever it says.
+pub fn run_unfused_with(
+    checked: &Checked,
+    backend: Backend,
+    inputs: &Arrays,
+    optimize: &OptimizeOptions,
+    opts: &eqfuse_exec_cpu::RunOptions,
+) -> Result<Arrays> {
+    let limits = Limits { max_array_bytes: opts.max_array_bytes, ..Limits::default() };
     match backend {
-        Backend::Reference => eqfuse_ir::interp::interpret(checked, inputs),
+        Backend::Reference => eqfuse_ir::interp::interpret_with(checked, inputs, &limits),
         Backend::Cpu | Backend::Cuda => {
-            eqfuse_ir::bind::bind_inputs(checked, inputs, &Limits::default())?;
-            let opts = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
-            let opt = crate::optimize_checked(checked.clone(), &opts)?;
-            run_plan(&opt.result.unfused_plan, checked, backend, inputs)
+            eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
+            let unfused = OptimizeOptions { no_fusion: true, ..optimize.clone() };
+            let opt = crate::optimize_checked(checked.clone(), &unfused)?;
+            run_plan_with(&opt.result.unfused_plan, checked, backend, inputs, opts)
         }
     }
 }
@@ -103,6 +201,20 @@ pub fn run_unfused(checked: &Checked, backend: Backend, inputs: &Arrays) -> Resu
 /// Runs a plan of `checked` (its optimised or unfused plan) on `backend`: the inputs are
 /// bound against the program, then the plan runs. [`Backend::Reference`] runs the plan
 /// interpreter ([`eqfuse_ir::plan::eval`]), the oracle for plans.
+///
+/// ```
+/// use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
+/// let prog = eqfuse::parse("input xs : f32[n]\noutput y = map (\\x -> x + 1) (reverse xs)")?;
+/// let opt = eqfuse::optimize(&prog, &OptimizeOptions::default())?;
+/// let mut inputs = Arrays::new();
+/// inputs.insert("xs".into(), Value::from(ndarray::arr1(&[1.0f32, 2.0]).into_dyn()));
+/// let plan = &opt.result.plan;              // an `ir::plan::Plan`: one kernel here
+/// let on_cpu = eqfuse::backend::run_plan(plan, opt.source(), Backend::Cpu, &inputs)?;
+/// let interpreted = eqfuse::backend::run_plan(plan, opt.source(), Backend::Reference, &inputs)?;
+/// assert_eq!(on_cpu, interpreted);
+/// assert_eq!(on_cpu["y"], Value::from(ndarray::arr1(&[3.0f32, 2.0]).into_dyn()));
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
 pub fn run_plan(plan: &Plan, checked: &Checked, backend: Backend, inputs: &Arrays) -> Result<Arrays> {
     run_plan_with(plan, checked, backend, inputs, &eqfuse_exec_cpu::RunOptions::default())
 }
@@ -134,7 +246,9 @@ pub fn run_plan_with(
 pub fn run_optimized(opt: &Optimized, backend: Backend, inputs: &Arrays) -> Result<Arrays> {
     match backend {
         Backend::Reference => {
-            let checked = crate::check(opt.program())?;
+            // the optimised program may nest deeper than its source (fused map chains)
+            let limits = Limits { max_depth: eqfuse_egraph::decode::DECODED_MAX_DEPTH, ..Limits::default() };
+            let checked = eqfuse_ir::check::check_with(opt.program(), &limits)?;
             eqfuse_ir::interp::interpret(&checked, inputs)
         }
         Backend::Cpu | Backend::Cuda => run_plan(&opt.result.plan, opt.source(), backend, inputs),

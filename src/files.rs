@@ -1,4 +1,21 @@
 //! Reading inputs from and writing outputs to `.npy` files, as the command line does.
+//!
+//! ```
+//! use eqfuse::{files, Arrays, Backend, Value};
+//! let dir = std::env::temp_dir().join(format!("eqfuse-files-doc-{}", std::process::id()));
+//! let mut arrays = Arrays::new();
+//! arrays.insert("xs".into(), Value::from(ndarray::arr1(&[1.5f32, -2.0]).into_dyn()));
+//! let written = files::write_outputs(&dir, &arrays)?;           // DIR/xs.npy
+//! assert_eq!(written, [dir.join("xs.npy")]);
+//!
+//! let inputs = files::read_inputs(Some(&dir), &[])?;             // every DIR/NAME.npy
+//! assert_eq!(inputs, arrays);
+//! let checked = eqfuse::check(&eqfuse::parse("input xs : f32[n]\noutput s = reduce (+) 0 xs")?)?;
+//! let out = eqfuse::run(&checked, Backend::Cpu, &inputs)?;
+//! assert_eq!(out["s"], Value::from(ndarray::arr0(-0.5f32).into_dyn()));
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), eqfuse::Error>(())
+//! ```
 
 use crate::{Arrays, Error, Result};
 use eqfuse_ir::npy;
@@ -8,6 +25,16 @@ use std::path::{Path, PathBuf};
 /// override a file from the directory). Checking names and types against the program is
 /// the run's job (`E-INPUT` for unknown or missing inputs).
 pub fn read_inputs(dir: Option<&Path>, pairs: &[(String, PathBuf)]) -> Result<Arrays> {
+    read_inputs_with(dir, pairs, eqfuse_ir::ast::default_memory_limit())
+}
+
+/// [`read_inputs`], refusing (`E-LIMIT`, before reading its data) a file whose array takes
+/// more than `max_array_bytes`.
+pub fn read_inputs_with(
+    dir: Option<&Path>,
+    pairs: &[(String, PathBuf)],
+    max_array_bytes: u64,
+) -> Result<Arrays> {
     let mut inputs = Arrays::new();
     if let Some(dir) = dir {
         let entries = std::fs::read_dir(dir).map_err(|e| {
@@ -27,11 +54,11 @@ pub fn read_inputs(dir: Option<&Path>, pairs: &[(String, PathBuf)]) -> Result<Ar
         }
         files.sort();
         for (name, path) in files {
-            inputs.insert(name, npy::read_value(&path)?);
+            inputs.insert(name, npy::read_value_with(&path, max_array_bytes)?);
         }
     }
     for (name, path) in pairs {
-        inputs.insert(name.clone(), npy::read_value(path)?);
+        inputs.insert(name.clone(), npy::read_value_with(path, max_array_bytes)?);
     }
     Ok(inputs)
 }

@@ -65,7 +65,18 @@ impl Optimized {
         crate::backend::run_optimized(self, backend, inputs)
     }
 
-    /// `explain --json`: the object DESIGN.md specifies.
+    /// `explain --json`: the object DESIGN.md specifies (`optimize_ms`, `stop_reason`,
+    /// `egraph`, `rules_fired`, `kernels`, `materialized`, `predicted_s`, `unfused`).
+    ///
+    /// ```
+    /// let p = eqfuse::parse("input xs : f32[n]\nlet e = map (\\x -> exp x) xs\noutput y = map (\\v -> v + 1) e\noutput z = map (\\v -> v * 2) e")?;
+    /// let j = eqfuse::optimize(&p, &Default::default())?.explain_json();
+    /// assert_eq!(j["kernels"].as_array().map(Vec::len), Some(1));   // one pass writes y and z
+    /// assert_eq!(j["kernels"][0]["writes"].as_array().map(Vec::len), Some(2));
+    /// assert_eq!(j["materialized"].as_array().map(Vec::len), Some(0));  // e is never written
+    /// assert_eq!(j["unfused"]["kernels"], 3);
+    /// # Ok::<(), eqfuse::Error>(())
+    /// ```
     pub fn explain_json(&self) -> serde_json::Value {
         let (nodes, classes, iterations) = self.result.egraph_size();
         let kernels: Vec<serde_json::Value> = self
@@ -96,7 +107,17 @@ impl Optimized {
         })
     }
 
-    /// `explain`: kernels, what was materialised, rules fired, phases and the program.
+    /// `explain`: kernels, what was materialised, rules fired, phases and the program
+    /// (`docs/explain.md` reads one line by line).
+    ///
+    /// ```
+    /// let p = eqfuse::parse("input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)")?;
+    /// let text = eqfuse::optimize(&p, &Default::default())?.explain();
+    /// assert!(text.contains("kernels: 1 (unfused: 2)"));
+    /// assert!(text.contains("k0 reduce over [n]: reads xs, ys -> writes dot"));
+    /// assert!(text.contains("materialized: none"));
+    /// # Ok::<(), eqfuse::Error>(())
+    /// ```
     pub fn explain(&self) -> String {
         self.explain_with(true)
     }

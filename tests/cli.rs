@@ -300,6 +300,23 @@ fn bench_prints_the_designed_json_and_checks_its_results() {
 }
 
 #[test]
+fn bench_dumps_its_inputs_for_run() {
+    let dir = scratch("bench-dump-inputs");
+    let d = dir.to_str().expect("utf8");
+    let out = eqfuse(&["bench", "--filter", "saxpy", "--scale", "0.001", "--dump-inputs", d]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for name in ["alpha", "xs", "ys"] {
+        assert!(dir.join("saxpy").join(format!("{name}.npy")).is_file(), "{}", text(&out.stdout));
+    }
+    // what was written is what `run` reads
+    let prog = case("saxpy").join("program.eqf");
+    let inputs = dir.join("saxpy");
+    let run = eqfuse(&["run", prog.to_str().expect("utf8"), "--inputs", inputs.to_str().expect("utf8")]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(text(&run.stdout).contains("zs"), "{}", text(&run.stdout));
+}
+
+#[test]
 fn explain_writes_each_kernels_cuda_source() {
     let prog = case("softmax_rows").join("program.eqf");
     let dir = std::env::temp_dir().join(format!("eqfuse-cuda-src-{}", std::process::id()));

@@ -220,6 +220,110 @@ output t4";
     second_optimisation_finds_nothing(src);
 }
 
+/// Found by `optimisation_is_confluent` (seed 22, 480 cases): horizontal fusion grouped
+/// `t4` and `o12` before the map `o8` was recast to its index form in the same phase, and
+/// never looked at a grouped kernel again, so `o8` stayed a pass of its own under the
+/// default rule order. A grouped kernel is now a candidate again.
+#[test]
+fn a_kernel_recast_late_joins_the_horizontal_group() {
+    let src = "input in1 : f64[n]
+input in2 : f64[n]
+let t3 = if true then in1 else reverse in1
+let t4 = map (\\x5 x6 x7 -> exp (sin (log (abs ((*) x7 2.0) + 1.0)))) t3 in1 in1
+output o8 = map (\\x9 x10 x11 -> round (x10 * tan (tanh x10))) t3 in1 in1
+output o12 = map (\\x13 -> i32 (((-1) + (0 - 0)) * 0)) t4
+output t4";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (seed 22, 480 cases): after simplification the
+/// body of `t5` read `t3[0]`, a read that no longer depends on the index, and `fuse-read`
+/// only looked at reads that do; the merged variant fused it while its index was still
+/// `if x0 then n else 0`. A scalar that does not depend on the index is now walked too.
+#[test]
+fn a_read_at_a_constant_index_fuses() {
+    let src = "input in1 : f64[n]
+input in2 : f64[n]
+let t3 = map (\\x4 -> 0.0 < 0.0) in2
+let t5 = map (\\x6 x7 x8 -> t3[if x6 && true then n else if true then 0 else n]) t3 in1 in1
+output o9 = map (\\x10 x11 x12 -> if x10 then if x10 || x10 then if n == 0 then false else t5[clamp 0 0 (n - 1)] else false else false) t3 in1 in1
+output o13 = map (\\x14 -> i32 (((-1) + (0 - 0)) * 0)) t5
+output t5";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (seed 33, 480 cases): `o18` can join either
+/// horizontal group; which one it joined depended on whether its map was recast before or
+/// after the grouping rule fired. The horizontal phase now recasts first (a stage of its
+/// own) and groups in the term's order.
+#[test]
+fn horizontal_groups_do_not_depend_on_rule_order() {
+    let src = "input in1 : f32[n]
+let g2 = \\p3 p4 p5 -> 0 / (if p5 == 0 then 1 else p5) + (p5 - p5) + p5
+let g6 = \\p7 p8 -> g2 ((*) (p8 - p8) (p8 % (if p8 == 0 then 1.0 else p8))) (f64 (if p7 then p7 else p7)) n
+output o9 = map (\\x10 x11 -> (x11 * x11 - (if n == 0 then x10 else in1[clamp 1 0 (n - 1)])) * ((if n == 0 then (-1.5) else in1[clamp n 0 (n - 1)]) - max x11 x11)) in1 in1
+let t16 = map (\\x17 -> (if (-1) != 7 then atan2 x17 x17 else x17) / (if n == 0 then x17 else o9[clamp (i64 (-0.75)) 0 (n - 1)])) (reverse in1)
+output o18 = map (\\x19 x20 -> g6 (clamp n n n < n + (-3)) ((if n == 0 then 0 else t16[clamp n 0 (n - 1)]) % (if iterate (-1) (\\x21 -> x21) x20 == 0 then 1.0 else iterate (-1) (\\x21 -> x21) x20))) t16 t16
+output t16";
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (seed 44, 480 cases): two composed backpermutes
+/// read `(d - 1) - clamp (j - 1) 0 (d - 1)`, which `legal::in_bounds` did not prove (it
+/// knew `(d - 1) - j` for a parameter `j` only), so whether the read fused depended on the
+/// order the compositions were found in. It now knows `(d - 1) - i` for any `i` it proves.
+/// The fused plan must still compute the reference's result.
+#[test]
+fn a_reversed_clamp_is_in_bounds() {
+    let src = "input in1 : i64[n]
+input in2 : i64[n]
+output o3 = concat in1 in1
+let t6 = backpermute [n + n] (\\j8 -> n + n - 1 - j8) (map (\\x7 -> 0) o3)
+output o9 = backpermute [n + n] (\\j10 -> clamp ((-1) + j10) 0 (n + n - 1)) t6";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    // the concatenation, and `o9` as one generate (no gather of `t6`)
+    assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (seed 44, 480 cases): `length` of the map of a
+/// concatenation stayed apart from `n + n` under one rule order (the analysis kept the
+/// length's own class as the map's dimension), and the kernel recomputed `n + n` per
+/// element instead of reading the concatenation's size. `idx-size-known` now merges every
+/// size expression it knows for a dimension: the analysis's, each generate's shape, and
+/// the arrays of a map whose shapes certainly agree.
+#[test]
+fn every_size_expression_of_a_dimension_is_one_class() {
+    let src = "input in2 : f32[n]
+let t4 = concat in2 in2
+let t5 = gather t4 (map (\\x6 -> ((iterate 2 (\\x7 -> 0 + 0) (i64 0) + 0) % (n + n) + (n + n)) % (n + n)) t4)
+output t5";
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (seed 88, 480 cases): over an empty space (a
+/// dimension `0`) a tie in extraction, broken another way, chose a node that lowering
+/// could not take (a tuple where an index was expected). Every variant must optimise it.
+#[test]
+fn composed_backpermutes_over_an_empty_dimension_optimise() {
+    let src = "input in1 : f32[k]
+let t2 = backpermute [k, 0] (\\j3 j4 -> j3) (reverse in1)
+let t5 = backpermute [k, 0] (\\j6 j7 -> (j6, 0 - 1 - j7)) t2
+let t8 = if if let v9 = 0.0 in false then false else false then t5 else reverse t5
+output t8";
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
+}
+
 /// Found by `optimisation_is_idempotent` (300 cases): the concatenation's shape `0 + 0`
 /// is folded by simplification, after the fuse phase; only then is the read of the mapped
 /// part provably in bounds. A second optimisation fused it and halved the cost. The fusion

@@ -234,11 +234,15 @@ pub struct Facts {
     /// bounds becomes so when its index is merged with a parameter), so the runner empties
     /// it before every iteration.
     pub walk_memo: HashMap<Vec<SymDim>, HashMap<(Id, u32), Id>>,
+    /// The classes of the term this e-graph was loaded from, one per node in the term's
+    /// order (children first): a canonical order of the classes that does not depend on
+    /// the order in which rules added nodes (horizontal fusion groups kernels in it).
+    pub term_order: Vec<Id>,
 }
 
 impl Clone for Facts {
     fn clone(&self) -> Facts {
-        Facts { inputs: self.inputs.clone(), walk_memo: HashMap::new() }
+        Facts { inputs: self.inputs.clone(), walk_memo: HashMap::new(), term_order: Vec::new() }
     }
 }
 
@@ -248,6 +252,7 @@ impl Facts {
         Facts {
             inputs: inputs.into_iter().map(|(n, t)| (InputName::new(n), t.clone())).collect(),
             walk_memo: HashMap::new(),
+            term_order: Vec::new(),
         }
     }
 }

@@ -28,8 +28,9 @@
 use crate::encode::Encoded;
 use crate::lang::{ArrayLang, Literal};
 use egg::{Id, Language, RecExpr};
+use eqfuse_ir::ast::Limits;
 use eqfuse_ir::ast::{BinOp, Expr, ExprKind, Item, Lit, Program, UnOp};
-use eqfuse_ir::check::check;
+use eqfuse_ir::check::check_with;
 use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::types::Type;
 use indexmap::IndexMap;
@@ -812,11 +813,19 @@ fn item_expr_mut(item: &mut Item) -> Option<&mut Expr> {
     }
 }
 
+/// The deepest decoded program checked (the checker's stack is sized for it).
+pub const DECODED_MAX_DEPTH: u32 = 1 << 16;
+
 /// Checks the decoded program and wraps every literal the checker types otherwise than its
 /// term in a conversion, until none differs; then forgets the types.
+///
+/// The decoded program may nest deeper than its source (fusing a chain of `n` maps nests
+/// their lambda bodies `n` deep), so it is checked under [`DECODED_MAX_DEPTH`], not the
+/// source's limit: a program the checker accepted must not fail once optimised.
 fn fix_literals(mut program: Program) -> Result<Program> {
+    let limits = Limits { max_depth: DECODED_MAX_DEPTH, ..Limits::default() };
     for _ in 0..16 {
-        let checked = check(&program)?;
+        let checked = check_with(&program, &limits)?;
         let mut changed = false;
         for (item, citem) in program.items.iter_mut().zip(&checked.program.items) {
             let (Some(e), Some(ce)) = (item_expr_mut(item), item_expr_ref(citem)) else {

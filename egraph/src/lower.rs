@@ -759,7 +759,11 @@ impl<'a> Lowerer<'a> {
                     let p = Self::product(&mut fb, &src);
                     let q = Self::product(&mut fb, &out);
                     let eq = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Eq, a: p, b: q });
-                    let cond = fb.finish(vec![eq]);
+                    // a shape with a negative size or an overflowing count is left to the
+                    // kernel over it (`E-SHAPE` / `E-LIMIT`, as the reference reports it)
+                    let invalid = Self::invalid_shape(&mut fb, &out);
+                    let ok = Self::or(&mut fb, eq, invalid);
+                    let cond = fb.finish(vec![ok]);
                     let an = self.plan.values[va].name.clone();
                     self.plan.steps.push(Step::Assert {
                         cond,
@@ -870,6 +874,40 @@ impl<'a> Lowerer<'a> {
             p = fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Mul, a: p, b: r });
         }
         p
+    }
+
+    /// Whether a size in `ds` is negative or their running product overflows `i64`,
+    /// checked size by size as the reference interpreter checks a shape.
+    fn invalid_shape(fb: &mut FuncBuilder, ds: &[Arg]) -> Reg {
+        let (zero, one) = (fb.konst(Scalar::I64(0)), fb.konst(Scalar::I64(1)));
+        let mut p = one;
+        let mut bad = fb.konst(Scalar::Bool(false));
+        for d in ds {
+            let r = Self::load_arg(fb, *d);
+            let q = fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Mul, a: p, b: r });
+            // for r > 0 the product overflowed iff q / r != p (the wrapped q is at least 2^64
+            // away from p * r); for r = 0 it cannot; r < 0 is bad anyway
+            let div = fb.emit(ElemType::I64, |dst| Inst::Call { dst, f: ScalarFn::Max, args: vec![r, one] });
+            let back = fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Div, a: q, b: div });
+            let unit = fb.emit(ElemType::I64, |dst| Inst::Call { dst, f: ScalarFn::Min, args: vec![r, one] });
+            let want = fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Mul, a: p, b: unit });
+            let wrong = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Ne, a: back, b: want });
+            let neg = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Lt, a: r, b: zero });
+            let step = Self::or(fb, neg, wrong);
+            bad = Self::or(fb, bad, step);
+            p = q;
+        }
+        bad
+    }
+
+    /// `a || b` for two registers already computed.
+    fn or(fb: &mut FuncBuilder, a: Reg, b: Reg) -> Reg {
+        let (then_block, then_ret) = fb.block(|fb| fb.konst(Scalar::Bool(true)));
+        let (else_block, else_ret) = fb.block(|fb| {
+            let t = fb.konst(Scalar::Bool(true));
+            fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Eq, a: b, b: t })
+        });
+        fb.emit(ElemType::Bool, |dst| Inst::If { dst, cond: a, then_block, then_ret, else_block, else_ret })
     }
 
     /// The registers of node `i`'s result (several for a tuple), under environment `env`

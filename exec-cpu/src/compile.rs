@@ -123,6 +123,15 @@ pub(crate) enum Op {
         f: ScalarFn,
         args: Vec<usize>,
     },
+    /// `a * b` whose product only an addition or subtraction uses, fused with it (the two
+    /// operations, each rounded as its own: one pass instead of two).
+    MulAdd {
+        dst: usize,
+        a: usize,
+        b: usize,
+        c: usize,
+        form: MulAdd,
+    },
     /// `contiguous`: the index is the function's own parameters, in order, into an array of
     /// the space's shape (a slice per block). `params`: every index is a parameter of the
     /// function's own block (the read is a run of slices, strided reads or repeats).
@@ -140,6 +149,19 @@ pub(crate) enum Op {
     },
     If(Box<IfOp>),
     Loop(Box<LoopOp>),
+}
+
+/// Which of `a * b` and `c` is added to or subtracted from which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MulAdd {
+    /// `a * b + c`
+    ProdPlus,
+    /// `c + a * b`
+    PlusProd,
+    /// `a * b - c`
+    ProdMinus,
+    /// `c - a * b`
+    MinusProd,
 }
 
 /// A lazy `if`.
@@ -176,6 +198,9 @@ pub(crate) struct LoopOp {
     /// Per state register: its next value is a varying register of the body's own, named
     /// once, so `var = next` may swap the two columns instead of copying.
     pub swap: Vec<bool>,
+    /// The body flattened to run on small groups of elements, when it cannot fail
+    /// ([`crate::lanes`]).
+    pub group: Option<Box<crate::lanes::GroupLoop>>,
 }
 
 /// Most instructions in an `if`'s two branches together for it to be speculated.
@@ -205,11 +230,21 @@ pub(crate) fn compile<'s>(func: &Func, env: &dyn Env<'s>, space: Option<&[usize]
         space: space.map(<[usize]>::to_vec),
         depth: 0,
         written: 0,
+        uses: vec![0; n],
+        hoisted: Vec::new(),
     };
+    count_uses(&func.body, &mut c.uses);
+    for &r in &func.ret {
+        if let Some(u) = c.uses.get_mut(r as usize) {
+            *u = u.saturating_add(1);
+        }
+    }
     for d in c.defined.iter_mut().take(func.params.len()) {
         *d = true;
     }
     let mut body = c.block(&func.body, 0)?;
+    // after the `if`s' common instructions are hoisted (they compare unfused code)
+    fuse_all(&mut body, &c.uses, &c.types);
     let mut ret = Vec::with_capacity(func.ret.len());
     for &r in &func.ret {
         ret.push(c.read(r)?);
@@ -282,6 +317,218 @@ struct Compiler<'e, 's> {
     space: Option<Vec<usize>>,
     depth: usize,
     written: usize,
+    /// How many times the function reads each register (its results included).
+    uses: Vec<u32>,
+    /// Instructions hoisted out of the `if` being compiled, to run just before it.
+    hoisted: Vec<Op>,
+}
+
+/// Bit-for-bit equality of two constants.
+fn same_scalar(a: Scalar, b: Scalar) -> bool {
+    match (a, b) {
+        (Scalar::Bool(x), Scalar::Bool(y)) => x == y,
+        (Scalar::I32(x), Scalar::I32(y)) => x == y,
+        (Scalar::I64(x), Scalar::I64(y)) => x == y,
+        (Scalar::F32(x), Scalar::F32(y)) => x.to_bits() == y.to_bits(),
+        (Scalar::F64(x), Scalar::F64(y)) => x.to_bits() == y.to_bits(),
+        _ => false,
+    }
+}
+
+/// Moves the instructions that both branches of an `if` begin with — the same operations
+/// on the same operands, up to the branches' own register names — out of the branches
+/// (returned, to run before the `if`), when the else branch is then empty: its result
+/// becomes the then branch's register of the same value. Only instructions that cannot fail
+/// move (every element runs them in either branch anyway), so that a large `if` whose
+/// branches differ only at the end becomes a small one.
+fn hoist_common(then_: &mut Branch, else_: &mut Branch, types: &[ElemType]) -> Vec<Op> {
+    let (t, e) = (&then_.block.ops, &else_.block.ops);
+    if e.is_empty() || t.len() < e.len() {
+        return Vec::new();
+    }
+    // else register -> then register of the same value
+    let mut map: Vec<(usize, usize)> = Vec::new();
+    let same = |tr: usize, er: usize, map: &[(usize, usize)]| match map.iter().find(|(x, _)| *x == er) {
+        Some(&(_, y)) => y == tr,
+        None => tr == er,
+    };
+    for (a, b) in t.iter().zip(e) {
+        let pair = match (a, b) {
+            (Op::Const { dst: d1, value: v1 }, Op::Const { dst: d2, value: v2 }) => {
+                same_scalar(*v1, *v2).then_some((*d1, *d2))
+            }
+            (Op::Unary { dst: d1, op: o1, a: a1 }, Op::Unary { dst: d2, op: o2, a: a2 }) => {
+                (o1 == o2 && same(*a1, *a2, &map)).then_some((*d1, *d2))
+            }
+            (Op::Binary { dst: d1, op: o1, a: a1, b: b1 }, Op::Binary { dst: d2, op: o2, a: a2, b: b2 }) => {
+                let int_div =
+                    matches!(o1, BinOp::Div | BinOp::Rem) && !types.get(*a1).is_some_and(|&t| float(t));
+                (o1 == o2 && !int_div && same(*a1, *a2, &map) && same(*b1, *b2, &map)).then_some((*d1, *d2))
+            }
+            (Op::Call { dst: d1, f: f1, args: x1 }, Op::Call { dst: d2, f: f2, args: x2 }) => {
+                (f1 == f2 && x1.len() == x2.len() && x1.iter().zip(x2).all(|(&p, &q)| same(p, q, &map)))
+                    .then_some((*d1, *d2))
+            }
+            (
+                Op::MulAdd { dst: d1, a: a1, b: b1, c: c1, form: f1 },
+                Op::MulAdd { dst: d2, a: a2, b: b2, c: c2, form: f2 },
+            ) => (f1 == f2 && same(*a1, *a2, &map) && same(*b1, *b2, &map) && same(*c1, *c2, &map))
+                .then_some((*d1, *d2)),
+            _ => None,
+        };
+        match pair {
+            Some((d1, d2)) if types.get(d1) == types.get(d2) => map.push((d2, d1)),
+            _ => return Vec::new(),
+        }
+    }
+    // the whole else branch is the common part: its result is the then branch's
+    let Some(&(_, ret)) = map.iter().find(|(x, _)| *x == else_.ret) else {
+        return Vec::new();
+    };
+    let k = e.len();
+    else_.block.ops.clear();
+    else_.ret = ret;
+    then_.block.ops.drain(..k).collect()
+}
+
+/// Counts the reads of each register in `b` and its nested blocks.
+fn count_uses(b: &PBlock, uses: &mut [u32]) {
+    let mut add = |r: Reg| {
+        if let Some(u) = uses.get_mut(r as usize) {
+            *u = u.saturating_add(1);
+        }
+    };
+    let mut nested: Vec<&PBlock> = Vec::new();
+    for inst in &b.insts {
+        match inst {
+            Inst::Const { .. } | Inst::Load { .. } => {}
+            Inst::Unary { a, .. } => add(*a),
+            Inst::Binary { a, b, .. } => {
+                add(*a);
+                add(*b);
+            }
+            Inst::Call { args, .. } => args.iter().for_each(|&r| add(r)),
+            Inst::Read { index, .. } => index.iter().for_each(|&r| add(r)),
+            Inst::Dim { axis, .. } => add(*axis),
+            Inst::If { cond, then_block, then_ret, else_block, else_ret, .. } => {
+                add(*cond);
+                add(*then_ret);
+                add(*else_ret);
+                nested.push(then_block);
+                nested.push(else_block);
+            }
+            Inst::Loop { count, inits, body, nexts, .. } => {
+                add(*count);
+                inits.iter().chain(nexts).for_each(|&r| add(r));
+                nested.push(body);
+            }
+        }
+    }
+    for n in nested {
+        count_uses(n, uses);
+    }
+}
+
+/// Calls `f` on every register `op` writes, its nested blocks included.
+fn visit_writes(op: &Op, f: &mut dyn FnMut(usize)) {
+    match op {
+        Op::Const { dst, .. }
+        | Op::Unary { dst, .. }
+        | Op::Binary { dst, .. }
+        | Op::Call { dst, .. }
+        | Op::MulAdd { dst, .. }
+        | Op::Read { dst, .. }
+        | Op::Dim { dst, .. } => f(*dst),
+        Op::If(i) => {
+            f(i.dst);
+            for o in i.then_.block.ops.iter().chain(&i.else_.block.ops) {
+                visit_writes(o, f);
+            }
+        }
+        Op::Loop(l) => {
+            l.dsts.iter().chain(&l.vars).for_each(|&r| f(r));
+            for o in &l.body.ops {
+                visit_writes(o, f);
+            }
+        }
+    }
+}
+
+/// [`fuse_mul_add`] in `block` and every nested block; loops are flattened for groups again.
+fn fuse_all(block: &mut Block, uses: &[u32], types: &[ElemType]) {
+    for op in &mut block.ops {
+        match op {
+            Op::If(i) => {
+                fuse_all(&mut i.then_.block, uses, types);
+                fuse_all(&mut i.else_.block, uses, types);
+            }
+            Op::Loop(l) => {
+                fuse_all(&mut l.body, uses, types);
+                l.group = crate::lanes::flatten(types, &l.body, &l.free, &l.vars, &l.nexts);
+            }
+            _ => {}
+        }
+    }
+    fuse_mul_add(&mut block.ops, uses, types);
+}
+
+/// Fuses each product that only one later addition or subtraction of the same block uses
+/// into that instruction ([`Op::MulAdd`]), when neither factor is written in between.
+fn fuse_mul_add(ops: &mut Vec<Op>, uses: &[u32], types: &[ElemType]) {
+    let mut gone = vec![false; ops.len()];
+    for j in 0..ops.len() {
+        let Some(Op::Binary { dst, op: op @ (BinOp::Add | BinOp::Sub), a: x, b: y }) = ops.get(j) else {
+            continue;
+        };
+        let (dst, op, x, y) = (*dst, *op, *x, *y);
+        if !types.get(dst).copied().is_some_and(numeric) {
+            continue;
+        }
+        // the product: one operand of this instruction, made by an earlier one of the block
+        let found = (0..j).rev().find_map(|i| match ops.get(i) {
+            Some(Op::Binary { dst: m, op: BinOp::Mul, a, b })
+                if !gone.get(i).copied().unwrap_or(true)
+                    && (*m == x || *m == y)
+                    && x != y
+                    && uses.get(*m).copied() == Some(1) =>
+            {
+                Some((i, *m, *a, *b))
+            }
+            _ => None,
+        });
+        let Some((i, m, a, b)) = found else { continue };
+        let c = if m == x { y } else { x };
+        if [a, b, c].contains(&dst) {
+            continue;
+        }
+        let mut clobbered = false;
+        for o in ops.get(i + 1..j).unwrap_or(&[]) {
+            visit_writes(o, &mut |w| clobbered |= w == a || w == b);
+        }
+        if clobbered {
+            continue;
+        }
+        let form = match (op, m == x) {
+            (BinOp::Add, true) => MulAdd::ProdPlus,
+            (BinOp::Add, false) => MulAdd::PlusProd,
+            (BinOp::Sub, true) => MulAdd::ProdMinus,
+            _ => MulAdd::MinusProd,
+        };
+        if let Some(slot) = ops.get_mut(j) {
+            *slot = Op::MulAdd { dst, a, b, c, form };
+        }
+        if let Some(g) = gone.get_mut(i) {
+            *g = true;
+        }
+    }
+    if gone.iter().any(|&g| g) {
+        let mut k = 0;
+        ops.retain(|_| {
+            let keep = !gone.get(k).copied().unwrap_or(false);
+            k += 1;
+            keep
+        });
+    }
 }
 
 /// Whether `t` is a number type.
@@ -366,7 +613,10 @@ impl<'s> Compiler<'_, 's> {
         self.depth = self.depth.max(depth);
         let mut ops = Vec::with_capacity(b.insts.len());
         for inst in &b.insts {
-            ops.push(self.inst(inst, depth)?);
+            let op = self.inst(inst, depth)?;
+            // what an `if`'s two branches both begin with runs before it
+            ops.append(&mut self.hoisted);
+            ops.push(op);
         }
         Ok(Block { ops })
     }
@@ -524,8 +774,22 @@ impl<'s> Compiler<'_, 's> {
                 if self.ty(cond) != ElemType::Bool {
                     return Err(internal(format!("an `if` condition r{cond} of type {}", self.ty(cond))));
                 }
-                let then_ = self.branch(then_block, *then_ret, depth + 1)?;
-                let else_ = self.branch(else_block, *else_ret, depth + 1)?;
+                let mut then_ = self.branch(then_block, *then_ret, depth + 1)?;
+                let mut else_ = self.branch(else_block, *else_ret, depth + 1)?;
+                let common = hoist_common(&mut then_, &mut else_, &self.types);
+                if !common.is_empty() {
+                    for op in &common {
+                        visit_writes(op, &mut |r| {
+                            if let Some(d) = self.defined.get_mut(r) {
+                                *d = true;
+                            }
+                        });
+                    }
+                    for br in [&mut then_, &mut else_] {
+                        br.free = free_regs(&br.block, &[br.ret], &self.defined, &[]);
+                    }
+                    self.hoisted.extend(common);
+                }
                 let t = self.ty(then_.ret);
                 if self.ty(else_.ret) != t {
                     return Err(internal(format!(
@@ -596,6 +860,8 @@ impl<'s> Compiler<'_, 's> {
                     dst_regs.push(self.write(d, t, false)?);
                 }
                 Op::Loop(Box::new(LoopOp {
+                    // flattened once the function is compiled (`fuse_all`)
+                    group: None,
                     dsts: dst_regs,
                     count,
                     inits: init_regs,
@@ -671,6 +937,11 @@ fn visit_reads_from(block: &Block, first: Option<&Op>, f: &mut dyn FnMut(usize))
                     f(*b);
                 }
                 Op::Call { args, .. } => args.iter().for_each(|&r| f(r)),
+                Op::MulAdd { a, b, c, .. } => {
+                    f(*a);
+                    f(*b);
+                    f(*c);
+                }
                 Op::Read { index, .. } => index.iter().for_each(|&r| f(r)),
                 Op::Dim { axis, .. } => f(*axis),
                 Op::If(i) => {
@@ -694,7 +965,7 @@ fn visit_reads_from(block: &Block, first: Option<&Op>, f: &mut dyn FnMut(usize))
 /// take it is harmless: no reads or dims (indices), no integer division, no loops.
 fn safe(block: &Block, types: &[ElemType]) -> bool {
     block.ops.iter().all(|op| match op {
-        Op::Const { .. } | Op::Unary { .. } | Op::Call { .. } => true,
+        Op::Const { .. } | Op::Unary { .. } | Op::Call { .. } | Op::MulAdd { .. } => true,
         Op::Binary { op, a, .. } => {
             !matches!(op, BinOp::Div | BinOp::Rem) || types.get(*a).is_some_and(|&t| float(t))
         }

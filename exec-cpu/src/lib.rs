@@ -7,7 +7,9 @@
 //! registers (module `compile`) and run over **blocks** of elements (module `vm`): a register is a
 //! column of a block's elements, an instruction one typed loop over its columns, so the
 //! dispatch costs once per block and the loops vectorise. Lazy `if`s run each branch only on
-//! the elements that take it; `iterate` loops run per-element counts in phases.
+//! the elements that take it; `iterate` loops run per-element counts in phases. A loop whose
+//! body cannot fail runs instead on small groups of elements whose registers stay in L1,
+//! each group stopping as soon as its elements reach a fixed point (module `lanes`).
 //!
 //! rayon splits each kernel's space into blocks (module `kernel`): generate lanes write their
 //! slice of the output, reductions reduce per block (rows in parallel, or chunks of long
@@ -64,6 +66,7 @@
 mod col;
 mod compile;
 mod kernel;
+mod lanes;
 mod num;
 mod store;
 mod vm;
@@ -110,6 +113,28 @@ impl RunOptions {
 /// 0-dimensional values. Errors are the plan interpreter's: `E-INPUT` for an input that is
 /// missing or of the wrong type, `E-INDEX`, `E-DIV-ZERO`, `E-SHAPE` at run time, `E-LIMIT`
 /// for an array over the memory limit (before it is allocated).
+///
+/// The usual way in: optimise a checked program, bind its inputs, run the plan.
+///
+/// ```
+/// use eqfuse_exec_cpu::{run, RunOptions};
+/// use eqfuse_ir::value::Value;
+///
+/// let src = "input xs : f32[n]\nlet ys = map (\\x -> x * x) xs\noutput s = reduce (+) 0 ys\noutput m = reduce max (-inf) ys";
+/// let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse(src)?)?;
+/// let plan = eqfuse_rules::optimize(&checked, &Default::default())?.plan;
+///
+/// let mut inputs = indexmap::IndexMap::new();
+/// inputs.insert("xs".to_string(), Value::F32(ndarray::Array1::from_vec(vec![1.0, -2.0, 3.0]).into_dyn()));
+/// // checks the inputs against the program and binds `n`
+/// let bound = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &Default::default())?;
+/// let out = run(&plan, &inputs, &bound.sizes, &RunOptions { threads: 2, ..RunOptions::default() })?;
+/// assert_eq!(out["s"], Value::F32(ndarray::arr0(14.0).into_dyn()));
+/// assert_eq!(out["m"], Value::F32(ndarray::arr0(9.0).into_dyn()));
+/// // the plan interpreter, the executor's oracle, agrees
+/// assert_eq!(out, eqfuse_ir::plan::eval::eval(&plan, &inputs, &bound.sizes)?);
+/// # Ok::<(), eqfuse_ir::Error>(())
+/// ```
 pub fn run(
     plan: &Plan,
     inputs: &IndexMap<String, Value>,

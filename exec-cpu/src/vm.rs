@@ -25,8 +25,9 @@
 //! back to its parent's position, so that the kernel can say which element failed.
 
 use crate::col::{take, with_type, Col, Elem};
-use crate::compile::{ArrInfo, Block, IfOp, LoopOp, Op, Program};
+use crate::compile::{ArrInfo, Block, IfOp, LoopOp, MulAdd, Op, Program};
 use crate::internal;
+use crate::lanes::{GroupLoop, IntoAny, Src};
 use crate::num::{Float, Num};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::{Error, Span};
@@ -302,6 +303,50 @@ fn map3<T: Elem>(
     put(regs, dst, out)
 }
 
+/// `dst = a * b + c` and its kin ([`MulAdd`]).
+fn mul_add<T: Num>(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, args: [usize; 3], form: MulAdd) -> R {
+    match form {
+        MulAdd::ProdPlus => mad3::<T>(p, regs, dst, args, |x, y, z| T::add(T::mul(x, y), z)),
+        MulAdd::PlusProd => mad3::<T>(p, regs, dst, args, |x, y, z| T::add(z, T::mul(x, y))),
+        MulAdd::ProdMinus => mad3::<T>(p, regs, dst, args, |x, y, z| T::sub(T::mul(x, y), z)),
+        MulAdd::MinusProd => mad3::<T>(p, regs, dst, args, |x, y, z| T::sub(z, T::mul(x, y))),
+    }
+}
+
+/// `dst = f(a, b, c)` elementwise, one loop per mix of broadcast and column operands.
+#[inline(always)]
+fn mad3<T: Elem>(
+    p: &Cx<'_, '_>,
+    regs: &mut [Col],
+    dst: usize,
+    args: [usize; 3],
+    f: impl Fn(T, T, T) -> T,
+) -> R {
+    use std::iter::repeat;
+    let mut out = take::<T>(slot(regs, dst)?);
+    out.clear();
+    let [a, b, c] = args;
+    let (x, y, z) = (opnd::<T>(p, regs, a)?, opnd::<T>(p, regs, b)?, opnd::<T>(p, regs, c)?);
+    macro_rules! go {
+        ($x:expr, $y:expr, $z:expr) => {
+            out.extend($x.zip($y).zip($z).map(|((x, y), z)| f(x, y, z)))
+        };
+    }
+    match (x, y, z) {
+        (Opnd::V(xs), Opnd::V(ys), Opnd::V(zs)) => {
+            go!(xs.iter().copied(), ys.iter().copied(), zs.iter().copied())
+        }
+        (Opnd::V(xs), Opnd::V(ys), Opnd::S(z)) => go!(xs.iter().copied(), ys.iter().copied(), repeat(z)),
+        (Opnd::V(xs), Opnd::S(y), Opnd::V(zs)) => go!(xs.iter().copied(), repeat(y), zs.iter().copied()),
+        (Opnd::S(x), Opnd::V(ys), Opnd::V(zs)) => go!(repeat(x), ys.iter().copied(), zs.iter().copied()),
+        (Opnd::V(xs), Opnd::S(y), Opnd::S(z)) => go!(xs.iter().copied(), repeat(y), repeat(z)),
+        (Opnd::S(x), Opnd::V(ys), Opnd::S(z)) => go!(repeat(x), ys.iter().copied(), repeat(z)),
+        (Opnd::S(x), Opnd::S(y), Opnd::V(zs)) => go!(repeat(x), repeat(y), zs.iter().copied()),
+        (Opnd::S(x), Opnd::S(y), Opnd::S(z)) => out.push(f(x, y, z)),
+    }
+    put(regs, dst, out)
+}
+
 /// Runs `block` on `n` elements in `frames[0]` (deeper frames for compacted branches).
 pub(crate) fn exec(
     p: &Cx<'_, '_>,
@@ -338,6 +383,13 @@ fn simple(p: &Cx<'_, '_>, op: &Op, regs: &mut [Col], n: usize, contig: Option<us
         Op::Unary { dst, op, a } => unary(p, regs, *dst, *op, *a),
         Op::Binary { dst, op, a, b } => binary(p, regs, *dst, *op, *a, *b),
         Op::Call { dst, f, args } => call(p, regs, *dst, *f, args, n),
+        Op::MulAdd { dst, a, b, c, form } => match ty(p, *dst) {
+            ElemType::I32 => mul_add::<i32>(p, regs, *dst, [*a, *b, *c], *form),
+            ElemType::I64 => mul_add::<i64>(p, regs, *dst, [*a, *b, *c], *form),
+            ElemType::F32 => mul_add::<f32>(p, regs, *dst, [*a, *b, *c], *form),
+            ElemType::F64 => mul_add::<f64>(p, regs, *dst, [*a, *b, *c], *form),
+            ElemType::Bool => Err(internal("a multiply-add of bools").into()),
+        },
         Op::Read { dst, arr, index, contiguous, params } => {
             let a = p.arrays.get(*arr).ok_or_else(|| internal("an array slot out of range"))?;
             let how = match contig {
@@ -911,6 +963,13 @@ fn exec_if(p: &Cx<'_, '_>, i: &IfOp, frames: &mut [Vec<Col>], n: usize, contig: 
     with_type!(ty(p, i.dst), T => compacted_if::<T>(p, i, frames, n))
 }
 
+/// `c ? t : e` without a branch (selects are often unpredictable): both are loaded, one is
+/// picked by index, which compiles to a conditional move or a blend.
+#[inline(always)]
+pub(crate) fn pick<T: Copy>(c: bool, t: T, e: T) -> T {
+    [e, t][usize::from(c)]
+}
+
 /// `dst = cond ? then : else`, both computed on every element.
 fn select<T: Elem>(p: &Cx<'_, '_>, regs: &mut [Col], i: &IfOp) -> R {
     let mut out = take::<T>(slot(regs, i.dst)?);
@@ -919,12 +978,10 @@ fn select<T: Elem>(p: &Cx<'_, '_>, regs: &mut [Col], i: &IfOp) -> R {
         return Err(internal("a select on a uniform condition").into());
     };
     match (opnd::<T>(p, regs, i.then_.ret)?, opnd::<T>(p, regs, i.else_.ret)?) {
-        (Opnd::V(t), Opnd::V(e)) => {
-            out.extend(cs.iter().zip(t).zip(e).map(|((&c, &t), &e)| if c { t } else { e }))
-        }
-        (Opnd::V(t), Opnd::S(e)) => out.extend(cs.iter().zip(t).map(|(&c, &t)| if c { t } else { e })),
-        (Opnd::S(t), Opnd::V(e)) => out.extend(cs.iter().zip(e).map(|(&c, &e)| if c { t } else { e })),
-        (Opnd::S(t), Opnd::S(e)) => out.extend(cs.iter().map(|&c| if c { t } else { e })),
+        (Opnd::V(t), Opnd::V(e)) => out.extend(cs.iter().zip(t).zip(e).map(|((&c, &t), &e)| pick(c, t, e))),
+        (Opnd::V(t), Opnd::S(e)) => out.extend(cs.iter().zip(t).map(|(&c, &t)| pick(c, t, e))),
+        (Opnd::S(t), Opnd::V(e)) => out.extend(cs.iter().zip(e).map(|(&c, &e)| pick(c, t, e))),
+        (Opnd::S(t), Opnd::S(e)) => out.extend(cs.iter().map(|&c| pick(c, t, e))),
     }
     put(regs, i.dst, out)
 }
@@ -937,16 +994,7 @@ fn compacted_if<T: Elem>(p: &Cx<'_, '_>, i: &IfOp, frames: &mut [Vec<Col>], n: u
         let Opnd::V(cs) = opnd::<bool>(p, regs, i.cond)? else {
             return Err(internal("a compacted if on a uniform condition").into());
         };
-        let mut t = Vec::with_capacity(n);
-        let mut e = Vec::with_capacity(n);
-        for (k, &c) in cs.iter().enumerate() {
-            if c {
-                t.push(k as u32);
-            } else {
-                e.push(k as u32);
-            }
-        }
-        (t, e)
+        partition(cs)
     };
     let mut out = take::<T>(slot(regs, i.dst)?);
     out.clear();
@@ -973,6 +1021,26 @@ fn compacted_if<T: Elem>(p: &Cx<'_, '_>, i: &IfOp, frames: &mut [Vec<Col>], n: u
     res
 }
 
+/// The positions whose condition holds and those whose condition does not, without a
+/// branch per element (conditions are often unpredictable).
+fn partition(cs: &[bool]) -> (Vec<u32>, Vec<u32>) {
+    let n = cs.len();
+    let (mut t, mut e) = (vec![0u32; n], vec![0u32; n]);
+    let (mut i, mut j) = (0usize, 0usize);
+    for (k, &c) in cs.iter().enumerate() {
+        // both slots exist: i + j == k < n
+        if let (Some(ti), Some(ej)) = (t.get_mut(i), e.get_mut(j)) {
+            *ti = k as u32;
+            *ej = k as u32;
+        }
+        i += usize::from(c);
+        j += usize::from(!c);
+    }
+    t.truncate(i);
+    e.truncate(j);
+    (t, e)
+}
+
 /// `out[pos[j]] = reg[pos[j]]` (a branch with no code of its own).
 fn scatter_at<T: Elem>(p: &Cx<'_, '_>, regs: &[Col], r: usize, pos: &[u32], out: &mut [T]) -> R {
     match opnd::<T>(p, regs, r)? {
@@ -991,6 +1059,13 @@ fn exec_loop(p: &Cx<'_, '_>, l: &LoopOp, frames: &mut [Vec<Col>], n: usize, cont
     let regs = frames.first_mut().ok_or_else(|| internal("no frame"))?;
     for (&v, &init) in l.vars.iter().zip(&l.inits) {
         assign(p, regs, init, v, n)?;
+    }
+    if let Some(g) = &l.group {
+        group_loop(p, l, g, regs, n)?;
+        for (&d, &v) in l.dsts.iter().zip(&l.vars) {
+            assign(p, regs, v, d, n)?;
+        }
+        return Ok(());
     }
     let counts: Option<Vec<i64>> = match opnd::<i64>(p, regs, l.count)? {
         Opnd::S(c) => {
@@ -1013,6 +1088,37 @@ fn exec_loop(p: &Cx<'_, '_>, l: &LoopOp, frames: &mut [Vec<Col>], n: usize, cont
         assign(p, regs, v, d, n)?;
     }
     Ok(())
+}
+
+/// A loop whose body cannot fail, run on small groups of elements ([`crate::lanes`]).
+fn group_loop(p: &Cx<'_, '_>, l: &LoopOp, g: &GroupLoop, regs: &mut [Col], n: usize) -> R {
+    let mut outs: Vec<Col> = Vec::with_capacity(g.vars.len());
+    for &(v, _) in &g.vars {
+        outs.push(with_type!(ty(p, v), T => T::wrap(Vec::with_capacity(n))));
+    }
+    {
+        let mut srcs = Vec::with_capacity(g.loads.len());
+        for &(r, _) in &g.loads {
+            srcs.push(with_type!(ty(p, r), T => src::<T>(p, regs, r)?.any()));
+        }
+        let counts = src::<i64>(p, regs, l.count)?;
+        g.run(&srcs, counts, n, &mut outs);
+    }
+    for (&(v, _), col) in g.vars.iter().zip(outs) {
+        if col.len() != n {
+            return Err(internal("a loop state of another length than its block").into());
+        }
+        *slot(regs, v)? = col;
+    }
+    Ok(())
+}
+
+/// Register `r` as a group's source.
+fn src<'a, T: Elem>(p: &'a Cx<'_, '_>, regs: &'a [Col], r: usize) -> R<Src<'a, T>> {
+    Ok(match opnd::<T>(p, regs, r)? {
+        Opnd::S(x) => Src::S(x),
+        Opnd::V(xs) => Src::V(xs),
+    })
 }
 
 /// A loop whose counts differ: between two distinct counts the elements still iterating

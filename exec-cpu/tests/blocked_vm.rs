@@ -620,3 +620,118 @@ output a = generate [r, c] (\\i j -> v[j] + z[i, j])";
     assert!(err.message.contains("index 3 out of bounds for `v`"), "{}", err.message);
     assert!(err.message.contains("at element [0, 3]"), "{}", err.message);
 }
+
+/// A hand-built loop whose body cannot fail (so it runs on small groups of elements): a
+/// tuple state of four types whose next values swap two state registers, calls, a lazy `if`
+/// run as a select, per-element counts (some negative, some long enough for the state to reach a
+/// fixed point), NaN and `-0.0` in the state; frames of every length around the group size.
+#[test]
+fn hand_built_pure_loop_with_swapped_state() {
+    use eqfuse_ir::interp::scalar::ScalarFn;
+    use eqfuse_ir::plan::{Arg, Block, Func, Kernel, Lane, Origin, Step, ValueInfo};
+    use eqfuse_ir::{BinOp, ElemType::*, Scalar};
+    let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+    // state: r6 a f64, r7 b f64, r8 k i32, r9 flag bool
+    // next: (b, if flag then a else sqrt(|a|) * 0.5 - b, min(k + 1, 9), flag || a > b)
+    let body = Block {
+        insts: vec![
+            Inst::Call { dst: 10, f: ScalarFn::Abs, args: vec![6] },
+            Inst::Call { dst: 11, f: ScalarFn::Sqrt, args: vec![10] },
+            Inst::Const { dst: 12, value: Scalar::F64(0.5) },
+            Inst::If {
+                dst: 13,
+                cond: 9,
+                then_block: Block { insts: vec![] },
+                then_ret: 6,
+                else_block: Block {
+                    insts: vec![
+                        Inst::Binary { dst: 14, op: BinOp::Mul, a: 11, b: 12 },
+                        Inst::Binary { dst: 15, op: BinOp::Sub, a: 14, b: 7 },
+                    ],
+                },
+                else_ret: 15,
+            },
+            Inst::Const { dst: 16, value: Scalar::I32(1) },
+            Inst::Binary { dst: 17, op: BinOp::Add, a: 8, b: 16 },
+            Inst::Const { dst: 18, value: Scalar::I32(9) },
+            Inst::Call { dst: 19, f: ScalarFn::Min, args: vec![17, 18] },
+            Inst::Binary { dst: 20, op: BinOp::Gt, a: 6, b: 7 },
+            Inst::Binary { dst: 21, op: BinOp::Or, a: 9, b: 20 },
+        ],
+    };
+    let elem = Func {
+        params: vec![I64],
+        reg_types: vec![
+            I64, F64, I64, I32, Bool, F64, F64, F64, I32, Bool, F64, F64, F64, F64, F64, F64, I32, I32, I32,
+            I32, Bool, Bool, F64, F64, I32, Bool, F64,
+        ],
+        body: Block {
+            insts: vec![
+                Inst::Read { dst: 1, array: 0, index: vec![0] },
+                Inst::Read { dst: 2, array: 2, index: vec![0] },
+                Inst::Const { dst: 3, value: Scalar::I32(0) },
+                Inst::Const { dst: 4, value: Scalar::Bool(false) },
+                Inst::Call { dst: 5, f: ScalarFn::Convert(F64), args: vec![2] },
+                Inst::Loop {
+                    dsts: vec![22, 23, 24, 25],
+                    count: 2,
+                    inits: vec![1, 5, 3, 4],
+                    vars: vec![6, 7, 8, 9],
+                    body,
+                    nexts: vec![7, 13, 19, 21],
+                },
+                Inst::Binary { dst: 26, op: BinOp::Add, a: 22, b: 23 },
+            ],
+        },
+        ret: vec![26, 24, 25],
+    };
+    let p = Plan {
+        values: vec![
+            v("xs", 1, Origin::Input, F64),
+            v("n", 0, Origin::Size, I64),
+            v("cs", 1, Origin::Input, I64),
+            v("s", 1, Origin::Computed, F64),
+            v("k", 1, Origin::Computed, I32),
+            v("f", 1, Origin::Computed, Bool),
+        ],
+        steps: vec![Step::Kernel(Kernel {
+            kind: "map",
+            space: vec![Arg::Value(1)],
+            elem,
+            lanes: (3..6).map(|dst| Lane { dst, op: LaneOp::Generate }).collect(),
+        })],
+        outputs: vec![("s".into(), 3), ("k".into(), 4), ("f".into(), 5)],
+    };
+    for n in [1usize, 7, 31, 32, 33, 64, 65, 100] {
+        let xs: Vec<f64> = (0..n)
+            .map(|i| match i % 11 {
+                3 => f64::NAN,
+                5 => -0.0,
+                7 => 0.0,
+                _ => (i * 37 % 29) as f64 / 3.0 - 4.0,
+            })
+            .collect();
+        let cs: Vec<i64> = (0..n).map(|i| [0, 1, 5, -3, 40, 2, 300, 3, 7, 12][(i * 7) % 10] as i64).collect();
+        let ins = inputs(&[("xs", f64s(&xs)), ("cs", i64s(&cs))]);
+        let sizes: IndexMap<String, i64> = [("n".to_string(), n as i64)].into_iter().collect();
+        let want = eqfuse_ir::plan::eval::eval(&p, &ins, &sizes).unwrap();
+        for o in settings() {
+            let got = run(&p, &ins, &sizes, &o).unwrap();
+            for (k, a) in &want {
+                assert!(
+                    identical(a, &got[k]),
+                    "n {n}, `{k}`: {a:?} vs {:?} (block {})",
+                    got[k],
+                    o.block_size
+                );
+            }
+        }
+        // one count for all (a uniform count register)
+        let same = inputs(&[("xs", f64s(&xs)), ("cs", i64s(&vec![6; n]))]);
+        let want = eqfuse_ir::plan::eval::eval(&p, &same, &sizes).unwrap();
+        let got = run(&p, &same, &sizes, &RunOptions::default()).unwrap();
+        for (k, a) in &want {
+            assert!(identical(a, &got[k]), "n {n}, `{k}` (one count)");
+        }
+    }
+}

@@ -141,6 +141,25 @@ pub fn float_literal_for_tests(v: f32) -> String {
 /// Errors: the interpreter's (`E-INDEX`, `E-DIV-ZERO`, `E-SHAPE`, `E-LIMIT`, `E-INPUT`), and
 /// `E-DEVICE` when there is no driver or no GPU, a kernel does not compile, or the device
 /// runs out of memory.
+///
+/// ```
+/// use eqfuse_exec_cuda::{available, run, CudaOptions};
+/// use eqfuse_ir::value::Value;
+///
+/// let src = "input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)";
+/// let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse(src)?)?;
+/// let plan = eqfuse_rules::optimize(&checked, &Default::default())?.plan;
+/// let mut inputs = indexmap::IndexMap::new();
+/// inputs.insert("xs".to_string(), Value::F32(ndarray::arr1(&[1.0, 2.0, 3.0]).into_dyn()));
+/// inputs.insert("ys".to_string(), Value::F32(ndarray::arr1(&[4.0, 5.0, 6.0]).into_dyn()));
+/// let bound = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &Default::default())?;
+/// match run(&plan, &inputs, &bound.sizes, &CudaOptions::default()) {
+///     Ok(out) => assert_eq!(out["dot"], Value::F32(ndarray::arr0(32.0).into_dyn())),
+///     // no CUDA driver, no GPU or no NVRTC here: an error, never a panic
+///     Err(e) => assert_eq!(e.code, eqfuse_ir::Code::Device, "available: {}", available()),
+/// }
+/// # Ok::<(), eqfuse_ir::Error>(())
+/// ```
 pub fn run(
     plan: &Plan,
     inputs: &IndexMap<String, Value>,

@@ -170,6 +170,20 @@ impl Error {
         if let Some(span) = self.span {
             let end = span.end.max(span.start).min(source.len());
             let start = span.start.min(end);
+            // a snippet shows the span's first and last lines: past a few kilobytes (a
+            // 200 000-deep nesting on one line) the plain message, with its line and column,
+            // says more
+            let line_start = |at: usize| source.get(..at).and_then(|s| s.rfind('\n')).map_or(0, |i| i + 1);
+            let line_end =
+                |at: usize| source.get(at..).and_then(|s| s.find('\n')).map_or(source.len(), |i| at + i);
+            let long = |at: usize| line_end(at).saturating_sub(line_start(at)) > MAX_SNIPPET_BYTES;
+            if long(start) || long(end) {
+                let mut text = format!("{self}\n  --> {file}\n");
+                for n in &self.notes {
+                    text.push_str(&format!("  = {n}\n"));
+                }
+                return text;
+            }
             if source.is_char_boundary(start) && source.is_char_boundary(end) {
                 diag = diag.with_labels(vec![Label::primary((), start..end)]);
             }
@@ -184,6 +198,10 @@ impl Error {
         String::from_utf8_lossy(buf.as_slice()).into_owned()
     }
 }
+
+/// The longest source text (whole lines) a rendered snippet shows; beyond, [`Error::render`]
+/// prints the message with its line and column instead.
+const MAX_SNIPPET_BYTES: usize = 4096;
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -406,9 +406,18 @@ impl FuseReads<'_> {
 
 impl Visitor for FuseReads<'_> {
     fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
-        // only reads that depend on the index parameters are candidates
+        // a class that does not depend on the index parameters: an array or a function is
+        // kept whole (its own kernel), but a scalar is evaluated wherever the body is, so a
+        // read in it (`a[0]`, provably in bounds inside the space) fuses like any other
         if !eg[c].data.free.max().is_some_and(|m| m >= depth) {
-            return Some(Step::Keep);
+            if !matches!(eg[c].data.kind, eqfuse_egraph::Kind::Scalar(_)) {
+                return Some(Step::Keep);
+            }
+            if let Some(r) = self.fusable(eg, c, depth) {
+                self.fused = true;
+                return Some(Step::Revisit(r));
+            }
+            return Some(Step::Descend);
         }
         if let Some(r) = self.fusable(eg, c, depth) {
             self.fused = true;

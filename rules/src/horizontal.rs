@@ -10,7 +10,8 @@
 //! The rule runs in its own phase, on the e-graph of the term the previous phases
 //! extracted, where each class has one node: "independent" is then plain reachability, and
 //! the `multi` can never feed one of its own lanes (no cycle). The members of a group are
-//! found greedily in dependency order: each kernel joins the first group over its shape
+//! found greedily in the order of that term (children first, a dependency order that does
+//! not depend on the order rules fired): each kernel joins the first group over its shape
 //! that it does not depend on.
 
 use crate::node_rule::NodeSearcher;
@@ -70,10 +71,6 @@ fn lane_of(eg: &EG, class: Id) -> Option<(Id, ArrayLang)> {
     })
 }
 
-fn already_fused(eg: &EG, class: Id) -> bool {
-    eg[class].nodes.iter().any(|n| matches!(n, ArrayLang::Proj([_, m]) if eg[*m].nodes.iter().any(|x| matches!(x, ArrayLang::Multi(_)))))
-}
-
 /// Classes reachable from `root` through each class's smallest node, children first.
 fn topo(eg: &EG, root: Id) -> Vec<Id> {
     let mut order = Vec::new();
@@ -111,10 +108,10 @@ impl egg::Applier<ArrayLang, eqfuse_egraph::Facts> for Horizontal {
         // candidates and, for each class, which candidates it depends on (bit sets)
         let mut members: Vec<Member> = Vec::new();
         let mut cand_index: HashMap<Id, usize> = HashMap::new();
+        // a kernel already in a group is a candidate again: a kernel that gained its index
+        // form later (a map recast in this phase) joins a larger group, which the e-graph
+        // then holds beside the smaller one (the same groups again add nothing new)
         for &c in &order {
-            if already_fused(eg, c) {
-                continue;
-            }
             if let Some((sh, lane)) = lane_of(eg, c) {
                 if eg[c].data.free.is_empty() {
                     cand_index.insert(c, members.len());
@@ -153,8 +150,16 @@ impl egg::Applier<ArrayLang, eqfuse_egraph::Facts> for Horizontal {
                     .collect()
             })
         };
+        // members in the loaded term's order (children first, so a dependency order too),
+        // not in the order of the e-graph's ids, which depends on the order rules fired
+        let mut rank: HashMap<Id, usize> = HashMap::new();
+        for (i, id) in eg.analysis.term_order.iter().enumerate() {
+            rank.entry(eg.find(*id)).or_insert(i);
+        }
+        let mut by_rank: Vec<usize> = (0..members.len()).collect();
+        by_rank.sort_by_key(|&k| (rank.get(&members[k].class).copied().unwrap_or(usize::MAX), k));
         let mut groups: Vec<(Vec<SymDim>, Vec<usize>)> = Vec::new();
-        for (k, m) in members.iter().enumerate() {
+        for (k, m) in by_rank.into_iter().map(|k| (k, &members[k])) {
             let Some(key) = shape_key(eg, m.sh) else { continue };
             if key.iter().any(|d| matches!(d, SymDim::Dynamic)) {
                 continue;

@@ -48,6 +48,10 @@ pub fn rules() -> Vec<Rewrite> {
             |_, n| matches!(n, ArrayLang::Length(_) | ArrayLang::Dim(_)),
             Arc::new(size_known),
         ),
+        // d_k == size a k (and d == length a) for a generate `a` over a shape whose
+        // dimension d_k is a size expression: every array of that size offers its length,
+        // whichever of them a rule happened to ask for first
+        size_intro_rule(),
     ]
 }
 
@@ -153,6 +157,46 @@ fn eta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
     (crate::build::closed(eg, a) && same_dims(eg, sh, a) && same_shape(eg, a, a)).then_some(a)
 }
 
+fn size_intro_rule() -> Rewrite {
+    let searcher = crate::node_rule::NodeSearcher::new(|_, n| matches!(n, ArrayLang::Generate(_)));
+    match egg::Rewrite::new("idx-size-intro", searcher, SizeIntro) {
+        Ok(r) => r,
+        Err(e) => unreachable!("idx-size-intro: {e}"),
+    }
+}
+
+/// `idx-size-intro`: its rewrite is a union of two scalar classes (a size expression and
+/// the array's length), not of the matched array with something new.
+struct SizeIntro;
+
+impl egg::Applier<ArrayLang, eqfuse_egraph::Facts> for SizeIntro {
+    fn apply_one(
+        &self,
+        eg: &mut EG,
+        at: Id,
+        _: &egg::Subst,
+        _: Option<&egg::PatternAst<ArrayLang>>,
+        _: egg::Symbol,
+    ) -> Vec<Id> {
+        let Some((_, shape)) = array_info(eg, at) else { return Vec::new() };
+        let mut changed = Vec::new();
+        for (k, d) in shape.iter().enumerate() {
+            let SymDim::Class(c) = d else { continue };
+            let size = if shape.len() == 1 {
+                eg.add(ArrayLang::Length([at]))
+            } else {
+                let Ok(k) = i64::try_from(k) else { continue };
+                let k = crate::build::lit_i64(eg, k);
+                eg.add(ArrayLang::Dim([at, k]))
+            };
+            if eg.union(*c, size) {
+                changed.push(size);
+            }
+        }
+        changed
+    }
+}
+
 fn size_known(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     let (a, k) = match *n {
         ArrayLang::Length([a]) => (a, 0usize),
@@ -160,11 +204,48 @@ fn size_known(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
         _ => return None,
     };
     let (_, shape) = array_info(eg, a)?;
-    let d = shape.get(k)?.clone();
-    match d {
-        SymDim::Dynamic => None,
-        // a size expression of the program (`n + n` for a concatenation): the same class
-        SymDim::Class(c) => (eg.find(c) != eg.find(at)).then_some(c),
-        d => Some(crate::build::dim_id(eg, a, k, shape.len(), &d)),
+    let rank = shape.len();
+    // what the analysis knows of the dimension, and the shapes of the class's generates
+    // (the analysis keeps one of two size expressions it merges, whichever came first)
+    let mut known = vec![shape.get(k)?.clone()];
+    for m in &eg[a].nodes {
+        match m {
+            ArrayLang::Generate([sh, _]) => known.extend(dims(eg, *sh).and_then(|ds| ds.get(k).cloned())),
+            // a map has the shape of its arrays, when they certainly agree (otherwise the
+            // map's own shape check must still run and fail)
+            ArrayLang::Map(c) => {
+                let ds: Vec<Option<SymDim>> = c[1..]
+                    .iter()
+                    .map(|x| array_info(eg, *x).and_then(|(_, ds)| ds.get(k).cloned()))
+                    .collect();
+                if let Some(Some(first)) = ds.first() {
+                    if ds.iter().all(|d| d.as_ref().is_some_and(|d| crate::build::same_dim(eg, d, first))) {
+                        known.push(first.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
     }
+    let at = eg.find(at);
+    let mut found = None;
+    for d in known {
+        let c = match d {
+            SymDim::Dynamic => continue,
+            // a size expression of the program (`n + n` for a concatenation): the same class
+            SymDim::Class(c) => c,
+            d => crate::build::dim_id(eg, a, k, rank, &d),
+        };
+        if eg.find(c) == at {
+            continue;
+        }
+        match found {
+            None => found = Some(c),
+            // every size expression known for it is one class
+            Some(f) => {
+                eg.union(f, c);
+            }
+        }
+    }
+    found
 }

@@ -4,7 +4,7 @@
 //!   sound when `j` is inside `sh`: out of bounds, the program reports `E-INDEX` while `f j`
 //!   would quietly compute a value. [`in_bounds`] proves it for the index forms fusion meets:
 //!   an index parameter whose range is the same dimension, a constant inside a known
-//!   dimension, `clamp x 0 (d - 1)` and `d - 1 - i`.
+//!   dimension, `clamp x 0 (d - 1)` and `d - 1 - i` for such an `i`.
 //! - **Neutral elements.** `reduce op ne (filter p a)` becomes a reduction over `a` that
 //!   folds `ne` for the dropped elements: sound (bit for bit) only when `ne` is neutral for
 //!   `op`, which [`neutral_pair`] recognises for the operators of LANGUAGE.md.
@@ -60,6 +60,13 @@ fn is_last(eg: &EG, x: Id, d: &SymDim) -> bool {
 /// Whether index `j` (a class seen at binder `depth` inside a body over `space`) is
 /// certainly in `[0, d)` wherever the body is evaluated.
 pub fn in_bounds(eg: &EG, j: Id, d: &SymDim, space: &IndexSpace<'_>, depth: u32) -> bool {
+    in_bounds_within(eg, j, d, space, depth, IN_BOUNDS_NESTING)
+}
+
+/// How deep [`in_bounds`] looks through `(d - 1) - i` (a bound: e-graphs can be cyclic).
+const IN_BOUNDS_NESTING: u32 = 4;
+
+fn in_bounds_within(eg: &EG, j: Id, d: &SymDim, space: &IndexSpace<'_>, depth: u32, fuel: u32) -> bool {
     if space.is_param_over(eg, j, d, depth) {
         return true;
     }
@@ -74,8 +81,14 @@ pub fn in_bounds(eg: &EG, j: Id, d: &SymDim, space: &IndexSpace<'_>, depth: u32)
         ArrayLang::Clamp([_, lo, hi]) => {
             const_i64(eg, *lo) == Some(0) && is_last(eg, *hi, d) && space.nonempty(eg, d)
         }
-        // (d - 1) - i is in [0, d) when i is
-        ArrayLang::Sub([a, i]) => is_last(eg, *a, d) && space.is_param_over(eg, *i, d, depth),
+        // (d - 1) - i is in [0, d) when i is (a reversal of a parameter, of a clamp, ..)
+        ArrayLang::Sub([a, i]) => {
+            is_last(eg, *a, d)
+                && (space.is_param_over(eg, *i, d, depth)
+                    || fuel > 0
+                        && space.nonempty(eg, d)
+                        && in_bounds_within(eg, *i, d, space, depth, fuel - 1))
+        }
         _ => false,
     })
 }

@@ -1,5 +1,5 @@
-//! The phased runner (DESIGN.md decision 6): simplify → fuse → simplify → loops → horizontal, each
-//! phase a fresh e-graph built from the term the previous phase extracted, each with node,
+//! The phased runner (DESIGN.md decision 6): simplify → fuse (repeated until its term
+//! settles) → loops → horizontal, each phase a fresh e-graph built from the term the previous phase extracted, each with node,
 //! iteration and time limits and the backoff scheduler. On hitting a limit a phase still
 //! extracts the best term found so far, and the report says which limit stopped it.
 //!
@@ -147,6 +147,7 @@ fn load(facts: &Facts, term: &RecExpr<ArrayLang>) -> Loaded {
         ids.push(egraph.add(m));
     }
     egraph.rebuild();
+    egraph.analysis.term_order = ids.clone();
     Loaded { egraph, ids }
 }
 
@@ -172,29 +173,20 @@ fn stop_text(r: &egg::StopReason) -> String {
 /// An extracted term with the source `let` names of its nodes.
 type Named = (RecExpr<ArrayLang>, HashMap<usize, String>);
 
-/// Runs one phase on `term`; returns the extracted term, its names, and the report.
-#[allow(clippy::too_many_arguments)]
-fn phase(
-    name: &'static str,
-    sig: &Signature<'_>,
-    facts: &Facts,
-    term: &RecExpr<ArrayLang>,
-    names: &HashMap<usize, String>,
+/// Runs `rules` on `egraph` until it saturates or a limit stops it.
+fn saturate(
+    egraph: EG,
     rules: &[Rewrite],
     opts: &OptimizeOptions,
     deadline: Instant,
-    modes: &[Search],
-) -> Result<(Vec<Named>, PhaseReport)> {
-    let started = Instant::now();
-    let loaded = load(facts, term);
-    let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
+) -> egg::Runner<ArrayLang, Facts> {
     let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
     let mut rules: Vec<Rewrite> = rules.to_vec();
     if let Some(seed) = opts.variant.rule_order_seed {
         shuffle(&mut rules, seed);
     }
     let runner = egg::Runner::default()
-        .with_egraph(loaded.egraph)
+        .with_egraph(egraph)
         .with_node_limit(opts.node_limit)
         .with_iter_limit(opts.iter_limit)
         .with_time_limit(left)
@@ -204,7 +196,7 @@ fn phase(
             r.egraph.analysis.walk_memo.clear();
             Ok(())
         });
-    let runner = if opts.variant.simple_scheduler {
+    if opts.variant.simple_scheduler {
         runner.with_scheduler(egg::SimpleScheduler).run(&rules)
     } else {
         let scheduler =
@@ -217,14 +209,41 @@ fn phase(
                 }
             });
         runner.with_scheduler(scheduler).run(&rules)
-    };
-    let mut fired: IndexMap<String, usize> = IndexMap::new();
-    for it in &runner.iterations {
-        for (r, n) in &it.applied {
-            *fired.entry(r.to_string()).or_default() += n;
-        }
     }
-    let eg = &runner.egraph;
+}
+
+/// Runs one phase on `term`; returns the extracted term, its names, and the report.
+#[allow(clippy::too_many_arguments)]
+fn phase(
+    name: &'static str,
+    sig: &Signature<'_>,
+    facts: &Facts,
+    term: &RecExpr<ArrayLang>,
+    names: &HashMap<usize, String>,
+    stages: &[&[Rewrite]],
+    opts: &OptimizeOptions,
+    deadline: Instant,
+    modes: &[Search],
+) -> Result<(Vec<Named>, PhaseReport)> {
+    let started = Instant::now();
+    let loaded = load(facts, term);
+    let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
+    let mut egraph = loaded.egraph;
+    let mut fired: IndexMap<String, usize> = IndexMap::new();
+    let (mut iterations, mut stop) = (0, None);
+    // each stage saturates the e-graph the previous one left
+    for rules in stages {
+        let runner = saturate(egraph, rules, opts, deadline);
+        for it in &runner.iterations {
+            for (r, n) in &it.applied {
+                *fired.entry(r.to_string()).or_default() += n;
+            }
+        }
+        iterations += runner.iterations.len();
+        stop = stop.or(runner.stop_reason);
+        egraph = runner.egraph;
+    }
+    let eg = &egraph;
     let mut outs = Vec::new();
     for mode in modes {
         let ctx = CostContext { search: *mode, ..opts.cost.clone() };
@@ -248,8 +267,8 @@ fn phase(
     }
     let report = PhaseReport {
         name,
-        stop_reason: runner.stop_reason.as_ref().map_or_else(|| "saturated".into(), stop_text),
-        iterations: runner.iterations.len(),
+        stop_reason: stop.as_ref().map_or_else(|| "saturated".into(), stop_text),
+        iterations,
         nodes: eg.total_number_of_nodes(),
         classes: eg.number_of_classes(),
         seconds: started.elapsed().as_secs_f64(),
@@ -295,24 +314,26 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         }
     }
     let loops = crate::loops::rules();
+    // the horizontal phase in two stages on one e-graph: first every map gets its index
+    // form (and the beta rule finishes it), then the kernels are grouped, so the groups do
+    // not depend on whether a map was recast before or after the grouping rule fired
+    let mut horiz_prep: Vec<Rewrite> =
+        fusion::rules(&Gas::limited(0)).into_iter().filter(|r| r.name.as_str() == "fuse-beta").collect();
+    horiz_prep.push(recast_map_free());
     let mut horiz = horizontal::rules();
-    horiz.extend(fusion::rules(&Gas::limited(0)).into_iter().filter(|r| {
-        // index forms of maps, and the beta rule that finishes them, so maps can join
-        matches!(r.name.as_str(), "fuse-beta")
-    }));
-    horiz.push(recast_map_free());
-    // the phases: (name, rules, whether it repeats until its term settles); a first
+    horiz.extend(horiz_prep.iter().cloned());
+    // the phases: (name, stages, whether it repeats until its term settles); a first
     // simplification alone keeps the fuse phase's e-graph small (the merged variant skips it)
-    let mut plan: Vec<(&'static str, &[Rewrite], bool)> = Vec::new();
+    let mut plan: Vec<(&'static str, Vec<&[Rewrite]>, bool)> = Vec::new();
     if opts.no_fusion {
-        plan.push(("simplify", &simplify, false));
+        plan.push(("simplify", vec![&simplify], false));
     } else {
         if !opts.variant.merge_phases {
-            plan.push(("simplify", &simplify, false));
+            plan.push(("simplify", vec![&simplify], false));
         }
-        plan.push(("fuse", &fuse, true));
-        plan.push(("loops", &loops, false));
-        plan.push(("horizontal", &horiz, false));
+        plan.push(("fuse", vec![&fuse], true));
+        plan.push(("loops", vec![&loops], false));
+        plan.push(("horizontal", vec![&horiz_prep, &horiz], false));
     }
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     let sized = OptimizeOptions {
@@ -324,7 +345,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     };
     let opts = &sized;
     type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, Vec<PhaseReport>);
-    let run = |name: &'static str, rules: &[Rewrite], modes: &[Search], branches: Vec<Branch>| {
+    let run = |name: &'static str, rules: &[&[Rewrite]], modes: &[Search], branches: Vec<Branch>| {
         let mut next: Vec<Branch> = Vec::new();
         for (term, names, reports) in branches {
             let (outs, report) = phase(name, &sig, &facts, &term, &names, rules, opts, deadline, modes)?;
@@ -346,7 +367,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
     for (name, rules, repeats) in plan {
         if !repeats {
-            branches = run(name, rules, &[opts.cost.search], branches)?;
+            branches = run(name, &rules, &[opts.cost.search], branches)?;
             continue;
         }
         // the fuse phase repeats until its term stops changing: a phase extracts one term
@@ -359,7 +380,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             let modes =
                 if round == 0 { vec![opts.cost.search, Search::Fused] } else { vec![opts.cost.search] };
             let name = if round == 0 { name } else { "fuse-again" };
-            let (done, open): (Vec<Branch>, Vec<Branch>) = run(name, rules, &modes, branches)?
+            let (done, open): (Vec<Branch>, Vec<Branch>) = run(name, &rules, &modes, branches)?
                 .into_iter()
                 .partition(|b| before.contains(&b.0) || round + 1 == MAX_FUSION_ROUNDS);
             for b in done {

@@ -835,6 +835,16 @@ fn templates() -> Vec<Template> {
                 format!("input xs : {t}[n]\noutput o = generate [length xs] (\\i -> xs[length xs - 1 - i])"),
             ])
         }),
+        tpl_pre("idx-size-intro", &["recast-map", "recast-concat", "fuse-beta"], |g| {
+            let t = g.pick(&NUM);
+            let e = g.e(t, &vars(&[("x", t)]));
+            g.pick(&[
+                format!("input xs : {t}[n]\nlet c = concat xs xs\noutput o = map (\\x -> {e}) c\noutput l = n + n"),
+                format!("input xs : {t}[n]\noutput o = generate [n + 1] (\\i -> {t} i)\noutput l = length o + (n + 1)"),
+                format!("input xs : {t}[n, m]\noutput o = generate [n * 2, m] (\\i j -> xs[i / 2, j])\noutput l = size o 0"),
+                format!("input xs : {t}[n]\ninput ys : {t}[m]\noutput o = map (\\x y -> x) xs ys\noutput l = length o"),
+            ])
+        }),
         // ---------------------------------------------------------- index forms
         tpl("recast-map", |g| {
             let (t, u) = (g.pick(&NUM), g.pick(&[I32, I64, F32, F64, Bool]));

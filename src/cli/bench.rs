@@ -1,10 +1,14 @@
 //! `eqfuse bench [--backend cpu|cuda] [--filter NAME] [--json]`: the optimised plan, the
 //! unfused plan, a hand-written loop and the input-copy floor, timed in one run.
+//! `--dump-inputs DIR` writes each chosen program's generated inputs instead
+//! (`DIR/PROGRAM/INPUT.npy`, what `eqfuse run --inputs` reads), so that other tools
+//! (`benches/peers/`) compute on exactly the benchmarked data.
 
 use super::CmdResult;
 use clap::Args;
 use eqfuse::bench::{BenchOptions, Measurement, PROGRAMS};
 use eqfuse::{Code, Error};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `eqfuse bench`.
@@ -25,6 +29,10 @@ pub struct BenchArgs {
     /// Least time spent timing each variant, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 400)]
     min_time_ms: u64,
+    /// Write each chosen program's inputs (at `--scale`) to `DIR/PROGRAM/INPUT.npy` and
+    /// time nothing.
+    #[arg(long, value_name = "DIR")]
+    dump_inputs: Option<PathBuf>,
 }
 
 /// Which backend runs the plans.
@@ -70,6 +78,15 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
             ),
         )
         .into());
+    }
+    if let Some(dir) = &a.dump_inputs {
+        for p in chosen {
+            let (inputs, _, _) = eqfuse::bench::setup(p.name, a.scale)?;
+            for path in eqfuse::files::write_outputs(&dir.join(p.name), &inputs)? {
+                println!("wrote {}", path.display());
+            }
+        }
+        return Ok(());
     }
     let mut out: Vec<Measurement> = Vec::new();
     if !a.json {

@@ -6,6 +6,7 @@ mod calibrate;
 mod check;
 mod demo;
 mod explain;
+mod limits;
 mod run;
 mod show;
 
@@ -86,8 +87,32 @@ impl Failure {
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        text
+        clip_lines(&text)
     }
+}
+
+/// The longest line of an error report, in characters: a message quoting a million-digit
+/// literal or name is cut there.
+const MAX_LINE_CHARS: usize = 1000;
+
+/// `text` with every line longer than [`MAX_LINE_CHARS`] cut, saying how much was cut.
+fn clip_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(64 << 10));
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        match body.char_indices().nth(MAX_LINE_CHARS) {
+            Some((cut, _)) => {
+                let more = body[cut..].chars().count();
+                out.push_str(&body[..cut]);
+                out.push_str(&format!(" ... ({more} more characters)"));
+                if line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 impl From<Error> for Failure {
@@ -96,17 +121,40 @@ impl From<Error> for Failure {
     }
 }
 
-/// Reads, parses and checks a program file; errors carry the text for rendering.
+/// Reads, parses and checks a program file under the default [`eqfuse::Limits`]; errors
+/// carry the text for rendering.
 pub fn load(path: &Path) -> std::result::Result<eqfuse::Checked, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::input(format!("cannot read the program `{}`: {e}", path.display())))?;
+    load_with(path, &eqfuse::Limits::default())
+}
+
+/// [`load`] under `limits`: a file longer than `limits.max_program_bytes` is `E-LIMIT`
+/// before it is read in full (it may be endless, as `/dev/zero` is).
+pub fn load_with(path: &Path, limits: &eqfuse::Limits) -> std::result::Result<eqfuse::Checked, Failure> {
+    use std::io::Read;
+    let cannot =
+        |e: std::io::Error| Error::input(format!("cannot read the program `{}`: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let cap = u64::try_from(limits.max_program_bytes).unwrap_or(u64::MAX).saturating_add(1);
+    let mut bytes = Vec::new();
+    file.take(cap).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() > limits.max_program_bytes {
+        return Err(Error::new(
+            eqfuse::Code::Limit,
+            format!(
+                "the program `{}` is longer than the limit of {} bytes",
+                path.display(),
+                limits.max_program_bytes
+            ),
+        )
+        .into());
+    }
     let src = String::from_utf8(bytes).map_err(|_| {
         Error::new(eqfuse::Code::Parse, format!("the program `{}` is not UTF-8 text", path.display()))
     })?;
     let with_source =
         |error: Error| Failure { error, source: Some(Box::new((path.display().to_string(), src.clone()))) };
-    let program = eqfuse::parse(&src).map_err(with_source)?;
-    eqfuse::check(&program).map_err(with_source)
+    let program = eqfuse::ir::parse::parse_with(&src, limits).map_err(with_source)?;
+    eqfuse::ir::check::check_with(&program, limits).map_err(with_source)
 }
 
 type CmdResult = std::result::Result<(), Failure>;

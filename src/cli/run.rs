@@ -1,7 +1,10 @@
-//! `eqfuse run PROGRAM [--inputs DIR] [--input NAME=FILE]... [--out DIR] [--backend B] [--no-opt]`
+//! `eqfuse run PROGRAM [--inputs DIR] [--input NAME=FILE]... [--random-inputs SEED [--size NAME=N]...]
+//! [--out DIR] [--backend B] [--no-opt] [LIMITS]` (`LIMITS`: see [`super::limits::LimitArgs`])
 
-use super::{load, show, CmdResult};
+use super::limits::LimitArgs;
+use super::{load_with, show, CmdResult};
 use clap::Args;
+use eqfuse::random_inputs::{self, RandomInputs};
 use eqfuse::{files, Backend};
 use std::path::PathBuf;
 
@@ -16,6 +19,14 @@ pub struct RunArgs {
     /// Read one input from a file (repeatable; overrides `--inputs`).
     #[arg(long = "input", value_name = "NAME=FILE", value_parser = files::parse_pair)]
     input: Vec<(String, PathBuf)>,
+    /// Fill every input with random data of its declared type instead of reading files
+    /// (deterministic for a seed): floats uniform in [0, 1), integers in 0..16, random bools.
+    #[arg(long, value_name = "SEED", conflicts_with_all = ["inputs", "input"])]
+    random_inputs: Option<u64>,
+    /// With `--random-inputs`: the value of a size name (repeatable; every size not given is
+    /// 1000).
+    #[arg(long = "size", value_name = "NAME=N", value_parser = parse_size, requires = "random_inputs")]
+    size: Vec<(String, i64)>,
     /// Write each output to `DIR/NAME.npy` (otherwise print a summary of each).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -26,19 +37,37 @@ pub struct RunArgs {
     /// Run the unfused program (one kernel per operation) on the chosen backend.
     #[arg(long)]
     no_opt: bool,
+    /// Resource limits.
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// Loads, reads inputs, runs, writes or prints outputs.
 pub fn run(a: &RunArgs) -> CmdResult {
-    let checked = load(&a.program)?;
+    a.limits.start_watchdog();
+    let limits = a.limits.limits();
+    let checked = load_with(&a.program, &limits)?;
     let backend: Backend = a.backend.parse()?;
-    let inputs = files::read_inputs(a.inputs.as_deref(), &a.input)?;
+    let inputs = match a.random_inputs {
+        Some(seed) => {
+            let mut opts = RandomInputs::new(seed);
+            opts.max_array_bytes = limits.max_array_bytes;
+            opts.sizes.extend(a.size.iter().cloned());
+            let sizes = random_inputs::size_values(&checked, &opts)?;
+            let sizes: Vec<String> = sizes.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            let sizes = if sizes.is_empty() { String::new() } else { format!(", {}", sizes.join(", ")) };
+            eprintln!("random inputs (seed {seed}{sizes})");
+            random_inputs::random_inputs(&checked, &opts)?
+        }
+        None => files::read_inputs_with(a.inputs.as_deref(), &a.input, limits.max_array_bytes)?,
+    };
     // `--no-opt` runs the unfused plan (one kernel per operation) on the chosen executor; the
     // reference interpreter never fuses.
+    let (optimize, run_opts) = (a.limits.optimize_options(), a.limits.run_options());
     let outputs = if a.no_opt {
-        eqfuse::backend::run_unfused(&checked, backend, &inputs)?
+        eqfuse::backend::run_unfused_with(&checked, backend, &inputs, &optimize, &run_opts)?
     } else {
-        eqfuse::run(&checked, backend, &inputs)?
+        eqfuse::backend::run_with(&checked, backend, &inputs, &optimize, &run_opts)?
     };
     match &a.out {
         Some(dir) => {
@@ -53,4 +82,15 @@ pub fn run(a: &RunArgs) -> CmdResult {
         }
     }
     Ok(())
+}
+
+/// Parses a `NAME=N` size.
+fn parse_size(s: &str) -> std::result::Result<(String, i64), String> {
+    match s.split_once('=') {
+        Some((name, n)) if !name.is_empty() => match n.trim().parse::<i64>() {
+            Ok(v) if v >= 0 => Ok((name.to_string(), v)),
+            _ => Err(format!("expected a non-negative integer size, got `{n}`")),
+        },
+        _ => Err(format!("expected NAME=N, got `{s}`")),
+    }
 }

@@ -114,6 +114,14 @@ impl<'p> Interp<'p> {
     /// Turns sizes into a shape: negative sizes are `E-SHAPE`, an element count that
     /// overflows `i64` is `E-LIMIT`, an array over the memory limit is `E-LIMIT`.
     fn make_shape(&self, op: &str, elem: ElemType, dims: &[i64], span: Span) -> R<(Vec<usize>, usize)> {
+        let (shape, count) = Self::shape_count(op, dims, span)?;
+        self.check_alloc(op, elem, count, span)?;
+        Ok((shape, count))
+    }
+
+    /// Turns sizes into a shape and its element count, allocating nothing: negative sizes
+    /// are `E-SHAPE`, a count that overflows `i64` is `E-LIMIT` (checked size by size).
+    fn shape_count(op: &str, dims: &[i64], span: Span) -> R<(Vec<usize>, usize)> {
         let mut count: i64 = 1;
         let mut shape = Vec::with_capacity(dims.len());
         for &d in dims {
@@ -135,7 +143,6 @@ impl<'p> Interp<'p> {
         let count = usize::try_from(count).map_err(|_| {
             Error::at(Code::Limit, span, format!("`{op}`: size {count} does not fit in memory"))
         })?;
-        self.check_alloc(op, elem, count, span)?;
         Ok((shape, count))
     }
 
@@ -259,7 +266,8 @@ impl<'p> Interp<'p> {
                 want(2)?;
                 let dims = self.eval_shape(&args[0], env)?;
                 let a = self.eval_array(&args[1], env)?;
-                let (shape, count) = self.make_shape("reshape", a.elem(), &dims, span)?;
+                // no memory check: the reshaped array shares the elements of `a`
+                let (shape, count) = Self::shape_count("reshape", &dims, span)?;
                 if count != a.len() {
                     return Err(Box::new(Error::shape(
                         span,

@@ -53,6 +53,53 @@ pub type ValueId = usize;
 pub type Reg = u32;
 
 /// A whole plan.
+///
+/// Plans are made by the optimiser (`eqfuse::optimize(..)?.result.plan`, or
+/// `eqfuse_rules::optimize(..)?.plan`), printed by `eqfuse explain`, and run by the plan
+/// interpreter ([`eval::eval`]), the CPU executor (`eqfuse_exec_cpu::run`) and the CUDA
+/// executor (`eqfuse_exec_cuda::run`). One written by hand, `out[i] = xs[i] * 2.0` over
+/// `[n]`:
+///
+/// ```
+/// use eqfuse_ir::ast::BinOp;
+/// use eqfuse_ir::plan::{Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Step, ValueInfo};
+/// use eqfuse_ir::types::ElemType;
+/// use eqfuse_ir::value::{Scalar, Value};
+///
+/// let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+/// let plan = Plan {
+///     values: vec![
+///         v("xs", 1, Origin::Input, ElemType::F64),   // value 0
+///         v("n", 0, Origin::Size, ElemType::I64),     // value 1
+///         v("out", 1, Origin::Computed, ElemType::F64), // value 2
+///     ],
+///     steps: vec![Step::Kernel(Kernel {
+///         kind: "map",
+///         space: vec![Arg::Value(1)],                  // over [n]
+///         elem: Func {
+///             params: vec![ElemType::I64],             // r0: the index
+///             reg_types: vec![ElemType::I64, ElemType::F64, ElemType::F64, ElemType::F64],
+///             body: Block { insts: vec![
+///                 Inst::Read { dst: 1, array: 0, index: vec![0] },   // r1 = xs[r0]
+///                 Inst::Const { dst: 2, value: Scalar::F64(2.0) },   // r2 = 2.0
+///                 Inst::Binary { dst: 3, op: BinOp::Mul, a: 1, b: 2 }, // r3 = r1 * r2
+///             ] },
+///             ret: vec![3],
+///         },
+///         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],  // out[r0] = r3
+///     })],
+///     outputs: vec![("out".into(), 2)],
+/// };
+/// assert!(plan.to_string().contains("r3 = r1 * r2"));
+///
+/// let mut inputs = indexmap::IndexMap::new();
+/// inputs.insert("xs".to_string(), Value::F64(ndarray::arr1(&[1.0, 2.5]).into_dyn()));
+/// let mut sizes = indexmap::IndexMap::new();
+/// sizes.insert("n".to_string(), 2);
+/// let out = eqfuse_ir::plan::eval::eval(&plan, &inputs, &sizes)?;
+/// assert_eq!(out["out"], Value::F64(ndarray::arr1(&[2.0, 5.0]).into_dyn()));
+/// # Ok::<(), eqfuse_ir::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Every value the plan names.

@@ -1,0 +1,721 @@
+//! Loops run a small group of elements at a time, with their registers in L1.
+//!
+//! The blocked VM runs a loop body one instruction at a time over the whole frame, and
+//! drops converged elements by compacting the frame: every iteration streams each register
+//! of the frame through the cache, and an element that stops changing still costs until
+//! enough others have stopped too. A loop whose body cannot fail — pure arithmetic,
+//! comparisons, calls and `if`s of such branches (run as selects), no reads, no integer
+//! division, no nested loops — runs instead on groups of [`W`] consecutive elements: the
+//! body is flattened once, at compile time, into a list of typed functions over
+//! `W`-element arrays (one array per register, all of a group's registers together), and
+//! each group iterates on its own, stopping as soon as an iteration leaves every element's
+//! state unchanged (bit for bit: the body is a pure function of the state and of registers
+//! the loop does not write, so every later iteration would leave it unchanged too).
+//!
+//! The results are the blocked VM's, bit for bit: the same scalar operations
+//! ([`crate::num`]) on the same values; an element past the end of the frame is filled with
+//! a copy of the group's first element, and its results are dropped. Elements whose counts
+//! differ iterate with a mask: an element past its own count keeps its state.
+
+use crate::col::{with_type, Col, Elem};
+use crate::compile::{Block, MulAdd, Op};
+use crate::num::{Float, Num};
+use eqfuse_ir::ast::{BinOp, UnOp};
+use eqfuse_ir::interp::scalar::ScalarFn;
+use eqfuse_ir::types::ElemType;
+use eqfuse_ir::value::Scalar;
+
+/// Elements per group.
+pub(crate) const W: usize = 32;
+
+/// The registers of one group: per element type, one `W`-array per slot.
+#[derive(Debug, Default)]
+pub(crate) struct Banks {
+    b: Vec<[bool; W]>,
+    i32: Vec<[i32; W]>,
+    i64: Vec<[i64; W]>,
+    f32: Vec<[f32; W]>,
+    f64: Vec<[f64; W]>,
+}
+
+/// An element type with a bank.
+pub(crate) trait Lane: Elem {
+    fn bank(b: &mut Banks) -> &mut Vec<[Self; W]>;
+    /// Its bits (equal bits: the same value, bit for bit).
+    fn bits(self) -> u64;
+}
+
+macro_rules! lane_impl {
+    ($t:ty, $f:ident, $bits:expr) => {
+        impl Lane for $t {
+            #[inline(always)]
+            fn bank(b: &mut Banks) -> &mut Vec<[Self; W]> {
+                &mut b.$f
+            }
+            #[inline(always)]
+            fn bits(self) -> u64 {
+                let f: fn($t) -> u64 = $bits;
+                f(self)
+            }
+        }
+    };
+}
+lane_impl!(bool, b, u64::from);
+lane_impl!(i32, i32, |x| u64::from(x as u32));
+lane_impl!(i64, i64, |x| x as u64);
+lane_impl!(f32, f32, |x| u64::from(x.to_bits()));
+lane_impl!(f64, f64, f64::to_bits);
+
+/// The slot `d` to write and the slots `a`, `b` to read of one bank (`d` differs from both:
+/// the flattening checks it).
+#[inline(always)]
+fn parts<T>(bank: &mut [[T; W]], d: u32, a: u32, b: u32) -> (&mut [T; W], &[T; W], &[T; W]) {
+    let (d, a, b) = (d as usize, a as usize, b as usize);
+    let (lo, hi) = bank.split_at_mut(d);
+    let (dst, hi) = hi.split_first_mut().expect("a slot in range");
+    let pick = |k: usize| -> &[T; W] {
+        if k < d {
+            &lo[k]
+        } else {
+            &hi[k - d - 1]
+        }
+    };
+    (dst, pick(a), pick(b))
+}
+
+/// The slots an instruction uses: its result `d`, its operands `a`, `b`, `c`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Args {
+    d: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+}
+
+/// One flattened instruction.
+pub(crate) type LFn = fn(&mut Banks, &Args);
+
+/// `var = active ? tmp : var` for one state register; whether an element changed.
+type UFn = fn(&mut Banks, u32, u32, &[bool; W], bool) -> bool;
+
+/// A loop flattened for groups.
+#[derive(Debug)]
+pub(crate) struct GroupLoop {
+    /// Slots per element type (bool, i32, i64, f32, f64).
+    sizes: [usize; 5],
+    /// Registers read from the frame at the start of a group, with their slots.
+    pub loads: Vec<(usize, u32)>,
+    /// Constants, set once per group.
+    consts: Vec<(u32, Scalar)>,
+    /// The body.
+    ops: Vec<(LFn, Args)>,
+    /// Per state register: `tmp = next` (all first), then the update.
+    moves: Vec<(LFn, Args)>,
+    updates: Vec<(UFn, u32, u32)>,
+    /// Per state register: its register and its slot (read back after the group).
+    pub vars: Vec<(usize, u32)>,
+}
+
+fn ty_index(t: ElemType) -> usize {
+    match t {
+        ElemType::Bool => 0,
+        ElemType::I32 => 1,
+        ElemType::I64 => 2,
+        ElemType::F32 => 3,
+        ElemType::F64 => 4,
+    }
+}
+
+/// Slot assignment while flattening.
+struct Flat<'t> {
+    types: &'t [ElemType],
+    slot: Vec<Option<u32>>,
+    sizes: [usize; 5],
+    consts: Vec<(u32, Scalar)>,
+    ops: Vec<(LFn, Args)>,
+}
+
+impl Flat<'_> {
+    fn ty(&self, r: usize) -> Option<ElemType> {
+        self.types.get(r).copied()
+    }
+
+    /// Register `r`'s slot (made on first use).
+    fn slot(&mut self, r: usize) -> Option<u32> {
+        let t = self.ty(r)?;
+        let s = self.slot.get_mut(r)?;
+        if let Some(k) = *s {
+            return Some(k);
+        }
+        let n = self.sizes.get_mut(ty_index(t))?;
+        let k = u32::try_from(*n).ok()?;
+        *n += 1;
+        *s = Some(k);
+        Some(k)
+    }
+
+    /// A fresh slot of type `t`.
+    fn fresh(&mut self, t: ElemType) -> Option<u32> {
+        let n = self.sizes.get_mut(ty_index(t))?;
+        let k = u32::try_from(*n).ok()?;
+        *n += 1;
+        Some(k)
+    }
+
+    fn args(&mut self, d: usize, ops: &[usize]) -> Option<Args> {
+        let mut a = Args { d: self.slot(d)?, ..Args::default() };
+        let mut it = ops.iter();
+        if let Some(&r) = it.next() {
+            a.a = self.slot(r)?;
+        }
+        if let Some(&r) = it.next() {
+            a.b = self.slot(r)?;
+        }
+        if let Some(&r) = it.next() {
+            a.c = self.slot(r)?;
+        }
+        // an instruction's result never overwrites its operands here
+        if ops.contains(&d) {
+            return None;
+        }
+        Some(a)
+    }
+
+    /// Flattens `block`; `None` when some instruction cannot run here.
+    fn block(&mut self, block: &Block) -> Option<()> {
+        for op in &block.ops {
+            match op {
+                Op::Const { dst, value } => {
+                    if self.ty(*dst)? != value.elem_type() {
+                        return None;
+                    }
+                    let d = self.slot(*dst)?;
+                    self.consts.push((d, *value));
+                }
+                Op::Unary { dst, op, a } => {
+                    let f = unary_fn(*op, self.ty(*a)?)?;
+                    let args = self.args(*dst, &[*a])?;
+                    self.ops.push((f, args));
+                }
+                Op::Binary { dst, op, a, b } => {
+                    let f = binary_fn(*op, self.ty(*a)?)?;
+                    let args = self.args(*dst, &[*a, *b])?;
+                    self.ops.push((f, args));
+                }
+                Op::Call { dst, f, args } => {
+                    let a0 = *args.first()?;
+                    let f = call_fn(*f, self.ty(a0)?, self.ty(*dst)?, args.len())?;
+                    let args = self.args(*dst, args)?;
+                    self.ops.push((f, args));
+                }
+                Op::If(i) => {
+                    // both branches run, then a select (they cannot fail: checked here)
+                    self.block(&i.then_.block)?;
+                    self.block(&i.else_.block)?;
+                    let t = self.ty(i.dst)?;
+                    let f: LFn = with_type!(t, T => select::<T>);
+                    let args = self.args(i.dst, &[i.then_.ret, i.else_.ret, i.cond])?;
+                    self.ops.push((f, args));
+                }
+                Op::MulAdd { dst, a, b, c, form } => {
+                    let f = mul_add_fn(*form, self.ty(*dst)?)?;
+                    let args = self.args(*dst, &[*a, *b, *c])?;
+                    self.ops.push((f, args));
+                }
+                Op::Read { .. } | Op::Dim { .. } | Op::Loop(_) => return None,
+            }
+        }
+        Some(())
+    }
+}
+
+/// Flattens a loop for groups, when its body cannot fail (see the module's comment).
+/// `free`: the registers the body reads from outside (its state included).
+pub(crate) fn flatten(
+    types: &[ElemType],
+    body: &Block,
+    free: &[usize],
+    vars: &[usize],
+    nexts: &[usize],
+) -> Option<Box<GroupLoop>> {
+    if vars.is_empty() {
+        return None;
+    }
+    let mut fl =
+        Flat { types, slot: vec![None; types.len()], sizes: [0; 5], consts: Vec::new(), ops: Vec::new() };
+    let mut loads = Vec::with_capacity(free.len());
+    for &r in free {
+        loads.push((r, fl.slot(r)?));
+    }
+    for &v in vars {
+        if !free.contains(&v) {
+            loads.push((v, fl.slot(v)?));
+        }
+    }
+    fl.block(body)?;
+    let mut moves = Vec::with_capacity(vars.len());
+    let mut updates = Vec::with_capacity(vars.len());
+    let mut var_slots = Vec::with_capacity(vars.len());
+    // `vars = nexts` at once: through copies when some next value is itself a state
+    // register (else straight from the next values)
+    let through = nexts.iter().any(|nx| vars.contains(nx));
+    for (&v, &nx) in vars.iter().zip(nexts) {
+        let t = fl.ty(v)?;
+        if fl.ty(nx)? != t {
+            return None;
+        }
+        let (vs, ns) = (fl.slot(v)?, fl.slot(nx)?);
+        let up: UFn = with_type!(t, T => update::<T>);
+        if through {
+            let tmp = fl.fresh(t)?;
+            let mv: LFn = with_type!(t, T => mov::<T>);
+            moves.push((mv, Args { d: tmp, a: ns, ..Args::default() }));
+            updates.push((up, vs, tmp));
+        } else {
+            updates.push((up, vs, ns));
+        }
+        var_slots.push((v, vs));
+    }
+    Some(Box::new(GroupLoop {
+        sizes: fl.sizes,
+        loads,
+        consts: fl.consts,
+        ops: fl.ops,
+        moves,
+        updates,
+        vars: var_slots,
+    }))
+}
+
+/// A source of a group's register: one element, or a column of the frame.
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'a, T> {
+    S(T),
+    V(&'a [T]),
+}
+
+impl<T: Lane> Src<'_, T> {
+    /// Fills `slot` with elements `g0 .. g0 + len` (padded with the first).
+    #[inline]
+    fn load(&self, b: &mut Banks, slot: u32, g0: usize, len: usize) {
+        let Some(dst) = T::bank(b).get_mut(slot as usize) else { return };
+        match self {
+            Src::S(x) => *dst = [*x; W],
+            Src::V(xs) => {
+                let src = xs.get(g0..g0 + len).unwrap_or(&[]);
+                let first = src.first().copied().unwrap_or_default();
+                *dst = [first; W];
+                dst.iter_mut().zip(src).for_each(|(d, &s)| *d = s);
+            }
+        }
+    }
+}
+
+/// Typed sources.
+pub(crate) enum AnySrc<'a> {
+    B(Src<'a, bool>),
+    I32(Src<'a, i32>),
+    I64(Src<'a, i64>),
+    F32(Src<'a, f32>),
+    F64(Src<'a, f64>),
+}
+
+impl AnySrc<'_> {
+    fn load(&self, b: &mut Banks, slot: u32, g0: usize, len: usize) {
+        match self {
+            AnySrc::B(s) => s.load(b, slot, g0, len),
+            AnySrc::I32(s) => s.load(b, slot, g0, len),
+            AnySrc::I64(s) => s.load(b, slot, g0, len),
+            AnySrc::F32(s) => s.load(b, slot, g0, len),
+            AnySrc::F64(s) => s.load(b, slot, g0, len),
+        }
+    }
+}
+
+/// Makes an [`AnySrc`] of a typed source.
+pub(crate) trait IntoAny<'a> {
+    fn any(self) -> AnySrc<'a>;
+}
+
+macro_rules! into_any {
+    ($t:ty, $v:ident) => {
+        impl<'a> IntoAny<'a> for Src<'a, $t> {
+            fn any(self) -> AnySrc<'a> {
+                AnySrc::$v(self)
+            }
+        }
+    };
+}
+into_any!(bool, B);
+into_any!(i32, I32);
+into_any!(i64, I64);
+into_any!(f32, F32);
+into_any!(f64, F64);
+
+impl GroupLoop {
+    /// Runs the loop on a frame of `n` elements: `srcs` are the sources of
+    /// [`GroupLoop::loads`], in order, `counts` the iteration counts; the final state of
+    /// each of [`GroupLoop::vars`] is appended to `outs` (columns of its type).
+    pub(crate) fn run(&self, srcs: &[AnySrc<'_>], counts: Src<'_, i64>, n: usize, outs: &mut [Col]) {
+        let mut b = Banks {
+            b: vec![[false; W]; self.sizes[0]],
+            i32: vec![[0; W]; self.sizes[1]],
+            i64: vec![[0; W]; self.sizes[2]],
+            f32: vec![[0.0; W]; self.sizes[3]],
+            f64: vec![[0.0; W]; self.sizes[4]],
+        };
+        let mut g0 = 0;
+        while g0 < n {
+            let len = W.min(n - g0);
+            for ((_, slot), src) in self.loads.iter().zip(srcs) {
+                src.load(&mut b, *slot, g0, len);
+            }
+            for (slot, value) in &self.consts {
+                set_const(&mut b, *slot, *value);
+            }
+            // the counts: one for all, or per element (a mask)
+            let mut cnt = [0i64; W];
+            let (iters, masked) = match counts {
+                Src::S(c) => (c, false),
+                Src::V(cs) => {
+                    let src = cs.get(g0..g0 + len).unwrap_or(&[]);
+                    let first = src.first().copied().unwrap_or(0);
+                    cnt = [first; W];
+                    cnt.iter_mut().zip(src).for_each(|(d, &s)| *d = s);
+                    let lo = cnt.iter().copied().min().unwrap_or(0);
+                    let hi = cnt.iter().copied().max().unwrap_or(0);
+                    (hi, lo != hi)
+                }
+            };
+            let mut active = [true; W];
+            for it in 0..iters.max(0) {
+                if masked {
+                    active.iter_mut().zip(&cnt).for_each(|(a, &c)| *a = it < c);
+                }
+                for (f, args) in &self.ops {
+                    f(&mut b, args);
+                }
+                for (f, args) in &self.moves {
+                    f(&mut b, args);
+                }
+                let mut changed = false;
+                for &(f, var, tmp) in &self.updates {
+                    changed |= f(&mut b, var, tmp, &active, masked);
+                }
+                if !changed {
+                    break;
+                }
+            }
+            for ((_, slot), out) in self.vars.iter().zip(outs.iter_mut()) {
+                with_type!(out.ty(), T => {
+                    if let (Some(o), Some(v)) = (T::vec_mut(out), T::bank(&mut b).get(*slot as usize)) {
+                        o.extend_from_slice(v.get(..len).unwrap_or(&[]));
+                    }
+                });
+            }
+            g0 += len;
+        }
+    }
+}
+
+fn set_const(b: &mut Banks, slot: u32, v: Scalar) {
+    fn put<T: Lane>(b: &mut Banks, slot: u32, x: T) {
+        if let Some(d) = T::bank(b).get_mut(slot as usize) {
+            *d = [x; W];
+        }
+    }
+    match v {
+        Scalar::Bool(x) => put(b, slot, x),
+        Scalar::I32(x) => put(b, slot, x),
+        Scalar::I64(x) => put(b, slot, x),
+        Scalar::F32(x) => put(b, slot, x),
+        Scalar::F64(x) => put(b, slot, x),
+    }
+}
+
+#[inline(always)]
+fn m1<A: Lane, O: Lane>(b: &mut Banks, x: &Args, f: impl Fn(A) -> O) {
+    let p = A::bank(b)[x.a as usize];
+    let mut o = [O::default(); W];
+    o.iter_mut().zip(&p).for_each(|(o, &p)| *o = f(p));
+    O::bank(b)[x.d as usize] = o;
+}
+
+/// [`m1`] within one bank (no copies).
+#[inline(always)]
+fn s1<T: Lane>(b: &mut Banks, x: &Args, f: impl Fn(T) -> T) {
+    let (o, p, _) = parts(T::bank(b), x.d, x.a, x.a);
+    k1(o, p, f);
+}
+
+/// The loop of [`s1`] (its arguments cannot alias: it vectorises).
+#[inline(always)]
+fn k1<T: Copy>(o: &mut [T; W], p: &[T; W], f: impl Fn(T) -> T) {
+    for k in 0..W {
+        o[k] = f(p[k]);
+    }
+}
+
+/// The loop of [`s2`].
+#[inline(always)]
+fn k2<T: Copy>(o: &mut [T; W], p: &[T; W], q: &[T; W], f: impl Fn(T, T) -> T) {
+    for k in 0..W {
+        o[k] = f(p[k], q[k]);
+    }
+}
+
+/// `d = f(a, b)` into another bank (comparisons).
+#[inline(always)]
+fn m2<A: Lane, O: Lane>(b: &mut Banks, x: &Args, f: impl Fn(A, A) -> O) {
+    let bank = A::bank(b);
+    let (p, q) = (&bank[x.a as usize], &bank[x.b as usize]);
+    let mut o = [O::default(); W];
+    o.iter_mut().zip(p.iter().zip(q)).for_each(|(o, (&p, &q))| *o = f(p, q));
+    O::bank(b)[x.d as usize] = o;
+}
+
+/// `d = f(a, b)` within one bank.
+#[inline(always)]
+fn s2<T: Lane>(b: &mut Banks, x: &Args, f: impl Fn(T, T) -> T) {
+    let (o, p, q) = parts(T::bank(b), x.d, x.a, x.b);
+    k2(o, p, q, f);
+}
+
+#[inline(always)]
+fn m3<T: Lane>(b: &mut Banks, x: &Args, f: impl Fn(T, T, T) -> T) {
+    let r = T::bank(b)[x.c as usize];
+    let (o, p, q) = parts(T::bank(b), x.d, x.a, x.b);
+    k3(o, p, q, &r, f);
+}
+
+/// The loop of [`m3`].
+#[inline(always)]
+fn k3<T: Copy>(o: &mut [T; W], p: &[T; W], q: &[T; W], r: &[T; W], f: impl Fn(T, T, T) -> T) {
+    for k in 0..W {
+        o[k] = f(p[k], q[k], r[k]);
+    }
+}
+
+/// `d = c ? a : b` (`c` a bool slot).
+fn select<T: Lane>(b: &mut Banks, x: &Args) {
+    let c = b.b[x.c as usize];
+    let (o, t, e) = parts(T::bank(b), x.d, x.a, x.b);
+    ksel(o, &c, t, e);
+}
+
+#[inline(always)]
+fn ksel<T: Copy>(o: &mut [T; W], c: &[bool; W], t: &[T; W], e: &[T; W]) {
+    for k in 0..W {
+        o[k] = crate::vm::pick(c[k], t[k], e[k]);
+    }
+}
+
+/// `d = a`.
+fn mov<T: Lane>(b: &mut Banks, x: &Args) {
+    let (o, p, _) = parts(T::bank(b), x.d, x.a, x.a);
+    o.copy_from_slice(p);
+}
+
+fn update<T: Lane>(b: &mut Banks, var: u32, tmp: u32, active: &[bool; W], masked: bool) -> bool {
+    let (old, new, _) = parts(T::bank(b), var, tmp, tmp);
+    if masked {
+        kupd_masked(old, new, active) != 0
+    } else {
+        kupd(old, new) != 0
+    }
+}
+
+/// `old = new`; whether some element's bits changed (non-zero).
+#[inline(always)]
+fn kupd<T: Lane>(old: &mut [T; W], new: &[T; W]) -> u64 {
+    let mut diff = 0u64;
+    for k in 0..W {
+        diff |= old[k].bits() ^ new[k].bits();
+        old[k] = new[k];
+    }
+    diff
+}
+
+/// [`kupd`] of the active elements only.
+#[inline(always)]
+fn kupd_masked<T: Lane>(old: &mut [T; W], new: &[T; W], active: &[bool; W]) -> u64 {
+    let mut diff = 0u64;
+    for k in 0..W {
+        let nw = if active[k] { new[k] } else { old[k] };
+        diff |= old[k].bits() ^ nw.bits();
+        old[k] = nw;
+    }
+    diff
+}
+
+macro_rules! lf {
+    ($body:expr) => {{
+        let f: LFn = $body;
+        f
+    }};
+}
+
+fn unary_fn(op: UnOp, t: ElemType) -> Option<LFn> {
+    Some(match (op, t) {
+        (UnOp::Not, ElemType::Bool) => lf!(|b, x| s1(b, x, |p: bool| !p)),
+        (UnOp::Neg, ElemType::I32) => lf!(|b, x| s1(b, x, <i32 as Num>::neg)),
+        (UnOp::Neg, ElemType::I64) => lf!(|b, x| s1(b, x, <i64 as Num>::neg)),
+        (UnOp::Neg, ElemType::F32) => lf!(|b, x| s1(b, x, <f32 as Num>::neg)),
+        (UnOp::Neg, ElemType::F64) => lf!(|b, x| s1(b, x, <f64 as Num>::neg)),
+        _ => return None,
+    })
+}
+
+fn mul_add_of<T: Lane + Num>(form: MulAdd) -> LFn {
+    match form {
+        MulAdd::ProdPlus => lf!(|b, x| m3(b, x, |p: T, q, r| T::add(T::mul(p, q), r))),
+        MulAdd::PlusProd => lf!(|b, x| m3(b, x, |p: T, q, r| T::add(r, T::mul(p, q)))),
+        MulAdd::ProdMinus => lf!(|b, x| m3(b, x, |p: T, q, r| T::sub(T::mul(p, q), r))),
+        MulAdd::MinusProd => lf!(|b, x| m3(b, x, |p: T, q, r| T::sub(r, T::mul(p, q)))),
+    }
+}
+
+fn mul_add_fn(form: MulAdd, t: ElemType) -> Option<LFn> {
+    Some(match t {
+        ElemType::I32 => mul_add_of::<i32>(form),
+        ElemType::I64 => mul_add_of::<i64>(form),
+        ElemType::F32 => mul_add_of::<f32>(form),
+        ElemType::F64 => mul_add_of::<f64>(form),
+        ElemType::Bool => return None,
+    })
+}
+
+fn compare_fn<T: Lane>(op: BinOp) -> Option<LFn> {
+    Some(match op {
+        BinOp::Eq => lf!(|b, x| m2(b, x, |p: T, q: T| p == q)),
+        BinOp::Ne => lf!(|b, x| m2(b, x, |p: T, q: T| p != q)),
+        BinOp::Lt => lf!(|b, x| m2(b, x, |p: T, q: T| p < q)),
+        BinOp::Le => lf!(|b, x| m2(b, x, |p: T, q: T| p <= q)),
+        BinOp::Gt => lf!(|b, x| m2(b, x, |p: T, q: T| p > q)),
+        BinOp::Ge => lf!(|b, x| m2(b, x, |p: T, q: T| p >= q)),
+        _ => return None,
+    })
+}
+
+fn arith_fn<T: Lane + Num>(op: BinOp) -> Option<LFn> {
+    Some(match op {
+        BinOp::Add => lf!(|b, x| s2(b, x, T::add)),
+        BinOp::Sub => lf!(|b, x| s2(b, x, T::sub)),
+        BinOp::Mul => lf!(|b, x| s2(b, x, T::mul)),
+        // integer division may fail: not here
+        BinOp::Div if !T::INT => lf!(|b, x| s2(b, x, T::div)),
+        BinOp::Rem if !T::INT => lf!(|b, x| s2(b, x, T::rem)),
+        _ => return None,
+    })
+}
+
+fn binary_fn(op: BinOp, t: ElemType) -> Option<LFn> {
+    if op.is_comparison() {
+        return with_type!(t, T => compare_fn::<T>(op));
+    }
+    match t {
+        ElemType::Bool => Some(match op {
+            BinOp::And => lf!(|b, x| s2(b, x, |p: bool, q: bool| p && q)),
+            BinOp::Or => lf!(|b, x| s2(b, x, |p: bool, q: bool| p || q)),
+            _ => return None,
+        }),
+        ElemType::I32 => arith_fn::<i32>(op),
+        ElemType::I64 => arith_fn::<i64>(op),
+        ElemType::F32 => arith_fn::<f32>(op),
+        ElemType::F64 => arith_fn::<f64>(op),
+    }
+}
+
+fn num_call<T: Lane + Num>(f: ScalarFn) -> Option<LFn> {
+    Some(match f {
+        ScalarFn::Min => lf!(|b, x| s2(b, x, T::vmin)),
+        ScalarFn::Max => lf!(|b, x| s2(b, x, T::vmax)),
+        ScalarFn::Abs => lf!(|b, x| s1(b, x, T::abs)),
+        _ => return None,
+    })
+}
+
+fn float_call<T: Lane + Float>(f: ScalarFn) -> Option<LFn> {
+    Some(match f {
+        ScalarFn::Clamp => lf!(|b, x| m3(b, x, |p: T, lo, hi| Num::vmin(Num::vmax(p, lo), hi))),
+        ScalarFn::Sqrt => lf!(|b, x| s1(b, x, T::sqrt)),
+        ScalarFn::Exp => lf!(|b, x| s1(b, x, T::exp)),
+        ScalarFn::Log => lf!(|b, x| s1(b, x, T::ln)),
+        ScalarFn::Sin => lf!(|b, x| s1(b, x, T::sin)),
+        ScalarFn::Cos => lf!(|b, x| s1(b, x, T::cos)),
+        ScalarFn::Tan => lf!(|b, x| s1(b, x, T::tan)),
+        ScalarFn::Tanh => lf!(|b, x| s1(b, x, T::tanh)),
+        ScalarFn::Floor => lf!(|b, x| s1(b, x, T::floor)),
+        ScalarFn::Ceil => lf!(|b, x| s1(b, x, T::ceil)),
+        ScalarFn::Round => lf!(|b, x| s1(b, x, T::round)),
+        ScalarFn::Pow => lf!(|b, x| s2(b, x, T::powf)),
+        ScalarFn::Atan2 => lf!(|b, x| s2(b, x, T::atan2)),
+        other => return num_call::<T>(other),
+    })
+}
+
+/// A call's function: its arguments of type `t`, its result of type `out`.
+fn call_fn(f: ScalarFn, t: ElemType, out: ElemType, arity: usize) -> Option<LFn> {
+    if arity != f.arity() {
+        return None;
+    }
+    if let ScalarFn::Convert(to) = f {
+        return if to == out { convert_fn(t, to) } else { None };
+    }
+    match t {
+        ElemType::Bool => Some(match f {
+            ScalarFn::Min => lf!(|b, x| s2(b, x, |p: bool, q: bool| p & q)),
+            ScalarFn::Max => lf!(|b, x| s2(b, x, |p: bool, q: bool| p | q)),
+            ScalarFn::Clamp => lf!(|b, x| m3(b, x, |p: bool, lo, hi| (p | lo) & hi)),
+            _ => return None,
+        }),
+        ElemType::I32 => match f {
+            ScalarFn::Clamp => Some(lf!(|b, x| m3(b, x, |p: i32, lo, hi| Ord::min(Ord::max(p, lo), hi)))),
+            _ => num_call::<i32>(f),
+        },
+        ElemType::I64 => match f {
+            ScalarFn::Clamp => Some(lf!(|b, x| m3(b, x, |p: i64, lo, hi| Ord::min(Ord::max(p, lo), hi)))),
+            _ => num_call::<i64>(f),
+        },
+        ElemType::F32 => float_call::<f32>(f),
+        ElemType::F64 => float_call::<f64>(f),
+    }
+}
+
+/// Conversions, exactly the VM's (Rust's `as`).
+#[allow(clippy::cast_lossless)]
+fn convert_fn(from: ElemType, to: ElemType) -> Option<LFn> {
+    use ElemType::{Bool as B, F32, F64, I32, I64};
+    macro_rules! cv {
+        ($S:ty, $D:ty, $f:expr) => {
+            lf!(|b, x| m1::<$S, $D>(b, x, $f))
+        };
+    }
+    Some(match (from, to) {
+        (B, B) => cv!(bool, bool, |x| x),
+        (B, I32) => cv!(bool, i32, i32::from),
+        (B, I64) => cv!(bool, i64, i64::from),
+        (B, F32) => cv!(bool, f32, |x| f32::from(u8::from(x))),
+        (B, F64) => cv!(bool, f64, |x| f64::from(u8::from(x))),
+        (I32, B) => cv!(i32, bool, |x| x != 0),
+        (I32, I32) => cv!(i32, i32, |x| x),
+        (I32, I64) => cv!(i32, i64, |x| x as i64),
+        (I32, F32) => cv!(i32, f32, |x| x as f32),
+        (I32, F64) => cv!(i32, f64, |x| x as f64),
+        (I64, B) => cv!(i64, bool, |x| x != 0),
+        (I64, I32) => cv!(i64, i32, |x| x as i32),
+        (I64, I64) => cv!(i64, i64, |x| x),
+        (I64, F32) => cv!(i64, f32, |x| x as f32),
+        (I64, F64) => cv!(i64, f64, |x| x as f64),
+        (F32, B) => cv!(f32, bool, |x| x != 0.0),
+        (F32, I32) => cv!(f32, i32, |x| x as i32),
+        (F32, I64) => cv!(f32, i64, |x| x as i64),
+        (F32, F32) => cv!(f32, f32, |x| x),
+        (F32, F64) => cv!(f32, f64, |x| x as f64),
+        (F64, B) => cv!(f64, bool, |x| x != 0.0),
+        (F64, I32) => cv!(f64, i32, |x| x as i32),
+        (F64, I64) => cv!(f64, i64, |x| x as i64),
+        (F64, F32) => cv!(f64, f32, |x| x as f32),
+        (F64, F64) => cv!(f64, f64, |x| x),
+    })
+}
