@@ -141,14 +141,29 @@ pub fn run_with(
     optimize: &OptimizeOptions,
     opts: &eqfuse_exec_cpu::RunOptions,
 ) -> Result<Arrays> {
+    run_optimised(checked, backend, inputs, optimize, opts, false)
+}
+
+/// [`run_with`] and [`run_unfused_with`]: the reference interprets the program; the other
+/// backends run its optimised plan, or its unfused one.
+fn run_optimised(
+    checked: &Checked,
+    backend: Backend,
+    inputs: &Arrays,
+    optimize: &OptimizeOptions,
+    opts: &eqfuse_exec_cpu::RunOptions,
+    unfused: bool,
+) -> Result<Arrays> {
     let limits = Limits { max_array_bytes: opts.max_array_bytes, ..Limits::default() };
     match backend {
         Backend::Reference => eqfuse_ir::interp::interpret_with(checked, inputs, &limits),
         Backend::Cpu | Backend::Cuda => {
             // input errors first, as every backend reports them
             eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
-            let opt = crate::optimize_checked(checked.clone(), optimize)?;
-            run_plan_with(&opt.result.plan, checked, backend, inputs, opts)
+            let optimize = OptimizeOptions { no_fusion: unfused || optimize.no_fusion, ..optimize.clone() };
+            let opt = crate::optimize_checked(checked.clone(), &optimize)?;
+            let plan = if unfused { &opt.result.unfused_plan } else { &opt.result.plan };
+            run_plan_with(plan, checked, backend, inputs, opts)
         }
     }
 }
@@ -186,16 +201,7 @@ pub fn run_unfused_with(
     optimize: &OptimizeOptions,
     opts: &eqfuse_exec_cpu::RunOptions,
 ) -> Result<Arrays> {
-    let limits = Limits { max_array_bytes: opts.max_array_bytes, ..Limits::default() };
-    match backend {
-        Backend::Reference => eqfuse_ir::interp::interpret_with(checked, inputs, &limits),
-        Backend::Cpu | Backend::Cuda => {
-            eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
-            let unfused = OptimizeOptions { no_fusion: true, ..optimize.clone() };
-            let opt = crate::optimize_checked(checked.clone(), &unfused)?;
-            run_plan_with(&opt.result.unfused_plan, checked, backend, inputs, opts)
-        }
-    }
+    run_optimised(checked, backend, inputs, optimize, opts, true)
 }
 
 /// Runs a plan of `checked` (its optimised or unfused plan) on `backend`: the inputs are

@@ -63,6 +63,41 @@
 //! assert_eq!(out["out"], Value::F64(ndarray::arr1(&[2.0, 5.0]).into_dyn()));
 //! ```
 
+/// The conversion table (Rust's `as`, exactly the reference's casts), written once for the
+/// VM and for the lane groups: `$cv!(Source, Dest, f)` for each pair of element types.
+macro_rules! conversions {
+    ($from:expr, $to:expr, $cv:ident) => {{
+        use eqfuse_ir::types::ElemType::{Bool as B, F32, F64, I32, I64};
+        match ($from, $to) {
+            (B, B) => $cv!(bool, bool, |x| x),
+            (B, I32) => $cv!(bool, i32, i32::from),
+            (B, I64) => $cv!(bool, i64, i64::from),
+            (B, F32) => $cv!(bool, f32, |x| f32::from(u8::from(x))),
+            (B, F64) => $cv!(bool, f64, |x| f64::from(u8::from(x))),
+            (I32, B) => $cv!(i32, bool, |x| x != 0),
+            (I32, I32) => $cv!(i32, i32, |x| x),
+            (I32, I64) => $cv!(i32, i64, |x| x as i64),
+            (I32, F32) => $cv!(i32, f32, |x| x as f32),
+            (I32, F64) => $cv!(i32, f64, |x| x as f64),
+            (I64, B) => $cv!(i64, bool, |x| x != 0),
+            (I64, I32) => $cv!(i64, i32, |x| x as i32),
+            (I64, I64) => $cv!(i64, i64, |x| x),
+            (I64, F32) => $cv!(i64, f32, |x| x as f32),
+            (I64, F64) => $cv!(i64, f64, |x| x as f64),
+            (F32, B) => $cv!(f32, bool, |x| x != 0.0),
+            (F32, I32) => $cv!(f32, i32, |x| x as i32),
+            (F32, I64) => $cv!(f32, i64, |x| x as i64),
+            (F32, F32) => $cv!(f32, f32, |x| x),
+            (F32, F64) => $cv!(f32, f64, |x| x as f64),
+            (F64, B) => $cv!(f64, bool, |x| x != 0.0),
+            (F64, I32) => $cv!(f64, i32, |x| x as i32),
+            (F64, I64) => $cv!(f64, i64, |x| x as i64),
+            (F64, F32) => $cv!(f64, f32, |x| x as f32),
+            (F64, F64) => $cv!(f64, f64, |x| x),
+        }
+    }};
+}
+
 mod col;
 mod compile;
 mod kernel;

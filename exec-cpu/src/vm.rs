@@ -564,39 +564,12 @@ fn float_call<T: Float>(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, f: ScalarF
 /// reference's `convert`.
 #[allow(clippy::cast_lossless)]
 fn convert(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, a: usize, from: ElemType, to: ElemType) -> R {
-    use ElemType::{Bool as B, F32, F64, I32, I64};
     macro_rules! cv {
         ($S:ty, $D:ty, $f:expr) => {
             map1::<$S, $D>(p, regs, dst, a, $f)
         };
     }
-    match (from, to) {
-        (B, B) => cv!(bool, bool, |x| x),
-        (B, I32) => cv!(bool, i32, i32::from),
-        (B, I64) => cv!(bool, i64, i64::from),
-        (B, F32) => cv!(bool, f32, |x| f32::from(u8::from(x))),
-        (B, F64) => cv!(bool, f64, |x| f64::from(u8::from(x))),
-        (I32, B) => cv!(i32, bool, |x| x != 0),
-        (I32, I32) => cv!(i32, i32, |x| x),
-        (I32, I64) => cv!(i32, i64, |x| x as i64),
-        (I32, F32) => cv!(i32, f32, |x| x as f32),
-        (I32, F64) => cv!(i32, f64, |x| x as f64),
-        (I64, B) => cv!(i64, bool, |x| x != 0),
-        (I64, I32) => cv!(i64, i32, |x| x as i32),
-        (I64, I64) => cv!(i64, i64, |x| x),
-        (I64, F32) => cv!(i64, f32, |x| x as f32),
-        (I64, F64) => cv!(i64, f64, |x| x as f64),
-        (F32, B) => cv!(f32, bool, |x| x != 0.0),
-        (F32, I32) => cv!(f32, i32, |x| x as i32),
-        (F32, I64) => cv!(f32, i64, |x| x as i64),
-        (F32, F32) => cv!(f32, f32, |x| x),
-        (F32, F64) => cv!(f32, f64, |x| x as f64),
-        (F64, B) => cv!(f64, bool, |x| x != 0.0),
-        (F64, I32) => cv!(f64, i32, |x| x as i32),
-        (F64, I64) => cv!(f64, i64, |x| x as i64),
-        (F64, F32) => cv!(f64, f32, |x| x as f32),
-        (F64, F64) => cv!(f64, f64, |x| x),
-    }
+    conversions!(from, to, cv)
 }
 
 /// Formats a shape as `[3, 4]`.

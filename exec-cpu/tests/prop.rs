@@ -19,7 +19,7 @@
 
 use eqfuse_exec_cpu::{run, RunOptions};
 use eqfuse_ir::check::{check, Checked};
-use eqfuse_ir::plan::{LaneOp, Plan, Step};
+use eqfuse_ir::plan::Plan;
 use eqfuse_ir::testgen::{identical, program_and_inputs, Case, GenConfig};
 use eqfuse_ir::value::{compare, Tolerance, Value};
 use eqfuse_ir::ElemType;
@@ -57,23 +57,6 @@ fn optimise_guarded(checked: &Checked) -> Option<Optimized> {
         let _ = tx.send(optimize(&checked, &OptimizeOptions::default()));
     });
     rx.recv_timeout(GUARD).ok().and_then(Result::ok)
-}
-
-/// Whether the plan folds floats (a float reduction, scan or permute): then a non-float
-/// output computed from one may differ where the fold's rounding crosses a comparison.
-fn folds_floats(plan: &Plan) -> bool {
-    fn walk(steps: &[Step], plan: &Plan) -> bool {
-        steps.iter().any(|s| match s {
-            Step::Kernel(k) => k.lanes.iter().any(|l| {
-                let float =
-                    plan.values.get(l.dst).is_some_and(|v| matches!(v.elem, ElemType::F32 | ElemType::F64));
-                float && matches!(l.op, LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. })
-            }),
-            Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
-            _ => false,
-        })
-    }
-    walk(&plan.steps, plan)
 }
 
 type Outputs = indexmap::IndexMap<String, Value>;
@@ -115,7 +98,7 @@ fn agree(
                 };
                 let close = compare(b, a, &tol);
                 let float = matches!(a.elem_type(), ElemType::F32 | ElemType::F64);
-                let allowed = folds_floats(plan) && (close.is_ok() || !float);
+                let allowed = plan.folds_floats() && (close.is_ok() || !float);
                 prop_assert!(
                     allowed,
                     "output `{}` differs ({}; {:?}): interpreter {:?}, executor {:?}\n{}",

@@ -16,7 +16,7 @@
 use arbitrary::Arbitrary;
 use eqfuse_exec_cpu::RunOptions;
 use eqfuse_ir::error::Code;
-use eqfuse_ir::plan::{LaneOp, Plan, Step};
+use eqfuse_ir::plan::Plan;
 use eqfuse_ir::testgen::{build_case, identical, GenConfig};
 use eqfuse_ir::value::{compare, Tolerance, Value};
 use eqfuse_ir::{ElemType, Scalar};
@@ -122,7 +122,7 @@ fn executor_agrees(
                 let close = compare(b, a, &tol);
                 let float = matches!(a.elem_type(), ElemType::F32 | ElemType::F64);
                 assert!(
-                    folds_floats(plan) && (close.is_ok() || !float),
+                    plan.folds_floats() && (close.is_ok() || !float),
                     "output `{name}` ({close:?}): plan interpreter {a:?}, executor {b:?}\n{what}"
                 );
             }
@@ -147,18 +147,3 @@ fn same_but_nan_bits(a: &Value, b: &Value) -> bool {
         })
 }
 
-/// Whether the plan folds floats (a float reduction, scan or permute), whose order is free.
-fn folds_floats(plan: &Plan) -> bool {
-    fn walk(steps: &[Step], plan: &Plan) -> bool {
-        steps.iter().any(|s| match s {
-            Step::Kernel(k) => k.lanes.iter().any(|l| {
-                let float =
-                    plan.values.get(l.dst).is_some_and(|v| matches!(v.elem, ElemType::F32 | ElemType::F64));
-                float && matches!(l.op, LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. })
-            }),
-            Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
-            _ => false,
-        })
-    }
-    walk(&plan.steps, plan)
-}

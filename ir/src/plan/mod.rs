@@ -511,6 +511,30 @@ impl Block {
 }
 
 impl Plan {
+    /// Whether the plan folds floats (a float reduction, scan or permute), whose order is
+    /// free: a result computed from one may differ from the reference's by rounding, and a
+    /// non-float result where that rounding crosses a comparison.
+    pub fn folds_floats(&self) -> bool {
+        fn walk(steps: &[Step], plan: &Plan) -> bool {
+            steps.iter().any(|s| match s {
+                Step::Kernel(k) => k.lanes.iter().any(|l| {
+                    let float = plan
+                        .values
+                        .get(l.dst)
+                        .is_some_and(|v| matches!(v.elem, ElemType::F32 | ElemType::F64));
+                    float
+                        && matches!(
+                            l.op,
+                            LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. }
+                        )
+                }),
+                Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
+                _ => false,
+            })
+        }
+        walk(&self.steps, self)
+    }
+
     /// Every kernel of the plan in execution order (the kernels of an `if`'s branches in
     /// place of the `if`, the `then` branch's first).
     pub fn kernels(&self) -> Vec<&Kernel> {
