@@ -291,9 +291,23 @@ pub fn setup(name: &str, scale: f64) -> Result<(Arrays, u64, Handwritten)> {
     Ok((inputs, elements, hw))
 }
 
+/// Untimed runs before each measurement (at least this many, for at least
+/// [`WARM_UP_TIME`]): the first runs of a variant pay for what later runs reuse (the
+/// allocator growing its heap and faulting in fresh pages, the thread pool starting), and
+/// whichever variant was timed first looked up to 2× slower (scans).
+const WARM_UP_RUNS: usize = 2;
+/// See [`WARM_UP_RUNS`].
+const WARM_UP_TIME: Duration = Duration::from_millis(500);
+
 /// The median of repeated runs of `f` (at least `opts.min_runs`, for at least
-/// `opts.min_time`).
+/// `opts.min_time`), after untimed warm-up runs ([`WARM_UP_RUNS`], [`WARM_UP_TIME`]).
 pub fn median<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> f64 {
+    let warming = Instant::now();
+    let mut warm = 0;
+    while warm < WARM_UP_RUNS || (warming.elapsed() < WARM_UP_TIME && warm < 1000) {
+        std::hint::black_box(f());
+        warm += 1;
+    }
     let started = Instant::now();
     let mut times = Vec::new();
     while times.len() < opts.min_runs || started.elapsed() < opts.min_time {
