@@ -300,7 +300,7 @@ const WARM_UP_RUNS: usize = 2;
 const WARM_UP_TIME: Duration = Duration::from_millis(500);
 
 /// The median of repeated runs of `f` (at least `opts.min_runs`, for at least
-/// `opts.min_time`), after untimed warm-up runs ([`WARM_UP_RUNS`], [`WARM_UP_TIME`]).
+/// `opts.min_time`), after untimed warm-up runs (at least 2, for at least 500 ms).
 pub fn median<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> f64 {
     let warming = Instant::now();
     let mut warm = 0;
