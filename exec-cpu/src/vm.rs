@@ -280,42 +280,21 @@ fn map2<A: Elem, B: Elem, O: Elem>(
     put(regs, dst, out)
 }
 
-/// `dst = f(a, b, c)` elementwise (rare: `clamp`).
-fn map3<T: Elem>(
-    p: &Cx<'_, '_>,
-    regs: &mut [Col],
-    dst: usize,
-    args: [usize; 3],
-    n: usize,
-    f: impl Fn(T, T, T) -> T,
-) -> R {
-    let mut out = take::<T>(slot(regs, dst)?);
-    out.clear();
-    let [a, b, c] = args;
-    let (x, y, z) = (opnd::<T>(p, regs, a)?, opnd::<T>(p, regs, b)?, opnd::<T>(p, regs, c)?);
-    let m = if uniform(p, dst) { 1 } else { n };
-    for k in 0..m {
-        match (x.at(k), y.at(k), z.at(k)) {
-            (Some(x), Some(y), Some(z)) => out.push(f(x, y, z)),
-            _ => return Err(internal("a register shorter than its block").into()),
-        }
-    }
-    put(regs, dst, out)
-}
-
 /// `dst = a * b + c` and its kin ([`MulAdd`]).
 fn mul_add<T: Num>(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, args: [usize; 3], form: MulAdd) -> R {
     match form {
-        MulAdd::ProdPlus => mad3::<T>(p, regs, dst, args, |x, y, z| T::add(T::mul(x, y), z)),
-        MulAdd::PlusProd => mad3::<T>(p, regs, dst, args, |x, y, z| T::add(z, T::mul(x, y))),
-        MulAdd::ProdMinus => mad3::<T>(p, regs, dst, args, |x, y, z| T::sub(T::mul(x, y), z)),
-        MulAdd::MinusProd => mad3::<T>(p, regs, dst, args, |x, y, z| T::sub(z, T::mul(x, y))),
+        MulAdd::ProdPlus => map3::<T>(p, regs, dst, args, |x, y, z| T::add(T::mul(x, y), z)),
+        MulAdd::PlusProd => map3::<T>(p, regs, dst, args, |x, y, z| T::add(z, T::mul(x, y))),
+        MulAdd::ProdMinus => map3::<T>(p, regs, dst, args, |x, y, z| T::sub(T::mul(x, y), z)),
+        MulAdd::MinusProd => map3::<T>(p, regs, dst, args, |x, y, z| T::sub(z, T::mul(x, y))),
     }
 }
 
-/// `dst = f(a, b, c)` elementwise, one loop per mix of broadcast and column operands.
+/// `dst = f(a, b, c)` elementwise (`clamp`, multiply-add), one loop per mix of broadcast
+/// and column operands; a uniform result (every operand uniform) is one value, as in
+/// [`map2`].
 #[inline(always)]
-fn mad3<T: Elem>(
+fn map3<T: Elem>(
     p: &Cx<'_, '_>,
     regs: &mut [Col],
     dst: usize,
@@ -382,7 +361,7 @@ fn simple(p: &Cx<'_, '_>, op: &Op, regs: &mut [Col], n: usize, contig: Option<us
         }
         Op::Unary { dst, op, a } => unary(p, regs, *dst, *op, *a),
         Op::Binary { dst, op, a, b } => binary(p, regs, *dst, *op, *a, *b),
-        Op::Call { dst, f, args } => call(p, regs, *dst, *f, args, n),
+        Op::Call { dst, f, args } => call(p, regs, *dst, *f, args),
         Op::MulAdd { dst, a, b, c, form } => match ty(p, *dst) {
             ElemType::I32 => mul_add::<i32>(p, regs, *dst, [*a, *b, *c], *form),
             ElemType::I64 => mul_add::<i64>(p, regs, *dst, [*a, *b, *c], *form),
@@ -492,7 +471,7 @@ fn check_divisor<T: Num>(p: &Cx<'_, '_>, regs: &[Col], op: BinOp, a: usize, b: u
     }
 }
 
-fn call(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, f: ScalarFn, args: &[usize], n: usize) -> R {
+fn call(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, f: ScalarFn, args: &[usize]) -> R {
     let a = *args.first().ok_or_else(|| internal("a call without arguments"))?;
     let t = ty(p, a);
     let b = args.get(1).copied().unwrap_or(a);
@@ -516,15 +495,11 @@ fn call(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, f: ScalarFn, args: &[usize
             let c = args.get(2).copied().ok_or_else(|| internal("`clamp` of two arguments"))?;
             let three = [a, b, c];
             match t {
-                ElemType::Bool => map3(p, regs, dst, three, n, |x: bool, lo, hi| (x | lo) & hi),
-                ElemType::I32 => map3(p, regs, dst, three, n, |x: i32, lo, hi| Ord::min(Ord::max(x, lo), hi)),
-                ElemType::I64 => map3(p, regs, dst, three, n, |x: i64, lo, hi| Ord::min(Ord::max(x, lo), hi)),
-                ElemType::F32 => {
-                    map3(p, regs, dst, three, n, |x: f32, lo, hi| Num::vmin(Num::vmax(x, lo), hi))
-                }
-                ElemType::F64 => {
-                    map3(p, regs, dst, three, n, |x: f64, lo, hi| Num::vmin(Num::vmax(x, lo), hi))
-                }
+                ElemType::Bool => map3(p, regs, dst, three, |x: bool, lo, hi| (x | lo) & hi),
+                ElemType::I32 => map3(p, regs, dst, three, |x: i32, lo, hi| Ord::min(Ord::max(x, lo), hi)),
+                ElemType::I64 => map3(p, regs, dst, three, |x: i64, lo, hi| Ord::min(Ord::max(x, lo), hi)),
+                ElemType::F32 => map3(p, regs, dst, three, |x: f32, lo, hi| Num::vmin(Num::vmax(x, lo), hi)),
+                ElemType::F64 => map3(p, regs, dst, three, |x: f64, lo, hi| Num::vmin(Num::vmax(x, lo), hi)),
             }
         }
         ScalarFn::Abs => match t {
