@@ -19,11 +19,7 @@
 
 use eqfuse_exec_cpu::{run, RunOptions};
 use eqfuse_ir::check::{check, Checked};
-use eqfuse_ir::plan::Plan;
-use eqfuse_ir::testgen::{identical, program_and_inputs, Case, GenConfig};
-use eqfuse_ir::value::{compare, Tolerance, Value};
-use eqfuse_ir::ElemType;
-use eqfuse_ir::Scalar;
+use eqfuse_ir::testgen::{executor_agrees, program_and_inputs, Case, GenConfig};
 use eqfuse_rules::{optimize, OptimizeOptions, Optimized};
 use proptest::prelude::*;
 use std::sync::mpsc;
@@ -59,80 +55,7 @@ fn optimise_guarded(checked: &Checked) -> Option<Optimized> {
     rx.recv_timeout(GUARD).ok().and_then(Result::ok)
 }
 
-type Outputs = indexmap::IndexMap<String, Value>;
-
-/// Bit-identical but for the bits of NaNs: which NaN an operation on two NaNs returns (and
-/// so its sign) is up to the compiler (it may commute `a * b`), here as in Rust generally.
-fn same_but_nan_bits(a: &Value, b: &Value) -> bool {
-    a.elem_type() == b.elem_type()
-        && a.shape() == b.shape()
-        && a.to_scalars().iter().zip(b.to_scalars()).all(|(x, y)| match (*x, y) {
-            (Scalar::F32(p), Scalar::F32(q)) => p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()),
-            (Scalar::F64(p), Scalar::F64(q)) => p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()),
-            (p, q) => p == q,
-        })
-}
-
-/// `got` (the executor) agrees with `want` (the plan interpreter).
-fn agree(
-    want: &eqfuse_ir::Result<Outputs>,
-    got: &eqfuse_ir::Result<Outputs>,
-    plan: &Plan,
-    what: &str,
-) -> Result<(), TestCaseError> {
-    match (want, got) {
-        (Ok(w), Ok(g)) => {
-            let (wk, gk): (Vec<&String>, Vec<&String>) = (w.keys().collect(), g.keys().collect());
-            prop_assert_eq!(wk, gk, "output names differ ({})\n{}", what, plan);
-            for (name, a) in w {
-                let b = &g[name];
-                if identical(a, b) || same_but_nan_bits(a, b) {
-                    continue;
-                }
-                // only the order of float folds may differ (elementwise code is exact whatever
-                // the blocks): then floats agree up to rounding, and values computed from them
-                // (a comparison, a conversion) may differ
-                let tol = match a.elem_type() {
-                    ElemType::F32 => Tolerance { rtol: 1e-4, atol: 1e-4, mismatch_fraction: 0.0 },
-                    _ => Tolerance { rtol: 1e-9, atol: 1e-9, mismatch_fraction: 0.0 },
-                };
-                let close = compare(b, a, &tol);
-                let float = matches!(a.elem_type(), ElemType::F32 | ElemType::F64);
-                let allowed = plan.folds_floats() && (close.is_ok() || !float);
-                prop_assert!(
-                    allowed,
-                    "output `{}` differs ({}; {:?}): interpreter {:?}, executor {:?}\n{}",
-                    name,
-                    what,
-                    close,
-                    a,
-                    b,
-                    plan
-                );
-            }
-        }
-        (Err(a), Err(b)) => {
-            prop_assert_eq!(
-                a.code,
-                b.code,
-                "interpreter fails with {}, executor with {} ({})\n{}",
-                a,
-                b,
-                what,
-                plan
-            )
-        }
-        (Ok(_), Err(b)) => {
-            prop_assert!(false, "interpreter runs, executor fails: {} ({})\n{}", b, what, plan)
-        }
-        (Err(a), Ok(_)) => {
-            prop_assert!(false, "interpreter fails with {}, executor runs ({})\n{}", a, what, plan)
-        }
-    }
-    Ok(())
-}
-
-fn executor_agrees(case: &Case) -> Result<(), TestCaseError> {
+fn agrees_on(case: &Case) -> Result<(), TestCaseError> {
     let checked = check(&case.program).map_err(|e| TestCaseError::fail(format!("{e}\n{}", case.text())))?;
     let Some(opt) = optimise_guarded(&checked) else {
         return Err(TestCaseError::reject("no plan"));
@@ -148,7 +71,9 @@ fn executor_agrees(case: &Case) -> Result<(), TestCaseError> {
         for opts in [RunOptions::default(), tiny(7, 2), tiny(1, 3)] {
             let got = run(plan, &case.inputs, &bound.sizes, &opts);
             let what = format!("{label} plan, block {}, {} threads", opts.block_size, opts.thread_count());
-            agree(&want, &got, plan, &format!("{what}\nprogram:\n{}", case.text()))?;
+            executor_agrees(&want, &got, plan).map_err(|e| {
+                TestCaseError::fail(format!("{e} ({what})\n{plan}\nprogram:\n{}", case.text()))
+            })?;
         }
     }
     Ok(())
@@ -159,14 +84,14 @@ proptest! {
 
     #[test]
     fn executor_matches_the_plan_interpreter(case in program_and_inputs(GenConfig::default())) {
-        executor_agrees(&case)?;
+        agrees_on(&case)?;
     }
 
     #[test]
     fn executor_matches_with_runtime_errors(
         case in program_and_inputs(GenConfig { allow_runtime_errors: true, ..GenConfig::default() })
     ) {
-        executor_agrees(&case)?;
+        agrees_on(&case)?;
     }
 
     #[test]
@@ -179,6 +104,6 @@ proptest! {
             ..GenConfig::default()
         })
     ) {
-        executor_agrees(&case)?;
+        agrees_on(&case)?;
     }
 }

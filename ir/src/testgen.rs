@@ -56,7 +56,7 @@
 use crate::ast::{BinOp, Expr, ExprKind, Item, Lit, Program, UnOp};
 use crate::error::Span;
 use crate::types::{Dim, ElemType, Type};
-use crate::value::{Scalar, Value};
+use crate::value::{compare, Scalar, Tolerance, Value};
 use indexmap::IndexMap;
 use proptest::prelude::*;
 use std::fmt;
@@ -238,6 +238,60 @@ pub fn identical(a: &Value, b: &Value) -> bool {
             (Scalar::F64(p), Scalar::F64(q)) => p.to_bits() == q.to_bits(),
             (p, q) => p == q,
         })
+}
+
+/// Bit-identical but for the bits of NaNs: which NaN an operation on two NaNs returns (and
+/// so its sign) is up to the compiler (it may commute `a * b`), here as in Rust generally.
+pub fn same_but_nan_bits(a: &Value, b: &Value) -> bool {
+    a.elem_type() == b.elem_type()
+        && a.shape() == b.shape()
+        && a.to_scalars().iter().zip(b.to_scalars()).all(|(x, y)| match (*x, y) {
+            (Scalar::F32(p), Scalar::F32(q)) => p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()),
+            (Scalar::F64(p), Scalar::F64(q)) => p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()),
+            (p, q) => p == q,
+        })
+}
+
+/// Whether an executor's outputs (`got`) agree with the plan interpreter's (`want`) for
+/// `plan`: the same outputs, bit for bit (NaN bits aside), or the same error code. Only
+/// the order of float folds may differ (elementwise code is exact whatever the blocks):
+/// where the plan folds floats, floats agree up to rounding and values computed from them
+/// (a comparison, a conversion) may differ. `Err` says what disagrees.
+pub fn executor_agrees(
+    want: &crate::error::Result<IndexMap<String, Value>>,
+    got: &crate::error::Result<IndexMap<String, Value>>,
+    plan: &crate::plan::Plan,
+) -> Result<(), String> {
+    match (want, got) {
+        (Ok(w), Ok(g)) => {
+            let (wk, gk): (Vec<&String>, Vec<&String>) = (w.keys().collect(), g.keys().collect());
+            if wk != gk {
+                return Err(format!("output names differ: {wk:?} vs {gk:?}"));
+            }
+            for (name, a) in w {
+                let b = &g[name];
+                if identical(a, b) || same_but_nan_bits(a, b) {
+                    continue;
+                }
+                let tol = match a.elem_type() {
+                    ElemType::F32 => Tolerance { rtol: 1e-4, atol: 1e-4, mismatch_fraction: 0.0 },
+                    _ => Tolerance { rtol: 1e-9, atol: 1e-9, mismatch_fraction: 0.0 },
+                };
+                let close = compare(b, a, &tol);
+                let float = matches!(a.elem_type(), ElemType::F32 | ElemType::F64);
+                if !(plan.folds_floats() && (close.is_ok() || !float)) {
+                    return Err(format!(
+                        "output `{name}` differs ({close:?}): interpreter {a:?}, executor {b:?}"
+                    ));
+                }
+            }
+            Ok(())
+        }
+        (Err(a), Err(b)) if a.code == b.code => Ok(()),
+        (Err(a), Err(b)) => Err(format!("interpreter fails with {a}, executor with {b}")),
+        (Ok(_), Err(b)) => Err(format!("interpreter runs, executor fails: {b}")),
+        (Err(a), Ok(_)) => Err(format!("interpreter fails with {a}, executor runs")),
+    }
 }
 
 /// One input element from the data choices: floats in `[-2, 2]` (multiples of 0.001),
