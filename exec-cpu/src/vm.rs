@@ -301,26 +301,22 @@ fn map3<T: Elem>(
     args: [usize; 3],
     f: impl Fn(T, T, T) -> T,
 ) -> R {
-    use std::iter::repeat;
     let mut out = take::<T>(slot(regs, dst)?);
     out.clear();
     let [a, b, c] = args;
     let (x, y, z) = (opnd::<T>(p, regs, a)?, opnd::<T>(p, regs, b)?, opnd::<T>(p, regs, c)?);
-    macro_rules! go {
-        ($x:expr, $y:expr, $z:expr) => {
-            out.extend($x.zip($y).zip($z).map(|((x, y), z)| f(x, y, z)))
-        };
-    }
+    // a broadcast operand is captured by the loop's closure, not zipped in as a
+    // `repeat`: a zip with `repeat` does not vectorise, a zip of slices does
     match (x, y, z) {
         (Opnd::V(xs), Opnd::V(ys), Opnd::V(zs)) => {
-            go!(xs.iter().copied(), ys.iter().copied(), zs.iter().copied())
+            out.extend(xs.iter().zip(ys).zip(zs).map(|((&x, &y), &z)| f(x, y, z)))
         }
-        (Opnd::V(xs), Opnd::V(ys), Opnd::S(z)) => go!(xs.iter().copied(), ys.iter().copied(), repeat(z)),
-        (Opnd::V(xs), Opnd::S(y), Opnd::V(zs)) => go!(xs.iter().copied(), repeat(y), zs.iter().copied()),
-        (Opnd::S(x), Opnd::V(ys), Opnd::V(zs)) => go!(repeat(x), ys.iter().copied(), zs.iter().copied()),
-        (Opnd::V(xs), Opnd::S(y), Opnd::S(z)) => go!(xs.iter().copied(), repeat(y), repeat(z)),
-        (Opnd::S(x), Opnd::V(ys), Opnd::S(z)) => go!(repeat(x), ys.iter().copied(), repeat(z)),
-        (Opnd::S(x), Opnd::S(y), Opnd::V(zs)) => go!(repeat(x), repeat(y), zs.iter().copied()),
+        (Opnd::V(xs), Opnd::V(ys), Opnd::S(z)) => out.extend(xs.iter().zip(ys).map(|(&x, &y)| f(x, y, z))),
+        (Opnd::V(xs), Opnd::S(y), Opnd::V(zs)) => out.extend(xs.iter().zip(zs).map(|(&x, &z)| f(x, y, z))),
+        (Opnd::S(x), Opnd::V(ys), Opnd::V(zs)) => out.extend(ys.iter().zip(zs).map(|(&y, &z)| f(x, y, z))),
+        (Opnd::V(xs), Opnd::S(y), Opnd::S(z)) => out.extend(xs.iter().map(|&x| f(x, y, z))),
+        (Opnd::S(x), Opnd::V(ys), Opnd::S(z)) => out.extend(ys.iter().map(|&y| f(x, y, z))),
+        (Opnd::S(x), Opnd::S(y), Opnd::V(zs)) => out.extend(zs.iter().map(|&z| f(x, y, z))),
         (Opnd::S(x), Opnd::S(y), Opnd::S(z)) => out.push(f(x, y, z)),
     }
     put(regs, dst, out)
