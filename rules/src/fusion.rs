@@ -15,7 +15,7 @@
 //! | `recast-reshape` | `reshape sh a == generate sh (\i.. -> a[unravel (ravel i..)])` when the element counts are certainly equal |
 //! | `recast-concat` | `concat a b == generate [la + lb] (\i -> if i < la then a[i] else b[i - la])` |
 //! | `fuse-read` | `generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..)` for `a = generate sh' f`, every `j` provably inside `sh'` (also in `redomap`, `scanomap`, `scanexomap`, `filtermap`, `permutemap`) |
-//! | `fuse-beta` | `(\x.. -> body) a.. == body[a../x..]` |
+//! | `fuse-beta` | `(\x.. -> body) a.. == body[a../x..]`, unless a computed argument (passed once) would go inside a lambda of `body` (an `iterate`'s body: evaluated at every trip) |
 //! | `fuse-proj-tuple` | `(e0, .., ek)._i == e_i` |
 //! | `fuse-reduce` | `reduce op ne (generate sh f) == redomap op ne sh f` |
 //! | `fuse-scan` | `scan op ne (generate sh f) == scanomap op ne sh f` |
@@ -394,7 +394,8 @@ impl FuseReads<'_> {
                 {
                     continue;
                 }
-                if let Some(r) = beta(eg, body, ix) {
+                let rr = beta(eg, body, ix);
+                if let Some(r) = rr {
                     self.chain.push(a);
                     return Some(r);
                 }
@@ -477,7 +478,54 @@ fn fuse_beta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
     let ArrayLang::App(c) = n else { return None };
     let (f, args) = c.split_first()?;
     let body = lam_body(eg, *f, args.len())?;
+    // argument `i` is parameter `k - 1 - i` of the body; an argument passed for several
+    // parameters is substituted all the same, so the body sees that they are equal
+    let k = u32::try_from(args.len()).ok()?;
+    for (i, a) in (0u32..).zip(args) {
+        let a = eg.find(*a);
+        let repeated = args.iter().filter(|b| eg.find(**b) == a).count() > 1;
+        if !repeated && !is_leaf(eg, a) && under_binder(eg, body, k - 1 - i) {
+            return None;
+        }
+    }
     beta(eg, body, args)
+}
+
+/// Whether class `a` holds a leaf (a literal, a parameter, a size, an input): an argument
+/// that costs nothing to evaluate again.
+fn is_leaf(eg: &EG, a: Id) -> bool {
+    eg[a].nodes.iter().any(|n| {
+        matches!(n, ArrayLang::Lit(_) | ArrayLang::Param(_) | ArrayLang::Size(_) | ArrayLang::Input(_))
+    })
+}
+
+/// Whether parameter `p` of `body` occurs inside a lambda in it (in some node of some class
+/// on the way). Substituting a computed argument there would evaluate it at every call of
+/// that lambda (every trip of an `iterate`) instead of once, so `fuse-beta` keeps such an
+/// application as it is: the extraction would otherwise have both forms only under some
+/// rule orders (a fusion walk rebuilds one node per class).
+fn under_binder(eg: &EG, body: Id, p: u32) -> bool {
+    let mut stack = vec![(eg.find(body), p)];
+    let mut seen = std::collections::HashSet::new();
+    while let Some((c, p)) = stack.pop() {
+        if !eg[c].data.free.contains(p) || !seen.insert((c, p)) {
+            continue;
+        }
+        for n in &eg[c].nodes {
+            if let ArrayLang::Lam([ps, b]) = n {
+                let inner = match eg[*ps].data.kind {
+                    eqfuse_egraph::Kind::Params(k) => k,
+                    _ => 0,
+                };
+                if eg[*b].data.free.contains(p.saturating_add(inner)) {
+                    return true;
+                }
+                continue;
+            }
+            stack.extend(egg::Language::children(n).iter().map(|k| (eg.find(*k), p)));
+        }
+    }
+    false
 }
 
 fn proj_tuple(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
