@@ -28,7 +28,7 @@ use crate::lower::{lower, Signature};
 use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
 use egg::{EGraph, Id, Language, RecExpr};
 use eqfuse_ir::error::{Code, Error, Result};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 /// How to search the materialised sets.
@@ -100,8 +100,6 @@ struct Ctx<'a> {
     last_error: Option<Error>,
     /// The parameters each class needs (the same for every materialised set).
     need: HashMap<Id, ParamSet>,
-    /// Nodes refinement has ruled out, per class (children canonical).
-    ban: HashSet<(Id, ArrayLang)>,
 }
 
 impl Ctx<'_> {
@@ -137,9 +135,6 @@ impl Ctx<'_> {
         choose_with(eg, &self.need, true, |class, n, child| {
             // kernel nodes only in the classes of `s`
             if is_kernel_node(n) && !s.contains(&class) {
-                return f64::INFINITY;
-            }
-            if !self.ban.is_empty() && self.ban.contains(&(class, n.clone())) {
                 return f64::INFINITY;
             }
             let kid = |c: Id| {
@@ -301,73 +296,6 @@ fn node_cost(
     c
 }
 
-/// Most classes with a choice of node in a term for [`refine`] to try them one by one.
-const REFINE_MAX_CHOICES: usize = 48;
-
-/// Node refinement for materialised set `s`: the tree extraction picks each class's node by
-/// its own cost, which cannot see what the plan shares (a read of an array the kernel reads
-/// anyway is free; a read of another array costs a pass over it). So, for a term with few
-/// choices, each class of the best term with another node tries ruling its chosen node out
-/// (its next-cheapest node is taken instead), in the term's order, keeping what lowers the
-/// plan's cost, until a round changes nothing.
-fn refine(
-    ctx: &mut Ctx<'_>,
-    s: &BTreeSet<Id>,
-    best: Option<Evaluated>,
-    started: Instant,
-) -> Option<Evaluated> {
-    let mut best = best?;
-    let eg = ctx.eg;
-    let with_choice = |e: &Evaluated| -> Vec<Id> {
-        let mut order: Vec<(usize, Id)> =
-            e.2.iter().filter(|(c, _)| eg[**c].nodes.len() > 1).map(|(c, i)| (*i, *c)).collect();
-        order.sort();
-        order.into_iter().map(|(_, c)| c).collect()
-    };
-    for _round in 0..4 {
-        let classes = with_choice(&best);
-        if classes.len() > REFINE_MAX_CHOICES {
-            break;
-        }
-        let mut changed = false;
-        for c in classes {
-            if started.elapsed() > ctx.cost.budget {
-                return Some(best);
-            }
-            let Some(&i) = best.2.get(&c) else { continue };
-            // the chosen node, its children as classes
-            let Some(node) = eg[c].nodes.iter().map(|n| n.clone().map_children(|k| eg.find(k))).find(|n| {
-                let t = &best.1[i.into()];
-                n.children().len() == t.children().len()
-                    && n.children()
-                        .iter()
-                        .zip(t.children())
-                        .all(|(k, j)| best.2.get(k) == Some(&usize::from(*j)))
-                    && n.matches(t)
-            }) else {
-                continue;
-            };
-            let key = (c, node);
-            if !ctx.ban.insert(key.clone()) {
-                continue;
-            }
-            match ctx.evaluate(s) {
-                Some(r) if r.0 < best.0 * (1.0 - 1e-9) => {
-                    best = r;
-                    changed = true;
-                }
-                _ => {
-                    ctx.ban.remove(&key);
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    Some(best)
-}
-
 /// Extracts `root` from `eg` choosing what to materialise by the physical cost of the plan
 /// (see the module docs).
 pub fn extract(
@@ -384,8 +312,7 @@ pub fn extract(
     let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
     ids.sort();
     let need = needed(eg, &ids);
-    let mut ctx =
-        Ctx { eg, root, sig, cost, kernel_class, evaluated: 0, last_error: None, need, ban: HashSet::new() };
+    let mut ctx = Ctx { eg, root, sig, cost, kernel_class, evaluated: 0, last_error: None, need };
     let root_c = eg.find(root);
     // outputs are always written
     let mut forced = BTreeSet::new();
@@ -487,8 +414,7 @@ pub fn extract(
                 if !s.remove(c) {
                     s.insert(*c);
                 }
-                let rr = ctx.evaluate(&s);
-                if let Some(r) = rr {
+                if let Some(r) = ctx.evaluate(&s) {
                     let bar = improved.as_ref().map_or(current * (1.0 - 1e-9), |(_, b)| b.0);
                     if r.0 < bar {
                         improved = Some((s, r));
@@ -503,9 +429,6 @@ pub fn extract(
                 None => break,
             }
         }
-    }
-    if !fused_only {
-        best = refine(&mut ctx, &best_set, best, started);
     }
     let Some((cost_s, term, index)) = best else {
         return Err(ctx

@@ -500,7 +500,7 @@ fn is_leaf(eg: &EG, a: Id) -> bool {
 }
 
 /// Whether parameter `p` of `body` occurs inside a lambda in it (in some node of some class
-/// on the way). Substituting a computed argument there would evaluate it at every call of
+/// on the way) that is not applied on the spot (a `let`'s runs once). Substituting a computed argument there would evaluate it at every call of
 /// that lambda (every trip of an `iterate`) instead of once, so `fuse-beta` keeps such an
 /// application as it is: the extraction would otherwise have both forms only under some
 /// rule orders (a fusion walk rebuilds one node per class).
@@ -511,18 +511,29 @@ fn under_binder(eg: &EG, body: Id, p: u32) -> bool {
         if !eg[c].data.free.contains(p) || !seen.insert((c, p)) {
             continue;
         }
+        let arity = |ps: Id| match eg[ps].data.kind {
+            eqfuse_egraph::Kind::Params(k) => k,
+            _ => 0,
+        };
         for n in &eg[c].nodes {
-            if let ArrayLang::Lam([ps, b]) = n {
-                let inner = match eg[*ps].data.kind {
-                    eqfuse_egraph::Kind::Params(k) => k,
-                    _ => 0,
-                };
-                if eg[*b].data.free.contains(p.saturating_add(inner)) {
-                    return true;
+            match n {
+                ArrayLang::Lam([ps, b]) => {
+                    if eg[*b].data.free.contains(p.saturating_add(arity(*ps))) {
+                        return true;
+                    }
                 }
-                continue;
+                // an applied lambda (a `let`) runs once: its body is not a loop's
+                ArrayLang::App(kids) => {
+                    let Some((f, args)) = kids.split_first() else { continue };
+                    stack.extend(args.iter().map(|k| (eg.find(*k), p)));
+                    for m in &eg[*f].nodes {
+                        if let ArrayLang::Lam([ps, b]) = m {
+                            stack.push((eg.find(*b), p.saturating_add(arity(*ps))));
+                        }
+                    }
+                }
+                _ => stack.extend(egg::Language::children(n).iter().map(|k| (eg.find(*k), p))),
             }
-            stack.extend(egg::Language::children(n).iter().map(|k| (eg.find(*k), p)));
         }
     }
     false
