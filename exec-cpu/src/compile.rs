@@ -63,6 +63,8 @@ pub(crate) trait Env<'s> {
     fn array(&self, v: ValueId) -> Result<ArrInfo<'s>>;
     /// A 0-d value (for `Load`).
     fn load(&self, v: ValueId) -> Result<Scalar>;
+    /// Whether pure loops are compiled to machine code ([`crate::RunOptions::jit`]).
+    fn jit(&self) -> bool;
 }
 
 /// A compiled function.
@@ -98,6 +100,29 @@ pub(crate) struct Program<'s> {
 #[derive(Debug, Default)]
 pub(crate) struct Block {
     pub ops: Vec<Op>,
+    /// Runs of pure instructions ending in a loop, compiled to machine code together
+    /// ([`crate::jit`]; the function's own block only), in order.
+    #[cfg(feature = "jit")]
+    pub regions: Vec<JitRegion>,
+}
+
+impl Block {
+    pub fn new(ops: Vec<Op>) -> Block {
+        Block {
+            ops,
+            #[cfg(feature = "jit")]
+            regions: Vec::new(),
+        }
+    }
+}
+
+/// `ops[start..=end]` of a block (`end` a loop) compiled to machine code.
+#[cfg(feature = "jit")]
+#[derive(Debug)]
+pub(crate) struct JitRegion {
+    pub start: usize,
+    pub end: usize,
+    pub jit: std::sync::Arc<crate::jit::JitLoop>,
 }
 
 /// One compiled instruction (register numbers as `usize`).
@@ -201,6 +226,10 @@ pub(crate) struct LoopOp {
     /// The body flattened to run on small groups of elements, when it cannot fail
     /// ([`crate::lanes`]).
     pub group: Option<Box<crate::lanes::GroupLoop>>,
+    /// The loop compiled to machine code, when it runs on groups and the JIT is on
+    /// ([`crate::jit`]).
+    #[cfg(feature = "jit")]
+    pub jit: Option<std::sync::Arc<crate::jit::JitLoop>>,
 }
 
 /// Most instructions in an `if`'s two branches together for it to be speculated.
@@ -244,12 +273,16 @@ pub(crate) fn compile<'s>(func: &Func, env: &dyn Env<'s>, space: Option<&[usize]
     }
     let mut body = c.block(&func.body, 0)?;
     // after the `if`s' common instructions are hoisted (they compare unfused code)
-    fuse_all(&mut body, &c.uses, &c.types);
+    fuse_all(&mut body, &c.uses, &c.types, c.env.jit());
     let mut ret = Vec::with_capacity(func.ret.len());
     for &r in &func.ret {
         ret.push(c.read(r)?);
     }
     let slice = slice_backed(&mut body, &ret, n);
+    #[cfg(feature = "jit")]
+    if c.env.jit() {
+        jit_regions(&mut body, &ret, &c.types, &c.uniform);
+    }
     Ok(Program {
         types: c.types,
         uniform: c.uniform,
@@ -455,16 +488,26 @@ fn visit_writes(op: &Op, f: &mut dyn FnMut(usize)) {
 }
 
 /// [`fuse_mul_add`] in `block` and every nested block; loops are flattened for groups again.
-fn fuse_all(block: &mut Block, uses: &[u32], types: &[ElemType]) {
+fn fuse_all(block: &mut Block, uses: &[u32], types: &[ElemType], jit: bool) {
     for op in &mut block.ops {
         match op {
             Op::If(i) => {
-                fuse_all(&mut i.then_.block, uses, types);
-                fuse_all(&mut i.else_.block, uses, types);
+                fuse_all(&mut i.then_.block, uses, types, jit);
+                fuse_all(&mut i.else_.block, uses, types, jit);
             }
             Op::Loop(l) => {
-                fuse_all(&mut l.body, uses, types);
+                fuse_all(&mut l.body, uses, types, jit);
                 l.group = crate::lanes::flatten(types, &l.body, &l.free, &l.vars, &l.nexts);
+                #[cfg(feature = "jit")]
+                {
+                    l.jit = None;
+                    if jit && l.group.is_some() {
+                        let outs = l.vars.iter().map(|&v| (v, v)).collect();
+                        l.jit = crate::jit::compile(&crate::jit::Region { types, prelude: &[], l, outs });
+                    }
+                }
+                #[cfg(not(feature = "jit"))]
+                let _ = jit;
             }
             _ => {}
         }
@@ -618,7 +661,7 @@ impl<'s> Compiler<'_, 's> {
             ops.append(&mut self.hoisted);
             ops.push(op);
         }
-        Ok(Block { ops })
+        Ok(Block::new(ops))
     }
 
     /// Compiles a nested block whose result is `ret`: the block's own registers are
@@ -862,6 +905,8 @@ impl<'s> Compiler<'_, 's> {
                 Op::Loop(Box::new(LoopOp {
                     // flattened once the function is compiled (`fuse_all`)
                     group: None,
+                    #[cfg(feature = "jit")]
+                    jit: None,
                     dsts: dst_regs,
                     count,
                     inits: init_regs,
@@ -908,7 +953,7 @@ fn free_regs(block: &Block, extra: &[usize], outer: &[bool], also: &[usize]) -> 
 
 /// Calls `f` on every register `op` reads, its nested blocks included.
 fn visit_op_reads(op: &Op, f: &mut dyn FnMut(usize)) {
-    let block = Block { ops: Vec::new() };
+    let block = Block::default();
     visit_reads_from(&block, Some(op), f);
 }
 
@@ -959,6 +1004,74 @@ fn visit_reads_from(block: &Block, first: Option<&Op>, f: &mut dyn FnMut(usize))
             }
         }
     }
+}
+
+/// An instruction a region may run before its loop: one that cannot fail.
+#[cfg(feature = "jit")]
+fn region_op(op: &Op, types: &[ElemType]) -> bool {
+    match op {
+        Op::Const { .. } | Op::Unary { .. } | Op::Call { .. } | Op::MulAdd { .. } => true,
+        Op::Binary { op, a, .. } => {
+            !matches!(op, BinOp::Div | BinOp::Rem) || types.get(*a).is_some_and(|&t| float(t))
+        }
+        Op::If(i) => safe(&i.then_.block, types) && safe(&i.else_.block, types),
+        // a contiguous read of the block: the array's slice, loaded as a source
+        Op::Read { contiguous: true, .. } => true,
+        Op::Read { .. } | Op::Dim { .. } | Op::Loop(_) => false,
+    }
+}
+
+/// Finds the regions of the function's own block: each loop compiled on its own with the
+/// pure instructions just before it. The region writes the loop's results and the
+/// registers it computes that later instructions or the results read (none of them
+/// uniform: those may be read as one element), and no register of the loop's body may be
+/// read after it.
+#[cfg(feature = "jit")]
+fn jit_regions(body: &mut Block, ret: &[usize], types: &[ElemType], uniform: &[bool]) {
+    let mut regions: Vec<JitRegion> = Vec::new();
+    for j in 0..body.ops.len() {
+        let Some(Op::Loop(l)) = body.ops.get(j) else { continue };
+        if l.jit.is_none() {
+            continue;
+        }
+        let floor = regions.last().map_or(0, |r| r.end + 1);
+        let mut start = j;
+        while start > floor && body.ops.get(start - 1).is_some_and(|op| region_op(op, types)) {
+            start -= 1;
+        }
+        let (Some(prelude), Some(after)) = (body.ops.get(start..j), body.ops.get(j + 1..)) else { continue };
+        if prelude.is_empty() {
+            continue;
+        }
+        let mut later = vec![false; types.len()];
+        let mut mark = |r: usize| {
+            if let Some(x) = later.get_mut(r) {
+                *x = true;
+            }
+        };
+        ret.iter().for_each(|&r| mark(r));
+        after.iter().for_each(|op| visit_op_reads(op, &mut mark));
+        let is_later = |r: usize| later.get(r).copied().unwrap_or(true);
+        let mut bad = false;
+        l.body.ops.iter().for_each(|op| visit_writes(op, &mut |r| bad |= is_later(r)));
+        let mut outs: Vec<(usize, usize)> =
+            l.dsts.iter().copied().zip(l.vars.iter().copied()).filter(|&(d, _)| is_later(d)).collect();
+        let mut extra = Vec::new();
+        prelude.iter().for_each(|op| visit_writes(op, &mut |r| extra.push(r)));
+        extra.extend(l.vars.iter().copied());
+        for r in extra {
+            if is_later(r) && !outs.iter().any(|&(d, _)| d == r) {
+                outs.push((r, r));
+            }
+        }
+        if bad || outs.iter().any(|&(d, _)| uniform.get(d).copied().unwrap_or(true)) {
+            continue;
+        }
+        if let Some(jit) = crate::jit::compile(&crate::jit::Region { types, prelude, l, outs }) {
+            regions.push(JitRegion { start, end: j, jit });
+        }
+    }
+    body.regions = regions;
 }
 
 /// A block that cannot fail on any element, so that running it on elements that do not

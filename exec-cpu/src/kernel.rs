@@ -40,6 +40,8 @@ pub(crate) struct Ctx {
     pub threads: usize,
     pub block: usize,
     pub max_bytes: u64,
+    /// Compile pure loops to machine code ([`crate::RunOptions::jit`]).
+    pub jit: bool,
 }
 
 /// One result per lane: its shape and elements.

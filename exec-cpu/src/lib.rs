@@ -9,7 +9,10 @@
 //! dispatch costs once per block and the loops vectorise. Lazy `if`s run each branch only on
 //! the elements that take it; `iterate` loops run per-element counts in phases. A loop whose
 //! body cannot fail runs instead on small groups of elements whose registers stay in L1,
-//! each group stopping as soon as its elements reach a fixed point (module `lanes`).
+//! each group stopping as soon as its elements reach a fixed point (module `lanes`). With
+//! the `jit` feature (default) such a loop, together with the pure instructions just before
+//! it, is compiled once to machine code with Cranelift (module `jit`), one element at a
+//! time in registers, with the same results bit for bit ([`RunOptions::jit`] turns it off).
 //!
 //! rayon splits each kernel's space into blocks (module `kernel`): generate lanes write their
 //! slice of the output, reductions reduce per block (rows in parallel, or chunks of long
@@ -100,6 +103,8 @@ macro_rules! conversions {
 
 mod col;
 mod compile;
+#[cfg(feature = "jit")]
+mod jit;
 mod kernel;
 mod lanes;
 mod num;
@@ -125,11 +130,20 @@ pub struct RunOptions {
     /// The most bytes one array of the plan may take, checked before it is allocated
     /// (`E-LIMIT`).
     pub max_array_bytes: u64,
+    /// Compile the loops whose body cannot fail to machine code (with the `jit` feature,
+    /// on hosts Cranelift targets; else, or when off, they run on lane groups). The results
+    /// are the same bit for bit either way.
+    pub jit: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        RunOptions { threads: 0, block_size: 8192, max_array_bytes: eqfuse_ir::ast::default_memory_limit() }
+        RunOptions {
+            threads: 0,
+            block_size: 8192,
+            max_array_bytes: eqfuse_ir::ast::default_memory_limit(),
+            jit: true,
+        }
     }
 }
 
@@ -179,8 +193,23 @@ pub fn run(
 ) -> Result<IndexMap<String, Value>> {
     let threads = opts.thread_count();
     let pool = pool(threads)?;
-    let ctx = kernel::Ctx { threads, block: opts.block_size.max(1), max_bytes: opts.max_array_bytes };
+    let ctx = kernel::Ctx {
+        threads,
+        block: opts.block_size.max(1),
+        max_bytes: opts.max_array_bytes,
+        jit: opts.jit,
+    };
     pool.install(|| store::run_plan(plan, inputs, sizes, &ctx))
+}
+
+/// How many loops this process has compiled to machine code so far (0 without the `jit`
+/// feature): for tests that check the JIT runs. Loops compiled once are reused.
+#[doc(hidden)]
+pub fn jit_loops_compiled() -> usize {
+    #[cfg(feature = "jit")]
+    return jit::COMPILED.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(feature = "jit"))]
+    0
 }
 
 /// Stack size of the worker threads: nested blocks are run recursively.

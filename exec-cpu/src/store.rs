@@ -27,6 +27,8 @@ pub(crate) struct Buf<'a> {
 pub(crate) struct Store<'a> {
     plan: &'a Plan,
     vals: Vec<Option<Arc<Buf<'a>>>>,
+    /// Compile pure loops to machine code ([`crate::RunOptions::jit`]).
+    jit: bool,
 }
 
 /// The store as the compiler's [`Env`].
@@ -42,6 +44,10 @@ impl<'s> Env<'s> for StoreRef<'s, '_> {
             acc = acc.saturating_mul(d);
         }
         Ok(ArrInfo { name: self.0.name(v), shape: b.shape.clone(), strides, data: b.data.as_ref() })
+    }
+
+    fn jit(&self) -> bool {
+        self.0.jit
     }
 
     fn load(&self, v: ValueId) -> Result<Scalar> {
@@ -103,7 +109,7 @@ impl<'a> Store<'a> {
             };
             vals.push(v);
         }
-        Ok(Store { plan, vals })
+        Ok(Store { plan, vals, jit: false })
     }
 
     /// Value `v`'s name, for messages.
@@ -197,6 +203,7 @@ pub(crate) fn run_plan(
     ctx: &Ctx,
 ) -> Result<IndexMap<String, Value>> {
     let mut store = Store::new(plan, inputs, sizes)?;
+    store.jit = ctx.jit;
     let mut kidx = 0usize;
     run_steps(&mut store, &plan.steps, &mut kidx, ctx)?;
     let mut bufs = Vec::with_capacity(plan.outputs.len());
