@@ -100,8 +100,9 @@ pub(crate) struct Program<'s> {
 #[derive(Debug, Default)]
 pub(crate) struct Block {
     pub ops: Vec<Op>,
-    /// Runs of pure instructions ending in a loop, compiled to machine code together
-    /// ([`crate::jit`]; the function's own block only), in order.
+    /// Runs of pure instructions ending in a loop, or with none (straight-line code),
+    /// compiled to machine code together ([`crate::jit`]; the function's own block only),
+    /// in order.
     #[cfg(feature = "jit")]
     pub regions: Vec<JitRegion>,
 }
@@ -116,7 +117,8 @@ impl Block {
     }
 }
 
-/// `ops[start..=end]` of a block (`end` a loop) compiled to machine code.
+/// `ops[start..=end]` of a block (`end` a loop, or a pure instruction) compiled to
+/// machine code.
 #[cfg(feature = "jit")]
 #[derive(Debug)]
 pub(crate) struct JitRegion {
@@ -503,7 +505,13 @@ fn fuse_all(block: &mut Block, uses: &[u32], types: &[ElemType], jit: bool) {
                     l.jit = None;
                     if jit && l.group.is_some() {
                         let outs = l.vars.iter().map(|&v| (v, v)).collect();
-                        l.jit = crate::jit::compile(&crate::jit::Region { types, prelude: &[], l, outs });
+                        l.jit = crate::jit::compile(&crate::jit::Region {
+                            types,
+                            prelude: &[],
+                            l: Some(l),
+                            outs,
+                            uniform: None,
+                        });
                     }
                 }
                 #[cfg(not(feature = "jit"))]
@@ -1067,11 +1075,101 @@ fn jit_regions(body: &mut Block, ret: &[usize], types: &[ElemType], uniform: &[b
         if bad || outs.iter().any(|&(d, _)| uniform.get(d).copied().unwrap_or(true)) {
             continue;
         }
-        if let Some(jit) = crate::jit::compile(&crate::jit::Region { types, prelude, l, outs }) {
+        if let Some(jit) =
+            crate::jit::compile(&crate::jit::Region { types, prelude, l: Some(l), outs, uniform: None })
+        {
             regions.push(JitRegion { start, end: j, jit });
         }
     }
+    // straight-line code: the maximal runs of pure instructions between those regions
+    let mut straight = Vec::new();
+    let mut k = 0;
+    for r in
+        regions.iter().map(|r| (r.start, r.end + 1)).chain(std::iter::once((body.ops.len(), body.ops.len())))
+    {
+        let (gap_end, next) = r;
+        while k < gap_end {
+            if !body.ops.get(k).is_some_and(|op| region_op(op, types)) {
+                k += 1;
+                continue;
+            }
+            let start = k;
+            while k < gap_end && body.ops.get(k).is_some_and(|op| region_op(op, types)) {
+                k += 1;
+            }
+            straight_regions(&body.ops, start, k, ret, types, uniform, &mut straight);
+        }
+        k = next;
+    }
+    regions.extend(straight);
+    regions.sort_by_key(|r| r.start);
     body.regions = regions;
+}
+
+/// Instructions worth a straight-line region: fewer run faster as the VM's loops.
+#[cfg(feature = "jit")]
+const STRAIGHT_MIN: usize = 2;
+
+/// Straight-line regions of `ops[start..end]` (pure instructions), added to `out`: the
+/// whole run, writing the registers later instructions or the results read; or, when one
+/// of those is uniform (read as one element), the runs before and after the instruction
+/// writing it, which the VM then runs. A run of fewer than [`STRAIGHT_MIN`] computing
+/// instructions (constants and reads aside), or one that cannot run on vectors
+/// ([`crate::jit::compile`]), stays with the VM.
+#[cfg(feature = "jit")]
+fn straight_regions(
+    ops: &[Op],
+    start: usize,
+    end: usize,
+    ret: &[usize],
+    types: &[ElemType],
+    uniform: &[bool],
+    out: &mut Vec<JitRegion>,
+) {
+    let (Some(run), Some(after)) = (ops.get(start..end), ops.get(end..)) else { return };
+    let work = run.iter().filter(|op| !matches!(op, Op::Const { .. } | Op::Read { .. })).count();
+    if work < STRAIGHT_MIN {
+        return;
+    }
+    let mut later = vec![false; types.len()];
+    let mut mark = |r: usize| {
+        if let Some(x) = later.get_mut(r) {
+            *x = true;
+        }
+    };
+    ret.iter().for_each(|&r| mark(r));
+    after.iter().for_each(|op| visit_op_reads(op, &mut mark));
+    let is_later = |r: usize| later.get(r).copied().unwrap_or(true);
+    let is_uniform = |r: usize| uniform.get(r).copied().unwrap_or(true);
+    let mut outs: Vec<(usize, usize)> = Vec::new();
+    for (k, op) in run.iter().enumerate() {
+        let mut split = false;
+        visit_writes(op, &mut |r| {
+            if is_later(r) {
+                split |= is_uniform(r);
+                if !outs.iter().any(|&(d, _)| d == r) {
+                    outs.push((r, r));
+                }
+            }
+        });
+        if split {
+            straight_regions(ops, start, start + k, ret, types, uniform, out);
+            straight_regions(ops, start + k + 1, end, ret, types, uniform, out);
+            return;
+        }
+    }
+    if outs.is_empty() {
+        return;
+    }
+    if let Some(jit) = crate::jit::compile(&crate::jit::Region {
+        types,
+        prelude: run,
+        l: None,
+        outs,
+        uniform: Some(uniform),
+    }) {
+        out.push(JitRegion { start, end: end - 1, jit });
+    }
 }
 
 /// A block that cannot fail on any element, so that running it on elements that do not

@@ -212,6 +212,26 @@ pub fn jit_loops_compiled() -> usize {
     0
 }
 
+/// How many straight-line regions (pure instructions, no loop) were compiled to machine
+/// code so far (0 without the `jit` feature): for tests that check the JIT runs.
+#[doc(hidden)]
+pub fn jit_straight_compiled() -> usize {
+    #[cfg(feature = "jit")]
+    return jit::COMPILED_STRAIGHT.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(feature = "jit"))]
+    0
+}
+
+/// How many straight-line regions compiled so far run on vectors (one float type, exact
+/// lane-wise operations only; 0 without the `jit` feature).
+#[doc(hidden)]
+pub fn jit_vector_compiled() -> usize {
+    #[cfg(feature = "jit")]
+    return jit::COMPILED_VECTOR.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(feature = "jit"))]
+    0
+}
+
 /// Stack size of the worker threads: nested blocks are run recursively.
 const STACK_BYTES: usize = 64 << 20;
 

@@ -2,10 +2,11 @@
 //! bit (NaNs match NaNs whatever their payload), and the plan interpreter's: mandelbrot,
 //! hand-written loops over special float values (NaN, infinities, -0.0), per-element counts
 //! (0 and negative among them), `f32`, `i32` and `bool` state, calls of every kind, and
-//! random programs with `iterate`.
+//! random programs with `iterate`. Straight-line code (no loop) compiled on its own:
+//! contiguous reads, broadcast scalars, every type, special values, next to loops.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_exec_cpu::{jit_loops_compiled, run, RunOptions};
+use eqfuse_exec_cpu::{jit_loops_compiled, jit_straight_compiled, jit_vector_compiled, run, RunOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::testgen::{executor_agrees, program_and_inputs, GenConfig};
 use eqfuse_ir::value::{Scalar, Value};
@@ -144,6 +145,194 @@ fn loop_whose_next_value_is_read_from_outside() {
         output t2";
     let bs = [false, true, false, true, true, false, true, false, false, false];
     agree(src, &inputs(vec![("in1", Value::Bool(arr(&[10], &bs)))]));
+}
+
+/// Straight-line regions: `src` gives the VM's bits with the JIT on; `first` (the first
+/// run of this program in the process, when it has code that runs on vectors: compiled
+/// regions are reused): it compiles at least one straight-line region (other tests
+/// compile too, so the count only grows).
+fn agree_straight(src: &str, inputs: &IndexMap<String, Value>, first: bool) {
+    let before = jit_straight_compiled();
+    agree(src, inputs);
+    if cfg!(feature = "jit") && first {
+        assert!(jit_straight_compiled() > before, "no straight-line region was compiled\n{src}");
+    }
+}
+
+#[test]
+fn straight_line_map_chain_is_compiled() {
+    let src = include_str!("../../examples/map_chain.eqf");
+    let xs: Vec<f32> =
+        SPECIAL_F64.iter().map(|&x| x as f32).chain((0..50).map(|k| k as f32 * 0.37 - 9.0)).collect();
+    agree_straight(src, &inputs(vec![("xs", Value::F32(arr(&[xs.len()], &xs)))]), true);
+}
+
+#[test]
+fn straight_line_floats_with_special_values_and_broadcasts() {
+    let f64_src = "input xs : f64[n]\ninput ys : f64[n]\ninput a : f64\n\
+        output d = map (\\x y -> sqrt (abs ((x + 1.0) * a - y)) + x / y - (-x) * 0.5) xs ys\n\
+        output e = map (\\x y -> if x < y then min x y * a else max (x % 0.7) y - a) xs ys\n\
+        output f = map (\\x y -> a * x + y) xs ys\n\
+        output g = map (\\x -> floor (x * 3.0) + tanh x - exp (x * 0.01) + pow (abs x) 0.5 + atan2 x a) xs\n\
+        output h = map (\\x y -> x == y || x != x && !(y >= 0.0)) xs ys\n\
+        output k = map (\\x -> i64 (x * 1e10) + i64 (i32 x) * 3) xs";
+    let ys: Vec<f64> = SPECIAL_F64.iter().rev().copied().collect();
+    for n in [1usize, 12, 37, 200] {
+        agree_straight(
+            f64_src,
+            &inputs(vec![
+                ("xs", Value::F64(arr(&[n], &SPECIAL_F64))),
+                ("ys", Value::F64(arr(&[n], &ys))),
+                ("a", Value::scalar(Scalar::F64(-1.5))),
+            ]),
+            // mixed types in one kernel: left to the VM
+            false,
+        );
+        let f32_src = f64_src.replace("f64", "f32").replace("1e10", "1e6");
+        let (xs32, ys32): (Vec<f32>, Vec<f32>) =
+            (SPECIAL_F64.iter().map(|&x| x as f32).collect(), ys.iter().map(|&x| x as f32).collect());
+        agree_straight(
+            &f32_src,
+            &inputs(vec![
+                ("xs", Value::F32(arr(&[n], &xs32))),
+                ("ys", Value::F32(arr(&[n], &ys32))),
+                ("a", Value::scalar(Scalar::F32(f32::NAN))),
+            ]),
+            false,
+        );
+    }
+}
+
+#[test]
+fn straight_line_vectors_of_one_float_type() {
+    // one float type and `+ - * /`, negation, `abs`, `sqrt`, multiply-adds: vectors, then
+    // the scalar loop for the last elements (lengths not a multiple of the lanes)
+    let f64_src = "input xs : f64[n]\ninput ys : f64[n]\ninput a : f64\n\
+        output d = map (\\x y -> sqrt (abs ((x + 1.0) * a - y)) + x / y - (-x) * 0.5 + a * x + y * y) xs ys";
+    let ys: Vec<f64> = SPECIAL_F64.iter().rev().copied().collect();
+    let xs32: Vec<f32> = SPECIAL_F64.iter().map(|&x| x as f32).collect();
+    let ys32: Vec<f32> = ys.iter().map(|&x| x as f32).collect();
+    for (k, n) in [1usize, 3, 12, 37, 203].into_iter().enumerate() {
+        let before = jit_vector_compiled();
+        agree_straight(
+            f64_src,
+            &inputs(vec![
+                ("xs", Value::F64(arr(&[n], &SPECIAL_F64))),
+                ("ys", Value::F64(arr(&[n], &ys))),
+                ("a", Value::scalar(Scalar::F64(-1.5))),
+            ]),
+            k == 0,
+        );
+        agree_straight(
+            &f64_src.replace("f64", "f32"),
+            &inputs(vec![
+                ("xs", Value::F32(arr(&[n], &xs32))),
+                ("ys", Value::F32(arr(&[n], &ys32))),
+                ("a", Value::scalar(Scalar::F32(f32::INFINITY))),
+            ]),
+            k == 0,
+        );
+        if cfg!(feature = "jit") && k == 0 {
+            assert!(jit_vector_compiled() >= before + 2, "no region runs on vectors");
+        }
+    }
+}
+
+#[test]
+fn straight_line_integers_and_bools() {
+    let src = "input xs : i32[n]\ninput ls : i64[n]\ninput bs : bool[n]\ninput c : i32\n\
+        output a = map (\\x -> (x * 1103515245 + 12345) * c - abs x) xs\n\
+        output b = map (\\x l -> l * 3 - i64 x * 7 + min l (i64 c) - max l 0) xs ls\n\
+        output e = map (\\x b -> (b && x > 3) || !b && x < c) xs bs\n\
+        output f = map (\\x b -> if b then clamp x (-5) c else -x * 2) xs bs\n\
+        output g = map (\\x l -> f64 x * 0.5 + f64 l - f64 (i32 l)) xs ls\n\
+        output h = map (\\b l -> i64 b + l * l - 1) bs ls";
+    let xs = [0i32, 1, -1, i32::MAX, i32::MIN, 7, -7, 12345, 3, 4, 100, -100];
+    let ls = [0i64, 1, -1, i64::MAX, i64::MIN, 5, -9, 1 << 40, 77];
+    let bs = [true, false, false, true, true];
+    for n in [3usize, 30, 1000] {
+        agree_straight(
+            src,
+            &inputs(vec![
+                ("xs", Value::I32(arr(&[n], &xs))),
+                ("ls", Value::I64(arr(&[n], &ls))),
+                ("bs", Value::Bool(arr(&[n], &bs))),
+                ("c", Value::scalar(Scalar::I32(9))),
+            ]),
+            // not on vectors: left to the VM (the results the same)
+            false,
+        );
+    }
+}
+
+#[test]
+fn straight_line_next_to_loops_and_failing_instructions() {
+    // straight-line code before, between and after loops, integer division (which may
+    // fail: the VM runs it) between two runs, gathers (not contiguous reads)
+    let src = "input xs : f64[n]\ninput ks : i64[n]\n\
+        output a = map (\\x k -> let y = (x + 1.0) * 2.0 - 3.0 in let z = iterate k (\\z -> z * 0.5 + 0.25) y in sqrt (abs z) * 3.0 + z) xs ks\n\
+        output b = map (\\x k -> let q = k * 3 + 1 in let r = 100 / (if q == 0 then 1 else q) in f64 (r * 2 + k) * x - x) xs ks\n\
+        output c = map (\\x k -> (x * 2.0 + 1.0) * xs[(k % n + n) % n] - x) xs ks";
+    let ks = [0i64, -3, 1, 5, 100, 2, -1, 40, 7, 3];
+    for n in [10usize, 64] {
+        agree_straight(
+            src,
+            &inputs(vec![("xs", Value::F64(arr(&[n], &SPECIAL_F64))), ("ks", Value::I64(arr(&[n], &ks)))]),
+            n == 10,
+        );
+    }
+}
+
+#[test]
+fn straight_line_benchmark_programs() {
+    let xs: Vec<f32> = (0..3000).map(|k| (k as f32 * 0.731).sin() * 4.0).collect();
+    let ys: Vec<f32> = (0..3000).map(|k| (k as f32 * 0.311).cos() * 2.0).collect();
+    // one multiply-add: left to the VM (too little for a region)
+    agree(
+        include_str!("../../examples/saxpy.eqf"),
+        &inputs(vec![
+            ("alpha", Value::scalar(Scalar::F32(1.5))),
+            ("xs", Value::F32(arr(&[3000], &xs))),
+            ("ys", Value::F32(arr(&[3000], &ys))),
+        ]),
+    );
+    // uniform instructions of other types (a size converted to a float) computed once,
+    // before the vectors
+    let zs: Vec<f64> = SPECIAL_F64.iter().copied().filter(|x| x.is_finite()).collect();
+    for (k, n) in [1usize, 7, 1001].into_iter().enumerate() {
+        agree_straight(
+            include_str!("../../examples/variance.eqf"),
+            &inputs(vec![("xs", Value::F64(arr(&[n], &zs)))]),
+            k == 0,
+        );
+    }
+    // all pairs: straight-line code in the reductions' elements
+    let m: Vec<f32> = ys.iter().map(|y| y.abs() + 0.5).collect();
+    let zs: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| x * y).collect();
+    for n in [1usize, 9, 130] {
+        agree(
+            include_str!("../../examples/nbody.eqf"),
+            &inputs(vec![
+                ("px", Value::F32(arr(&[n], &xs))),
+                ("py", Value::F32(arr(&[n], &ys))),
+                ("pz", Value::F32(arr(&[n], &zs))),
+                ("mass", Value::F32(arr(&[n], &m))),
+            ]),
+        );
+    }
+    let s: Vec<f32> = xs.iter().map(|x| x.abs() * 5.0 + 5.0).collect();
+    let k: Vec<f32> = ys.iter().map(|x| x.abs() * 20.0 + 1.0).collect();
+    let t: Vec<f32> = xs.iter().map(|x| x.abs() + 0.25).collect();
+    agree_straight(
+        include_str!("../../examples/blackscholes.eqf"),
+        &inputs(vec![
+            ("s", Value::F32(arr(&[3000], &s))),
+            ("x", Value::F32(arr(&[3000], &k))),
+            ("t", Value::F32(arr(&[3000], &t))),
+        ]),
+        // calls: left to the VM
+        false,
+    );
 }
 
 proptest! {

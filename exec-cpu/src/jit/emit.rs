@@ -3,7 +3,7 @@
 use super::{helpers, Region};
 use crate::compile::{LoopOp, MulAdd, Op};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F64, I32, I64, I8};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I64, I8};
 use cranelift_codegen::ir::{AbiParam, Function, InstBuilder, MemFlagsData, Signature, Type, Value};
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -409,11 +409,6 @@ pub(super) fn function(
     let entry = e.b.create_block();
     let head = e.b.create_block();
     let elem = e.b.create_block();
-    let first = e.b.create_block();
-    let pair = e.b.create_block();
-    let body2 = e.b.create_block();
-    let tail = e.b.create_block();
-    let body1 = e.b.create_block();
     let done = e.b.create_block();
     let exit = e.b.create_block();
 
@@ -435,10 +430,14 @@ pub(super) fn function(
         outs.push(e.b.ins().load(ptr, flags, p_outs, off));
     }
     let iv = e.b.declare_var(I64);
-    let itv = e.b.declare_var(I64);
     let zero = e.b.ins().iconst(I64, 0);
     e.b.def_var(iv, zero);
-    e.b.ins().jump(head, &[]);
+    match vector_type(region, loads) {
+        Some((t, bcast)) => e.vector_loop(region, loads, &srcs, &outs, &bcast, t, iv, n, head)?,
+        None => {
+            e.b.ins().jump(head, &[]);
+        }
+    }
 
     // head: the next element, if any
     e.b.switch_to_block(head);
@@ -458,63 +457,13 @@ pub(super) fn function(
     }
     e.consts(region.prelude)?;
     e.block(region.prelude)?;
-    let count = e.get(l.count)?;
-    if e.ty(l.count)? != ElemType::I64 {
-        return None;
-    }
-    let mut inits = Vec::with_capacity(l.inits.len());
-    for (&v, &init) in l.vars.iter().zip(&l.inits) {
-        if e.ty(init)? != e.ty(v)? {
-            return None;
+    match l {
+        Some(l) => e.iterate(l, done)?,
+        // a straight-line region: the outputs at once
+        None => {
+            e.b.ins().jump(done, &[]);
         }
-        inits.push(e.get(init)?);
     }
-    for (&v, &x) in l.vars.iter().zip(&inits) {
-        e.set(v, x)?;
-    }
-    e.consts(&l.body.ops)?;
-    let zero = e.b.ins().iconst(I64, 0);
-    e.b.def_var(itv, zero);
-    // no iteration when the count is 0 or less
-    let none = e.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, count, 0);
-    e.b.ins().brif(none, done, &[], first, &[]);
-
-    // first: one iteration and a check (a state that is already a fixed point costs one)
-    e.b.switch_to_block(first);
-    let olds = l.vars.iter().map(|&v| e.get(v)).collect::<Option<Vec<_>>>()?;
-    let news = e.step(l)?;
-    let changed = e.changed(&olds, &news)?;
-    let one = e.b.ins().iconst(I64, 1);
-    e.b.def_var(itv, one);
-    e.b.ins().brif(changed, pair, &[], done, &[]);
-
-    // pair: two iterations while the count allows them, then a check: the state after the
-    // first is a fixed point when the second leaves every bit of it unchanged (each
-    // iteration is a pure function of the state: the later ones would change nothing)
-    e.b.switch_to_block(pair);
-    let it = e.b.use_var(itv);
-    let it1 = e.b.ins().iadd_imm_s(it, 1);
-    let two = e.b.ins().icmp(IntCC::SignedLessThan, it1, count);
-    e.b.ins().brif(two, body2, &[], tail, &[]);
-
-    e.b.switch_to_block(body2);
-    e.step(l)?;
-    let mid = l.vars.iter().map(|&v| e.get(v)).collect::<Option<Vec<_>>>()?;
-    let news = e.step(l)?;
-    let changed = e.changed(&mid, &news)?;
-    let it = e.b.use_var(itv);
-    let it2 = e.b.ins().iadd_imm_s(it, 2);
-    e.b.def_var(itv, it2);
-    e.b.ins().brif(changed, pair, &[], done, &[]);
-
-    // tail: the last iteration of an odd count
-    e.b.switch_to_block(tail);
-    let it = e.b.use_var(itv);
-    let one = e.b.ins().icmp(IntCC::SignedLessThan, it, count);
-    e.b.ins().brif(one, body1, &[], done, &[]);
-    e.b.switch_to_block(body1);
-    e.step(l)?;
-    e.b.ins().jump(done, &[]);
 
     // done: the element's outputs
     e.b.switch_to_block(done);
@@ -543,4 +492,287 @@ pub(super) fn function(
     e.b.seal_all_blocks();
     e.b.finalize(cfg);
     Some(())
+}
+
+impl Emit<'_, '_> {
+    /// The loop `l` of one element, from the current block (its sources and prelude
+    /// done): the count, the initial state, the iterations; then a jump to `done`.
+    fn iterate(&mut self, l: &LoopOp, done: cranelift_codegen::ir::Block) -> Option<()> {
+        let e = self;
+        let first = e.b.create_block();
+        let pair = e.b.create_block();
+        let body2 = e.b.create_block();
+        let tail = e.b.create_block();
+        let body1 = e.b.create_block();
+        let itv = e.b.declare_var(I64);
+        let count = e.get(l.count)?;
+        if e.ty(l.count)? != ElemType::I64 {
+            return None;
+        }
+        let mut inits = Vec::with_capacity(l.inits.len());
+        for (&v, &init) in l.vars.iter().zip(&l.inits) {
+            if e.ty(init)? != e.ty(v)? {
+                return None;
+            }
+            inits.push(e.get(init)?);
+        }
+        for (&v, &x) in l.vars.iter().zip(&inits) {
+            e.set(v, x)?;
+        }
+        e.consts(&l.body.ops)?;
+        let zero = e.b.ins().iconst(I64, 0);
+        e.b.def_var(itv, zero);
+        // no iteration when the count is 0 or less
+        let none = e.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, count, 0);
+        e.b.ins().brif(none, done, &[], first, &[]);
+
+        // first: one iteration and a check (a state that is already a fixed point costs one)
+        e.b.switch_to_block(first);
+        let olds = l.vars.iter().map(|&v| e.get(v)).collect::<Option<Vec<_>>>()?;
+        let news = e.step(l)?;
+        let changed = e.changed(&olds, &news)?;
+        let one = e.b.ins().iconst(I64, 1);
+        e.b.def_var(itv, one);
+        e.b.ins().brif(changed, pair, &[], done, &[]);
+
+        // pair: two iterations while the count allows them, then a check: the state after the
+        // first is a fixed point when the second leaves every bit of it unchanged (each
+        // iteration is a pure function of the state: the later ones would change nothing)
+        e.b.switch_to_block(pair);
+        let it = e.b.use_var(itv);
+        let it1 = e.b.ins().iadd_imm_s(it, 1);
+        let two = e.b.ins().icmp(IntCC::SignedLessThan, it1, count);
+        e.b.ins().brif(two, body2, &[], tail, &[]);
+
+        e.b.switch_to_block(body2);
+        e.step(l)?;
+        let mid = l.vars.iter().map(|&v| e.get(v)).collect::<Option<Vec<_>>>()?;
+        let news = e.step(l)?;
+        let changed = e.changed(&mid, &news)?;
+        let it = e.b.use_var(itv);
+        let it2 = e.b.ins().iadd_imm_s(it, 2);
+        e.b.def_var(itv, it2);
+        e.b.ins().brif(changed, pair, &[], done, &[]);
+
+        // tail: the last iteration of an odd count
+        e.b.switch_to_block(tail);
+        let it = e.b.use_var(itv);
+        let one = e.b.ins().icmp(IntCC::SignedLessThan, it, count);
+        e.b.ins().brif(one, body1, &[], done, &[]);
+        e.b.switch_to_block(body1);
+        e.step(l)?;
+        e.b.ins().jump(done, &[]);
+        Some(())
+    }
+}
+
+/// A straight-line region whose every register is of one float type, with only
+/// operations that are exact lane by lane (`+ - * /`, negation, `abs`, `sqrt`, the
+/// multiply-adds as a multiply then an add): that type, and per source whether it is
+/// broadcast (a uniform register). Such a region runs on vectors of 128 bits (the scalar
+/// loop does the last elements, or all of them when a source's stride is not the one
+/// expected).
+/// The register an instruction writes.
+fn visit_dst(op: &Op, dst: &mut Option<usize>) {
+    *dst = match op {
+        Op::Const { dst, .. }
+        | Op::Unary { dst, .. }
+        | Op::Binary { dst, .. }
+        | Op::Call { dst, .. }
+        | Op::MulAdd { dst, .. }
+        | Op::Read { dst, .. } => Some(*dst),
+        Op::If(i) => Some(i.dst),
+        Op::Dim { .. } | Op::Loop(_) => None,
+    };
+}
+
+pub(super) fn vector_type(region: &Region<'_>, loads: &[usize]) -> Option<(ElemType, Vec<bool>)> {
+    let uniform = region.uniform?;
+    if region.l.is_some() {
+        return None;
+    }
+    let is_uniform = |r: usize| uniform.get(r).copied().unwrap_or(false);
+    let t = region.types.get(*region.outs.first().map(|(r, _)| r)?).copied()?;
+    if !is_float(t) {
+        return None;
+    }
+    let is_t = |r: usize| region.types.get(r) == Some(&t);
+    let ok = |r: &usize| is_t(*r) || is_uniform(*r);
+    for op in region.prelude {
+        let mut dst = None;
+        visit_dst(op, &mut dst);
+        // computed once, before the vectors (scalar code, splat)
+        if dst.is_some_and(is_uniform) && !matches!(op, Op::Read { .. }) {
+            continue;
+        }
+        let fine = match op {
+            Op::Const { dst, value } => is_t(*dst) && value.elem_type() == t,
+            Op::Unary { dst, op: UnOp::Neg, a } => [dst, a].into_iter().all(ok),
+            Op::Binary { dst, op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, a, b } => {
+                [dst, a, b].into_iter().all(ok)
+            }
+            Op::Call { dst, f: ScalarFn::Abs | ScalarFn::Sqrt, args } => {
+                args.len() == 1 && is_t(*dst) && args.iter().all(ok)
+            }
+            Op::MulAdd { dst, a, b, c, .. } => [dst, a, b, c].into_iter().all(ok),
+            Op::Read { dst, contiguous: true, .. } => is_t(*dst),
+            _ => false,
+        };
+        if !fine {
+            return None;
+        }
+    }
+    if !loads.iter().all(ok) || !region.outs.iter().all(|(r, _)| is_t(*r) && !is_uniform(*r)) {
+        return None;
+    }
+    let bcast = loads.iter().map(|&r| uniform.get(r).copied()).collect::<Option<Vec<_>>>()?;
+    Some((t, bcast))
+}
+
+impl Emit<'_, '_> {
+    /// From the entry block: when every source has the stride expected (0 for a broadcast
+    /// one), the elements by vectors while a whole vector is left; then (or else) a jump to
+    /// `head`, the scalar loop, from element `iv`.
+    #[allow(clippy::too_many_arguments)]
+    fn vector_loop(
+        &mut self,
+        region: &Region<'_>,
+        loads: &[usize],
+        srcs: &[(Value, Value)],
+        outs: &[Value],
+        bcast: &[bool],
+        t: ElemType,
+        iv: Variable,
+        n: Value,
+        head: cranelift_codegen::ir::Block,
+    ) -> Option<()> {
+        let (vt, lanes, size): (Type, i64, i64) =
+            if t == ElemType::F32 { (F32X4, 4, 4) } else { (F64X2, 2, 8) };
+        let flags = MemFlagsData::trusted();
+        // unaligned, vector loads and stores
+        let vflags = MemFlagsData::new().with_notrap();
+        let pre = self.b.create_block();
+        let vhead = self.b.create_block();
+        let vbody = self.b.create_block();
+        let mut ok: Option<Value> = None;
+        for (&(_, stride), &b) in srcs.iter().zip(bcast) {
+            let c = self.b.ins().icmp_imm_s(IntCC::Equal, stride, if b { 0 } else { size });
+            ok = Some(match ok {
+                Some(o) => self.b.ins().band(o, c),
+                None => c,
+            });
+        }
+        let ok = ok?;
+        self.b.ins().brif(ok, pre, &[], head, &[]);
+
+        // pre: the broadcast sources, splat once
+        self.b.switch_to_block(pre);
+        let mut vals: Vec<Option<Value>> = vec![None; self.types.len()];
+        let uniform = region.uniform?;
+        let mut consts = Vec::new();
+        for ((&r, &(base, _)), &b) in loads.iter().zip(srcs).zip(bcast) {
+            if b {
+                let rt = self.ty(r)?;
+                let x = self.b.ins().load(cl(rt), flags, base, 0);
+                self.set(r, x)?;
+                if self.ty(r)? == t {
+                    consts.push((r, self.b.ins().splat(vt, x)));
+                }
+            }
+        }
+        // the uniform instructions (constants among them), once
+        for op in region.prelude {
+            let mut dst = None;
+            visit_dst(op, &mut dst);
+            let Some(d) = dst.filter(|&d| uniform.get(d).copied().unwrap_or(false)) else { continue };
+            if matches!(op, Op::Read { .. }) {
+                continue;
+            }
+            self.consts(std::slice::from_ref(op))?;
+            self.block(std::slice::from_ref(op))?;
+            if self.ty(d)? == t {
+                let x = self.get(d)?;
+                consts.push((d, self.b.ins().splat(vt, x)));
+            }
+        }
+        self.b.ins().jump(vhead, &[]);
+
+        // vhead: a whole vector left?
+        self.b.switch_to_block(vhead);
+        let i = self.b.use_var(iv);
+        let last = self.b.ins().iadd_imm_s(i, lanes);
+        let past = self.b.ins().icmp(IntCC::SignedGreaterThan, last, n);
+        self.b.ins().brif(past, head, &[], vbody, &[]);
+
+        // vbody: the sources' vectors, the instructions, the outputs' vectors
+        self.b.switch_to_block(vbody);
+        let i = self.b.use_var(iv);
+        let off = self.b.ins().imul_imm_s(i, size);
+        for ((&r, &(base, _)), &b) in loads.iter().zip(srcs).zip(bcast) {
+            if !b {
+                let addr = self.b.ins().iadd(base, off);
+                let v = self.b.ins().load(vt, vflags, addr, 0);
+                *vals.get_mut(r)? = Some(v);
+            }
+        }
+        for &(r, v) in &consts {
+            *vals.get_mut(r)? = Some(v);
+        }
+        let get = |vals: &[Option<Value>], r: usize| vals.get(r).copied().flatten();
+        for op in region.prelude {
+            let mut d = None;
+            visit_dst(op, &mut d);
+            if d.is_some_and(|d| uniform.get(d).copied().unwrap_or(false)) {
+                continue;
+            }
+            let (dst, z) = match op {
+                Op::Const { .. } | Op::Read { .. } => continue,
+                Op::Unary { dst, a, .. } => (dst, self.b.ins().fneg(get(&vals, *a)?)),
+                Op::Binary { dst, op, a, b } => {
+                    let (x, y) = (get(&vals, *a)?, get(&vals, *b)?);
+                    let ins = self.b.ins();
+                    let z = match op {
+                        BinOp::Add => ins.fadd(x, y),
+                        BinOp::Sub => ins.fsub(x, y),
+                        BinOp::Mul => ins.fmul(x, y),
+                        BinOp::Div => ins.fdiv(x, y),
+                        _ => return None,
+                    };
+                    (dst, z)
+                }
+                Op::Call { dst, f, args } => {
+                    let x = get(&vals, *args.first()?)?;
+                    let z = match f {
+                        ScalarFn::Abs => self.b.ins().fabs(x),
+                        ScalarFn::Sqrt => self.b.ins().sqrt(x),
+                        _ => return None,
+                    };
+                    (dst, z)
+                }
+                Op::MulAdd { dst, a, b, c, form } => {
+                    let (p, q, r) = (get(&vals, *a)?, get(&vals, *b)?, get(&vals, *c)?);
+                    // the product, rounded, then the sum (never a fused multiply-add)
+                    let m = self.b.ins().fmul(p, q);
+                    let z = match form {
+                        MulAdd::ProdPlus => self.b.ins().fadd(m, r),
+                        MulAdd::PlusProd => self.b.ins().fadd(r, m),
+                        MulAdd::ProdMinus => self.b.ins().fsub(m, r),
+                        MulAdd::MinusProd => self.b.ins().fsub(r, m),
+                    };
+                    (dst, z)
+                }
+                _ => return None,
+            };
+            *vals.get_mut(*dst)? = Some(z);
+        }
+        for (&(_, from), &out) in region.outs.iter().zip(outs) {
+            let x = get(&vals, from)?;
+            let addr = self.b.ins().iadd(out, off);
+            self.b.ins().store(vflags, x, addr, 0);
+        }
+        let next = self.b.ins().iadd_imm_s(i, lanes);
+        self.b.def_var(iv, next);
+        self.b.ins().jump(vhead, &[]);
+        Some(())
+    }
 }
