@@ -407,10 +407,15 @@ impl FuseReads<'_> {
 
 impl Visitor for FuseReads<'_> {
     fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
-        // a class that does not depend on the index parameters: an array or a function is
-        // kept whole (its own kernel), but a scalar is evaluated wherever the body is, so a
-        // read in it (`a[0]`, provably in bounds inside the space) fuses like any other
+        // a class that does not depend on the index parameters: an array is kept whole (its
+        // own kernel), but a scalar is evaluated wherever the body is, so a read in it
+        // (`a[0]`, provably in bounds inside the space) fuses like any other; so is a
+        // function's body (a `let`'s, an `iterate`'s: it runs where the body runs, or not
+        // at all)
         if !eg[c].data.free.max().is_some_and(|m| m >= depth) {
+            if matches!(eg[c].data.kind, eqfuse_egraph::Kind::Func { .. }) {
+                return Some(Step::Descend);
+            }
             if !matches!(eg[c].data.kind, eqfuse_egraph::Kind::Scalar(_)) {
                 return Some(Step::Keep);
             }
