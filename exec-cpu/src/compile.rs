@@ -1051,14 +1051,7 @@ fn jit_regions(body: &mut Block, ret: &[usize], types: &[ElemType], uniform: &[b
         if prelude.is_empty() {
             continue;
         }
-        let mut later = vec![false; types.len()];
-        let mut mark = |r: usize| {
-            if let Some(x) = later.get_mut(r) {
-                *x = true;
-            }
-        };
-        ret.iter().for_each(|&r| mark(r));
-        after.iter().for_each(|op| visit_op_reads(op, &mut mark));
+        let later = read_later(types.len(), ret, after);
         let is_later = |r: usize| later.get(r).copied().unwrap_or(true);
         let mut bad = false;
         l.body.ops.iter().for_each(|op| visit_writes(op, &mut |r| bad |= is_later(r)));
@@ -1131,14 +1124,7 @@ fn straight_regions(
     if work < STRAIGHT_MIN {
         return;
     }
-    let mut later = vec![false; types.len()];
-    let mut mark = |r: usize| {
-        if let Some(x) = later.get_mut(r) {
-            *x = true;
-        }
-    };
-    ret.iter().for_each(|&r| mark(r));
-    after.iter().for_each(|op| visit_op_reads(op, &mut mark));
+    let later = read_later(types.len(), ret, after);
     let is_later = |r: usize| later.get(r).copied().unwrap_or(true);
     let is_uniform = |r: usize| uniform.get(r).copied().unwrap_or(true);
     let mut outs: Vec<(usize, usize)> = Vec::new();
@@ -1196,4 +1182,19 @@ fn size(block: &Block) -> usize {
             _ => 1,
         })
         .sum()
+}
+
+/// Which of `n` registers the function's results `ret` or the instructions `after` read
+/// (what a region must write back).
+#[cfg(feature = "jit")]
+fn read_later(n: usize, ret: &[usize], after: &[Op]) -> Vec<bool> {
+    let mut later = vec![false; n];
+    let mut mark = |r: usize| {
+        if let Some(x) = later.get_mut(r) {
+            *x = true;
+        }
+    };
+    ret.iter().for_each(|&r| mark(r));
+    after.iter().for_each(|op| visit_op_reads(op, &mut mark));
+    later
 }
