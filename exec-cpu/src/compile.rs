@@ -1014,19 +1014,11 @@ fn visit_reads_from(block: &Block, first: Option<&Op>, f: &mut dyn FnMut(usize))
     }
 }
 
-/// An instruction a region may run before its loop: one that cannot fail.
+/// An instruction a region may run: one that cannot fail ([`safe_op`]), or a contiguous
+/// read of the block (the array's slice, loaded as a source).
 #[cfg(feature = "jit")]
 fn region_op(op: &Op, types: &[ElemType]) -> bool {
-    match op {
-        Op::Const { .. } | Op::Unary { .. } | Op::Call { .. } | Op::MulAdd { .. } => true,
-        Op::Binary { op, a, .. } => {
-            !matches!(op, BinOp::Div | BinOp::Rem) || types.get(*a).is_some_and(|&t| float(t))
-        }
-        Op::If(i) => safe(&i.then_.block, types) && safe(&i.else_.block, types),
-        // a contiguous read of the block: the array's slice, loaded as a source
-        Op::Read { contiguous: true, .. } => true,
-        Op::Read { .. } | Op::Dim { .. } | Op::Loop(_) => false,
-    }
+    matches!(op, Op::Read { contiguous: true, .. }) || safe_op(op, types)
 }
 
 /// Finds the regions of the function's own block: each loop compiled on its own with the
@@ -1161,14 +1153,19 @@ fn straight_regions(
 /// A block that cannot fail on any element, so that running it on elements that do not
 /// take it is harmless: no reads or dims (indices), no integer division, no loops.
 fn safe(block: &Block, types: &[ElemType]) -> bool {
-    block.ops.iter().all(|op| match op {
+    block.ops.iter().all(|op| safe_op(op, types))
+}
+
+/// An instruction that cannot fail on any element (see [`safe`]).
+fn safe_op(op: &Op, types: &[ElemType]) -> bool {
+    match op {
         Op::Const { .. } | Op::Unary { .. } | Op::Call { .. } | Op::MulAdd { .. } => true,
         Op::Binary { op, a, .. } => {
             !matches!(op, BinOp::Div | BinOp::Rem) || types.get(*a).is_some_and(|&t| float(t))
         }
         Op::Read { .. } | Op::Dim { .. } | Op::Loop(_) => false,
         Op::If(i) => safe(&i.then_.block, types) && safe(&i.else_.block, types),
-    })
+    }
 }
 
 /// Instructions in a block, nested ones included.

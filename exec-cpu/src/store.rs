@@ -77,6 +77,7 @@ impl<'a> Store<'a> {
         plan: &'a Plan,
         inputs: &'a IndexMap<String, Value>,
         sizes: &IndexMap<String, i64>,
+        jit: bool,
     ) -> Result<Self> {
         let mut vals = Vec::with_capacity(plan.values.len());
         for info in &plan.values {
@@ -109,7 +110,7 @@ impl<'a> Store<'a> {
             };
             vals.push(v);
         }
-        Ok(Store { plan, vals, jit: false })
+        Ok(Store { plan, vals, jit })
     }
 
     /// Value `v`'s name, for messages.
@@ -202,8 +203,7 @@ pub(crate) fn run_plan(
     sizes: &IndexMap<String, i64>,
     ctx: &Ctx,
 ) -> Result<IndexMap<String, Value>> {
-    let mut store = Store::new(plan, inputs, sizes)?;
-    store.jit = ctx.jit;
+    let mut store = Store::new(plan, inputs, sizes, ctx.jit)?;
     let mut kidx = 0usize;
     run_steps(&mut store, &plan.steps, &mut kidx, ctx)?;
     let mut bufs = Vec::with_capacity(plan.outputs.len());

@@ -394,8 +394,7 @@ impl FuseReads<'_> {
                 {
                     continue;
                 }
-                let rr = beta(eg, body, ix);
-                if let Some(r) = rr {
+                if let Some(r) = beta(eg, body, ix) {
                     self.chain.push(a);
                     return Some(r);
                 }
@@ -499,16 +498,15 @@ fn fuse_beta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
 /// Whether class `a` holds a leaf (a literal, a parameter, a size, an input): an argument
 /// that costs nothing to evaluate again.
 fn is_leaf(eg: &EG, a: Id) -> bool {
-    eg[a].nodes.iter().any(|n| {
-        matches!(n, ArrayLang::Lit(_) | ArrayLang::Param(_) | ArrayLang::Size(_) | ArrayLang::Input(_))
-    })
+    eg[a].nodes.iter().any(ArrayLang::is_leaf)
 }
 
 /// Whether parameter `p` of `body` occurs inside a lambda in it (in some node of some class
-/// on the way) that is not applied on the spot (a `let`'s runs once). Substituting a computed argument there would evaluate it at every call of
-/// that lambda (every trip of an `iterate`) instead of once, so `fuse-beta` keeps such an
-/// application as it is: the extraction would otherwise have both forms only under some
-/// rule orders (a fusion walk rebuilds one node per class).
+/// on the way) that is not applied on the spot (a `let`'s runs once). Substituting a
+/// computed argument there would evaluate it at every call of that lambda (every trip of an
+/// `iterate`) instead of once, so `fuse-beta` keeps such an application as it is: the
+/// extraction would otherwise have both forms only under some rule orders (a fusion walk
+/// rebuilds one node per class).
 fn under_binder(eg: &EG, body: Id, p: u32) -> bool {
     let mut stack = vec![(eg.find(body), p)];
     let mut seen = std::collections::HashSet::new();
@@ -516,14 +514,12 @@ fn under_binder(eg: &EG, body: Id, p: u32) -> bool {
         if !eg[c].data.free.contains(p) || !seen.insert((c, p)) {
             continue;
         }
-        let arity = |ps: Id| match eg[ps].data.kind {
-            eqfuse_egraph::Kind::Params(k) => k,
-            _ => 0,
-        };
+        // a lambda's parameters count: its body sees `p` raised by them
+        let arity = |f: Id| crate::build::arity(eg, f).unwrap_or(0);
         for n in &eg[c].nodes {
             match n {
-                ArrayLang::Lam([ps, b]) => {
-                    if eg[*b].data.free.contains(p.saturating_add(arity(*ps))) {
+                ArrayLang::Lam([_, b]) => {
+                    if eg[*b].data.free.contains(p.saturating_add(arity(c))) {
                         return true;
                     }
                 }
@@ -532,8 +528,8 @@ fn under_binder(eg: &EG, body: Id, p: u32) -> bool {
                     let Some((f, args)) = kids.split_first() else { continue };
                     stack.extend(args.iter().map(|k| (eg.find(*k), p)));
                     for m in &eg[*f].nodes {
-                        if let ArrayLang::Lam([ps, b]) = m {
-                            stack.push((eg.find(*b), p.saturating_add(arity(*ps))));
+                        if let ArrayLang::Lam([_, b]) = m {
+                            stack.push((eg.find(*b), p.saturating_add(arity(*f))));
                         }
                     }
                 }

@@ -23,14 +23,6 @@ fn cl(t: ElemType) -> Type {
     }
 }
 
-fn is_float(t: ElemType) -> bool {
-    matches!(t, ElemType::F32 | ElemType::F64)
-}
-
-fn is_int(t: ElemType) -> bool {
-    matches!(t, ElemType::I32 | ElemType::I64)
-}
-
 struct Emit<'a, 'f> {
     b: FunctionBuilder<'f>,
     types: &'a [ElemType],
@@ -214,9 +206,9 @@ impl Emit<'_, '_> {
                     }
                     let (p, q, r) = (self.get(*a)?, self.get(*b)?, self.get(*c)?);
                     // the product, rounded, then the sum (never a fused multiply-add)
-                    let (m, add, sub): (Value, fn(_, _, _) -> _, fn(_, _, _) -> _) = if is_float(t) {
+                    let (m, add, sub): (Value, fn(_, _, _) -> _, fn(_, _, _) -> _) = if t.is_float() {
                         (self.b.ins().fmul(p, q), fadd, fsub)
-                    } else if is_int(t) {
+                    } else if t.is_int() {
                         (self.b.ins().imul(p, q), iadd, isub)
                     } else {
                         return None;
@@ -241,7 +233,7 @@ impl Emit<'_, '_> {
     fn binary(&mut self, op: BinOp, t: ElemType, x: Value, y: Value) -> Option<Value> {
         let ins = self.b.ins();
         if op.is_comparison() {
-            return Some(if is_float(t) {
+            return Some(if t.is_float() {
                 let cc = match op {
                     BinOp::Eq => FloatCC::Equal,
                     // `!=` holds when either is NaN
@@ -566,15 +558,9 @@ impl Emit<'_, '_> {
     }
 }
 
-/// A straight-line region whose every register is of one float type, with only
-/// operations that are exact lane by lane (`+ - * /`, negation, `abs`, `sqrt`, the
-/// multiply-adds as a multiply then an add): that type, and per source whether it is
-/// broadcast (a uniform register). Such a region runs on vectors of 128 bits (the scalar
-/// loop does the last elements, or all of them when a source's stride is not the one
-/// expected).
-/// The register an instruction writes.
-fn visit_dst(op: &Op, dst: &mut Option<usize>) {
-    *dst = match op {
+/// The register an instruction of a straight-line region writes.
+fn dst_of(op: &Op) -> Option<usize> {
+    match op {
         Op::Const { dst, .. }
         | Op::Unary { dst, .. }
         | Op::Binary { dst, .. }
@@ -583,9 +569,15 @@ fn visit_dst(op: &Op, dst: &mut Option<usize>) {
         | Op::Read { dst, .. } => Some(*dst),
         Op::If(i) => Some(i.dst),
         Op::Dim { .. } | Op::Loop(_) => None,
-    };
+    }
 }
 
+/// A straight-line region whose every register is of one float type, with only
+/// operations that are exact lane by lane (`+ - * /`, negation, `abs`, `sqrt`, the
+/// multiply-adds as a multiply then an add): that type, and per source whether it is
+/// broadcast (a uniform register). Such a region runs on vectors of 128 bits (the scalar
+/// loop does the last elements, or all of them when a source's stride is not the one
+/// expected).
 pub(super) fn vector_type(region: &Region<'_>, loads: &[usize]) -> Option<(ElemType, Vec<bool>)> {
     let uniform = region.uniform?;
     if region.l.is_some() {
@@ -593,14 +585,13 @@ pub(super) fn vector_type(region: &Region<'_>, loads: &[usize]) -> Option<(ElemT
     }
     let is_uniform = |r: usize| uniform.get(r).copied().unwrap_or(false);
     let t = region.types.get(*region.outs.first().map(|(r, _)| r)?).copied()?;
-    if !is_float(t) {
+    if !t.is_float() {
         return None;
     }
     let is_t = |r: usize| region.types.get(r) == Some(&t);
     let ok = |r: &usize| is_t(*r) || is_uniform(*r);
     for op in region.prelude {
-        let mut dst = None;
-        visit_dst(op, &mut dst);
+        let dst = dst_of(op);
         // computed once, before the vectors (scalar code, splat)
         if dst.is_some_and(is_uniform) && !matches!(op, Op::Read { .. }) {
             continue;
@@ -682,9 +673,7 @@ impl Emit<'_, '_> {
         }
         // the uniform instructions (constants among them), once
         for op in region.prelude {
-            let mut dst = None;
-            visit_dst(op, &mut dst);
-            let Some(d) = dst.filter(|&d| uniform.get(d).copied().unwrap_or(false)) else { continue };
+            let Some(d) = dst_of(op).filter(|&d| uniform.get(d).copied().unwrap_or(false)) else { continue };
             if matches!(op, Op::Read { .. }) {
                 continue;
             }
@@ -720,9 +709,7 @@ impl Emit<'_, '_> {
         }
         let get = |vals: &[Option<Value>], r: usize| vals.get(r).copied().flatten();
         for op in region.prelude {
-            let mut d = None;
-            visit_dst(op, &mut d);
-            if d.is_some_and(|d| uniform.get(d).copied().unwrap_or(false)) {
+            if dst_of(op).is_some_and(|d| uniform.get(d).copied().unwrap_or(false)) {
                 continue;
             }
             let (dst, z) = match op {
