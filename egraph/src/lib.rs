@@ -53,6 +53,7 @@ pub mod lang;
 pub mod lower;
 pub mod model;
 pub mod roll;
+mod strict;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;

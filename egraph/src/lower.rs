@@ -22,6 +22,7 @@
 use crate::analysis::{Facts, Kind, SymDim};
 use crate::kernels::kernel_kind;
 use crate::lang::{ArrayLang, Literal};
+use crate::strict::{Strict, View};
 use egg::{EGraph, Id, Language, RecExpr};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::{Code, Error, Result};
@@ -32,7 +33,7 @@ use eqfuse_ir::plan::{
 use eqfuse_ir::types::{ElemType, Type};
 use eqfuse_ir::value::Scalar;
 use indexmap::IndexMap;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What lowering needs besides the term.
 pub struct Signature<'a> {
@@ -80,6 +81,14 @@ struct Lowerer<'a> {
     /// The `if` nodes whose branches hold kernels (lowered to `Step::If`).
     branching: std::collections::HashSet<usize>,
     fresh: usize,
+    /// Whether each node may fail (an index, a dimension, an integer division, an array
+    /// operation, anywhere in it): an unused argument that cannot fail is not computed.
+    can_fail: Vec<bool>,
+    /// Whether the term has a conditional (`if`, `&&`, `||`): only then are strict sets
+    /// needed.
+    has_cond: bool,
+    /// The strict sets of nodes ([`crate::strict`]).
+    strict: Strict,
 }
 
 impl<'a> Lowerer<'a> {
@@ -118,6 +127,7 @@ impl<'a> Lowerer<'a> {
             };
             free.push(f);
         }
+        let can_fail = can_fail(nodes, &kinds);
         let mut all_names = names.clone();
         if let Some(ArrayLang::Outputs(outs)) = nodes.last() {
             for (k, o) in outs.iter().enumerate() {
@@ -145,6 +155,11 @@ impl<'a> Lowerer<'a> {
             has_kernel: vec![false; nodes.len()],
             branching: std::collections::HashSet::new(),
             fresh: 0,
+            can_fail,
+            has_cond: nodes
+                .iter()
+                .any(|n| matches!(n, ArrayLang::If(_) | ArrayLang::And(_) | ArrayLang::Or(_))),
+            strict: Strict::default(),
         }
     }
 
@@ -923,21 +938,83 @@ impl<'a> Lowerer<'a> {
     /// The register holding scalar node `i` under `env` (computed once per block and
     /// environment of its free parameters).
     fn scalar(&mut self, fb: &mut FuncBuilder, i: usize, env: &[Reg]) -> Result<Reg> {
-        let mut key_env = Vec::with_capacity(self.free[i].len());
-        for &p in &self.free[i] {
-            let at = env
-                .len()
-                .checked_sub(1 + p as usize)
-                .ok_or_else(|| internal("a free parameter out of scope"))?;
-            key_env.push(env[at]);
-        }
-        let key = (i, key_env);
+        let key = key_of(&self.free, i, env).ok_or_else(|| internal("a free parameter out of scope"))?;
         if let Some(r) = fb.lookup(&key) {
             return Ok(r);
         }
+        self.note_strict(fb, i, env);
         let r = self.scalar_uncached(fb, i, env)?;
         fb.remember(key, r);
         Ok(r)
+    }
+
+    /// Notes that the block being written computes `strict(i)` under `env`.
+    fn note_strict(&mut self, fb: &mut FuncBuilder, i: usize, env: &[Reg]) {
+        if !self.has_cond {
+            return;
+        }
+        let Some(will) = fb.strict.last_mut() else { return };
+        let view =
+            View { nodes: self.nodes, kinds: &self.kinds, free: &self.free, branching: &self.branching };
+        let free = &self.free;
+        self.strict.walk(&view, i, &mut |n| key_of(free, n, env).is_some_and(|k| will.insert(k)));
+    }
+
+    /// Whether computing node `a` under `env` may fail, but for what the block has computed
+    /// already.
+    fn may_fail(&self, fb: &FuncBuilder, a: usize, env: &[Reg]) -> bool {
+        let mut stack = vec![(a, 0u32)];
+        let mut seen = HashSet::new();
+        while let Some((n, shift)) = stack.pop() {
+            if !self.can_fail[n] || !seen.insert((n, shift)) {
+                continue;
+            }
+            if shift == 0 && key_of(&self.free, n, env).is_some_and(|k| fb.lookup(&k).is_some()) {
+                continue;
+            }
+            if fails_itself(&self.nodes[n], &self.kinds[n]) {
+                return true;
+            }
+            for c in self.nodes[n].children() {
+                let c = usize::from(*c);
+                match &self.nodes[c] {
+                    ArrayLang::Lam([p, b]) => {
+                        let k = match &self.nodes[usize::from(*p)] {
+                            ArrayLang::Params(t) => t.arity(),
+                            _ => 0,
+                        };
+                        stack.push((usize::from(*b), shift + k));
+                    }
+                    _ => stack.push((c, shift)),
+                }
+            }
+        }
+        false
+    }
+
+    /// Before the branches `bs` of a conditional: computes the values they need that the
+    /// block computes on every path anyway ([`crate::strict`]), once, here.
+    fn hoist(&mut self, fb: &mut FuncBuilder, bs: &[usize], env: &[Reg]) -> Result<()> {
+        if !self.has_cond {
+            return Ok(());
+        }
+        let view =
+            View { nodes: self.nodes, kinds: &self.kinds, free: &self.free, branching: &self.branching };
+        let mut want: Vec<usize> = Vec::new();
+        for &b in bs {
+            want.extend(self.strict.of(&view, b).iter().copied());
+        }
+        want.sort_unstable();
+        want.dedup();
+        for n in want {
+            let scalar =
+                matches!(self.kinds[n], Kind::Scalar(_)) && !matches!(self.nodes[n], ArrayLang::Lit(_));
+            let Some(key) = key_of(&self.free, n, env) else { continue };
+            if scalar && fb.strict.last().is_some_and(|w| w.contains(&key)) && fb.lookup(&key).is_none() {
+                self.scalar(fb, n, env)?;
+            }
+        }
+        Ok(())
     }
 
     fn ty(&self, i: usize) -> Result<ElemType> {
@@ -959,6 +1036,7 @@ impl<'a> Lowerer<'a> {
         if let Some((op, [a, b])) = node.bin_op() {
             if matches!(op, BinOp::And | BinOp::Or) {
                 let ra = self.scalar(fb, kid(a), env)?;
+                self.hoist(fb, &[kid(b)], env)?;
                 let (then_block, then_ret, else_block, else_ret);
                 if op == BinOp::And {
                     (then_block, then_ret) = fb.try_block(|fb| self.scalar(fb, kid(b), env))?;
@@ -1038,6 +1116,7 @@ impl<'a> Lowerer<'a> {
             }
             L::If([c, t, e]) => {
                 let rc = self.scalar(fb, kid(c), env)?;
+                self.hoist(fb, &[kid(t), kid(e)], env)?;
                 let (then_block, then_ret) = fb.try_block(|fb| self.scalar(fb, kid(t), env))?;
                 let (else_block, else_ret) = fb.try_block(|fb| self.scalar(fb, kid(e), env))?;
                 let ty = self.ty(i)?;
@@ -1088,10 +1167,25 @@ impl<'a> Lowerer<'a> {
                 if tys.len() != args.len() {
                     return Err(internal("an application of the wrong arity"));
                 }
-                let mut inner = env.to_vec();
-                for a in args {
-                    inner.push(self.scalar(fb, kid(*a), env)?);
+                // argument `j` is parameter `k - 1 - j` of the body; the ones it uses first
+                let used: Vec<bool> = (0..args.len())
+                    .map(|j| self.free[body].contains(&((args.len() - 1 - j) as u32)))
+                    .collect();
+                let mut regs = vec![Reg::MAX; args.len()];
+                for (j, a) in args.iter().enumerate() {
+                    if used[j] {
+                        regs[j] = self.scalar(fb, kid(*a), env)?;
+                    }
                 }
+                // an unused one that cannot fail (but for what is computed already) need
+                // not be computed: its register is never read
+                for (j, a) in args.iter().enumerate() {
+                    if !used[j] && self.may_fail(fb, kid(*a), env) {
+                        regs[j] = self.scalar(fb, kid(*a), env)?;
+                    }
+                }
+                let mut inner = env.to_vec();
+                inner.extend(regs);
                 self.scalar(fb, body, &inner)?
             }
             L::Proj([k, t]) => {
@@ -1142,6 +1236,37 @@ fn same_count(a: &[Arg], b: &[Arg]) -> bool {
     x == y
 }
 
+/// Whether each node of a term may fail at run time: it or a node below it (inside lambdas
+/// too) reads an element, asks for a dimension, divides integers, or is an array operation.
+fn can_fail(nodes: &[ArrayLang], kinds: &[Kind]) -> Vec<bool> {
+    let mut out: Vec<bool> = Vec::with_capacity(nodes.len());
+    for (n, k) in nodes.iter().zip(kinds) {
+        let kids = n.children().iter().any(|c| out.get(usize::from(*c)).copied().unwrap_or(true));
+        out.push(fails_itself(n, k) || kids);
+    }
+    out
+}
+
+/// Whether node `n` (of kind `k`) may fail by itself: a read, a dimension, an integer
+/// division or remainder, an array operation.
+fn fails_itself(n: &ArrayLang, k: &Kind) -> bool {
+    match n {
+        ArrayLang::Index(_) | ArrayLang::Dim(_) | ArrayLang::Length(_) => true,
+        ArrayLang::Div(_) | ArrayLang::Rem(_) => !matches!(k, Kind::Scalar(e) if e.is_float()),
+        n => n.array_op().is_some(),
+    }
+}
+
+/// The memo key of node `i` under `env`: the node and the registers of its free
+/// parameters (`None`: a parameter out of scope).
+fn key_of(free: &[Vec<u32>], i: usize, env: &[Reg]) -> Option<(usize, Vec<Reg>)> {
+    let mut regs = Vec::with_capacity(free[i].len());
+    for &p in &free[i] {
+        regs.push(env[env.len().checked_sub(1 + p as usize)?]);
+    }
+    Some((i, regs))
+}
+
 /// Builds one [`Func`]: registers, the block being written, and the registers each
 /// (node, environment) already has in the enclosing blocks.
 struct FuncBuilder {
@@ -1150,6 +1275,8 @@ struct FuncBuilder {
     blocks: Vec<Block>,
     memo: Vec<HashMap<(usize, Vec<Reg>), Reg>>,
     consts: Vec<HashMap<String, Reg>>,
+    /// Per block: the (node, environment) pairs it computes on every path.
+    strict: Vec<HashSet<(usize, Vec<Reg>)>>,
 }
 
 impl FuncBuilder {
@@ -1160,6 +1287,7 @@ impl FuncBuilder {
             blocks: vec![Block::default()],
             memo: vec![HashMap::new()],
             consts: vec![HashMap::new()],
+            strict: vec![HashSet::new()],
         }
     }
 
@@ -1223,9 +1351,11 @@ impl FuncBuilder {
         self.blocks.push(Block::default());
         self.memo.push(HashMap::new());
         self.consts.push(HashMap::new());
+        self.strict.push(HashSet::new());
         let r = f(self);
         self.memo.pop();
         self.consts.pop();
+        self.strict.pop();
         (self.blocks.pop().unwrap_or_default(), r)
     }
 
