@@ -496,3 +496,80 @@ output c = map (\\i -> (i < n && xs[i] > 0.0) || n == 0) idx";
     }
     same_cost_under_every_variant(src);
 }
+
+/// Found by `optimisation_is_confluent` (seeds 44, 55, 88 and 1234, 480 cases, after the
+/// strictness fix; 0.6% to 10% apart): one rule order extracted `(\y0 y1 -> if c then y1
+/// else g y0) X v`, the other its beta-reduced form, and the lowering computed `X` before
+/// the body in the first, only in the branch that uses it in the second. An application's
+/// argument is now computed where the body first uses it (as if substituted; not at all
+/// if it does not, once if two applications of a function share it), so both forms lower
+/// alike. An argument the body uses inside a loop is still computed once, before it.
+#[test]
+fn an_argument_is_computed_where_the_body_first_uses_it() {
+    let src = "input in1 : bool[n, n]
+input in2 : i64[n]
+let t3 = if true then map (\\x4 -> if n == 0 then n else in2[clamp (x4 * x4) 0 (n - 1)]) in2 else in2
+let t5 = map (\\x6 x7 -> if n == 0 then x7 else in2[clamp (iterate 2 (\\x8 -> x8) 10 + x6 / (if x7 == 0 then 1 else x7)) 0 (n - 1)]) t3 in2
+output o9 = if in1[if false then 1 else n, let v10 = 1.25 in n] then n + (if n == 0 then 3 else t5[clamp (-3) 0 (n - 1)]) else i64 1.0";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    // the branch `n == 0` reads `in2` once; the other branch does the rest
+    let elem = elem_of(&o, 0);
+    let (before, _) = elem.split_once("if").unwrap_or_default();
+    assert_eq!(before.matches("in2[").count(), 1, "{elem}");
+    second_optimisation_finds_nothing(src);
+    for src in ["input in1 : f32[m]
+input in2 : i32[m]
+let t3 = map (\\x4 -> f32 (sin 0.0)) in1
+let t5 = map (\\x6 -> if false then 0 else if false then 0 else 0) in1
+output o7 = map (\\x8 x9 x10 -> -(let v11 = x10 in x8) + (*) t5[x8] (i64 10)) (scan min 9223372036854775807 t5) in2 t3", "input in1 : f64[m]
+input in2 : f32[k]
+input in3 : f32[m]
+let t4 = map (\\x7 x8 -> x8 < x8) (map (\\x5 -> (let v6 = 0 in x5) + x5) in3) in1
+output t4", "input in1 : bool[n]
+let t2 = map (\\x3 x4 -> !((if x4 then x4 else x3) && (if n == 0 then false else in1[clamp 0 0 (n - 1)]))) (reverse in1) in1
+output t2"] {
+        same_cost_under_every_variant(src);
+        second_optimisation_finds_nothing(src);
+    }
+}
+
+/// Found by `optimisation_is_confluent` (seed 66, 480 cases; 3e-6 apart): `iterate (-1) f
+/// x` kept, under one rule order, a read substituted into its body (code the model charges
+/// although the loop never runs). `iterate n f x == x` for a constant `n <= 0` is now a
+/// rule (`scalar-iterate-none`).
+#[test]
+fn a_loop_that_never_runs_is_its_start() {
+    let src = "input in1 : i32[n]
+let t2 = generate [n, n] (\\j3 j4 -> f32 0.0)
+let t5 = map (\\x8 -> false) (scan (\\x6 x7 -> min x6 x7) 2147483647 in1)
+let t9 = map (\\x10 x11 x12 -> min (x12 * x12 - x12 * x12) (i32 x12 / (if iterate (-1) (\\x13 -> x12) x11 == 0 then 1 else iterate (-1) (\\x13 -> x12) x11))) t5 in1 in1
+let t14 = map (\\x15 -> n) t5
+output o16 = gather (map (\\x17 -> x17 * 10 + x17 % (if x17 == 0 then 1 else x17)) t9) (map (\\x18 -> (0 % n + n) % n) t14)";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert!(!o.result.plan.to_string().contains("loop"), "{}", o.result.plan);
+    second_optimisation_finds_nothing(src);
+}
+
+/// Found by `optimisation_is_confluent` (seed 99, 480 cases; 1e-3 apart): with the phases
+/// merged `reverse in2` (of a length known to be 0) was extracted, elsewhere the same
+/// access written out, and the lowering of `reverse` computed `0 - 1` at every element.
+/// The last index of a `reverse` of known length is now a constant.
+#[test]
+fn a_reverse_of_known_length_indexes_by_a_constant() {
+    let src = "input in1 : f32[n]
+input in2 : f32[0]
+let t3 = 0
+let t4 = if true && (1.25 > 0.0 || false) then in2 else reverse in2
+let t5 = backpermute [0] (\\j6 -> 0 - 1 - j6) t4
+output t5";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(
+        &eqfuse::parse("input xs : f32[4]\noutput r = reverse xs").unwrap(),
+        &OptimizeOptions::default(),
+    )
+    .unwrap();
+    let elem = elem_of(&o, 0);
+    assert!(elem.contains("= 3;") && elem.matches(" - ").count() == 1, "{elem}");
+}

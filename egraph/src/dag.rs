@@ -250,10 +250,14 @@ fn node_cost(
             | L::Or(_) => 1.0 / p.compare,
             _ => 1.0 / p.flop,
         };
-        // a loop's body counts its trips
+        // a loop's body counts its trips; one that never runs still has its code (the
+        // model charges code size), a little, so that of two loops with no trips the one
+        // with the smaller body wins rather than whichever was found first
         if let L::Iterate([k, f, init]) = n {
-            let trips =
-                eg[*k].data.constant.map_or(crate::model::UNKNOWN_TRIPS, |l| l.to_scalar().as_f64().max(0.0));
+            let trips = eg[*k]
+                .data
+                .constant
+                .map_or(crate::model::UNKNOWN_TRIPS, |l| l.to_scalar().as_f64().max(1e-3));
             return 1e-12 + child(*k) + child(*init) + trips * child(*f);
         }
         return own + 1e-12 + n.children().iter().map(|c| child(*c)).sum::<f64>();

@@ -81,9 +81,9 @@ struct Lowerer<'a> {
     /// The `if` nodes whose branches hold kernels (lowered to `Step::If`).
     branching: std::collections::HashSet<usize>,
     fresh: usize,
-    /// Whether each node may fail (an index, a dimension, an integer division, an array
-    /// operation, anywhere in it): an unused argument that cannot fail is not computed.
-    can_fail: Vec<bool>,
+    /// Free parameters of each node that occur inside a lambda in it (not one applied on
+    /// the spot): an argument for such a parameter is computed before the body, once.
+    deep: Vec<Vec<u32>>,
     /// Whether the term has a conditional (`if`, `&&`, `||`): only then are strict sets
     /// needed.
     has_cond: bool,
@@ -127,7 +127,7 @@ impl<'a> Lowerer<'a> {
             };
             free.push(f);
         }
-        let can_fail = can_fail(nodes, &kinds);
+        let deep = deep_free(nodes, &free);
         let mut all_names = names.clone();
         if let Some(ArrayLang::Outputs(outs)) = nodes.last() {
             for (k, o) in outs.iter().enumerate() {
@@ -155,7 +155,7 @@ impl<'a> Lowerer<'a> {
             has_kernel: vec![false; nodes.len()],
             branching: std::collections::HashSet::new(),
             fresh: 0,
-            can_fail,
+            deep,
             has_cond: nodes
                 .iter()
                 .any(|n| matches!(n, ArrayLang::If(_) | ArrayLang::And(_) | ArrayLang::Or(_))),
@@ -673,10 +673,15 @@ impl<'a> Lowerer<'a> {
                 let last = *space.last().ok_or_else(|| internal("reverse of a scalar"))?;
                 let r = space.len();
                 let elem = self.elem_func(r, |me, fb, ix| {
-                    let d = Self::load_arg(fb, last);
-                    let one = fb.konst(Scalar::I64(1));
-                    let top =
-                        fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Sub, a: d, b: one });
+                    // the last index, `length - 1` (folded when the length is known)
+                    let top = match last {
+                        Arg::Const(n) => fb.konst(Scalar::I64(n.wrapping_sub(1))),
+                        Arg::Value(_) => {
+                            let d = Self::load_arg(fb, last);
+                            let one = fb.konst(Scalar::I64(1));
+                            fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Sub, a: d, b: one })
+                        }
+                    };
                     let j = ix[r - 1];
                     let flipped =
                         fb.emit(ElemType::I64, |dst| Inst::Binary { dst, op: BinOp::Sub, a: top, b: j });
@@ -960,38 +965,6 @@ impl<'a> Lowerer<'a> {
         self.strict.walk(&view, i, &mut |n| key_of(free, n, env).is_some_and(|k| will.insert(k)));
     }
 
-    /// Whether computing node `a` under `env` may fail, but for what the block has computed
-    /// already.
-    fn may_fail(&self, fb: &FuncBuilder, a: usize, env: &[Reg]) -> bool {
-        let mut stack = vec![(a, 0u32)];
-        let mut seen = HashSet::new();
-        while let Some((n, shift)) = stack.pop() {
-            if !self.can_fail[n] || !seen.insert((n, shift)) {
-                continue;
-            }
-            if shift == 0 && key_of(&self.free, n, env).is_some_and(|k| fb.lookup(&k).is_some()) {
-                continue;
-            }
-            if fails_itself(&self.nodes[n], &self.kinds[n]) {
-                return true;
-            }
-            for c in self.nodes[n].children() {
-                let c = usize::from(*c);
-                match &self.nodes[c] {
-                    ArrayLang::Lam([p, b]) => {
-                        let k = match &self.nodes[usize::from(*p)] {
-                            ArrayLang::Params(t) => t.arity(),
-                            _ => 0,
-                        };
-                        stack.push((usize::from(*b), shift + k));
-                    }
-                    _ => stack.push((c, shift)),
-                }
-            }
-        }
-        false
-    }
-
     /// Before the branches `bs` of a conditional: computes the values they need that the
     /// block computes on every path anyway ([`crate::strict`]), once, here.
     fn hoist(&mut self, fb: &mut FuncBuilder, bs: &[usize], env: &[Reg]) -> Result<()> {
@@ -1097,7 +1070,10 @@ impl<'a> Lowerer<'a> {
                     .len()
                     .checked_sub(1 + p.index as usize)
                     .ok_or_else(|| internal("a parameter out of scope"))?;
-                env[at]
+                match fb.lazy.get(&env[at]).cloned() {
+                    Some((a, outer)) => self.scalar(fb, a, &outer)?,
+                    None => env[at],
+                }
             }
             L::Size(s) => {
                 let v = *self.sizes.get(s.as_str()).ok_or_else(|| internal(format!("unknown size {s}")))?;
@@ -1167,25 +1143,21 @@ impl<'a> Lowerer<'a> {
                 if tys.len() != args.len() {
                     return Err(internal("an application of the wrong arity"));
                 }
-                // argument `j` is parameter `k - 1 - j` of the body; the ones it uses first
-                let used: Vec<bool> = (0..args.len())
-                    .map(|j| self.free[body].contains(&((args.len() - 1 - j) as u32)))
-                    .collect();
-                let mut regs = vec![Reg::MAX; args.len()];
-                for (j, a) in args.iter().enumerate() {
-                    if used[j] {
-                        regs[j] = self.scalar(fb, kid(*a), env)?;
-                    }
-                }
-                // an unused one that cannot fail (but for what is computed already) need
-                // not be computed: its register is never read
-                for (j, a) in args.iter().enumerate() {
-                    if !used[j] && self.may_fail(fb, kid(*a), env) {
-                        regs[j] = self.scalar(fb, kid(*a), env)?;
-                    }
-                }
+                // argument `j` is parameter `k - 1 - j` of the body. One used inside a
+                // lambda of the body (an `iterate`'s) is computed now, once; the others
+                // where the body first uses them (not at all if it does not), as if
+                // substituted: an application and its beta-reduced form lower alike
                 let mut inner = env.to_vec();
-                inner.extend(regs);
+                for (j, a) in args.iter().enumerate() {
+                    let p = (args.len() - 1 - j) as u32;
+                    if self.deep[body].contains(&p) {
+                        inner.push(self.scalar(fb, kid(*a), env)?);
+                    } else {
+                        let key = key_of(&self.free, kid(*a), env)
+                            .ok_or_else(|| internal("a free parameter out of scope"))?;
+                        inner.push(fb.placeholder(key, env));
+                    }
+                }
                 self.scalar(fb, body, &inner)?
             }
             L::Proj([k, t]) => {
@@ -1236,25 +1208,38 @@ fn same_count(a: &[Arg], b: &[Arg]) -> bool {
     x == y
 }
 
-/// Whether each node of a term may fail at run time: it or a node below it (inside lambdas
-/// too) reads an element, asks for a dimension, divides integers, or is an array operation.
-fn can_fail(nodes: &[ArrayLang], kinds: &[Kind]) -> Vec<bool> {
-    let mut out: Vec<bool> = Vec::with_capacity(nodes.len());
-    for (n, k) in nodes.iter().zip(kinds) {
-        let kids = n.children().iter().any(|c| out.get(usize::from(*c)).copied().unwrap_or(true));
-        out.push(fails_itself(n, k) || kids);
+/// The free parameters of each node that occur inside a lambda in it, the body of an
+/// applied lambda (a `let`'s) not counting as one.
+fn deep_free(nodes: &[ArrayLang], free: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let mut deep: Vec<Vec<u32>> = Vec::with_capacity(nodes.len());
+    for (i, n) in nodes.iter().enumerate() {
+        let mut d: Vec<u32> = match n {
+            ArrayLang::Lam(_) => free[i].clone(),
+            ArrayLang::App(c) => {
+                let Some((f, args)) = c.split_first() else {
+                    deep.push(Vec::new());
+                    continue;
+                };
+                let mut d: Vec<u32> = args.iter().flat_map(|a| deep[usize::from(*a)].clone()).collect();
+                match &nodes[usize::from(*f)] {
+                    ArrayLang::Lam([p, b]) => {
+                        let k = match &nodes[usize::from(*p)] {
+                            ArrayLang::Params(t) => t.arity(),
+                            _ => 0,
+                        };
+                        d.extend(deep[usize::from(*b)].iter().filter(|&&x| x >= k).map(|x| x - k));
+                    }
+                    _ => d.extend(free[usize::from(*f)].iter().copied()),
+                }
+                d
+            }
+            n => n.children().iter().flat_map(|c| deep[usize::from(*c)].clone()).collect(),
+        };
+        d.sort_unstable();
+        d.dedup();
+        deep.push(d);
     }
-    out
-}
-
-/// Whether node `n` (of kind `k`) may fail by itself: a read, a dimension, an integer
-/// division or remainder, an array operation.
-fn fails_itself(n: &ArrayLang, k: &Kind) -> bool {
-    match n {
-        ArrayLang::Index(_) | ArrayLang::Dim(_) | ArrayLang::Length(_) => true,
-        ArrayLang::Div(_) | ArrayLang::Rem(_) => !matches!(k, Kind::Scalar(e) if e.is_float()),
-        n => n.array_op().is_some(),
-    }
+    deep
 }
 
 /// The memo key of node `i` under `env`: the node and the registers of its free
@@ -1277,6 +1262,13 @@ struct FuncBuilder {
     consts: Vec<HashMap<String, Reg>>,
     /// Per block: the (node, environment) pairs it computes on every path.
     strict: Vec<HashSet<(usize, Vec<Reg>)>>,
+    /// The arguments of applications not computed yet: a parameter's placeholder register
+    /// (counting down from `Reg::MAX`, never an instruction's) -> the argument and its
+    /// environment. A parameter is computed where it is first used, as if substituted.
+    lazy: HashMap<Reg, (usize, Vec<Reg>)>,
+    /// The placeholder of each argument (node, environment): one per value, so that two
+    /// applications of one function to one value share their work.
+    placeholders: HashMap<(usize, Vec<Reg>), Reg>,
 }
 
 impl FuncBuilder {
@@ -1288,7 +1280,20 @@ impl FuncBuilder {
             memo: vec![HashMap::new()],
             consts: vec![HashMap::new()],
             strict: vec![HashSet::new()],
+            lazy: HashMap::new(),
+            placeholders: HashMap::new(),
         }
+    }
+
+    /// The placeholder register of argument `key` (its node under `env`).
+    fn placeholder(&mut self, key: (usize, Vec<Reg>), env: &[Reg]) -> Reg {
+        if let Some(&r) = self.placeholders.get(&key) {
+            return r;
+        }
+        let r = Reg::MAX - self.placeholders.len() as Reg;
+        self.lazy.insert(r, (key.0, env.to_vec()));
+        self.placeholders.insert(key, r);
+        r
     }
 
     fn new_reg(&mut self, t: ElemType) -> Reg {

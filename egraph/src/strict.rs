@@ -10,8 +10,9 @@
 //! - of `if c t e`: `c`, and what both `t` and `e` compute;
 //! - of `a && b`, `a || b`: `a` (`b` is evaluated on one path only);
 //! - of `iterate n f x`: `n` and `x` (the body may run no time);
-//! - of an application `(\.. -> b) a..`: the arguments, and `b`'s strict subterms with no
-//!   free parameter (the same values whatever the environment);
+//! - of an application `(\.. -> b) a..`: the arguments for the parameters `b` computes on
+//!   every path (an argument is computed where the body first uses it), and `b`'s strict
+//!   subterms with no free parameter (the same values whatever the environment);
 //! - of any other scalar operation: its operands;
 //! - nothing under a lambda otherwise, inside an array operation (a kernel of its own) or
 //!   inside a host `if` (its branches are steps of their own).
@@ -82,10 +83,18 @@ impl Strict {
                 ArrayLang::Iterate([k, _, x]) => stack.extend([kid(k), kid(x)]),
                 ArrayLang::App(c) => {
                     let Some((f, args)) = c.split_first() else { continue };
-                    stack.extend(args.iter().map(kid));
-                    if let ArrayLang::Lam([_, b]) = &v.nodes[kid(f)] {
-                        let sb = self.of(v, kid(b));
-                        stack.extend(sb.iter().filter(|x| v.free[**x].is_empty()));
+                    let ArrayLang::Lam([_, b]) = &v.nodes[kid(f)] else { continue };
+                    // the arguments the body computes on every path (its parameters are
+                    // computed where first used), and the body's closed subterms
+                    let k = args.len();
+                    for x in self.of(v, kid(b)).iter() {
+                        match &v.nodes[*x] {
+                            ArrayLang::Param(p) if (p.index as usize) < k => {
+                                stack.push(kid(&args[k - 1 - p.index as usize]));
+                            }
+                            _ if v.free[*x].is_empty() => stack.push(*x),
+                            _ => {}
+                        }
                     }
                 }
                 other => stack.extend(other.children().iter().map(kid)),

@@ -60,6 +60,12 @@ pub fn is_int_zero(eg: &EG, id: Id) -> bool {
     matches!(lit(eg, id), Some(Literal::I32(0) | Literal::I64(0)))
 }
 
+/// An integer constant `<= 0` (a loop count that runs no trip).
+pub fn is_nonpositive(eg: &EG, id: Id) -> bool {
+    matches!(lit(eg, id), Some(Literal::I32(n)) if n <= 0)
+        || matches!(lit(eg, id), Some(Literal::I64(n)) if n <= 0)
+}
+
 /// The float constant `-0.0`.
 pub fn is_neg_zero(eg: &EG, id: Id) -> bool {
     lit(eg, id).and_then(float).is_some_and(|v| v == 0.0 && v.is_sign_negative())

@@ -57,6 +57,8 @@ pub fn rules() -> Vec<Rewrite> {
         rw!("scalar-if-false"; "(if ?c ?t ?e)" => "?e" if on("?c", is_false)),
         // if c then t else t == t
         rw!("scalar-if-same"; "(if ?c ?t ?t)" => "?t"),
+        // iterate n f x == x for n <= 0 (no trip)
+        rw!("scalar-iterate-none"; "(iterate ?n ?f ?x)" => "?x" if on("?n", is_nonpositive)),
         // if !c then t else e == if c then e else t
         rw!("scalar-if-not"; "(if (not ?c) ?t ?e)" => "(if ?c ?e ?t)"),
         // x / 2^k == x * 2^-k (both are the correctly rounded x * 2^-k)

@@ -704,6 +704,12 @@ fn templates() -> Vec<Template> {
                 format!("(if {} then {e} else {e})", g.cond(v))
             })
         }),
+        tpl("scalar-iterate-none", |g| {
+            sc(g, &NUM, |g, t, v| {
+                let n = g.pick(&["0", "(-1)", "(-7)"]);
+                format!("(iterate {n} (\\y -> y * {}) {})", g.e(t, v), g.e(t, v))
+            })
+        }),
         tpl("scalar-if-not", |g| {
             sc(g, &NUM, |g, t, v| format!("(if (!{}) then {} else {})", g.cond(v), g.e(t, v), g.e(t, v)))
         }),
