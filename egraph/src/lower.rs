@@ -953,38 +953,78 @@ impl<'a> Lowerer<'a> {
         Ok(r)
     }
 
-    /// Notes that the block being written computes `strict(i)` under `env`.
+    /// Notes that the block being written computes `strict(i)` under `env` (and, through a
+    /// parameter whose argument is not computed yet, the argument's strict subterms).
     fn note_strict(&mut self, fb: &mut FuncBuilder, i: usize, env: &[Reg]) {
         if !self.has_cond {
             return;
         }
-        let Some(will) = fb.strict.last_mut() else { return };
+        let FuncBuilder { strict, lazy, .. } = fb;
+        let Some(will) = strict.last_mut() else { return };
         let view =
             View { nodes: self.nodes, kinds: &self.kinds, free: &self.free, branching: &self.branching };
-        let free = &self.free;
-        self.strict.walk(&view, i, &mut |n| key_of(free, n, env).is_some_and(|k| will.insert(k)));
+        let (free, nodes) = (&self.free, self.nodes);
+        let mut work = vec![(i, env.to_vec())];
+        while let Some((root, e)) = work.pop() {
+            self.strict.walk(&view, root, &mut |n| {
+                let Some(k) = key_of(free, n, &e) else { return false };
+                if !will.insert(k) {
+                    return false;
+                }
+                if let Some(arg) = lazy_arg(nodes, lazy, n, &e) {
+                    work.push(arg);
+                }
+                true
+            });
+        }
+    }
+
+    /// `strict(b)` under `env` as (node, environment) pairs, through the arguments of
+    /// parameters not computed yet.
+    fn strict_pairs(
+        &mut self,
+        fb: &FuncBuilder,
+        b: usize,
+        env: &[Reg],
+    ) -> HashMap<(usize, Vec<Reg>), Vec<Reg>> {
+        let view =
+            View { nodes: self.nodes, kinds: &self.kinds, free: &self.free, branching: &self.branching };
+        let mut out = HashMap::new();
+        let mut work = vec![(b, env.to_vec())];
+        while let Some((root, e)) = work.pop() {
+            for &n in self.strict.of(&view, root).iter() {
+                let Some(k) = key_of(&self.free, n, &e) else { continue };
+                if out.contains_key(&k) {
+                    continue;
+                }
+                if let Some(arg) = lazy_arg(self.nodes, &fb.lazy, n, &e) {
+                    work.push(arg);
+                }
+                out.insert(k, e.clone());
+            }
+        }
+        out
     }
 
     /// Before the branches `bs` of a conditional: computes the values they need that the
-    /// block computes on every path anyway ([`crate::strict`]), once, here.
+    /// block computes on every path anyway ([`crate::strict`]: all of them need it, or
+    /// the block does), once, here.
     fn hoist(&mut self, fb: &mut FuncBuilder, bs: &[usize], env: &[Reg]) -> Result<()> {
         if !self.has_cond {
             return Ok(());
         }
-        let view =
-            View { nodes: self.nodes, kinds: &self.kinds, free: &self.free, branching: &self.branching };
-        let mut want: Vec<usize> = Vec::new();
-        for &b in bs {
-            want.extend(self.strict.of(&view, b).iter().copied());
-        }
-        want.sort_unstable();
+        let sets: Vec<_> = bs.iter().map(|&b| self.strict_pairs(fb, b, env)).collect();
+        let mut want: Vec<(&(usize, Vec<Reg>), &Vec<Reg>)> = sets.iter().flat_map(|s| s.iter()).collect();
+        want.sort();
         want.dedup();
-        for n in want {
+        for (key, e) in want {
+            let n = key.0;
             let scalar =
                 matches!(self.kinds[n], Kind::Scalar(_)) && !matches!(self.nodes[n], ArrayLang::Lit(_));
-            let Some(key) = key_of(&self.free, n, env) else { continue };
-            if scalar && fb.strict.last().is_some_and(|w| w.contains(&key)) && fb.lookup(&key).is_none() {
-                self.scalar(fb, n, env)?;
+            let everywhere = sets.len() > 1 && sets.iter().all(|s| s.contains_key(key));
+            let anyway = fb.strict.last().is_some_and(|w| w.contains(key));
+            if scalar && (everywhere || anyway) && fb.lookup(key).is_none() {
+                self.scalar(fb, n, e)?;
             }
         }
         Ok(())
@@ -1240,6 +1280,19 @@ fn deep_free(nodes: &[ArrayLang], free: &[Vec<u32>]) -> Vec<Vec<u32>> {
         deep.push(d);
     }
     deep
+}
+
+/// The argument (node, environment) of parameter node `n` under `env` when it is not
+/// computed yet.
+fn lazy_arg(
+    nodes: &[ArrayLang],
+    lazy: &HashMap<Reg, (usize, Vec<Reg>)>,
+    n: usize,
+    env: &[Reg],
+) -> Option<(usize, Vec<Reg>)> {
+    let ArrayLang::Param(p) = &nodes[n] else { return None };
+    let r = env.get(env.len().checked_sub(1 + p.index as usize)?)?;
+    lazy.get(r).cloned()
 }
 
 /// The memo key of node `i` under `env`: the node and the registers of its free
