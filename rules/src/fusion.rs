@@ -482,17 +482,55 @@ fn fuse_beta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
     let ArrayLang::App(c) = n else { return None };
     let (f, args) = c.split_first()?;
     let body = lam_body(eg, *f, args.len())?;
-    // argument `i` is parameter `k - 1 - i` of the body; an argument passed for several
-    // parameters is substituted all the same, so the body sees that they are equal
+    // argument `i` is parameter `k - 1 - i` of the body
     let k = u32::try_from(args.len()).ok()?;
-    for (i, a) in (0u32..).zip(args) {
-        let a = eg.find(*a);
-        let repeated = args.iter().filter(|b| eg.find(**b) == a).count() > 1;
-        if !repeated && !is_leaf(eg, a) && under_binder(eg, body, k - 1 - i) {
-            return None;
+    let blocked =
+        (0u32..).zip(args).any(|(i, a)| !is_leaf(eg, eg.find(*a)) && under_binder(eg, body, k - 1 - i));
+    if !blocked {
+        return beta(eg, body, args);
+    }
+    merge_repeated(eg, *f, body, args)
+}
+
+/// `( b -> body) x x == ( -> body[a/b]) x`: one parameter per distinct argument, so
+/// that a body kept as it is (see [`under_binder`]) still sees that two of its parameters
+/// are equal (`a - b` is then `a - a`). `None` when the arguments are distinct.
+fn merge_repeated(eg: &mut EG, f: Id, body: Id, args: &[Id]) -> Option<Id> {
+    let canon: Vec<Id> = args.iter().map(|a| eg.find(*a)).collect();
+    let mut uniq: Vec<Id> = Vec::new();
+    for a in &canon {
+        if !uniq.contains(a) {
+            uniq.push(*a);
         }
     }
-    beta(eg, body, args)
+    if uniq.len() == args.len() {
+        return None;
+    }
+    let tys = eg[f].nodes.iter().find_map(|n| match n {
+        ArrayLang::Lam([p, _]) => eg[*p].nodes.iter().find_map(|q| match q {
+            ArrayLang::Params(t) => Some(t.0.clone()),
+            _ => None,
+        }),
+        _ => None,
+    })?;
+    let (k, m) = (u32::try_from(args.len()).ok()?, u32::try_from(uniq.len()).ok()?);
+    // old parameter `$p` is argument `k - 1 - p`; distinct argument `u` is new `$(m - 1 - u)`
+    let to: Vec<u32> = (0..k)
+        .map(|p| {
+            let i = (k - 1 - p) as usize;
+            let u = uniq.iter().position(|x| *x == canon[i]).unwrap_or(0) as u32;
+            m - 1 - u
+        })
+        .collect();
+    let new_tys: Vec<_> = uniq
+        .iter()
+        .map(|u| canon.iter().position(|x| x == u).and_then(|i| tys.get(i).copied()))
+        .collect::<Option<_>>()?;
+    let new_body = crate::subst::rename_params(eg, body, k, m, &to)?;
+    let new_f = crate::build::lam(eg, new_tys, new_body);
+    let mut kids = vec![new_f];
+    kids.extend(uniq);
+    Some(eg.add(ArrayLang::App(kids.into())))
 }
 
 /// Whether class `a` holds a leaf (a literal, a parameter, a size, an input): an argument

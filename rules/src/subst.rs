@@ -195,6 +195,40 @@ impl Visitor for Beta<'_> {
     }
 }
 
+/// The body of a `k`-parameter lambda as the body of an `m`-parameter one: parameter
+/// `$rel` (`rel < k`) becomes `$to[rel]`, the others move down by `k - m`.
+struct Rename<'a> {
+    k: u32,
+    m: u32,
+    to: &'a [u32],
+}
+
+impl Visitor for Rename<'_> {
+    fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
+        if !mentions_from(eg, c, depth) {
+            return Some(Step::Keep);
+        }
+        Some(match eg[c].data.best {
+            ArrayLang::Param(p) if p.index >= depth => {
+                let rel = p.index - depth;
+                let index = if rel < self.k {
+                    depth.checked_add(*self.to.get(rel as usize)?)?
+                } else {
+                    (p.index - self.k).checked_add(self.m)?
+                };
+                Step::Replace(eg.add(ArrayLang::Param(DeBruijn { index, ty: p.ty })))
+            }
+            _ => Step::Descend,
+        })
+    }
+}
+
+/// The body of a `k`-parameter lambda rewritten for an `m`-parameter one whose parameter
+/// `$to[rel]` stands for the old `$rel` (several old ones may become one).
+pub fn rename_params(eg: &mut EG, body: Id, k: u32, m: u32, to: &[u32]) -> Option<Id> {
+    walk(eg, body, &mut Rename { k, m, to })
+}
+
 /// Beta-reduces `(app (lam <k types> body) args)`: the substituted body's class.
 pub fn beta(eg: &mut EG, body: Id, args: &[Id]) -> Option<Id> {
     let k = u32::try_from(args.len()).ok()?;

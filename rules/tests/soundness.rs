@@ -1009,6 +1009,10 @@ fn templates() -> Vec<Template> {
                     "input xs : {t}[n]\nlet h = \\p q -> iterate 2 (\\r -> {e2} + r) p\noutput o = map (\\x -> iterate 1 (\\y -> h y {a}) x) xs"
                 ),
                 format!("input a : {t}\nlet f = \\p -> {e}\noutput o = f (a + a)"),
+                // one argument for two parameters used in a loop body: the parameters merge
+                format!(
+                    "input xs : {t}[n]\nlet h = \\p q -> iterate 2 (\\r -> {e2} + r) q\noutput o = map (\\x -> h {a} {a}) xs"
+                ),
             ])
         }),
         tpl_pre("fuse-beta", &["recast-map"], |g| {
