@@ -620,3 +620,29 @@ output o16 = gather (map (\\x17 -> x17 * 10 + x17 % (if x17 == 0 then 1 else x17
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
 }
+
+/// Found by `optimisation_is_confluent` (seeds 1 and 3, 480 cases; one instruction
+/// apart): a constant a branch asked for first was emitted in the branch and again after
+/// it; and over an empty index space every element function cost nothing to the tree
+/// cost, so which body was extracted depended on the order the rules found them.
+/// Constants now go to the function's outermost block, once; the tree cost charges an
+/// element function a little even where it runs at no point (its code is still there).
+#[test]
+fn constants_are_emitted_once_and_empty_spaces_still_have_code() {
+    let src = "input in1 : f64[n]
+let t2 = map (\\x3 -> 0.0) in1
+let t4 = map (\\x5 x6 x7 -> (if n == 0 then x6 else in1[clamp (0 + 0) 0 (n - 1)]) + (x7 + x6 + x7 * x7)) t2 t2 in1
+output t4";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let elem = elem_of(&o, 0);
+    assert_eq!(elem.matches("= 0.0;").count(), 1, "{elem}");
+    second_optimisation_finds_nothing(src);
+    let src = "input in1 : f32[n]
+input s2 : i64
+let g3 = \\p4 -> f32 0 + -min 0.0 0.0
+output o5 = slice (map (\\x6 -> g3 0 + g3 0) in1) 1 0
+output o8 = backpermute [0, n] (\\j9 j10 -> j9) o5";
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
+}

@@ -289,7 +289,9 @@ fn node_cost(
     for k in n.children() {
         let k = eg.find(*k);
         if lambda(k) || matches!(eg[k].data.kind, Kind::Lane { .. }) {
-            c += space * child(k);
+            // over an empty space the code is still there (the model charges code size): a
+            // little, so that the smaller body wins rather than whichever was found first
+            c += space.max(1e-3) * child(k);
         } else {
             c += child(k);
         }

@@ -1014,7 +1014,7 @@ impl<'a> Lowerer<'a> {
             return Ok(());
         }
         let sets: Vec<_> = bs.iter().map(|&b| self.strict_pairs(fb, b, env)).collect();
-        let mut want: Vec<(&(usize, Vec<Reg>), &Vec<Reg>)> = sets.iter().flat_map(|s| s.iter()).collect();
+        let mut want: Vec<(&MemoKey, &Vec<Reg>)> = sets.iter().flat_map(|s| s.iter()).collect();
         want.sort();
         want.dedup();
         for (key, e) in want {
@@ -1295,6 +1295,9 @@ fn lazy_arg(
     lazy.get(r).cloned()
 }
 
+/// A node and the registers of its free parameters: what [`FuncBuilder`] memoises.
+type MemoKey = (usize, Vec<Reg>);
+
 /// The memo key of node `i` under `env`: the node and the registers of its free
 /// parameters (`None`: a parameter out of scope).
 fn key_of(free: &[Vec<u32>], i: usize, env: &[Reg]) -> Option<(usize, Vec<Reg>)> {
@@ -1312,7 +1315,7 @@ struct FuncBuilder {
     reg_types: Vec<ElemType>,
     blocks: Vec<Block>,
     memo: Vec<HashMap<(usize, Vec<Reg>), Reg>>,
-    consts: Vec<HashMap<String, Reg>>,
+    consts: HashMap<String, Reg>,
     /// Per block: the (node, environment) pairs it computes on every path.
     strict: Vec<HashSet<(usize, Vec<Reg>)>>,
     /// The arguments of applications not computed yet: a parameter's placeholder register
@@ -1331,7 +1334,7 @@ impl FuncBuilder {
             params,
             blocks: vec![Block::default()],
             memo: vec![HashMap::new()],
-            consts: vec![HashMap::new()],
+            consts: HashMap::new(),
             strict: vec![HashSet::new()],
             lazy: HashMap::new(),
             placeholders: HashMap::new(),
@@ -1367,17 +1370,19 @@ impl FuncBuilder {
         r
     }
 
+    /// A constant's register. Constants go to the function's outermost block, once each
+    /// (computing one cannot fail): a constant a branch needs and the code after the
+    /// branch needs too is one instruction, wherever it was first asked for.
     fn konst(&mut self, v: Scalar) -> Reg {
         let key = format!("{:?}", Literal::from_scalar(v));
-        for m in self.consts.iter().rev() {
-            if let Some(r) = m.get(&key) {
-                return *r;
-            }
+        if let Some(r) = self.consts.get(&key) {
+            return *r;
         }
-        let r = self.emit(v.elem_type(), |dst| Inst::Const { dst, value: v });
-        if let Some(m) = self.consts.last_mut() {
-            m.insert(key, r);
+        let r = self.new_reg(v.elem_type());
+        if let Some(b) = self.blocks.first_mut() {
+            b.insts.push(Inst::Const { dst: r, value: v });
         }
+        self.consts.insert(key, r);
         r
     }
 
@@ -1408,11 +1413,9 @@ impl FuncBuilder {
     fn block(&mut self, f: impl FnOnce(&mut FuncBuilder) -> Reg) -> (Block, Reg) {
         self.blocks.push(Block::default());
         self.memo.push(HashMap::new());
-        self.consts.push(HashMap::new());
         self.strict.push(HashSet::new());
         let r = f(self);
         self.memo.pop();
-        self.consts.pop();
         self.strict.pop();
         (self.blocks.pop().unwrap_or_default(), r)
     }
