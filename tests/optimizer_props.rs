@@ -646,3 +646,40 @@ output o8 = backpermute [0, n] (\\j9 j10 -> j9) o5";
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
 }
+
+/// Found by `optimisation_is_confluent` (seed 6, 480 cases; 26% apart, and seeds 5, 55,
+/// 66 in part): `reverse (reverse (reverse a))` fused before it was simplified (phases
+/// merged) left `(n - 1) - ((n - 1) - ((n - 1) - j))` in the index. `a - (a - x) == x`
+/// on integers is now a rule (`scalar-sub-sub`).
+#[test]
+fn fused_reverses_cancel() {
+    let src = "input in1 : f64[n]
+let t2 = reverse (reverse in1)
+let t3 = reshape [1, n] in1
+let t4 = gather (reverse t2) (map (\\x5 -> clamp (0 + min 0 (n + 0)) 0 (n - 1)) in1)
+output t4";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+    for src in ["input in1 : f64[m, m]
+input in2 : bool[n]
+let t3 = concat in2 in2
+output o4 = fill [m, m] (reduce (||) false in2)
+let t5 = gather (reverse t3) (generate [n + n] (\\j6 -> clamp (iterate (-1) (\\x7 -> clamp j6 x7 x7 / (if min j6 n == 0 then 1 else min j6 n)) ((-1) - j6 - min j6 j6)) 0 (n + n - 1)))
+let g8 = \\p9 p10 -> (if true then 3.0 else 2) / abs 0.0 % (if -(if true then 1.0 else 1) == 0 then 1.0 else -(if true then 1.0 else 1))
+output o11 = generate [n] (\\j12 -> i64 (iterate 1 (\\x13 -> clamp x13 (-1.0) 1.0) (0.5 + 0.25)))
+output t5", "input in1 : i32[n]
+let t2 = generate [n, n] (\\j3 j4 -> f32 0.0)
+let t5 = map (\\x8 -> f32 (abs (if false then 0.0 else 0.0))) (scan (\\x6 x7 -> min x6 x7) 2147483647 in1)
+let t9 = map (\\x10 x11 x12 -> min (x12 * x12 - x11 * x12) (1 % (x12 / (if x12 == 0 then 1 else x12)))) t5 in1 in1
+let t13 = map (\\x14 -> n) t5
+output o15 = gather (map (\\x16 -> x16 * 10 + x16 % (if x16 == 0 then 1 else x16)) t9) (map (\\x17 -> (0 % n + n) % n) t13)", "input in1 : f32[n]
+output o2 = reverse in1
+let t3 = iota n
+let t4 = map (\\x5 x6 -> max ((-) x5 x5) (f32 0.0) + 0.0) o2 t3
+output o7 = backpermute [n] (\\j8 -> j8 + 1) t4"] {
+        same_cost_under_every_variant(src);
+        second_optimisation_finds_nothing(src);
+    }
+}

@@ -61,6 +61,8 @@ pub fn rules() -> Vec<Rewrite> {
         rw!("scalar-iterate-none"; "(iterate ?n ?f ?x)" => "?x" if on("?n", is_nonpositive)),
         // if !c then t else e == if c then e else t
         rw!("scalar-if-not"; "(if (not ?c) ?t ?e)" => "(if ?c ?e ?t)"),
+        // a - (a - x) == x (integers: wrapping arithmetic is a group; not floats)
+        rw!("scalar-sub-sub"; "(- ?a (- ?a ?x))" => "?x" if on("?a", is_int)),
         // x / 2^k == x * 2^-k (both are the correctly rounded x * 2^-k)
         node_rule(
             "scalar-div-pow2",

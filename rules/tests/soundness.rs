@@ -734,6 +734,12 @@ fn templates() -> Vec<Template> {
                 format!("({e} - {e})")
             })
         }),
+        tpl("scalar-sub-sub", |g| {
+            sc(g, &INT, |g, t, v| {
+                let a = g.e(t, v);
+                format!("({a} - ({a} - {}))", g.e(t, v))
+            })
+        }),
         tpl("scalar-convert-same", |g| {
             sc(g, &NUM, |g, t, v| {
                 let e = g.e(t, v);
