@@ -683,3 +683,19 @@ output o7 = backpermute [n] (\\j8 -> j8 + 1) t4"] {
         second_optimisation_finds_nothing(src);
     }
 }
+
+/// Found by `optimisation_is_confluent` (seed 19, 480 cases; 14% apart): `map f in1 in1 in1`
+/// with `f` using one parameter read `in1` three times; its index form (chosen under one
+/// order only: the `map` wins a tie of the tree cost) read it once. A `map` now reads
+/// only the operands its function uses, each array once.
+#[test]
+fn a_map_reads_what_its_function_uses_once() {
+    let src = "input in1 : f64[n]
+let t2 = map (\\x3 x4 x5 -> -(iterate 0 (\\x6 -> x3) x3 + sin x3)) in1 in1 in1
+output t2";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let elem = elem_of(&o, 0);
+    assert_eq!(elem.matches("in1[").count(), 1, "{elem}");
+    second_optimisation_finds_nothing(src);
+}

@@ -566,8 +566,24 @@ impl<'a> Lowerer<'a> {
                 let space = self.dims_of_value(v0, n0)?;
                 let (_, body) = self.lam(*f)?;
                 let r = space.len();
+                let k = vs.len();
                 let elem = self.elem_func(r, |me, fb, ix| {
-                    let args: Vec<Reg> = vs.iter().map(|(v, _)| me.read(fb, *v, ix.to_vec())).collect();
+                    // operand `j` is parameter `k - 1 - j`: one the function does not use is not
+                    // read (it is in bounds: no error is lost), and an array is read once
+                    let mut read: HashMap<ValueId, Reg> = HashMap::new();
+                    let mut args = Vec::with_capacity(k);
+                    for (j, (v, _)) in vs.iter().enumerate() {
+                        if !me.free[body].contains(&((k - 1 - j) as u32)) {
+                            args.push(Reg::MAX);
+                            continue;
+                        }
+                        let reg = match read.get(v) {
+                            Some(&reg) => reg,
+                            None => me.read(fb, *v, ix.to_vec()),
+                        };
+                        read.insert(*v, reg);
+                        args.push(reg);
+                    }
                     me.scalar(fb, body, &args)
                 })?;
                 self.push_kernel(i, space, elem, LaneOp::Generate)
