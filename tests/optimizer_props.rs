@@ -699,3 +699,21 @@ output t2";
     assert_eq!(elem.matches("in1[").count(), 1, "{elem}");
     second_optimisation_finds_nothing(src);
 }
+
+/// Found by `optimisation_is_confluent` (seeds 77 and 1234, 480 cases; a factor 2 apart):
+/// `j * 0` merged with `0` made the class of `0` mention the parameter `j`, so every term
+/// around a `0` looked open, and `fuse-read` refused a producer that was not "closed" under
+/// one rule order. A class with a constant now has no free parameter.
+#[test]
+fn a_zero_does_not_depend_on_the_parameter_it_was_multiplied_by() {
+    let src = "input in1 : i32[0]
+input s2 : f32
+let g3 = \\p4 -> false
+let t5 = map (\\x6 -> f32 0.0) in1
+output o7 = reshape [1, 0] t5
+let t8 = map (\\x9 -> f32 0.0) in1";
+    same_cost_under_every_variant(src);
+    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    second_optimisation_finds_nothing(src);
+}

@@ -12,8 +12,10 @@
 //!   sound rules never cause).
 //! - `best`/`size`: the smaller term wins (the first on a tie).
 //! - `free`: the **union** of the two sets (a class's free parameters are those of any of
-//!   its nodes: a rewrite may lose occurrences, e.g. `$0 * 0 ==> 0`, and the union keeps
-//!   what every member may refer to).
+//!   its nodes: a rewrite may lose occurrences, e.g. `$0 + $1 - $1 ==> $0`, and the union
+//!   keeps what every member may refer to) — except that a class with a constant has none:
+//!   its value depends on no parameter and its `Lit` node mentions none (`$1 * 0` merged
+//!   with `0` would otherwise make every term around a `0` look open).
 //!
 //! `merge` reports [`DidMerge`] exactly: the first flag when `a` changed, the second when
 //! the merged value differs from `b`.
@@ -522,13 +524,10 @@ impl egg::Analysis<ArrayLang> for Facts {
     fn make(egraph: &mut EGraph<ArrayLang, Facts>, enode: &ArrayLang, _id: Id) -> ClassFacts {
         let eg: &EGraph<ArrayLang, Facts> = egraph;
         let size = enode.children().iter().fold(1u64, |acc, c| acc.saturating_add(data(eg, *c).size));
-        ClassFacts {
-            kind: kind_of(eg, enode),
-            constant: fold(eg, enode),
-            free: free_of(eg, enode),
-            best: enode.clone(),
-            size,
-        }
+        let constant = fold(eg, enode);
+        // a constant depends on no parameter (its `Lit` node is added by `modify`)
+        let free = if constant.is_some() { ParamSet::empty() } else { free_of(eg, enode) };
+        ClassFacts { kind: kind_of(eg, enode), constant, free, best: enode.clone(), size }
     }
 
     fn merge(&mut self, a: &mut ClassFacts, b: ClassFacts) -> DidMerge {
@@ -537,7 +536,15 @@ impl egg::Analysis<ArrayLang> for Facts {
             a.constant = b.constant;
             a_changed = true;
         }
-        a_changed |= a.free.union_with(&b.free);
+        if a.constant.is_some() {
+            // a constant depends on no parameter, whatever else its class holds (`$1 * 0`)
+            if !a.free.is_empty() {
+                a.free = ParamSet::empty();
+                a_changed = true;
+            }
+        } else {
+            a_changed |= a.free.union_with(&b.free);
+        }
         if b.size < a.size {
             a.size = b.size;
             a.best = b.best.clone();

@@ -172,6 +172,11 @@ fn free_parameters() {
     eg.union(a, b);
     eg.rebuild();
     assert_eq!(facts(&eg, eg.find(a)).free.iter().collect::<Vec<_>>(), vec![0, 3]);
+    // ... but a constant has none, whatever its class holds
+    let zero = add(&mut eg, "0:i64");
+    eg.union(a, zero);
+    eg.rebuild();
+    assert!(facts(&eg, eg.find(a)).free.is_empty());
 }
 
 fn flags(d: DidMerge) -> (bool, bool) {
@@ -190,18 +195,25 @@ fn merge_contract() {
     };
     let mut a = base.clone();
     assert_eq!(flags(f.merge(&mut a, base.clone())), (false, false));
+    // a constant's class depends on no parameter (`$0 * 0` merged with `0`)
     let mut b = base.clone();
     b.constant = Some(Literal::I64(4));
+    b.free = ParamSet::empty();
     let mut a = base.clone();
     let r = f.merge(&mut a, b.clone());
     assert_eq!(flags(r), (true, false));
     assert_eq!(a.constant, Some(Literal::I64(4)));
+    assert!(a.free.is_empty());
     let mut c = base.clone();
     c.free = ParamSet::single(1);
-    let mut a = b.clone();
-    let r = f.merge(&mut a, c);
+    let mut a = base.clone();
+    let r = f.merge(&mut a, c.clone());
     assert_eq!(flags(r), (true, true));
     assert_eq!(a.free.iter().collect::<Vec<_>>(), vec![0, 1]);
+    let mut a = b.clone();
+    let r = f.merge(&mut a, c);
+    assert_eq!(flags(r), (false, true));
+    assert!(a.free.is_empty());
     let mut u = ClassFacts {
         kind: Kind::Unknown,
         constant: None,
