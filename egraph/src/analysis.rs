@@ -223,6 +223,9 @@ pub struct ClassFacts {
     pub size: u64,
 }
 
+/// What one fusion walk found: what each (class, binder depth) became.
+pub type WalkMemo = HashMap<(Id, u32), Id>;
+
 /// The e-class analysis. It holds the declared types of the program's inputs, which the
 /// kinds of `Input` leaves come from, and a memo the rules may keep about this e-graph.
 #[derive(Debug, Default)]
@@ -235,7 +238,8 @@ pub struct Facts {
     /// found goes stale as soon as the e-graph learns more (a read that was not provably in
     /// bounds becomes so when its index is merged with a parameter), so the runner empties
     /// it before every iteration.
-    pub walk_memo: HashMap<Vec<SymDim>, HashMap<(Id, u32), Id>>,
+    /// Keyed by the space and by whether the walk kept the reads of the outputs.
+    pub walk_memo: HashMap<(Vec<SymDim>, bool), WalkMemo>,
     /// The classes of the term this e-graph was loaded from, one per node in the term's
     /// order (children first): a canonical order of the classes that does not depend on
     /// the order in which rules added nodes (horizontal fusion groups kernels in it).

@@ -100,6 +100,9 @@ struct Ctx<'a> {
     last_error: Option<Error>,
     /// The parameters each class needs (the same for every materialised set).
     need: HashMap<Id, ParamSet>,
+    /// Outputs that other kernels compute again rather than read ([`Search::Fused`]: the
+    /// fully fused choice; empty otherwise).
+    recompute: BTreeSet<Id>,
 }
 
 impl Ctx<'_> {
@@ -137,9 +140,10 @@ impl Ctx<'_> {
             if is_kernel_node(n) && !s.contains(&class) {
                 return f64::INFINITY;
             }
+            let outputs = matches!(n, ArrayLang::Outputs(_));
             let kid = |c: Id| {
                 let c = eg.find(c);
-                if s.contains(&c) {
+                if s.contains(&c) && (outputs || !self.recompute.contains(&c)) {
                     0.0
                 } else {
                     child(c)
@@ -318,7 +322,17 @@ pub fn extract(
     let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
     ids.sort();
     let need = needed(eg, &ids);
-    let mut ctx = Ctx { eg, root, sig, cost, kernel_class, evaluated: 0, last_error: None, need };
+    let mut ctx = Ctx {
+        eg,
+        root,
+        sig,
+        cost,
+        kernel_class,
+        evaluated: 0,
+        last_error: None,
+        need,
+        recompute: BTreeSet::new(),
+    };
     let root_c = eg.find(root);
     // outputs are always written
     let mut forced = BTreeSet::new();
@@ -364,6 +378,12 @@ pub fn extract(
         s.extend(forced.iter().copied());
         s
     };
+    // the fully fused choice computes the outputs again where other kernels use them
+    // rather than read them (horizontal fusion, later, may then compute an output and its
+    // users in one kernel: what [`Search::Fused`] is followed for)
+    if cost.search == Search::Fused {
+        ctx.recompute = forced.clone();
+    }
     let fused_start = ctx.evaluate(&forced);
     let fused_feasible = fused_start.is_some();
     let mut best_set = forced.clone();

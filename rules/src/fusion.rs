@@ -350,6 +350,8 @@ fn index_space(n: &ArrayLang) -> Option<(Id, Id)> {
 /// in bounds by the producer's element function applied to the indices.
 struct FuseReads<'a> {
     space: IndexSpace<'a>,
+    /// Arrays whose reads stay reads (the outputs, in the second walk of [`fuse_read`]).
+    keep: &'a [Id],
     fused: bool,
     /// The producers whose bodies are being walked now (a revisit inside a revisit): a
     /// producer met again reads itself through a cyclic class, and fusing it once more
@@ -373,6 +375,9 @@ impl FuseReads<'_> {
         for k in candidates {
             let (a, ix) = k.split_first()?;
             let a = eg.find(*a);
+            if self.keep.contains(&a) {
+                continue;
+            }
             if self.chain.contains(&a) {
                 self.skipped += 1;
                 continue;
@@ -448,6 +453,37 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     if !closed(eg, f) {
         return None;
     }
+    // a walk fuses whole chains of producers; a chain through an output (written to memory
+    // anyway) is also kept as a read of the output, so that both forms exist whatever the
+    // order the rules met them in, and the extraction chooses
+    let outputs = output_classes(eg);
+    let with = |eg: &mut EG, new_body: Id| {
+        let tys = vec![eqfuse_ir::types::ElemType::I64; ds.len()];
+        let new_f = lam(eg, tys, new_body);
+        let mut m = n.clone();
+        // replace the index function child (the only child equal to `f`)
+        for c in egg::Language::children_mut(&mut m) {
+            if *c == f {
+                *c = new_f;
+            }
+        }
+        eg.add(m)
+    };
+    let full = walk_reads(eg, at, &ds, body, &[]);
+    if !outputs.is_empty() {
+        if let Some(kept) = walk_reads(eg, at, &ds, body, &outputs) {
+            if full.map(|b| eg.find(b)) != Some(eg.find(kept)) {
+                let r = with(eg, kept);
+                eg.union(at, r);
+            }
+        }
+    }
+    Some(with(eg, full?))
+}
+
+/// The body of an index function over `ds` with its reads fused (but those of `keep`);
+/// `None` when nothing changed.
+fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, keep: &[Id]) -> Option<Id> {
     let key: Vec<SymDim> = ds
         .iter()
         .map(|d| match d {
@@ -455,27 +491,37 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
             d => d.clone(),
         })
         .collect();
-    let mut v =
-        FuseReads { space: IndexSpace { dims: &ds }, fused: false, chain: vec![eg.find(at)], skipped: 0 };
+    let key = (key, !keep.is_empty());
+    let mut v = FuseReads {
+        space: IndexSpace { dims: ds },
+        keep,
+        fused: false,
+        chain: vec![eg.find(at)],
+        skipped: 0,
+    };
     // what the walks of this e-graph found over this index space: a chain of producers is
     // fused once, not once per consumer and per iteration
     let mut space_memo = eg.analysis.walk_memo.remove(&key).unwrap_or_default();
     let new_body = walk_with(eg, body, &mut v, &mut space_memo);
     eg.analysis.walk_memo.insert(key, space_memo);
     let new_body = new_body?;
-    if eg.find(new_body) == eg.find(body) {
-        return None;
-    }
-    let tys = vec![eqfuse_ir::types::ElemType::I64; ds.len()];
-    let new_f = lam(eg, tys, new_body);
-    let mut m = n.clone();
-    // replace the index function child (the only child equal to `f`)
-    for c in egg::Language::children_mut(&mut m) {
-        if *c == f {
-            *c = new_f;
-        }
-    }
-    Some(eg.add(m))
+    (eg.find(new_body) != eg.find(body)).then_some(new_body)
+}
+
+/// The classes of the arrays the program outputs (the root of the term the e-graph was
+/// loaded from is its last class).
+fn output_classes(eg: &EG) -> Vec<Id> {
+    let Some(&root) = eg.analysis.term_order.last() else { return Vec::new() };
+    let mut out: Vec<Id> = eg[root]
+        .nodes
+        .iter()
+        .filter(|n| matches!(n, ArrayLang::Outputs(_)))
+        .flat_map(|n| egg::Language::children(n).iter().map(|c| eg.find(*c)))
+        .filter(|c| eg[*c].data.kind.is_array())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn fuse_beta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
