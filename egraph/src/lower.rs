@@ -18,6 +18,16 @@
 //! loops stay loops). Checks the reference interpreter makes on whole arrays (`map` over
 //! arrays of one shape, `reshape`'s element count, `slice`'s range) become `Assert` steps
 //! where the shapes are not known to agree.
+//!
+//! Equal terms lower to the same code, so that the predicted cost does not depend on which
+//! of them the extraction picked (the confluence properties):
+//! - an application's argument (a `let`) is computed where the body first uses it, as if
+//!   substituted, and not at all if it does not; one used inside a loop body is computed
+//!   once, before the loop;
+//! - a value every path of a block computes ([`crate::strict`]: both branches of an `if`
+//!   need it, or the code after it does) is computed once, before the `if`;
+//! - constants go to the function's outermost block, once each;
+//! - a `map` reads only the operands its function uses, each array once.
 
 use crate::analysis::{Facts, Kind, SymDim};
 use crate::kernels::kernel_kind;
@@ -949,11 +959,44 @@ impl<'a> Lowerer<'a> {
     /// The registers of node `i`'s result (several for a tuple), under environment `env`
     /// (`env[len-1-k]` holds `$k`).
     fn result(&mut self, fb: &mut FuncBuilder, i: usize, env: &[Reg]) -> Result<Vec<Reg>> {
-        if let ArrayLang::Tuple(es) = &self.nodes[i] {
-            let es: Vec<usize> = es.iter().map(|e| usize::from(*e)).collect();
-            return es.into_iter().map(|e| self.scalar(fb, e, env)).collect();
+        match &self.nodes[i] {
+            ArrayLang::Tuple(es) => {
+                let es: Vec<usize> = es.iter().map(|e| usize::from(*e)).collect();
+                es.into_iter().map(|e| self.scalar(fb, e, env)).collect()
+            }
+            // an application whose body is a tuple (an index function's, substituted)
+            ArrayLang::App(c) if matches!(self.kinds[i], Kind::Tuple(_)) => {
+                let (body, inner) = self.app_env(fb, &c.clone(), env)?;
+                self.result(fb, body, &inner)
+            }
+            _ => Ok(vec![self.scalar(fb, i, env)?]),
         }
-        Ok(vec![self.scalar(fb, i, env)?])
+    }
+
+    /// The body of application `c` (`(\.. -> body) args`) and the environment it runs in.
+    /// Argument `j` is parameter `k - 1 - j` of the body. One used inside a lambda of the
+    /// body (an `iterate`'s) is computed now, once; the others where the body first uses
+    /// them (not at all if it does not), as if substituted: an application and its
+    /// beta-reduced form lower alike.
+    fn app_env(&mut self, fb: &mut FuncBuilder, c: &[Id], env: &[Reg]) -> Result<(usize, Vec<Reg>)> {
+        let (f, args) = c.split_first().ok_or_else(|| internal("app without a function"))?;
+        let (tys, body) = self.lam(*f)?;
+        if tys.len() != args.len() {
+            return Err(internal("an application of the wrong arity"));
+        }
+        let mut inner = env.to_vec();
+        for (j, a) in args.iter().enumerate() {
+            let p = (args.len() - 1 - j) as u32;
+            let a = usize::from(*a);
+            if self.deep[body].contains(&p) {
+                inner.push(self.scalar(fb, a, env)?);
+            } else {
+                let key =
+                    key_of(&self.free, a, env).ok_or_else(|| internal("a free parameter out of scope"))?;
+                inner.push(fb.placeholder(key, env));
+            }
+        }
+        Ok((body, inner))
     }
 
     /// The register holding scalar node `i` under `env` (computed once per block and
@@ -1194,26 +1237,7 @@ impl<'a> Lowerer<'a> {
                 fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax })
             }
             L::App(c) => {
-                let (f, args) = c.split_first().ok_or_else(|| internal("app without a function"))?;
-                let (tys, body) = self.lam(*f)?;
-                if tys.len() != args.len() {
-                    return Err(internal("an application of the wrong arity"));
-                }
-                // argument `j` is parameter `k - 1 - j` of the body. One used inside a
-                // lambda of the body (an `iterate`'s) is computed now, once; the others
-                // where the body first uses them (not at all if it does not), as if
-                // substituted: an application and its beta-reduced form lower alike
-                let mut inner = env.to_vec();
-                for (j, a) in args.iter().enumerate() {
-                    let p = (args.len() - 1 - j) as u32;
-                    if self.deep[body].contains(&p) {
-                        inner.push(self.scalar(fb, kid(*a), env)?);
-                    } else {
-                        let key = key_of(&self.free, kid(*a), env)
-                            .ok_or_else(|| internal("a free parameter out of scope"))?;
-                        inner.push(fb.placeholder(key, env));
-                    }
-                }
+                let (body, inner) = self.app_env(fb, &c, env)?;
                 self.scalar(fb, body, &inner)?
             }
             L::Proj([k, t]) => {
