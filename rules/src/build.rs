@@ -3,8 +3,9 @@
 
 use crate::EG;
 use egg::Id;
-use eqfuse_egraph::{ArrayLang, DeBruijn, Kind, Literal, ParamTypes, SymDim};
+use eqfuse_egraph::{ArrayLang, DeBruijn, Kind, Literal, ParamSet, ParamTypes, SymDim};
 use eqfuse_ir::types::ElemType;
+use std::collections::HashMap;
 
 /// The `i64` literal `v`.
 pub fn lit_i64(eg: &mut EG, v: i64) -> Id {
@@ -117,9 +118,60 @@ pub fn same_shape(eg: &EG, a: Id, b: Id) -> bool {
     }
 }
 
-/// Whether a class is closed (mentions no lambda parameter).
+/// Whether a class is closed: its smallest term (what substitution copies, following each
+/// class's `best` node) mentions no lambda parameter. The class's free set, a union over
+/// its nodes, may say otherwise for a class that also holds an open node equal to a closed
+/// one (`g $1` with `g` ignoring its argument, merged with a constant): which of the two
+/// exists first depends on rule order.
 pub fn closed(eg: &EG, id: Id) -> bool {
-    eg[id].data.free.is_empty()
+    eg[id].data.free.is_empty() || best_free(eg, id).is_some_and(|s| s.is_empty())
+}
+
+/// The free parameters of a class's smallest term (`None`: too large to look at).
+fn best_free(eg: &EG, root: Id) -> Option<ParamSet> {
+    const MAX_CLASSES: usize = 4096;
+    let mut memo: HashMap<Id, ParamSet> = HashMap::new();
+    // post-order over `best` nodes (children lead to strictly smaller terms: no cycle)
+    let mut stack = vec![(eg.find(root), false)];
+    while let Some((c, done)) = stack.pop() {
+        if memo.contains_key(&c) {
+            continue;
+        }
+        let node = &eg[c].data.best;
+        if !done {
+            if memo.len() > MAX_CLASSES {
+                return None;
+            }
+            stack.push((c, true));
+            for k in egg::Language::children(node) {
+                let k = eg.find(*k);
+                if !memo.contains_key(&k) && !eg[k].data.free.is_empty() {
+                    stack.push((k, false));
+                }
+            }
+            continue;
+        }
+        let of = |k: &Id| {
+            let k = eg.find(*k);
+            memo.get(&k).cloned().unwrap_or_else(|| eg[k].data.free.clone())
+        };
+        let free = match node {
+            ArrayLang::Param(p) => ParamSet::single(p.index),
+            ArrayLang::Lam([p, b]) => match eg[*p].data.kind {
+                Kind::Params(k) => of(b).under_binder(k),
+                _ => of(b),
+            },
+            n => {
+                let mut s = ParamSet::empty();
+                for k in egg::Language::children(n) {
+                    s.union_with(&of(k));
+                }
+                s
+            }
+        };
+        memo.insert(c, free);
+    }
+    memo.remove(&eg.find(root))
 }
 
 /// The literal zero of a numeric class's type.
