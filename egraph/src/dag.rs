@@ -242,7 +242,12 @@ fn node_cost(
             | L::Atan2(_) => 1.0 / p.transcendental,
             L::Sqrt(_) => 1.0 / p.sqrt,
             L::Div(_) | L::Rem(_) => 1.0 / p.div,
-            L::Index(c) => elem_bytes(c[0]) / p.bandwidth + 1.0 / p.gather,
+            // a read through computed indices pays the scattered access (as the model does);
+            // one by the index parameters themselves does not
+            L::Index(c) => {
+                let direct = c[1..].iter().all(|i| eg[*i].nodes.iter().any(|n| matches!(n, L::Param(_))));
+                elem_bytes(c[0]) / p.bandwidth + if direct { 0.0 } else { 1.0 / p.gather }
+            }
             L::If(_)
             | L::Eq(_)
             | L::Ne(_)
@@ -270,7 +275,7 @@ fn node_cost(
     // array operands read at every point
     let lambda = |c: Id| matches!(eg[c].data.kind, Kind::Func { .. });
     let (space, operands): (f64, Vec<Id>) = match n {
-        L::Map(c) => (c.get(1).map_or(1.0, |a| points(*a)), c[1..].to_vec()),
+        L::Map(c) => (c.get(1).map_or(1.0, |a| points(*a)), map_operands_read(eg, c)),
         L::Reduce([_, _, a]) | L::Scan([_, _, a]) | L::ScanEx([_, _, a]) | L::Filter([_, a]) => {
             (points(*a), vec![*a])
         }
@@ -304,6 +309,26 @@ fn node_cost(
         c += points(a).min(space) * elem_bytes(a) / p.bandwidth;
     }
     c
+}
+
+/// The arrays a `map` reads (as the lowering does): those whose parameter its function
+/// uses, each once.
+fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id]) -> Vec<Id> {
+    let Some((f, arrays)) = c.split_first() else { return Vec::new() };
+    let k = arrays.len();
+    let body_free = eg[*f].nodes.iter().find_map(|n| match n {
+        ArrayLang::Lam([_, b]) => Some(&eg[*b].data.free),
+        _ => None,
+    });
+    let mut out: Vec<Id> = Vec::new();
+    for (j, a) in arrays.iter().enumerate() {
+        let used = body_free.map_or(true, |fr| fr.contains((k - 1 - j) as u32));
+        let a = eg.find(*a);
+        if used && !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// Extracts `root` from `eg` choosing what to materialise by the physical cost of the plan

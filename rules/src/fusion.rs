@@ -524,7 +524,7 @@ fn output_classes(eg: &EG) -> Vec<Id> {
     out
 }
 
-fn fuse_beta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+fn fuse_beta(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     let ArrayLang::App(c) = n else { return None };
     let (f, args) = c.split_first()?;
     let body = lam_body(eg, *f, args.len())?;
@@ -532,10 +532,15 @@ fn fuse_beta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
     let k = u32::try_from(args.len()).ok()?;
     let blocked =
         (0u32..).zip(args).any(|(i, a)| !is_leaf(eg, eg.find(*a)) && under_binder(eg, body, k - 1 - i));
-    if !blocked {
-        return beta(eg, body, args);
+    if blocked {
+        return merge_repeated(eg, *f, body, args);
     }
-    merge_repeated(eg, *f, body, args)
+    // the form with one parameter per distinct argument too: a tree cost counts an
+    // argument once there, and as often as it is used in the substituted body
+    if let Some(m) = merge_repeated(eg, *f, body, args) {
+        eg.union(at, m);
+    }
+    beta(eg, body, args)
 }
 
 /// `( b -> body) x x == ( -> body[a/b]) x`: one parameter per distinct argument, so
