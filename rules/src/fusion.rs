@@ -564,20 +564,21 @@ fn merge_repeated(eg: &mut EG, f: Id, body: Id, args: &[Id]) -> Option<Id> {
         }),
         _ => None,
     })?;
-    let (k, m) = (u32::try_from(args.len()).ok()?, u32::try_from(uniq.len()).ok()?);
-    // old parameter `$p` is argument `k - 1 - p`; distinct argument `u` is new `$(m - 1 - u)`
-    let to: Vec<u32> = (0..k)
-        .map(|p| {
-            let i = (k - 1 - p) as usize;
-            let u = uniq.iter().position(|x| *x == canon[i]).unwrap_or(0) as u32;
-            m - 1 - u
-        })
-        .collect();
+    if tys.len() != args.len() {
+        return None;
+    }
+    let m = u32::try_from(uniq.len()).ok()?;
+    // argument `i` becomes the parameter of its distinct argument `u`: `$(m - 1 - u)`
+    let mut params = Vec::with_capacity(args.len());
+    for (a, ty) in canon.iter().zip(&tys) {
+        let u = uniq.iter().position(|x| x == a)? as u32;
+        params.push(eg.add(ArrayLang::Param(eqfuse_egraph::DeBruijn { index: m - 1 - u, ty: *ty })));
+    }
     let new_tys: Vec<_> = uniq
         .iter()
         .map(|u| canon.iter().position(|x| x == u).and_then(|i| tys.get(i).copied()))
         .collect::<Option<_>>()?;
-    let new_body = crate::subst::rename_params(eg, body, k, m, &to)?;
+    let new_body = crate::subst::rebind(eg, body, &params, m)?;
     let new_f = crate::build::lam(eg, new_tys, new_body);
     let mut kids = vec![new_f];
     kids.extend(uniq);

@@ -163,10 +163,12 @@ pub fn shift(eg: &mut EG, c: Id, by: u32) -> Option<Id> {
 }
 
 /// The body of a `k`-parameter lambda with its parameters replaced by `args` (source order,
-/// as written at the application), its other free parameters lowered by `k`.
+/// as written at the application), its other free parameters lowered by `lower` (`k` when
+/// the lambda goes away; less when the body goes under another lambda, see [`rebind`]).
 struct Beta<'a> {
     k: u32,
     args: &'a [Id],
+    lower: u32,
 }
 
 impl Visitor for Beta<'_> {
@@ -187,46 +189,14 @@ impl Visitor for Beta<'_> {
                     }
                     Step::Replace(shift(eg, arg, depth)?)
                 } else {
-                    Step::Replace(eg.add(ArrayLang::Param(DeBruijn { index: p.index - self.k, ty: p.ty })))
+                    Step::Replace(
+                        eg.add(ArrayLang::Param(DeBruijn { index: p.index - self.lower, ty: p.ty })),
+                    )
                 }
             }
             _ => Step::Descend,
         })
     }
-}
-
-/// The body of a `k`-parameter lambda as the body of an `m`-parameter one: parameter
-/// `$rel` (`rel < k`) becomes `$to[rel]`, the others move down by `k - m`.
-struct Rename<'a> {
-    k: u32,
-    m: u32,
-    to: &'a [u32],
-}
-
-impl Visitor for Rename<'_> {
-    fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
-        if !mentions_from(eg, c, depth) {
-            return Some(Step::Keep);
-        }
-        Some(match eg[c].data.best {
-            ArrayLang::Param(p) if p.index >= depth => {
-                let rel = p.index - depth;
-                let index = if rel < self.k {
-                    depth.checked_add(*self.to.get(rel as usize)?)?
-                } else {
-                    (p.index - self.k).checked_add(self.m)?
-                };
-                Step::Replace(eg.add(ArrayLang::Param(DeBruijn { index, ty: p.ty })))
-            }
-            _ => Step::Descend,
-        })
-    }
-}
-
-/// The body of a `k`-parameter lambda rewritten for an `m`-parameter one whose parameter
-/// `$to[rel]` stands for the old `$rel` (several old ones may become one).
-pub fn rename_params(eg: &mut EG, body: Id, k: u32, m: u32, to: &[u32]) -> Option<Id> {
-    walk(eg, body, &mut Rename { k, m, to })
 }
 
 /// Beta-reduces `(app (lam <k types> body) args)`: the substituted body's class.
@@ -237,7 +207,15 @@ pub fn beta(eg: &mut EG, body: Id, args: &[Id]) -> Option<Id> {
     if body_params_identity(eg, body, args, k) {
         return Some(eg.find(body));
     }
-    walk(eg, body, &mut Beta { k, args })
+    walk(eg, body, &mut Beta { k, args, lower: k })
+}
+
+/// The body of a `k`-parameter lambda made the body of an `m`-parameter one (`m <= k`):
+/// parameter `$p` becomes `params[k - 1 - p]`, a parameter node of the new lambda (several
+/// old ones may become one); the other free parameters move down by `k - m`.
+pub fn rebind(eg: &mut EG, body: Id, params: &[Id], m: u32) -> Option<Id> {
+    let k = u32::try_from(params.len()).ok()?;
+    walk(eg, body, &mut Beta { k, args: params, lower: k.checked_sub(m)? })
 }
 
 /// Whether `args` are `$k-1 .. $0` (the parameters of a `k`-parameter lambda, in source
