@@ -360,8 +360,8 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         }
         Ok::<_, Error>(next)
     };
-    // each branch: a term, its names, the reports of the phases that made it. The first
-    // fuse phase extracts twice (the sharing-aware choice and the fully fused one):
+    // each branch: a term, its names, the reports of the phases that made it. Each fuse
+    // round extracts twice (the sharing-aware choice and the fully fused one):
     // horizontal fusion, later, can make fusing everything the better plan (shared work
     // computed once in a multi-output kernel), which the fuse phase cannot see.
     let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
@@ -377,8 +377,9 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         let mut settled: Vec<Branch> = Vec::new();
         for round in 0..MAX_FUSION_ROUNDS {
             let before: Vec<RecExpr<ArrayLang>> = branches.iter().map(|b| b.0.clone()).collect();
-            let modes =
-                if round == 0 { vec![opts.cost.search, Search::Fused] } else { vec![opts.cost.search] };
+            // every round extracts both ways: a fully fused branch re-extracted greedily
+            // alone would go back to reading the outputs (`fuse-read` keeps that form too)
+            let modes = vec![opts.cost.search, Search::Fused];
             let name = if round == 0 { name } else { "fuse-again" };
             let (done, open): (Vec<Branch>, Vec<Branch>) = run(name, &rules, &modes, branches)?
                 .into_iter()
