@@ -6,7 +6,9 @@
 //!   the outputs in their original order and with their original names;
 //! - **top-level `let`s**: an array operation (`map`, `reduce`, ...: anything LANGUAGE.md
 //!   forbids inside a lambda) becomes a `let` when it is used more than once or is read
-//!   inside a lambda; a closed `lam` that was a named function keeps its `let`. They take
+//!   inside a lambda, and so does a closed `if` over arrays read inside a lambda (as a
+//!   whole, so that its branches stay lazy); a closed `lam` that was a named function keeps
+//!   its `let`. They take
 //!   the original `let` name of their e-class when known, else a fresh `t0`, `t1`, ...;
 //! - **lambdas** get parameter names by nesting level (`x0 x1` at the outermost level, `y0`
 //!   inside, then `z`, `w`, `p`, `q`, `r`, `s`), kept clear of every program name by a
@@ -295,8 +297,10 @@ impl<'a> Decoder<'a> {
             }
             in_lambda[i] = true;
             // an array operation read in a lambda is a top-level `let`: its own operands
-            // are at the top level
-            if dag.nodes[i].array_op().is_none() {
+            // are at the top level; so is a closed `if` over arrays (see `is_hoisted`)
+            let closed_array_if =
+                matches!(dag.nodes[i], ArrayLang::If(_)) && arrayish[i] && free_max[i].is_none();
+            if dag.nodes[i].array_op().is_none() && !closed_array_if {
                 for c in dag.nodes[i].children() {
                     todo.push(usize::from(*c));
                 }
@@ -337,6 +341,10 @@ impl<'a> Decoder<'a> {
         match self.node(i) {
             ArrayLang::Lam(_) => self.free_max[i].is_none() && self.dag.names.contains_key(&i),
             n if n.array_op().is_some() => self.refs[i] >= 2 || self.in_lambda[i],
+            // a closed `if` over arrays read in a lambda is a `let` as a whole: hoisting only
+            // the array operations of its branches would compute them whichever branch is
+            // taken (and fail where the untaken one would)
+            ArrayLang::If(_) => self.in_lambda[i] && self.arrayish[i] && self.free_max[i].is_none(),
             _ => false,
         }
     }
