@@ -24,7 +24,7 @@
 //! - an application's argument (a `let`) is computed where the body first uses it, as if
 //!   substituted, and not at all if it does not; one used inside a loop body is computed
 //!   once, before the loop;
-//! - a value every path of a block computes ([`crate::strict`]: both branches of an `if`
+//! - a value every path of a block computes (`strict.rs`: both branches of an `if`
 //!   need it, or the code after it does) is computed once, before the `if`;
 //! - constants go to the function's outermost block, once each;
 //! - a `map` reads only the operands its function uses, each array once.
