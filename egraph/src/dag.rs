@@ -38,8 +38,9 @@ pub enum Search {
     Greedy,
     /// Every subset of the candidates, when there are at most this many (else greedy).
     Exact(usize),
-    /// The fully fused choice, not improved (where it is feasible; else greedy). The runner
-    /// follows it beside the greedy choice through the later phases, where horizontal
+    /// The fully fused choice, not improved (where it is feasible; else greedy), in which
+    /// the outputs are computed again where other kernels use them rather than read. The
+    /// runner follows it beside the greedy choice through the later phases, where horizontal
     /// fusion may make fusing everything the better plan after all.
     Fused,
 }

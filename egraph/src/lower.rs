@@ -1040,12 +1040,7 @@ impl<'a> Lowerer<'a> {
 
     /// `strict(b)` under `env` as (node, environment) pairs, through the arguments of
     /// parameters not computed yet.
-    fn strict_pairs(
-        &mut self,
-        fb: &FuncBuilder,
-        b: usize,
-        env: &[Reg],
-    ) -> HashMap<(usize, Vec<Reg>), Vec<Reg>> {
+    fn strict_pairs(&mut self, fb: &FuncBuilder, b: usize, env: &[Reg]) -> HashMap<MemoKey, Vec<Reg>> {
         let view =
             View { nodes: self.nodes, kinds: &self.kinds, free: &self.free, branching: &self.branching };
         let mut out = HashMap::new();
@@ -1340,7 +1335,7 @@ type MemoKey = (usize, Vec<Reg>);
 
 /// The memo key of node `i` under `env`: the node and the registers of its free
 /// parameters (`None`: a parameter out of scope).
-fn key_of(free: &[Vec<u32>], i: usize, env: &[Reg]) -> Option<(usize, Vec<Reg>)> {
+fn key_of(free: &[Vec<u32>], i: usize, env: &[Reg]) -> Option<MemoKey> {
     let mut regs = Vec::with_capacity(free[i].len());
     for &p in &free[i] {
         regs.push(env[env.len().checked_sub(1 + p as usize)?]);
@@ -1354,17 +1349,17 @@ struct FuncBuilder {
     params: Vec<ElemType>,
     reg_types: Vec<ElemType>,
     blocks: Vec<Block>,
-    memo: Vec<HashMap<(usize, Vec<Reg>), Reg>>,
+    memo: Vec<HashMap<MemoKey, Reg>>,
     consts: HashMap<String, Reg>,
     /// Per block: the (node, environment) pairs it computes on every path.
-    strict: Vec<HashSet<(usize, Vec<Reg>)>>,
+    strict: Vec<HashSet<MemoKey>>,
     /// The arguments of applications not computed yet: a parameter's placeholder register
     /// (counting down from `Reg::MAX`, never an instruction's) -> the argument and its
     /// environment. A parameter is computed where it is first used, as if substituted.
     lazy: HashMap<Reg, (usize, Vec<Reg>)>,
     /// The placeholder of each argument (node, environment): one per value, so that two
     /// applications of one function to one value share their work.
-    placeholders: HashMap<(usize, Vec<Reg>), Reg>,
+    placeholders: HashMap<MemoKey, Reg>,
 }
 
 impl FuncBuilder {
@@ -1382,7 +1377,7 @@ impl FuncBuilder {
     }
 
     /// The placeholder register of argument `key` (its node under `env`).
-    fn placeholder(&mut self, key: (usize, Vec<Reg>), env: &[Reg]) -> Reg {
+    fn placeholder(&mut self, key: MemoKey, env: &[Reg]) -> Reg {
         if let Some(&r) = self.placeholders.get(&key) {
             return r;
         }
@@ -1439,11 +1434,11 @@ impl FuncBuilder {
         })
     }
 
-    fn lookup(&self, key: &(usize, Vec<Reg>)) -> Option<Reg> {
+    fn lookup(&self, key: &MemoKey) -> Option<Reg> {
         self.memo.iter().rev().find_map(|m| m.get(key).copied())
     }
 
-    fn remember(&mut self, key: (usize, Vec<Reg>), r: Reg) {
+    fn remember(&mut self, key: MemoKey, r: Reg) {
         if let Some(m) = self.memo.last_mut() {
             m.insert(key, r);
         }

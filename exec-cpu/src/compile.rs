@@ -178,6 +178,23 @@ pub(crate) enum Op {
     Loop(Box<LoopOp>),
 }
 
+impl Op {
+    /// The one register the instruction itself writes (a loop writes several: `None`).
+    pub(crate) fn dst(&self) -> Option<usize> {
+        match self {
+            Op::Const { dst, .. }
+            | Op::Unary { dst, .. }
+            | Op::Binary { dst, .. }
+            | Op::Call { dst, .. }
+            | Op::MulAdd { dst, .. }
+            | Op::Read { dst, .. }
+            | Op::Dim { dst, .. } => Some(*dst),
+            Op::If(i) => Some(i.dst),
+            Op::Loop(_) => None,
+        }
+    }
+}
+
 /// Which of `a * b` and `c` is added to or subtracted from which.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MulAdd {
@@ -466,16 +483,11 @@ fn count_uses(b: &PBlock, uses: &mut [u32]) {
 
 /// Calls `f` on every register `op` writes, its nested blocks included.
 fn visit_writes(op: &Op, f: &mut dyn FnMut(usize)) {
+    if let Some(d) = op.dst() {
+        f(d);
+    }
     match op {
-        Op::Const { dst, .. }
-        | Op::Unary { dst, .. }
-        | Op::Binary { dst, .. }
-        | Op::Call { dst, .. }
-        | Op::MulAdd { dst, .. }
-        | Op::Read { dst, .. }
-        | Op::Dim { dst, .. } => f(*dst),
         Op::If(i) => {
-            f(i.dst);
             for o in i.then_.block.ops.iter().chain(&i.else_.block.ops) {
                 visit_writes(o, f);
             }
@@ -486,6 +498,7 @@ fn visit_writes(op: &Op, f: &mut dyn FnMut(usize)) {
                 visit_writes(o, f);
             }
         }
+        _ => {}
     }
 }
 

@@ -60,10 +60,9 @@ pub fn is_int_zero(eg: &EG, id: Id) -> bool {
     matches!(lit(eg, id), Some(Literal::I32(0) | Literal::I64(0)))
 }
 
-/// An integer constant `<= 0` (a loop count that runs no trip).
+/// A count constant `<= 0` (an `iterate` that runs no trip; counts are `i64`).
 pub fn is_nonpositive(eg: &EG, id: Id) -> bool {
-    matches!(lit(eg, id), Some(Literal::I32(n)) if n <= 0)
-        || matches!(lit(eg, id), Some(Literal::I64(n)) if n <= 0)
+    crate::build::const_i64(eg, id).is_some_and(|n| n <= 0)
 }
 
 /// The float constant `-0.0`.

@@ -558,20 +558,6 @@ impl Emit<'_, '_> {
     }
 }
 
-/// The register an instruction of a straight-line region writes.
-fn dst_of(op: &Op) -> Option<usize> {
-    match op {
-        Op::Const { dst, .. }
-        | Op::Unary { dst, .. }
-        | Op::Binary { dst, .. }
-        | Op::Call { dst, .. }
-        | Op::MulAdd { dst, .. }
-        | Op::Read { dst, .. } => Some(*dst),
-        Op::If(i) => Some(i.dst),
-        Op::Dim { .. } | Op::Loop(_) => None,
-    }
-}
-
 /// A straight-line region whose every register is of one float type, with only
 /// operations that are exact lane by lane (`+ - * /`, negation, `abs`, `sqrt`, the
 /// multiply-adds as a multiply then an add): that type, and per source whether it is
@@ -591,7 +577,7 @@ pub(super) fn vector_type(region: &Region<'_>, loads: &[usize]) -> Option<(ElemT
     let is_t = |r: usize| region.types.get(r) == Some(&t);
     let ok = |r: &usize| is_t(*r) || is_uniform(*r);
     for op in region.prelude {
-        let dst = dst_of(op);
+        let dst = op.dst();
         // computed once, before the vectors (scalar code, splat)
         if dst.is_some_and(is_uniform) && !matches!(op, Op::Read { .. }) {
             continue;
@@ -673,7 +659,7 @@ impl Emit<'_, '_> {
         }
         // the uniform instructions (constants among them), once
         for op in region.prelude {
-            let Some(d) = dst_of(op).filter(|&d| uniform.get(d).copied().unwrap_or(false)) else { continue };
+            let Some(d) = op.dst().filter(|&d| uniform.get(d).copied().unwrap_or(false)) else { continue };
             if matches!(op, Op::Read { .. }) {
                 continue;
             }
@@ -709,7 +695,7 @@ impl Emit<'_, '_> {
         }
         let get = |vals: &[Option<Value>], r: usize| vals.get(r).copied().flatten();
         for op in region.prelude {
-            if dst_of(op).is_some_and(|d| uniform.get(d).copied().unwrap_or(false)) {
+            if op.dst().is_some_and(|d| uniform.get(d).copied().unwrap_or(false)) {
                 continue;
             }
             let (dst, z) = match op {
