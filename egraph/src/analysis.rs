@@ -36,7 +36,7 @@ use eqfuse_ir::ast::UnOp;
 use eqfuse_ir::error::Span;
 use eqfuse_ir::interp::scalar::{self, ScalarFn};
 use eqfuse_ir::types::{Dim, ElemType, Type};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One dimension of an array class's shape, as known before the program runs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -226,6 +226,20 @@ pub struct ClassFacts {
 /// What one fusion walk found: what each (class, binder depth) became.
 pub type WalkMemo = HashMap<(Id, u32), Id>;
 
+/// How far a fusion walk (`fuse-read`) fuses the reads of an index function's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WalkKind {
+    /// Whole chains of producers.
+    Chains,
+    /// Whole chains, but the reads of the program's outputs stay reads.
+    KeepOutputs,
+    /// Whole chains, but the reads of the program's outputs stay reads except those at an
+    /// index that does not depend on the index parameters (one value).
+    KeepOutputArrays,
+    /// Only the producers read directly: their own reads stay reads.
+    OneProducer,
+}
+
 /// The e-class analysis. It holds the declared types of the program's inputs, which the
 /// kinds of `Input` leaves come from, and a memo the rules may keep about this e-graph.
 #[derive(Debug, Default)]
@@ -238,28 +252,32 @@ pub struct Facts {
     /// found goes stale as soon as the e-graph learns more (a read that was not provably in
     /// bounds becomes so when its index is merged with a parameter), so the runner empties
     /// it before every iteration.
-    /// Keyed by the space and by whether the walk kept the reads of the outputs.
-    pub walk_memo: HashMap<(Vec<SymDim>, bool), WalkMemo>,
+    /// Keyed by the space and by the kind of walk.
+    pub walk_memo: HashMap<(Vec<SymDim>, WalkKind), WalkMemo>,
     /// The classes of the term this e-graph was loaded from, one per node in the term's
     /// order (children first): a canonical order of the classes that does not depend on
     /// the order in which rules added nodes (horizontal fusion groups kernels in it).
     pub term_order: Vec<Id>,
+    /// The nodes `fuse-read` added (as they were when added): a walk fusing one producer
+    /// deep runs only from the others, so that a chain of `k` producers gets `k` such
+    /// forms, not one per depth and consumer.
+    pub fused_nodes: HashSet<ArrayLang>,
 }
 
 impl Clone for Facts {
     fn clone(&self) -> Facts {
-        Facts { inputs: self.inputs.clone(), walk_memo: HashMap::new(), term_order: Vec::new() }
+        Facts::with_inputs(self.inputs.clone())
     }
 }
 
 impl Facts {
     /// An analysis knowing the inputs' declared types.
     pub fn new<'a>(inputs: impl IntoIterator<Item = (&'a str, &'a Type)>) -> Facts {
-        Facts {
-            inputs: inputs.into_iter().map(|(n, t)| (InputName::new(n), t.clone())).collect(),
-            walk_memo: HashMap::new(),
-            term_order: Vec::new(),
-        }
+        Facts::with_inputs(inputs.into_iter().map(|(n, t)| (InputName::new(n), t.clone())).collect())
+    }
+
+    fn with_inputs(inputs: HashMap<InputName, Type>) -> Facts {
+        Facts { inputs, walk_memo: HashMap::new(), term_order: Vec::new(), fused_nodes: HashSet::new() }
     }
 }
 

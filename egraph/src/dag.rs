@@ -39,7 +39,8 @@ pub enum Search {
     /// Every subset of the candidates, when there are at most this many (else greedy).
     Exact(usize),
     /// The fully fused choice, not improved (where it is feasible; else greedy), in which
-    /// the outputs are computed again where other kernels use them rather than read. The
+    /// the outputs are computed again where other kernels that horizontal fusion can join
+    /// with them use them (a scan, a filter or a permute reads them). The
     /// runner follows it beside the greedy choice through the later phases, where horizontal
     /// fusion may make fusing everything the better plan after all.
     Fused,
@@ -85,6 +86,13 @@ pub struct Extracted {
 /// Whether `n` is a kernel node: its result is computed by a pass of its own.
 pub fn is_kernel_node(n: &ArrayLang) -> bool {
     n.array_op().is_some()
+}
+
+/// Whether horizontal fusion can make a kernel of `n`'s kind a lane beside its operand's
+/// kernel (or a node within a kernel: not a kernel itself). Scans, filters and permutes
+/// never join a group (`horizontal-fuse` groups generates and reductions).
+fn joins_horizontally(n: &ArrayLang) -> bool {
+    !matches!(crate::kernels::kernel_kind(n, false), Some("scan" | "filter" | "permute"))
 }
 
 /// A materialised set's true cost, with the term it extracts and the term's index.
@@ -141,10 +149,13 @@ impl Ctx<'_> {
             if is_kernel_node(n) && !s.contains(&class) {
                 return f64::INFINITY;
             }
-            let outputs = matches!(n, ArrayLang::Outputs(_));
+            // the outputs node reads its outputs, and so does a kernel that horizontal
+            // fusion cannot join with them: recomputing an output gains only where the
+            // consumer can become a lane of the output's kernel
+            let reads = matches!(n, ArrayLang::Outputs(_)) || !joins_horizontally(n);
             let kid = |c: Id| {
                 let c = eg.find(c);
-                if s.contains(&c) && (outputs || !self.recompute.contains(&c)) {
+                if s.contains(&c) && (reads || !self.recompute.contains(&c)) {
                     0.0
                 } else {
                     child(c)
@@ -295,7 +306,9 @@ fn node_cost(
         L::Iota(_) | L::Transpose(_) | L::Reverse(_) | L::Slice(_) | L::Concat(_) => (1.0, Vec::new()),
         _ => (1.0, Vec::new()),
     };
-    let mut c = p.launch + 1e-12;
+    // a little per child too: of two equal kernels the one with fewer children wins (a
+    // `map` without the operands its function ignores), not whichever was found first
+    let mut c = p.launch + 1e-12 * (1 + n.children().len()) as f64;
     for k in n.children() {
         let k = eg.find(*k);
         if lambda(k) || matches!(eg[k].data.kind, Kind::Lane { .. }) {

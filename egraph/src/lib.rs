@@ -55,7 +55,7 @@ pub mod model;
 pub mod roll;
 mod strict;
 
-pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
+pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim, WalkKind};
 pub use cost::TreeCost;
 pub use decode::{decode, decode_recexpr, Signature};
 pub use encode::{encode, Encoded};

@@ -232,6 +232,13 @@ impl<'a> Lowerer<'a> {
             }
             match self.nodes[i] {
                 ArrayLang::If([c, _, _]) if self.branching.contains(&i) => reach[usize::from(c)] = true,
+                ArrayLang::Map(ref c) => {
+                    for (j, a) in c.iter().enumerate() {
+                        if j == 0 || self.map_operand_needed(c, j - 1) {
+                            reach[usize::from(*a)] = true;
+                        }
+                    }
+                }
                 ref n => {
                     for c in n.children() {
                         reach[usize::from(*c)] = true;
@@ -251,6 +258,26 @@ impl<'a> Lowerer<'a> {
         }
         roll_kernels(&mut self.plan.steps);
         Ok(self.plan)
+    }
+
+    /// Whether the map `c` (function, operands) needs operand `j` computed: the first (its
+    /// index space), one its function uses, and one of a shape the analysis does not know
+    /// to be the first's (the map must still check it).
+    fn map_operand_needed(&self, c: &[Id], j: usize) -> bool {
+        let Some(f) = c.first() else { return true };
+        let k = c.len() - 1;
+        let used = match self.nodes[usize::from(*f)] {
+            ArrayLang::Lam([_, b]) => self.free[usize::from(b)].contains(&((k - 1 - j) as u32)),
+            _ => true,
+        };
+        let known_same = match (&self.kinds[usize::from(c[1])], &self.kinds[usize::from(c[j + 1])]) {
+            (Kind::Array { shape: x, .. }, Kind::Array { shape: y, .. }) => {
+                x.len() == y.len()
+                    && x.iter().zip(y).all(|(p, q)| p == q && matches!(p, SymDim::Const(_) | SymDim::Size(_)))
+            }
+            _ => false,
+        };
+        j == 0 || used || !known_same
     }
 
     fn is_kernel(&self, i: usize) -> bool {
@@ -567,12 +594,19 @@ impl<'a> Lowerer<'a> {
         match node {
             L::Map(c) => {
                 let (f, arrays) = c.split_first().ok_or_else(|| internal("map without a function"))?;
+                // an operand the function does not use, of the shape the analysis knows for
+                // the first, is not computed for the map (as in the map's index form)
                 let mut vs = Vec::new();
-                for a in arrays {
-                    vs.push((self.array(*a)?, usize::from(*a)));
+                for (j, a) in arrays.iter().enumerate() {
+                    if self.map_operand_needed(&c, j) {
+                        vs.push(Some((self.array(*a)?, usize::from(*a))));
+                    } else {
+                        vs.push(None);
+                    }
                 }
-                let &(v0, n0) = vs.first().ok_or_else(|| internal("map without arrays"))?;
-                self.assert_same_shape("map", &vs)?;
+                let needed: Vec<(ValueId, usize)> = vs.iter().flatten().copied().collect();
+                let &(v0, n0) = needed.first().ok_or_else(|| internal("map without arrays"))?;
+                self.assert_same_shape("map", &needed)?;
                 let space = self.dims_of_value(v0, n0)?;
                 let (_, body) = self.lam(*f)?;
                 let r = space.len();
@@ -582,16 +616,16 @@ impl<'a> Lowerer<'a> {
                     // read (it is in bounds: no error is lost), and an array is read once
                     let mut read: HashMap<ValueId, Reg> = HashMap::new();
                     let mut args = Vec::with_capacity(k);
-                    for (j, (v, _)) in vs.iter().enumerate() {
-                        if !me.free[body].contains(&((k - 1 - j) as u32)) {
+                    for (j, v) in vs.iter().enumerate() {
+                        let Some((v, _)) = v.filter(|_| me.free[body].contains(&((k - 1 - j) as u32))) else {
                             args.push(Reg::MAX);
                             continue;
-                        }
-                        let reg = match read.get(v) {
-                            Some(&reg) => reg,
-                            None => me.read(fb, *v, ix.to_vec()),
                         };
-                        read.insert(*v, reg);
+                        let reg = match read.get(&v) {
+                            Some(&reg) => reg,
+                            None => me.read(fb, v, ix.to_vec()),
+                        };
+                        read.insert(v, reg);
                         args.push(reg);
                     }
                     me.scalar(fb, body, &args)

@@ -23,6 +23,17 @@ pub fn lam(eg: &mut EG, tys: Vec<ElemType>, body: Id) -> Id {
     eg.add(ArrayLang::Lam([p, body]))
 }
 
+/// The parameter types of a lambda class, in source order.
+pub fn param_types(eg: &EG, f: Id) -> Option<Vec<ElemType>> {
+    eg[f].nodes.iter().find_map(|n| match n {
+        ArrayLang::Lam([p, _]) => eg[*p].nodes.iter().find_map(|q| match q {
+            ArrayLang::Params(t) => Some(t.0.clone()),
+            _ => None,
+        }),
+        _ => None,
+    })
+}
+
 /// The parameters of an `r`-index lambda in source order: `$r-1 .. $0`, all `i64`.
 pub fn index_params(eg: &mut EG, r: usize) -> Vec<Id> {
     (0..r).rev().map(|k| param(eg, k as u32, ElemType::I64)).collect()

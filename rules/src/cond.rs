@@ -65,6 +65,11 @@ pub fn is_nonpositive(eg: &EG, id: Id) -> bool {
     crate::build::const_i64(eg, id).is_some_and(|n| n <= 0)
 }
 
+/// A count constant `>= 1` (an `iterate` that runs at least one trip).
+pub fn is_positive(eg: &EG, id: Id) -> bool {
+    crate::build::const_i64(eg, id).is_some_and(|n| n >= 1)
+}
+
 /// The float constant `-0.0`.
 pub fn is_neg_zero(eg: &EG, id: Id) -> bool {
     lit(eg, id).and_then(float).is_some_and(|v| v == 0.0 && v.is_sign_negative())

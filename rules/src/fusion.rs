@@ -37,7 +37,7 @@ use crate::node_rule::{node_rule, Build, Select};
 use crate::subst::{beta, lam_body, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
 use egg::{rewrite, Id};
-use eqfuse_egraph::{ArrayLang, SymDim};
+use eqfuse_egraph::{ArrayLang, SymDim, WalkKind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -350,8 +350,14 @@ fn index_space(n: &ArrayLang) -> Option<(Id, Id)> {
 /// in bounds by the producer's element function applied to the indices.
 struct FuseReads<'a> {
     space: IndexSpace<'a>,
-    /// Arrays whose reads stay reads (the outputs, in the second walk of [`fuse_read`]).
+    /// Arrays whose reads stay reads (the outputs, in the walks of [`fuse_read`] that keep
+    /// them).
     keep: &'a [Id],
+    /// Fuse only the producers read directly, not what their bodies read in turn.
+    one_producer: bool,
+    /// Whether the reads of `keep` stay reads also at an index that does not depend on
+    /// the index parameters.
+    keep_closed: bool,
     fused: bool,
     /// The producers whose bodies are being walked now (a revisit inside a revisit): a
     /// producer met again reads itself through a cyclic class, and fusing it once more
@@ -363,7 +369,9 @@ struct FuseReads<'a> {
 }
 
 impl FuseReads<'_> {
-    fn fusable(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Id> {
+    /// The fused form of the read in class `c`, if it has one; `keep` says whether reads of
+    /// [`FuseReads::keep`] stay reads.
+    fn fusable(&mut self, eg: &mut EG, c: Id, depth: u32, keep: bool) -> Option<Id> {
         let candidates: Vec<Vec<Id>> = eg[c]
             .nodes
             .iter()
@@ -375,11 +383,16 @@ impl FuseReads<'_> {
         for k in candidates {
             let (a, ix) = k.split_first()?;
             let a = eg.find(*a);
-            if self.keep.contains(&a) {
+            if keep && self.keep.contains(&a) {
                 continue;
             }
             if self.chain.contains(&a) {
                 self.skipped += 1;
+                continue;
+            }
+            // an input read stays a read: no index form computes it more cheaply (one it
+            // may have, `reverse o` with `o = reverse in1`, would read an array in its place)
+            if eg[a].nodes.iter().any(|n| matches!(n, ArrayLang::Input(_))) {
                 continue;
             }
             let producers: Vec<(Id, Id)> = eg[a]
@@ -407,6 +420,18 @@ impl FuseReads<'_> {
         }
         None
     }
+
+    /// The step for a read fused into `r` (its producer's body at the read's indices).
+    fn fused_into(&mut self, r: Id) -> Step {
+        self.fused = true;
+        if self.one_producer {
+            // the producer's reads stay reads: `r` is not walked (and not on the chain)
+            self.chain.pop();
+            return Step::Replace(r);
+        }
+        // the producer's body may read index forms in turn: fuse the whole chain now
+        Step::Revisit(r)
+    }
 }
 
 impl Visitor for FuseReads<'_> {
@@ -423,16 +448,13 @@ impl Visitor for FuseReads<'_> {
             if !matches!(eg[c].data.kind, eqfuse_egraph::Kind::Scalar(_)) {
                 return Some(Step::Keep);
             }
-            if let Some(r) = self.fusable(eg, c, depth) {
-                self.fused = true;
-                return Some(Step::Revisit(r));
+            if let Some(r) = self.fusable(eg, c, depth, self.keep_closed) {
+                return Some(self.fused_into(r));
             }
             return Some(Step::Descend);
         }
-        if let Some(r) = self.fusable(eg, c, depth) {
-            self.fused = true;
-            // the producer's body may read index forms in turn: fuse the whole chain now
-            return Some(Step::Revisit(r));
+        if let Some(r) = self.fusable(eg, c, depth, true) {
+            return Some(self.fused_into(r));
         }
         Some(Step::Descend)
     }
@@ -467,23 +489,33 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
                 *c = new_f;
             }
         }
+        eg.analysis.fused_nodes.insert(m.clone());
         eg.add(m)
     };
-    let full = walk_reads(eg, at, &ds, body, &[]);
+    let full = walk_reads(eg, at, &ds, body, WalkKind::Chains, &[]);
+    // likewise a chain is also fused one producer deep (from a node this rule did not add),
+    // so that what the next producer computes can stay a read whether or not it had an
+    // index form when the walk passed
+    let mut partial = Vec::new();
+    if !eg.analysis.fused_nodes.contains(n) {
+        partial.push(walk_reads(eg, at, &ds, body, WalkKind::OneProducer, &[]));
+    }
     if !outputs.is_empty() {
-        if let Some(kept) = walk_reads(eg, at, &ds, body, &outputs) {
-            if full.map(|b| eg.find(b)) != Some(eg.find(kept)) {
-                let r = with(eg, kept);
-                eg.union(at, r);
-            }
+        partial.push(walk_reads(eg, at, &ds, body, WalkKind::KeepOutputs, &outputs));
+        partial.push(walk_reads(eg, at, &ds, body, WalkKind::KeepOutputArrays, &outputs));
+    }
+    for b in partial.into_iter().flatten() {
+        if full.map(|f| eg.find(f)) != Some(eg.find(b)) {
+            let r = with(eg, b);
+            eg.union(at, r);
         }
     }
     Some(with(eg, full?))
 }
 
-/// The body of an index function over `ds` with its reads fused (but those of `keep`);
-/// `None` when nothing changed.
-fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, keep: &[Id]) -> Option<Id> {
+/// The body of an index function over `ds` with its reads fused as `kind` says (but those
+/// of `keep`); `None` when nothing changed.
+fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, kind: WalkKind, keep: &[Id]) -> Option<Id> {
     let key: Vec<SymDim> = ds
         .iter()
         .map(|d| match d {
@@ -491,10 +523,12 @@ fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, keep: &[Id]) -> Opti
             d => d.clone(),
         })
         .collect();
-    let key = (key, !keep.is_empty());
+    let key = (key, kind);
     let mut v = FuseReads {
         space: IndexSpace { dims: ds },
         keep,
+        one_producer: kind == WalkKind::OneProducer,
+        keep_closed: kind != WalkKind::KeepOutputArrays,
         fused: false,
         chain: vec![eg.find(at)],
         skipped: 0,
@@ -557,13 +591,7 @@ fn merge_repeated(eg: &mut EG, f: Id, body: Id, args: &[Id]) -> Option<Id> {
     if uniq.len() == args.len() {
         return None;
     }
-    let tys = eg[f].nodes.iter().find_map(|n| match n {
-        ArrayLang::Lam([p, _]) => eg[*p].nodes.iter().find_map(|q| match q {
-            ArrayLang::Params(t) => Some(t.0.clone()),
-            _ => None,
-        }),
-        _ => None,
-    })?;
+    let tys = crate::build::param_types(eg, f)?;
     if tys.len() != args.len() {
         return None;
     }
@@ -591,40 +619,36 @@ fn is_leaf(eg: &EG, a: Id) -> bool {
     eg[a].nodes.iter().any(ArrayLang::is_leaf)
 }
 
-/// Whether parameter `p` of `body` occurs inside a lambda in it (in some node of some class
-/// on the way) that is not applied on the spot (a `let`'s runs once). Substituting a
-/// computed argument there would evaluate it at every call of that lambda (every trip of an
-/// `iterate`) instead of once, so `fuse-beta` keeps such an application as it is: the
-/// extraction would otherwise have both forms only under some rule orders (a fusion walk
-/// rebuilds one node per class).
+/// Whether parameter `p` of `body` occurs inside a lambda in it that is not applied on the
+/// spot (a `let`'s runs once), in its smallest term (what substitution copies: a class that
+/// also holds the loop the simplest form replaced, `iterate 0 f x` beside `x`, is not a
+/// loop). Substituting a computed argument there would evaluate it at every call of that
+/// lambda (every trip of an `iterate`) instead of once, so `fuse-beta` keeps such an
+/// application as it is: the extraction would otherwise have both forms only under some
+/// rule orders (a fusion walk rebuilds one node per class).
 fn under_binder(eg: &EG, body: Id, p: u32) -> bool {
-    let mut stack = vec![(eg.find(body), p)];
+    // (class, the parameter's index there, whether inside a lambda)
+    let mut stack = vec![(eg.find(body), p, false)];
     let mut seen = std::collections::HashSet::new();
-    while let Some((c, p)) = stack.pop() {
-        if !eg[c].data.free.contains(p) || !seen.insert((c, p)) {
+    while let Some((c, p, inside)) = stack.pop() {
+        if !eg[c].data.free.contains(p) || !seen.insert((c, p, inside)) {
             continue;
         }
         // a lambda's parameters count: its body sees `p` raised by them
         let arity = |f: Id| crate::build::arity(eg, f).unwrap_or(0);
-        for n in &eg[c].nodes {
-            match n {
-                ArrayLang::Lam([_, b]) => {
-                    if eg[*b].data.free.contains(p.saturating_add(arity(c))) {
-                        return true;
-                    }
+        let n = &eg[c].data.best;
+        match n {
+            ArrayLang::Param(d) if d.index == p && inside => return true,
+            ArrayLang::Lam([_, b]) => stack.push((eg.find(*b), p.saturating_add(arity(c)), true)),
+            // an applied lambda (a `let`) runs once: its body is not a loop's
+            ArrayLang::App(kids) => {
+                let Some((f, args)) = kids.split_first() else { continue };
+                stack.extend(args.iter().map(|k| (eg.find(*k), p, inside)));
+                if let ArrayLang::Lam([_, b]) = &eg[*f].data.best {
+                    stack.push((eg.find(*b), p.saturating_add(arity(*f)), inside));
                 }
-                // an applied lambda (a `let`) runs once: its body is not a loop's
-                ArrayLang::App(kids) => {
-                    let Some((f, args)) = kids.split_first() else { continue };
-                    stack.extend(args.iter().map(|k| (eg.find(*k), p)));
-                    for m in &eg[*f].nodes {
-                        if let ArrayLang::Lam([_, b]) = m {
-                            stack.push((eg.find(*b), p.saturating_add(arity(*f))));
-                        }
-                    }
-                }
-                _ => stack.extend(egg::Language::children(n).iter().map(|k| (eg.find(*k), p))),
             }
+            _ => stack.extend(egg::Language::children(n).iter().map(|k| (eg.find(*k), p, inside))),
         }
     }
     false

@@ -24,6 +24,15 @@ pub struct IndexSpace<'a> {
 }
 
 impl IndexSpace<'_> {
+    /// Whether a dimension is certainly 0 (the space has no point).
+    fn is_empty(&self, eg: &EG) -> bool {
+        self.dims.iter().any(|d| match d {
+            SymDim::Const(c) => *c == 0,
+            SymDim::Class(c) => const_i64(eg, *c) == Some(0),
+            _ => false,
+        })
+    }
+
     /// The range of parameter `$index` seen at binder depth `depth`, if it is an index
     /// parameter of this space.
     fn range_of(&self, index: u32, depth: u32) -> Option<&SymDim> {
@@ -67,7 +76,8 @@ pub fn in_bounds(eg: &EG, j: Id, d: &SymDim, space: &IndexSpace<'_>, depth: u32)
 const IN_BOUNDS_NESTING: u32 = 4;
 
 fn in_bounds_within(eg: &EG, j: Id, d: &SymDim, space: &IndexSpace<'_>, depth: u32, fuel: u32) -> bool {
-    if space.is_param_over(eg, j, d, depth) {
+    // over an empty space the body is evaluated nowhere: no read runs
+    if space.is_empty(eg) || space.is_param_over(eg, j, d, depth) {
         return true;
     }
     if let Some(v) = const_i64(eg, j) {

@@ -59,6 +59,9 @@ pub fn rules() -> Vec<Rewrite> {
         rw!("scalar-if-same"; "(if ?c ?t ?t)" => "?t"),
         // iterate n f x == x for n <= 0 (no trip)
         rw!("scalar-iterate-none"; "(iterate ?n ?f ?x)" => "?x" if on("?n", is_nonpositive)),
+        // iterate n (\y -> e) x == e for n >= 1 and e not mentioning any parameter
+        rw!("scalar-iterate-const"; "(iterate ?n (lam ?t ?e) ?x)" => "?e"
+            if on("?n", is_positive) if on("?e", crate::build::closed)),
         // if !c then t else e == if c then e else t
         rw!("scalar-if-not"; "(if (not ?c) ?t ?e)" => "(if ?c ?e ?t)"),
         // a - (a - x) == x (integers: wrapping arithmetic is a group; not floats)

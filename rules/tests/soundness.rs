@@ -710,6 +710,13 @@ fn templates() -> Vec<Template> {
                 format!("(iterate {n} (\\y -> y * {}) {})", g.e(t, v), g.e(t, v))
             })
         }),
+        tpl("scalar-iterate-const", |g| {
+            sc(g, &NUM, |g, t, v| {
+                let n = g.pick(&["1", "2", "7"]);
+                let (a, b) = (g.lit(t), g.lit(t));
+                format!("(iterate {n} (\\y -> {a} * {b}) {})", g.e(t, v))
+            })
+        }),
         tpl("scalar-if-not", |g| {
             sc(g, &NUM, |g, t, v| format!("(if (!{}) then {} else {})", g.cond(v), g.e(t, v), g.e(t, v)))
         }),
