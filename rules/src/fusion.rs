@@ -577,18 +577,23 @@ fn fuse_beta(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     beta(eg, body, args)
 }
 
-/// `( b -> body) x x == ( -> body[a/b]) x`: one parameter per distinct argument, so
-/// that a body kept as it is (see [`under_binder`]) still sees that two of its parameters
-/// are equal (`a - b` is then `a - a`). `None` when the arguments are distinct.
+/// `(\a b c -> body) x x 2 == (\a -> body[a/b, 2/c]) x`: one parameter per distinct
+/// argument that is not a constant, the constants substituted. A body kept as it is (see
+/// [`under_binder`]) still sees that two of its parameters are equal (`a - b` is then
+/// `a - a`) and what its constants are; and a tree cost counts the argument it keeps once
+/// (the substituted body would repeat it where it is used twice). `None` when the
+/// arguments are distinct and none is a constant, or all are constants.
 fn merge_repeated(eg: &mut EG, f: Id, body: Id, args: &[Id]) -> Option<Id> {
     let canon: Vec<Id> = args.iter().map(|a| eg.find(*a)).collect();
+    let constant =
+        |eg: &EG, a: Id| eg[a].data.constant.is_some() || (is_leaf(eg, a) && eg[a].data.free.is_empty());
     let mut uniq: Vec<Id> = Vec::new();
     for a in &canon {
-        if !uniq.contains(a) {
+        if !uniq.contains(a) && !constant(eg, *a) {
             uniq.push(*a);
         }
     }
-    if uniq.len() == args.len() {
+    if uniq.len() == args.len() || uniq.is_empty() {
         return None;
     }
     let tys = crate::build::param_types(eg, f)?;
@@ -596,11 +601,17 @@ fn merge_repeated(eg: &mut EG, f: Id, body: Id, args: &[Id]) -> Option<Id> {
         return None;
     }
     let m = u32::try_from(uniq.len()).ok()?;
-    // argument `i` becomes the parameter of its distinct argument `u`: `$(m - 1 - u)`
+    // argument `i` becomes the parameter of its distinct argument `u`, `$(m - 1 - u)`, or
+    // stays itself where it is a constant
     let mut params = Vec::with_capacity(args.len());
     for (a, ty) in canon.iter().zip(&tys) {
-        let u = uniq.iter().position(|x| x == a)? as u32;
-        params.push(eg.add(ArrayLang::Param(eqfuse_egraph::DeBruijn { index: m - 1 - u, ty: *ty })));
+        match uniq.iter().position(|x| x == a) {
+            Some(u) => {
+                let index = m - 1 - u as u32;
+                params.push(eg.add(ArrayLang::Param(eqfuse_egraph::DeBruijn { index, ty: *ty })));
+            }
+            None => params.push(*a),
+        }
     }
     let new_tys: Vec<_> = uniq
         .iter()

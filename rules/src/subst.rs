@@ -212,7 +212,8 @@ pub fn beta(eg: &mut EG, body: Id, args: &[Id]) -> Option<Id> {
 
 /// The body of a `k`-parameter lambda made the body of an `m`-parameter one (`m <= k`):
 /// parameter `$p` becomes `params[k - 1 - p]`, a parameter node of the new lambda (several
-/// old ones may become one); the other free parameters move down by `k - m`.
+/// old ones may become one) or a closed class; the other free parameters move down by
+/// `k - m`.
 pub fn rebind(eg: &mut EG, body: Id, params: &[Id], m: u32) -> Option<Id> {
     let k = u32::try_from(params.len()).ok()?;
     walk(eg, body, &mut Beta { k, args: params, lower: k.checked_sub(m)? })
