@@ -158,9 +158,14 @@ fn same_cost_under_every_variant(src: &str) -> f64 {
     costs[0]
 }
 
+/// Optimises `src` with the default options.
+fn optimise_default(src: &str) -> Optimized {
+    eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap()
+}
+
 /// Optimises `src`, then its optimised program: the second run must find nothing more.
 fn second_optimisation_finds_nothing(src: &str) {
-    let once = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let once = optimise_default(src);
     let again = optimize_checked(check(once.program()).unwrap(), &OptimizeOptions::default()).unwrap();
     assert!(
         again.kernels.predicted_s >= once.kernels.predicted_s * 0.99,
@@ -182,7 +187,7 @@ fn a_fusion_made_legal_by_a_later_merge_is_not_missed() {
 let t3 = backpermute [n, n] (\\j5 j6 -> (j6, j5)) (map (\\x4 -> if n == 0 || n == 0 then 3.0 else in1[clamp (5 - n) 0 (n - 1), clamp (-n) 0 (n - 1)]) in1)
 output t3";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -197,7 +202,7 @@ fn a_simplification_opened_by_a_fusion_is_found() {
 let t2 = map (\\x3 x4 x5 -> iterate 1 (\\x6 -> (x3 + 0) * (x4 - x3)) (abs (0 + x3))) in1 in1 in1
 output t2";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert!(!o.explain_with(false).contains(" - "), "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -215,7 +220,7 @@ let t3 = concat in1 in1
 let t4 = map (\\x6 x7 -> f32 0.0) (map (\\x5 -> f32 (0.0 + 0.0)) t3) t3
 output t4";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -234,7 +239,7 @@ output o8 = map (\\x9 x10 x11 -> round (x10 * tan (tanh x10))) t3 in1 in1
 output o12 = map (\\x13 -> i32 (((-1) + (0 - 0)) * 0)) t4
 output t4";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -253,7 +258,7 @@ output o9 = map (\\x10 x11 x12 -> if x10 then if x10 || x10 then if n == 0 then 
 output o13 = map (\\x14 -> i32 (((-1) + (0 - 0)) * 0)) t5
 output t5";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -288,7 +293,7 @@ output o3 = concat in1 in1
 let t6 = backpermute [n + n] (\\j8 -> n + n - 1 - j8) (map (\\x7 -> 0) o3)
 output o9 = backpermute [n + n] (\\j10 -> clamp ((-1) + j10) 0 (n + n - 1)) t6";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     // the concatenation, and `o9` as one generate (no gather of `t6`)
     assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
@@ -335,7 +340,7 @@ let t2 = generate [0] (\\j3 -> i32 0)
 let t4 = concat t2 (map (\\x5 -> 1 / (if x5 + 0 == 0 then 1 else x5 + 0)) t2)
 output t4";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -368,7 +373,7 @@ let t7 = generate [n, n] (\\j8 j9 -> i32 (j9 + length in1))
 let t10 = gather t2 (map (\\x11 -> (-abs (n - n) % n + n) % n) t7)
 output t10";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     // `t2` is one kernel with its loop; `in1[0]` is read before the loop, not in its body
     assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
     let plan = o.result.plan.to_string();
@@ -389,7 +394,7 @@ let t2 = map (\\x3 x4 -> f32 (size in1 0)) in1 in1
 output o5 = map (\\x7 -> ((if m == 0 || n == 0 then x7 else t2[clamp m 0 (m - 1), clamp 5 0 (n - 1)]) + round x7) * f32 false) (map (\\x6 -> x6 + max x6 x6) t2)
 output o8 = generate [2, n] (\\j9 j10 -> let v11 = if true || true then min (-3) 5 else 1 / (if 3 == 0 then 1 else 3) in floor (1.0 * 2.0))";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert!(!o.explain_with(false).contains("materialized: t2"), "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -407,7 +412,7 @@ let t4 = reduce (+) 0 in1
 output o5 = gather t2 (generate [n] (\\j6 -> (0 % n + n) % n))
 output o7 = map (\\x10 -> if n == 0 then x10 else o5[clamp ((let v11 = true in 0) % (if n == 0 then 1 else n)) 0 (n - 1)]) (map (\\x8 -> if n == 0 || n == 0 then x8 else in1[clamp (if true then n else n) 0 (n - 1), clamp (let v9 = n in v9) 0 (n - 1)]) o5)";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     // the reduction, and one kernel writing both outputs
     assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
@@ -432,7 +437,7 @@ let t2 = map (\\x3 -> iterate 2 (\\x4 -> 0.0) 0.0) in1
 let t7 = map (\\x8 x9 x10 -> if n == 0 then x8 else in1[clamp (let v11 = 1.25 in x8 % (if n == 0 then 1 else n)) 0 (n - 1)]) in1 t2 t2
 output t7";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let elem = elem_of(&o, 0);
     assert_eq!(elem.matches("in1[r0]").count(), 1, "{elem}");
     assert!(!elem.contains("loop"), "{elem}");
@@ -448,7 +453,7 @@ fn a_value_needed_after_a_branch_is_computed_before_it() {
 let t2 = if false && false then map (\\x3 -> (if n == 0 || n == 0 then 0 else in1[clamp 0 0 (n - 1), clamp 0 0 (n - 1)]) / (if -x3 == 0 then 1 else -x3)) in1 else reverse (map (\\x3 -> (if n == 0 || n == 0 then 0 else in1[clamp 0 0 (n - 1), clamp 0 0 (n - 1)]) / (if -x3 == 0 then 1 else -x3)) in1)
 output t2";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let elem = elem_of(&o, 0);
     assert_eq!(elem.matches("= 1;").count(), 1, "{elem}");
     assert_eq!(elem.matches(" - r").count(), 2, "n - 1 and (n - 1) - j: {elem}");
@@ -467,7 +472,7 @@ let t5 = map (\\x8 x9 x10 -> -(x10 - x10) % (if x9 == 0 then 1.0 else x9)) (map 
 output o11 = filter (\\x12 -> (if true || false then tan (tanh x12) else -x12) != iterate 3 (\\x13 -> pow (abs x13 + 1.0) 3.0) (x12 + x12)) t5
 output t5";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let elem = elem_of(&o, 0);
     assert!(elem.contains("in1[r0]") && !elem.contains("loop"), "{elem}");
     second_optimisation_finds_nothing(src);
@@ -512,7 +517,7 @@ let t3 = if true then map (\\x4 -> if n == 0 then n else in2[clamp (x4 * x4) 0 (
 let t5 = map (\\x6 x7 -> if n == 0 then x7 else in2[clamp (iterate 2 (\\x8 -> x8) 10 + x6 / (if x7 == 0 then 1 else x7)) 0 (n - 1)]) t3 in2
 output o9 = if in1[if false then 1 else n, let v10 = 1.25 in n] then n + (if n == 0 then 3 else t5[clamp (-3) 0 (n - 1)]) else i64 1.0";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     // the branch `n == 0` reads `in2` once; the other branch does the rest
     let elem = elem_of(&o, 0);
     let (before, _) = elem.split_once("if").unwrap_or_default();
@@ -547,7 +552,7 @@ let t9 = map (\\x10 x11 x12 -> min (x12 * x12 - x12 * x12) (i32 x12 / (if iterat
 let t14 = map (\\x15 -> n) t5
 output o16 = gather (map (\\x17 -> x17 * 10 + x17 % (if x17 == 0 then 1 else x17)) t9) (map (\\x18 -> (0 % n + n) % n) t14)";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert!(!o.result.plan.to_string().contains("loop"), "{}", o.result.plan);
     second_optimisation_finds_nothing(src);
 }
@@ -585,7 +590,7 @@ fn a_value_shared_through_an_argument_is_computed_once() {
 let t2 = if false then map (\\x3 -> in1[0, 0] / (if (if n == 0 || n == 0 then x3 else in1[clamp 0 0 (n - 1), clamp 0 0 (n - 1)]) == 0 then 1 else if n == 0 || n == 0 then x3 else in1[clamp 0 0 (n - 1), clamp 0 0 (n - 1)])) in1 else reverse (map (\\x3 -> in1[0, 0] / (if (if n == 0 || n == 0 then x3 else in1[clamp 0 0 (n - 1), clamp 0 0 (n - 1)]) == 0 then 1 else if n == 0 || n == 0 then x3 else in1[clamp 0 0 (n - 1), clamp 0 0 (n - 1)])) in1)
 output t2";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let elem = elem_of(&o, 0);
     assert_eq!(elem.matches("= 1;").count(), 1, "{elem}");
     second_optimisation_finds_nothing(src);
@@ -606,7 +611,7 @@ let t8 = if (if false then false else true) && true then t2 else reverse t2
 let t9 = backpermute [n] (\\j10 -> n - 1 - j10) t8
 output t9";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let plan = o.result.plan.to_string();
     let body = plan.split("loop").nth(1).unwrap_or_default();
     assert!(!body.split("next").next().unwrap_or_default().contains("in1["), "{plan}");
@@ -634,7 +639,7 @@ let t2 = map (\\x3 -> 0.0) in1
 let t4 = map (\\x5 x6 x7 -> (if n == 0 then x6 else in1[clamp (0 + 0) 0 (n - 1)]) + (x7 + x6 + x7 * x7)) t2 t2 in1
 output t4";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let elem = elem_of(&o, 0);
     assert_eq!(elem.matches("= 0.0;").count(), 1, "{elem}");
     second_optimisation_finds_nothing(src);
@@ -659,7 +664,7 @@ let t3 = reshape [1, n] in1
 let t4 = gather (reverse t2) (map (\\x5 -> clamp (0 + min 0 (n + 0)) 0 (n - 1)) in1)
 output t4";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
     for src in ["input in1 : f64[m, m]
@@ -694,7 +699,7 @@ fn a_map_reads_what_its_function_uses_once() {
 let t2 = map (\\x3 x4 x5 -> -(iterate 0 (\\x6 -> x3) x3 + sin x3)) in1 in1 in1
 output t2";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let elem = elem_of(&o, 0);
     assert_eq!(elem.matches("in1[").count(), 1, "{elem}");
     second_optimisation_finds_nothing(src);
@@ -713,7 +718,7 @@ let t5 = map (\\x6 -> f32 0.0) in1
 output o7 = reshape [1, 0] t5
 let t8 = map (\\x9 -> f32 0.0) in1";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
     second_optimisation_finds_nothing(src);
 }
@@ -754,7 +759,7 @@ output o2 = reverse in1
 let t3 = iota n
 let t4 = map (\\x5 x6 -> max ((-) x5 x5) (f32 0.0) + 0.0) o2 t3
 output o7 = backpermute [n] (\\j8 -> j8 + 1) t4";
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert!(o.result.plan.to_string().contains("o2[r0]"), "{}", o.result.plan);
 }
 
@@ -799,7 +804,7 @@ output t5",
     }
     // the reversed empty array reshaped: one kernel
     let src = "input in4 : f32[0]\noutput t5 = reshape [1, 0] (reverse in4)";
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
 }
 
@@ -819,7 +824,7 @@ let t11 = map (\\x12 -> f32 0.0) in1
 let t13 = map (\\x14 x15 x16 -> iterate 0 (\\x17 -> 3.0 - x16 % (if x16 == 0 then 1.0 else x16)) (clamp (max x14 x16) (round x14) (atan2 x15 x16))) in1 in1 in1
 output t13";
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert!(!elem_of(&o, 0).contains("max"), "{}", o.result.plan);
     second_optimisation_finds_nothing(src);
 }
@@ -838,7 +843,7 @@ output o9 = map (\\x10 -> f64 (x10 * x10 * cos x10)) t2
 output t2";
     second_optimisation_finds_nothing(src);
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
 }
 
@@ -856,7 +861,7 @@ output o12 = permute max (fill [1] (-9223372036854775808)) (\\j13 j14 -> if 1 ==
 output o20 = map (\\x21 x22 -> let v23 = x21 in x21 + v23 + clamp 0 0 0) o7 in1";
     second_optimisation_finds_nothing(src);
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let permute = o.kernels.kernels.iter().find(|k| k.kind == "permute").unwrap();
     assert_eq!(permute.reads, ["o7", "t0"], "{}", o.explain_with(false));
     assert!(o.kernels.kernels.iter().any(|k| k.writes == ["o7", "o20"] || k.writes == ["o20", "o7"]));
@@ -875,7 +880,7 @@ output o6 = backpermute [n] (\\j7 -> j7 + 1) o2
 output o11 = map (\\x14 x15 -> x14 * sin (sin x15)) (map (\\x12 -> (let v13 = 1.25 in x12) - (if false then x12 else x12)) o6) o2";
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert!(o.result.rules_fired.contains_key("scalar-iterate-const"), "{:?}", o.result.rules_fired);
     assert!(o.kernels.kernels.iter().all(|k| k.loops == 0), "{}", o.result.plan);
 }
@@ -896,7 +901,7 @@ output o11 = if (-1) <= 1.25 || !false then (-0.75) % (if (-0.75) * (-0.75) == 0
 output t8";
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let t8 = o.kernels.kernels.iter().find(|k| k.writes == ["t8"]).unwrap();
     assert_eq!(t8.reads, ["o7"], "{}", o.explain_with(false));
 }
@@ -913,7 +918,7 @@ let g3 = \\p4 p5 -> if n == 0 then true else o2[clamp n 0 (n - 1)]
 output o6 = gather (map (\\x7 -> if 2 < 10 then if n == 0 then x7 else o2[clamp 2 0 (n - 1)] else x7) in1) (generate [n] (\\j8 -> clamp j8 0 (n - 1)))";
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let o6 = o.kernels.kernels.iter().find(|k| k.writes == ["o6"]).unwrap();
     assert_eq!(o6.reads, ["in1", "o2"], "{}", o.explain_with(false));
 }
@@ -937,7 +942,7 @@ output o8 = map (\\x9 x10 x11 -> let v12 = 0.75 / clamp 2 0.25 0.25 in if x11 ||
 output t5";
     second_optimisation_finds_nothing(src);
     same_cost_under_every_variant(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let o8 = o.kernels.kernels.iter().find(|k| k.writes.iter().any(|w| w == "o8")).unwrap();
     assert_eq!(o8.writes, ["o8"], "{}", o.explain_with(false));
 }
@@ -964,7 +969,7 @@ let t16 = map (\\x20 x21 x22 -> if n == 0 then x20 else t14[clamp ((-) n (1 - n)
 output t16";
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.materialized, ["t14"], "{}", o.explain_with(false));
 }
 
@@ -986,7 +991,7 @@ output o14 = reverse t11
 output t8";
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
 }
 
@@ -1006,7 +1011,7 @@ let t6 = map (\\x7 x8 x9 -> (if m == 0 then x7 else t4[clamp (0 + 0) 0 (m - 1)])
 output o10 = scan min inf t6";
     same_cost_under_every_variant(src);
     second_optimisation_finds_nothing(src);
-    let o = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let o = optimise_default(src);
     let text = eqfuse_ir::print::print_program(&o.result.program);
     assert!(!text.contains("m == 0"), "{text}");
 }

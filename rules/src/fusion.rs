@@ -353,11 +353,8 @@ struct FuseReads<'a> {
     /// Arrays whose reads stay reads (the outputs, in the walks of [`fuse_read`] that keep
     /// them).
     keep: &'a [Id],
-    /// Fuse only the producers read directly, not what their bodies read in turn.
-    one_producer: bool,
-    /// Whether the reads of `keep` stay reads also at an index that does not depend on
-    /// the index parameters.
-    keep_closed: bool,
+    /// How far the walk fuses (see [`WalkKind`]).
+    kind: WalkKind,
     fused: bool,
     /// The producers whose bodies are being walked now (a revisit inside a revisit): a
     /// producer met again reads itself through a cyclic class, and fusing it once more
@@ -424,7 +421,7 @@ impl FuseReads<'_> {
     /// The step for a read fused into `r` (its producer's body at the read's indices).
     fn fused_into(&mut self, r: Id) -> Step {
         self.fused = true;
-        if self.one_producer {
+        if self.kind == WalkKind::OneProducer {
             // the producer's reads stay reads: `r` is not walked (and not on the chain)
             self.chain.pop();
             return Step::Replace(r);
@@ -448,7 +445,10 @@ impl Visitor for FuseReads<'_> {
             if !matches!(eg[c].data.kind, eqfuse_egraph::Kind::Scalar(_)) {
                 return Some(Step::Keep);
             }
-            if let Some(r) = self.fusable(eg, c, depth, self.keep_closed) {
+            // (an output read at such an index is one value: the `KeepOutputArrays` walk
+            // fuses it)
+            let keep = self.kind != WalkKind::KeepOutputArrays;
+            if let Some(r) = self.fusable(eg, c, depth, keep) {
                 return Some(self.fused_into(r));
             }
             return Some(Step::Descend);
@@ -527,8 +527,7 @@ fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, kind: WalkKind, keep
     let mut v = FuseReads {
         space: IndexSpace { dims: ds },
         keep,
-        one_producer: kind == WalkKind::OneProducer,
-        keep_closed: kind != WalkKind::KeepOutputArrays,
+        kind,
         fused: false,
         chain: vec![eg.find(at)],
         skipped: 0,
