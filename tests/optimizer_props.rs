@@ -1015,3 +1015,79 @@ output o10 = scan min inf t6";
     let text = eqfuse_ir::print::print_program(&o.result.program);
     assert!(!text.contains("m == 0"), "{text}");
 }
+
+/// Found by `optimisation_is_confluent` (seed 24, 480 cases; 2x apart, phases merged): a
+/// read whose index reads the same producer, `t6[f t6[x0]]`. Fusing the outer read put
+/// `t6` on the walk's chain (a producer met again inside its own body reads itself through
+/// a cyclic class), and the inner read, which belongs to the consumer, was then taken for
+/// such a cycle and stayed a read: one kernel more, under the rule orders where the outer
+/// read fused first. The index arguments of a read are now walked, in the consumer's
+/// context, before the read is fused.
+#[test]
+fn a_read_in_the_index_of_a_read_of_the_same_producer_fuses() {
+    let found = "input in1 : f32[m]
+input in2 : i64[0, n]
+input in3 : f32[0]
+let t4 = map (\\x5 -> f32 0.0) in1
+let t6 = backpermute [0 * n] (\\j7 -> (j7 / n, j7 % n)) in2
+let t8 = gather (map (\\x9 -> min x9 (if false then x9 else x9)) t6) (map (\\x10 -> (-(x10 + (let v11 = 1 in m)) % (0 * n) + 0 * n) % (0 * n)) t6)
+let t12 = map (\\x13 -> (m + m) * iterate 0 (\\x14 -> m) x13 / (if i64 (-1.5) == 0 then 1 else i64 (-1.5))) t8
+output o15 = reverse t12
+output t8";
+    same_cost_under_every_variant(found);
+    second_optimisation_finds_nothing(found);
+    // the same shape over a space with points: a gather of a gather
+    let src = "input in2 : i64[m, n]
+let t6 = generate [m * n] (\\x0 -> in2[x0 / n, x0 % n])
+output t8 = generate [m * n] (\\x0 -> t6[clamp t6[x0] 0 (m * n - 1)])";
+    same_cost_under_every_variant(src);
+    let o = optimise_default(src);
+    assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
+    let mut inputs = indexmap::IndexMap::new();
+    let a = ndarray::Array2::from_shape_vec((2, 3), vec![4i64, -1, 0, 9, 2, 5]).unwrap();
+    inputs.insert("in2".to_string(), eqfuse::Value::from(a.into_dyn()));
+    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse_ir::interp::interpret(&c, &inputs).unwrap();
+    let got = eqfuse::run(&c, eqfuse::Backend::Cpu, &inputs).unwrap();
+    for (k, w) in &want {
+        assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}", w, got[k]);
+    }
+}
+
+/// Found by `optimisation_is_confluent` (seed 54, 480 cases; 11% apart, phases merged):
+/// the consumers of a `filter` result. Its length is not known before the program runs,
+/// so `generate [length t0] (\i -> t0[i])` was not seen to be `t0` (eta), and a map over
+/// it and an array of that length kept its shape check and stayed a map; with the phases
+/// merged a fusion walk got there anyway, and the three consumers shared one kernel. A
+/// dimension named by the array's own size (`length a`, `dim a k`) is now that array's
+/// dimension.
+#[test]
+fn a_dimension_named_by_the_arrays_length_is_its_dimension() {
+    let found = "input in1 : i32[n]
+output o2 = filter (\\x3 -> false) in1
+output o5 = map (\\x6 -> iterate 0 (\\x8 -> 0) (let v7 = atan2 0.0 0.0 in x6)) o2
+let t9 = map (\\x10 x11 -> abs ((let v12 = x11 in n) / (if i64 0.0 == 0 then 1 else i64 0.0))) o5 o5
+output o13 = map (\\x14 x15 -> if if (-1.5) != 0.5 then false && true else 1.25 == 1.25 then i32 (if true then x15 else x15) else min (let v16 = false in x14) (x14 - x14)) o5 t9
+output o17 = min (cos (clamp (-1.5) (-1.5) 1.0)) (0.25 / (if 0 * (-1.5) == 0 then 1.0 else 0 * (-1.5)))
+output t9";
+    same_cost_under_every_variant(found);
+    second_optimisation_finds_nothing(found);
+    let src = "input a : f32[n]
+let p = filter (\\x -> x > 0.0) a
+let c = generate [length p] (\\i -> p[i])
+let w = generate [length p] (\\i -> 2.0)
+output y = map (\\x u -> x * u) c w";
+    same_cost_under_every_variant(src);
+    let o = optimise_default(src);
+    // the filter, then one kernel that reads it: the copy `c` is `p`, and `w` is computed
+    // where `y` reads it
+    assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
+    let mut inputs = indexmap::IndexMap::new();
+    inputs.insert("a".to_string(), eqfuse::Value::from(ndarray::arr1(&[1.0f32, -2.0, 3.0, 0.5]).into_dyn()));
+    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse_ir::interp::interpret(&c, &inputs).unwrap();
+    let got = eqfuse::run(&c, eqfuse::Backend::Cpu, &inputs).unwrap();
+    for (k, w) in &want {
+        assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}", w, got[k]);
+    }
+}

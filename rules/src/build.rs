@@ -117,14 +117,36 @@ pub fn same_dim(eg: &EG, a: &SymDim, b: &SymDim) -> bool {
     }
 }
 
-/// Whether two array classes certainly have one shape (the same class, or the same known
-/// dimensions).
+/// Whether `d` is certainly dimension `k` of array class `a`: the same known dimension, or
+/// the size `a` itself reports (`length a`, `dim a k`), which is how a dimension the
+/// analysis does not track (a `filter`'s) is named.
+pub fn is_dim_of(eg: &EG, d: &SymDim, a: Id, k: usize) -> bool {
+    if dims(eg, a).and_then(|ds| ds.get(k).cloned()).is_some_and(|x| same_dim(eg, d, &x)) {
+        return true;
+    }
+    let SymDim::Class(c) = d else { return false };
+    let a = eg.find(a);
+    eg[*c].nodes.iter().any(|n| match *n {
+        ArrayLang::Length([x]) => k == 0 && eg.find(x) == a,
+        ArrayLang::Dim([x, kk]) => eg.find(x) == a && const_i64(eg, kk) == i64::try_from(k).ok(),
+        _ => false,
+    })
+}
+
+/// Whether two array classes certainly have one shape (the same class, or the same
+/// dimensions: known, or one named by the other array's size, see [`is_dim_of`]).
 pub fn same_shape(eg: &EG, a: Id, b: Id) -> bool {
     if eg.find(a) == eg.find(b) {
         return true;
     }
     match (dims(eg, a), dims(eg, b)) {
-        (Some(x), Some(y)) => x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| same_dim(eg, p, q)),
+        (Some(x), Some(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(&y)
+                    .enumerate()
+                    .all(|(k, (p, q))| is_dim_of(eg, p, b, k) || is_dim_of(eg, q, a, k))
+        }
         _ => false,
     }
 }

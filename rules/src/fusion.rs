@@ -34,7 +34,7 @@ use crate::build::{
 };
 use crate::legal::{in_bounds, neutral_pair, IndexSpace};
 use crate::node_rule::{node_rule, Build, Select};
-use crate::subst::{beta, lam_body, walk_with, Step, Visitor};
+use crate::subst::{beta, lam_body, walk_at, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
 use egg::{rewrite, Id};
 use eqfuse_egraph::{ArrayLang, SymDim, WalkKind};
@@ -363,7 +363,13 @@ struct FuseReads<'a> {
     /// Reads left unfused because their producer was on the chain (a choice that depends
     /// on where the walk started).
     skipped: usize,
+    /// How many walks of index arguments this one sits in (see [`FuseReads::indices`]).
+    nest: u32,
 }
+
+/// How deep walks of index arguments nest in each other (each is a walk of its own, with
+/// its own depth bound).
+const MAX_INDEX_NEST: u32 = 4;
 
 impl FuseReads<'_> {
     /// The fused form of the read in class `c`, if it has one; `keep` says whether reads of
@@ -409,13 +415,40 @@ impl FuseReads<'_> {
                 {
                     continue;
                 }
-                if let Some(r) = beta(eg, body, ix) {
+                let ix = self.indices(eg, ix, depth);
+                if let Some(r) = beta(eg, body, &ix) {
                     self.chain.push(a);
                     return Some(r);
                 }
             }
         }
         None
+    }
+
+    /// The index arguments of a read about to be fused, with their own reads fused first:
+    /// they belong to the consumer, so a read in them of the producer being fused
+    /// (`a[a[i]]`) is not the producer reading itself, which the walk of the substituted
+    /// body would take it for (and leave unfused).
+    fn indices(&mut self, eg: &mut EG, ix: &[Id], depth: u32) -> Vec<Id> {
+        if self.nest >= MAX_INDEX_NEST {
+            return ix.to_vec();
+        }
+        ix.iter()
+            .map(|&j| {
+                let mut inner = FuseReads {
+                    space: IndexSpace { dims: self.space.dims },
+                    keep: self.keep,
+                    kind: self.kind,
+                    fused: false,
+                    chain: self.chain.clone(),
+                    skipped: 0,
+                    nest: self.nest + 1,
+                };
+                let r = walk_at(eg, j, depth, &mut inner);
+                self.skipped += inner.skipped;
+                r.unwrap_or(j)
+            })
+            .collect()
     }
 
     /// The step for a read fused into `r` (its producer's body at the read's indices).
@@ -531,6 +564,7 @@ fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, kind: WalkKind, keep
         fused: false,
         chain: vec![eg.find(at)],
         skipped: 0,
+        nest: 0,
     };
     // what the walks of this e-graph found over this index space: a chain of producers is
     // fused once, not once per consumer and per iteration

@@ -68,6 +68,13 @@ pub fn walk_with(
     r
 }
 
+/// [`walk`] of a class that sits at binder `depth` of the term the visitor walks (a walk
+/// the visitor starts from inside its own, with its own memo).
+pub fn walk_at(eg: &mut EG, root: Id, depth: u32, v: &mut dyn Visitor) -> Option<Id> {
+    let mut w = Walk { v, memo: HashMap::new(), shared: HashMap::new(), open: HashSet::new() };
+    w.go(eg, root, depth, 0)
+}
+
 /// One walk's state: what each (class, depth) became (in this walk, and in the memo it
 /// shares with other walks), and the ones being walked now.
 struct Walk<'v> {
