@@ -40,7 +40,9 @@ pub enum Search {
     Exact(usize),
     /// The fully fused choice, not improved (where it is feasible; else greedy), in which
     /// the outputs are computed again where other kernels that horizontal fusion can join
-    /// with them use them (a scan, a filter or a permute reads them). The
+    /// with them use them (a scan, a filter or a permute reads them; an output that is
+    /// itself a scan, a filter or a permute is read, and so is one only its size is asked
+    /// of). The
     /// runner follows it beside the greedy choice through the later phases, where horizontal
     /// fusion may make fusing everything the better plan after all.
     Fused,
@@ -152,7 +154,9 @@ impl Ctx<'_> {
             // the outputs node reads its outputs, and so does a kernel that horizontal
             // fusion cannot join with them: recomputing an output gains only where the
             // consumer can become a lane of the output's kernel
-            let reads = matches!(n, ArrayLang::Outputs(_)) || !joins_horizontally(n);
+            // (a size, `length o`, reads no element: the output is not computed for it)
+            let reads = matches!(n, ArrayLang::Outputs(_) | ArrayLang::Length(_) | ArrayLang::Dim(_))
+                || !joins_horizontally(n);
             let kid = |c: Id| {
                 let c = eg.find(c);
                 if s.contains(&c) && (reads || !self.recompute.contains(&c)) {
@@ -420,8 +424,13 @@ pub fn extract(
     // the fully fused choice computes the outputs again where other kernels use them
     // rather than read them (horizontal fusion, later, may then compute an output and its
     // users in one kernel: what [`Search::Fused`] is followed for)
+    // (only an output that has a kernel others can join: a filter's result is read)
     if cost.search == Search::Fused {
-        ctx.recompute = forced.clone();
+        ctx.recompute = forced
+            .iter()
+            .copied()
+            .filter(|c| eg[*c].nodes.iter().any(|n| is_kernel_node(n) && joins_horizontally(n)))
+            .collect();
     }
     let fused_start = ctx.evaluate(&forced);
     let fused_feasible = fused_start.is_some();

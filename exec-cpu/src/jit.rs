@@ -41,6 +41,7 @@ use crate::lanes::{AnySrc, Src};
 use cranelift_jit::{JITBuilder, JITModule};
 use eqfuse_ir::types::ElemType;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// The compiled function: `ptrs` and `strides` (bytes per element, 0 for a broadcast) of
@@ -83,14 +84,19 @@ impl Drop for JitLoop {
     }
 }
 
-/// How many loops were compiled (tests check that the JIT ran).
-pub(crate) static COMPILED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// What was compiled so far (tests check that the JIT ran): regions, those with no loop,
+/// those that run on vectors.
+pub(crate) static COMPILED: [AtomicUsize; 3] =
+    [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)];
 
-/// How many straight-line regions (no loop) were compiled.
-pub(crate) static COMPILED_STRAIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// How many of those run on vectors.
-pub(crate) static COMPILED_VECTOR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Counts a compiled region in [`COMPILED`].
+fn count_compiled(straight: bool, vector: bool) {
+    for (k, yes) in [true, straight, vector].into_iter().enumerate() {
+        if yes {
+            COMPILED[k].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
 
 /// Most compiled loops kept for reuse (plans are compiled on every run).
 const CACHE_MAX: usize = 256;
@@ -210,13 +216,7 @@ pub(crate) fn compile(region: &Region<'_>) -> Option<Arc<JitLoop>> {
     }
     let made = build(region, loads.clone(), arrays).map(Arc::new);
     if made.is_some() {
-        COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if l.is_none() {
-            COMPILED_STRAIGHT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        if emit::vector_type(region, &loads).is_some() {
-            COMPILED_VECTOR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
+        count_compiled(l.is_none(), emit::vector_type(region, &loads).is_some());
     }
     let mut c = cache.lock().unwrap_or_else(PoisonError::into_inner);
     if c.len() < CACHE_MAX {

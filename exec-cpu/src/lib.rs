@@ -202,34 +202,30 @@ pub fn run(
     pool.install(|| store::run_plan(plan, inputs, sizes, &ctx))
 }
 
-/// How many loops this process has compiled to machine code so far (0 without the `jit`
-/// feature): for tests that check the JIT runs. Loops compiled once are reused.
+/// What this process has compiled to machine code so far (all 0 without the `jit`
+/// feature): for tests that check the JIT runs. A region compiled once is reused, so a
+/// test compares the counts before and after what it runs.
 #[doc(hidden)]
-pub fn jit_loops_compiled() -> usize {
-    #[cfg(feature = "jit")]
-    return jit::COMPILED.load(std::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(feature = "jit"))]
-    0
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JitCounts {
+    /// Regions (loops and straight-line code).
+    pub regions: usize,
+    /// Straight-line regions (pure instructions, no loop).
+    pub straight: usize,
+    /// Regions that run on vectors (one float type, exact lane-wise operations only).
+    pub vector: usize,
 }
 
-/// How many straight-line regions (pure instructions, no loop) were compiled to machine
-/// code so far (0 without the `jit` feature): for tests that check the JIT runs.
+/// See [`JitCounts`].
 #[doc(hidden)]
-pub fn jit_straight_compiled() -> usize {
+pub fn jit_compiled() -> JitCounts {
     #[cfg(feature = "jit")]
-    return jit::COMPILED_STRAIGHT.load(std::sync::atomic::Ordering::Relaxed);
+    {
+        let at = |k: usize| jit::COMPILED[k].load(std::sync::atomic::Ordering::Relaxed);
+        JitCounts { regions: at(0), straight: at(1), vector: at(2) }
+    }
     #[cfg(not(feature = "jit"))]
-    0
-}
-
-/// How many straight-line regions compiled so far run on vectors (one float type, exact
-/// lane-wise operations only; 0 without the `jit` feature).
-#[doc(hidden)]
-pub fn jit_vector_compiled() -> usize {
-    #[cfg(feature = "jit")]
-    return jit::COMPILED_VECTOR.load(std::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(feature = "jit"))]
-    0
+    JitCounts::default()
 }
 
 /// Stack size of the worker threads: nested blocks are run recursively.

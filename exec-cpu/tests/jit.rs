@@ -6,7 +6,7 @@
 //! contiguous reads, broadcast scalars, every type, special values, next to loops.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_exec_cpu::{jit_loops_compiled, jit_straight_compiled, jit_vector_compiled, run, RunOptions};
+use eqfuse_exec_cpu::{jit_compiled, run, RunOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::testgen::{executor_agrees, program_and_inputs, GenConfig};
 use eqfuse_ir::value::{Scalar, Value};
@@ -80,7 +80,7 @@ fn mandelbrot_matches_and_is_compiled() {
     let ci: Vec<f64> = (0..h * w).map(|k| -1.25 + 2.5 * (k / w) as f64 / h as f64).collect();
     agree(src, &inputs(vec![("cr", Value::F64(arr(&[h, w], &cr))), ("ci", Value::F64(arr(&[h, w], &ci)))]));
     if cfg!(feature = "jit") {
-        assert!(jit_loops_compiled() > 0, "no loop was compiled");
+        assert!(jit_compiled().regions > 0, "no loop was compiled");
     }
     // special values, in both coordinates
     let mut cr2 = SPECIAL_F64.to_vec();
@@ -152,10 +152,10 @@ fn loop_whose_next_value_is_read_from_outside() {
 /// regions are reused): it compiles at least one straight-line region (other tests
 /// compile too, so the count only grows).
 fn agree_straight(src: &str, inputs: &IndexMap<String, Value>, first: bool) {
-    let before = jit_straight_compiled();
+    let before = jit_compiled().straight;
     agree(src, inputs);
     if cfg!(feature = "jit") && first {
-        assert!(jit_straight_compiled() > before, "no straight-line region was compiled\n{src}");
+        assert!(jit_compiled().straight > before, "no straight-line region was compiled\n{src}");
     }
 }
 
@@ -213,7 +213,7 @@ fn straight_line_vectors_of_one_float_type() {
     let xs32: Vec<f32> = SPECIAL_F64.iter().map(|&x| x as f32).collect();
     let ys32: Vec<f32> = ys.iter().map(|&x| x as f32).collect();
     for (k, n) in [1usize, 3, 12, 37, 203].into_iter().enumerate() {
-        let before = jit_vector_compiled();
+        let before = jit_compiled().vector;
         agree_straight(
             f64_src,
             &inputs(vec![
@@ -233,7 +233,7 @@ fn straight_line_vectors_of_one_float_type() {
             k == 0,
         );
         if cfg!(feature = "jit") && k == 0 {
-            assert!(jit_vector_compiled() >= before + 2, "no region runs on vectors");
+            assert!(jit_compiled().vector >= before + 2, "no region runs on vectors");
         }
     }
 }
