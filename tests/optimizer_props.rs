@@ -1121,3 +1121,26 @@ output t8";
     // the filter, then one kernel for o5, t8 and o11
     assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
 }
+
+/// Found by `optimisation_is_confluent` (seed 54 a third time, after the two fixes above;
+/// 0.8% apart, phases merged): `o5 = reverse o2` of a `filter` result. A rule that needed
+/// `o5`'s shape named it `length o5`, another `length o2`; the horizontal phase, which has
+/// no size rules, saw two shapes and did not group `t6` with `o9`. The size of an array
+/// the analysis does not know is now named by the first array of its shape in the
+/// program (through reversals and one-array maps), whichever rule asks, and
+/// `idx-size-known` joins `length (reverse f)` with `length f`.
+#[test]
+fn a_reversed_filter_result_has_the_filters_length() {
+    let found = "input in1 : i32[n]
+output o2 = filter (\\x3 -> false) in1
+output o5 = reverse o2
+let t6 = map (\\x7 x8 -> 0) o5 o5
+output o9 = map (\\x10 x11 -> if if (-1.5) != 0.5 then false && true else 1.25 == 1.25 then i32 (if true then x11 else x11) else max x10 (x10 - x10)) o5 t6
+output o12 = min (cos (clamp (-1.5) (-1.5) 1.0)) (0.25 / (if 0 * (-1.5) == 0 then 1.0 else 0 * (-1.5)))
+output t6";
+    same_cost_under_every_variant(found);
+    second_optimisation_finds_nothing(found);
+    let o = optimise_default(found);
+    // the filter, the reversal (an output), and one kernel for t6 and o9
+    assert_eq!(o.kernels.kernels.len(), 3, "{}", o.explain_with(false));
+}

@@ -87,12 +87,52 @@ pub fn dim_id(eg: &mut EG, a: Id, k: usize, rank: usize, d: &SymDim) -> Id {
         SymDim::Const(v) => lit_i64(eg, *v),
         SymDim::Size(s) => eg.add(ArrayLang::Size(eqfuse_egraph::SizeName(*s))),
         SymDim::Class(c) => eg.find(*c),
-        SymDim::Dynamic if rank == 1 => eg.add(ArrayLang::Length([a])),
         SymDim::Dynamic => {
+            let a = size_owner(eg, a);
+            if rank == 1 {
+                return eg.add(ArrayLang::Length([a]));
+            }
             let kk = lit_i64(eg, k as i64);
             eg.add(ArrayLang::Dim([a, kk]))
         }
     }
+}
+
+/// How many classes [`same_shape_arrays`] looks at (e-graphs can be cyclic).
+const SAME_SHAPE_CLASSES: usize = 16;
+
+/// Arrays certainly of `a`'s shape, `a` first: what a reversal or a one-array map in
+/// `a`'s class (and theirs, in turn) is made from.
+pub fn same_shape_arrays(eg: &EG, a: Id) -> Vec<Id> {
+    let mut out = vec![eg.find(a)];
+    let mut i = 0;
+    while i < out.len() && out.len() < SAME_SHAPE_CLASSES {
+        for n in &eg[out[i]].nodes {
+            let b = match n {
+                ArrayLang::Reverse([b]) => eg.find(*b),
+                ArrayLang::Map(c) if c.len() == 2 => eg.find(c[1]),
+                _ => continue,
+            };
+            if !out.contains(&b) {
+                out.push(b);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The array whose size names a dimension of `a` that the analysis does not know (a
+/// filter's, or a map's of a filter): of the arrays of `a`'s shape, the first in the
+/// order of the term the e-graph was loaded from, so that every rule that asks for the
+/// shape of any of them gets one name for it (`length f` for `reverse f` too), whatever
+/// order the rules fired in.
+fn size_owner(eg: &EG, a: Id) -> Id {
+    let arrays = same_shape_arrays(eg, a);
+    if arrays.len() == 1 {
+        return arrays[0];
+    }
+    eg.analysis.term_order.iter().map(|c| eg.find(*c)).find(|c| arrays.contains(c)).unwrap_or(arrays[0])
 }
 
 /// The `i64` classes of every dimension of array `a`.
@@ -118,17 +158,18 @@ pub fn same_dim(eg: &EG, a: &SymDim, b: &SymDim) -> bool {
 }
 
 /// Whether `d` is certainly dimension `k` of array class `a`: the same known dimension, or
-/// the size `a` itself reports (`length a`, `dim a k`), which is how a dimension the
-/// analysis does not track (a `filter`'s) is named.
+/// the size that `a` or an array of its shape reports (`length a`, `dim a k`; see
+/// [`same_shape_arrays`]), which is how a dimension the analysis does not track (a
+/// `filter`'s) is named.
 pub fn is_dim_of(eg: &EG, d: &SymDim, a: Id, k: usize) -> bool {
     if dims(eg, a).and_then(|ds| ds.get(k).cloned()).is_some_and(|x| same_dim(eg, d, &x)) {
         return true;
     }
     let SymDim::Class(c) = d else { return false };
-    let a = eg.find(a);
+    let arrays = same_shape_arrays(eg, a);
     eg[*c].nodes.iter().any(|n| match *n {
-        ArrayLang::Length([x]) => k == 0 && eg.find(x) == a,
-        ArrayLang::Dim([x, kk]) => eg.find(x) == a && const_i64(eg, kk) == i64::try_from(k).ok(),
+        ArrayLang::Length([x]) => k == 0 && arrays.contains(&eg.find(x)),
+        ArrayLang::Dim([x, kk]) => arrays.contains(&eg.find(x)) && const_i64(eg, kk) == i64::try_from(k).ok(),
         _ => false,
     })
 }

@@ -42,7 +42,8 @@ pub fn rules() -> Vec<Rewrite> {
         ),
         // generate (shape a) (\i.. -> a[i..]) == a (eta)
         node_rule("idx-eta", |_, n| matches!(n, ArrayLang::Generate(_)), Arc::new(eta)),
-        // length a == d, size a k == d_k, when the analysis knows d
+        // length a == d, size a k == d_k, when the analysis knows d; length (reverse f) ==
+        // length f, where only the program knows it
         node_rule(
             "idx-size-known",
             |_, n| matches!(n, ArrayLang::Length(_) | ArrayLang::Dim(_)),
@@ -226,6 +227,11 @@ fn size_known(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
             }
             _ => {}
         }
+    }
+    // a dimension only the program knows: the one name every array of this shape gets
+    // (`length (reverse f) == length f`)
+    if shape.get(k) == Some(&SymDim::Dynamic) {
+        known.push(SymDim::Class(crate::build::dim_id(eg, a, k, rank, &SymDim::Dynamic)));
     }
     let at = eg.find(at);
     let mut found = None;
