@@ -478,6 +478,17 @@ output t5";
     second_optimisation_finds_nothing(src);
 }
 
+/// Runs `src` optimised on the CPU backend and asserts its outputs are the reference
+/// interpreter's, bit for bit.
+fn runs_like_the_interpreter(src: &str, inputs: &indexmap::IndexMap<String, eqfuse::Value>) {
+    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse_ir::interp::interpret(&c, inputs).unwrap();
+    let got = eqfuse::run(&c, eqfuse::Backend::Cpu, inputs).unwrap();
+    for (k, w) in &want {
+        assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}", w, got[k]);
+    }
+}
+
 /// What lowering computes before an `if` is only what every path computes: a read guarded
 /// by the condition stays in its branch, in a `let`'s body too, so out-of-bounds indices
 /// the guard excludes never fail.
@@ -491,14 +502,7 @@ output c = map (\\i -> (i < n && xs[i] > 0.0) || n == 0) idx";
     let mut inputs = indexmap::IndexMap::new();
     inputs.insert("xs".to_string(), eqfuse::Value::from(ndarray::arr1(&[1.0f64, -2.0, 3.0]).into_dyn()));
     inputs.insert("idx".to_string(), eqfuse::Value::from(ndarray::arr1(&[0i64, 1, 2, 3, 7]).into_dyn()));
-    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
-    let want = eqfuse_ir::interp::interpret(&c, &inputs).unwrap();
-    for backend in [eqfuse::Backend::Cpu] {
-        let got = eqfuse::run(&c, backend, &inputs).unwrap();
-        for (k, w) in &want {
-            assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}", w, got[k]);
-        }
-    }
+    runs_like_the_interpreter(src, &inputs);
     same_cost_under_every_variant(src);
 }
 
@@ -1046,12 +1050,7 @@ output t8 = generate [m * n] (\\x0 -> t6[clamp t6[x0] 0 (m * n - 1)])";
     let mut inputs = indexmap::IndexMap::new();
     let a = ndarray::Array2::from_shape_vec((2, 3), vec![4i64, -1, 0, 9, 2, 5]).unwrap();
     inputs.insert("in2".to_string(), eqfuse::Value::from(a.into_dyn()));
-    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
-    let want = eqfuse_ir::interp::interpret(&c, &inputs).unwrap();
-    let got = eqfuse::run(&c, eqfuse::Backend::Cpu, &inputs).unwrap();
-    for (k, w) in &want {
-        assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}", w, got[k]);
-    }
+    runs_like_the_interpreter(src, &inputs);
 }
 
 /// Found by `optimisation_is_confluent` (seed 54, 480 cases; 11% apart, phases merged):
@@ -1084,12 +1083,7 @@ output y = map (\\x u -> x * u) c w";
     assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
     let mut inputs = indexmap::IndexMap::new();
     inputs.insert("a".to_string(), eqfuse::Value::from(ndarray::arr1(&[1.0f32, -2.0, 3.0, 0.5]).into_dyn()));
-    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
-    let want = eqfuse_ir::interp::interpret(&c, &inputs).unwrap();
-    let got = eqfuse::run(&c, eqfuse::Backend::Cpu, &inputs).unwrap();
-    for (k, w) in &want {
-        assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}", w, got[k]);
-    }
+    runs_like_the_interpreter(src, &inputs);
 }
 
 /// Found by `optimisation_is_confluent` (seed 54 again, 480 cases, after the fix above; 8%
@@ -1143,4 +1137,49 @@ output t6";
     let o = optimise_default(found);
     // the filter, the reversal (an output), and one kernel for t6 and o9
     assert_eq!(o.kernels.kernels.len(), 3, "{}", o.explain_with(false));
+}
+
+/// Found by `optimised_plans_compute_what_the_reference_computes` (seed 69, 480 cases):
+/// `t5 = if c then map (\x -> in2[1]) in2 else in2`, read inside another kernel's element
+/// function after fusion. The lowering computed the kernels its branches need before the
+/// `if`, as it does for what an element function reads, so with `c` false and `n = 1`
+/// the branch not taken failed with E-INDEX. An `if` over arrays is a host step wherever
+/// it is read, and its branches' kernels run inside it.
+#[test]
+fn the_branch_not_taken_of_an_array_if_does_not_run() {
+    let src = "input in1 : bool[n]
+input in2 : f64[n]
+let t5 = if !(if n == 0 then false else in1[clamp 0 0 (n - 1)]) then map (\\x6 -> in2[if false then 0 else 1]) in2 else in2
+output t7 = generate [n] (\\j8 -> (if n == 0 then 0.0 else t5[clamp (i64 (-0.75)) 0 (n - 1)]) + 0.0)";
+    let mut inputs = indexmap::IndexMap::new();
+    inputs.insert("in1".to_string(), eqfuse::Value::from(ndarray::arr1(&[true]).into_dyn()));
+    inputs.insert("in2".to_string(), eqfuse::Value::from(ndarray::arr1(&[-1.679f64]).into_dyn()));
+    runs_like_the_interpreter(src, &inputs);
+    let o = optimise_default(src);
+    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
+    let b = eqfuse_ir::bind::bind_inputs(&c, &inputs, &eqfuse_ir::Limits::default()).unwrap();
+    eqfuse_ir::plan::eval::eval(&o.result.plan, &inputs, &b.sizes).unwrap();
+}
+
+/// Found by `optimisation_is_idempotent` (seed 92, 480 cases; the second optimisation
+/// half the cost of the first): `if c then A else B` with `A` and `B` kernels over one
+/// space. Horizontal fusion grouped them in one class, so each branch of the host `if`
+/// lowered both lanes though it returns one. The lowering now drops the lanes of a
+/// kernel that nothing after it reads.
+#[test]
+fn a_branch_computes_only_its_own_lane() {
+    let src = "input in1 : f32[n]
+let t2 = map (\\x3 -> f32 (0.0 + 0.0)) in1
+let g4 = \\p5 p6 p7 -> f32 (iterate 2 (\\x8 -> 1.0) 0.0 + 0.0 + 0.0)
+let t9 = map (\\x10 -> f32 0.0) in1
+let t11 = if n * min 10 n < 1 then map (\\x12 -> g4 0.0 (n % 7) (iterate 2 (\\x13 -> x13) n)) t9 else t9
+output t11";
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
+    let o = optimise_default(src);
+    let plan = o.result.plan.to_string();
+    assert!(!plan.contains("-> t2, ") && !plan.contains(", t2\n"), "{plan}");
+    let mut inputs = indexmap::IndexMap::new();
+    inputs.insert("in1".to_string(), eqfuse::Value::from(ndarray::arr1(&[1.0f32, -2.0]).into_dyn()));
+    runs_like_the_interpreter(src, &inputs);
 }

@@ -231,7 +231,13 @@ impl<'a> Lowerer<'a> {
                 continue;
             }
             match self.nodes[i] {
-                ArrayLang::If([c, _, _]) if self.branching.contains(&i) => reach[usize::from(c)] = true,
+                // (an `if` over arrays is lowered as a host step wherever it is used, under a
+                // lambda too, where fusion moved its read: `branch_if` lowers what its
+                // branches compute when the condition is known, so a kernel of the branch
+                // not taken does not run and report an error the program does not have)
+                ArrayLang::If([c, _, _]) if self.branching.contains(&i) || self.kinds[i].is_array() => {
+                    reach[usize::from(c)] = true
+                }
                 ArrayLang::Map(ref c) => {
                     for (j, a) in c.iter().enumerate() {
                         if j == 0 || self.map_operand_needed(c, j - 1) {
@@ -256,6 +262,8 @@ impl<'a> Lowerer<'a> {
             let v = self.output_value(o, &name)?;
             self.plan.outputs.push((name, v));
         }
+        let outputs: HashSet<ValueId> = self.plan.outputs.iter().map(|(_, v)| *v).collect();
+        drop_unread_lanes(&mut self.plan.steps, &outputs);
         roll_kernels(&mut self.plan.steps);
         Ok(self.plan)
     }
@@ -1305,6 +1313,37 @@ fn roll_kernels(steps: &mut [Step]) {
             }
             _ => {}
         }
+    }
+}
+
+/// Drops the lanes of multi-output kernels whose results nothing after them reads (`live`:
+/// what is read after `steps`). Horizontal fusion groups the kernels of both branches of
+/// a host `if` in one class, and each branch then lowers the whole group though it needs
+/// only its own lane. A kernel none of whose lanes is read stays as it is.
+fn drop_unread_lanes(steps: &mut [Step], live: &HashSet<ValueId>) {
+    let mut live = live.clone();
+    for st in steps.iter_mut().rev() {
+        match st {
+            Step::Kernel(k) if k.lanes.len() > 1 && k.lanes.len() == k.elem.ret.len() => {
+                let keep: Vec<bool> = k.lanes.iter().map(|l| live.contains(&l.dst)).collect();
+                if keep.contains(&true) && keep.contains(&false) {
+                    let mut it = keep.iter();
+                    k.lanes.retain(|_| *it.next().unwrap_or(&true));
+                    let mut it = keep.iter();
+                    k.elem.ret.retain(|_| *it.next().unwrap_or(&true));
+                    k.elem = crate::roll::dead_code(k.elem.clone());
+                }
+            }
+            Step::If { then_steps, then_value, else_steps, else_value, .. } => {
+                for (branch, v) in [(then_steps, *then_value), (else_steps, *else_value)] {
+                    let mut after = live.clone();
+                    after.insert(v);
+                    drop_unread_lanes(branch, &after);
+                }
+            }
+            _ => {}
+        }
+        live.extend(st.reads());
     }
 }
 

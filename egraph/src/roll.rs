@@ -356,7 +356,7 @@ fn rename_inst(i: &mut Inst, rename: &mut HashMap<Reg, Reg>, types: &mut Vec<eqf
 }
 
 /// Drops top-level instructions whose results nobody uses and that cannot fail.
-fn dead_code(mut f: Func) -> Func {
+pub(crate) fn dead_code(mut f: Func) -> Func {
     loop {
         let mut used: HashSet<Reg> = f.ret.iter().copied().collect();
         f.body.visit(&mut |i| {
