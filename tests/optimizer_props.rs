@@ -1183,3 +1183,33 @@ output t11";
     inputs.insert("in1".to_string(), eqfuse::Value::from(ndarray::arr1(&[1.0f32, -2.0]).into_dyn()));
     runs_like_the_interpreter(src, &inputs);
 }
+
+/// Found by all four properties at once (seed 129, 480 cases): the optimiser failed with
+/// "internal error in lowering: a kernel without a result". Horizontal fusion grouped a
+/// reduction with a generate over the same (empty) space, and a host scalar read the
+/// reduction's lane, `proj 1 (multi ..)`, which the lowering of scalars took for a tuple.
+/// A scalar lane of a multi-output kernel is now loaded from the kernel's result.
+#[test]
+fn a_host_scalar_reads_a_reduction_lane_of_a_multi_output_kernel() {
+    let src = "input in1 : f32[n, n]
+let t2 = iota 0
+output o3 = gather (map (\\x4 -> 0) t2) (iota 0)
+let t5 = reduce min 9223372036854775807 t2 + (0 + 0) + reduce (+) 0 o3
+output o6 = map (\\x7 x8 x9 -> x7) o3 t2 o3
+output t5";
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
+    let mut inputs = indexmap::IndexMap::new();
+    let a = ndarray::Array2::<f32>::zeros((2, 2));
+    inputs.insert("in1".to_string(), eqfuse::Value::from(a.into_dyn()));
+    runs_like_the_interpreter(src, &inputs);
+    // the same with a space that has points
+    let src = "input a : i64[n]
+let s = reduce (+) 0 a
+let m = reduce max (-9223372036854775807) a
+output y = map (\\x -> x * 2) a
+output z = s + m";
+    let mut inputs = indexmap::IndexMap::new();
+    inputs.insert("a".to_string(), eqfuse::Value::from(ndarray::arr1(&[3i64, -1, 4]).into_dyn()));
+    runs_like_the_interpreter(src, &inputs);
+}

@@ -1277,6 +1277,12 @@ impl<'a> Lowerer<'a> {
                 let (body, inner) = self.app_env(fb, &c, env)?;
                 self.scalar(fb, body, &inner)?
             }
+            // a scalar lane of a multi-output kernel (a reduction grouped with others)
+            L::Proj([_, m]) if matches!(self.nodes[kid(m)], L::Multi(_)) => {
+                let v = self.array(Id::from(i))?;
+                let t = self.ty(i)?;
+                fb.emit(t, |dst| Inst::Load { dst, value: v })
+            }
             L::Proj([k, t]) => {
                 let Some(Literal::I64(k)) = (match &self.nodes[kid(k)] {
                     L::Lit(l) => Some(*l),
