@@ -1213,3 +1213,32 @@ output z = s + m";
     inputs.insert("a".to_string(), eqfuse::Value::from(ndarray::arr1(&[3i64, -1, 4]).into_dyn()));
     runs_like_the_interpreter(src, &inputs);
 }
+
+/// Found by the rules crate's nightly command (`optimize_prop`, `optimised_bigger_programs`
+/// at a random seed): `(a && b) || c` where `c` runs a kernel. A host `if` whose branch
+/// runs a kernel is a lazy step of its own, computed before the scalar code that uses it,
+/// so the `||` that should have skipped `c` found it computed already, and `c`'s read out
+/// of bounds failed (the unfused plan too). A host `&&` or `||` whose right operand runs a
+/// kernel is now a lazy step as well: `if a then b else false`, `if a then true else b`.
+#[test]
+fn a_kernel_right_of_and_or_runs_only_when_needed() {
+    let src = "input a : i64[n]
+input b : bool[n]
+output y = n > 100 && reduce (||) false (map (\\x -> a[5] > 0) a)
+output z = n < 100 || reduce (&&) true (map (\\x -> a[7] > 0) a)
+output w = if n < 100 || (if n > 0 then a[9] > 0 else false) then 1 else 0";
+    let mut inputs = indexmap::IndexMap::new();
+    inputs.insert("a".to_string(), eqfuse::Value::from(ndarray::arr1(&[3i64, -1, 4]).into_dyn()));
+    inputs.insert("b".to_string(), eqfuse::Value::from(ndarray::arr1(&[true, false, true]).into_dyn()));
+    runs_like_the_interpreter(src, &inputs);
+    let o = optimise_default(src);
+    let c = check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse_ir::interp::interpret(&c, &inputs).unwrap();
+    let b = eqfuse_ir::bind::bind_inputs(&c, &inputs, &eqfuse_ir::Limits::default()).unwrap();
+    for plan in [&o.result.plan, &o.result.unfused_plan] {
+        let got = eqfuse_ir::plan::eval::eval(plan, &inputs, &b.sizes).unwrap();
+        for (k, w) in &want {
+            assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}\n{plan}", w, got[k]);
+        }
+    }
+}

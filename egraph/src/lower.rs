@@ -211,13 +211,19 @@ impl<'a> Lowerer<'a> {
             let has = self.is_kernel(i)
                 || self.nodes[i].children().iter().any(|c| self.has_kernel[usize::from(*c)]);
             self.has_kernel[i] = has;
-            if let ArrayLang::If([_, t, e]) = self.nodes[i] {
-                let lazy = self.kinds[i].is_array()
-                    || self.has_kernel[usize::from(t)]
-                    || self.has_kernel[usize::from(e)];
-                if on_host && lazy {
-                    self.branching.insert(i);
+            let lazy = match self.nodes[i] {
+                ArrayLang::If([_, t, e]) => {
+                    self.kinds[i].is_array()
+                        || self.has_kernel[usize::from(t)]
+                        || self.has_kernel[usize::from(e)]
                 }
+                // `a || b` is `if a then true else b`, `a && b` is `if a then b else false`: a
+                // kernel `b` runs (and may fail) only when `a` does not decide
+                ArrayLang::And([_, b]) | ArrayLang::Or([_, b]) => self.has_kernel[usize::from(b)],
+                _ => false,
+            };
+            if on_host && lazy {
+                self.branching.insert(i);
             }
         }
         // every array operation the outputs reach outside lazy branches, in term order
@@ -237,6 +243,9 @@ impl<'a> Lowerer<'a> {
                 // not taken does not run and report an error the program does not have)
                 ArrayLang::If([c, _, _]) if self.branching.contains(&i) || self.kinds[i].is_array() => {
                     reach[usize::from(c)] = true
+                }
+                ArrayLang::And([a, _]) | ArrayLang::Or([a, _]) if self.branching.contains(&i) => {
+                    reach[usize::from(a)] = true
                 }
                 ArrayLang::Map(ref c) => {
                     for (j, a) in c.iter().enumerate() {
@@ -345,26 +354,45 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// A lazy `if` of the host (its branches hold kernels): a `Step::If` whose branches
-    /// compute their value in steps of their own.
+    /// A lazy `if` of the host (its branches hold kernels), or a lazy `&&` / `||`: a
+    /// `Step::If` whose branches compute their value in steps of their own.
     fn branch_if(&mut self, i: usize) -> Result<ValueId> {
         if let Some(&v) = self.value_of.get(&i) {
             return Ok(v);
         }
-        let ArrayLang::If([c, t, e]) = self.nodes[i] else { return Err(internal("not an if")) };
+        // the condition, and each branch: a node, or the constant that decides `&&` / `||`
+        let (c, t, e) = match self.nodes[i] {
+            ArrayLang::If([c, t, e]) => (c, Ok(t), Ok(e)),
+            ArrayLang::And([a, b]) => (a, Ok(b), Err(false)),
+            ArrayLang::Or([a, b]) => (a, Err(true), Ok(b)),
+            _ => return Err(internal("not an if")),
+        };
         let cname = format!("c{}", self.plan.values.len());
         let cond = self.host_scalar(usize::from(c), cname)?;
-        let branch = |me: &mut Self, b: Id| -> Result<(Vec<Step>, ValueId)> {
+        let branch = |me: &mut Self, b: std::result::Result<Id, bool>| -> Result<(Vec<Step>, ValueId)> {
             // what a branch lowers is its own: forgotten outside it
             let (saved_values, saved_dims, saved_multis) =
                 (me.value_of.clone(), me.dim_memo.clone(), me.multis_done.clone());
             let outer = std::mem::take(&mut me.plan.steps);
-            let b = usize::from(b);
-            let v = if me.kinds[b].is_array() {
-                me.array(Id::from(b))
-            } else {
-                let name = format!("b{}", me.plan.values.len());
-                me.host_scalar(b, name)
+            let v = match b {
+                Err(k) => {
+                    let mut fb = FuncBuilder::new(Vec::new());
+                    let r = fb.konst(Scalar::Bool(k));
+                    let body = fb.finish(vec![r]);
+                    let dst = me.new_value(
+                        format!("b{}", me.plan.values.len()),
+                        ElemType::Bool,
+                        0,
+                        Origin::Computed,
+                    );
+                    me.plan.steps.push(Step::Scalar { dst, body });
+                    Ok(dst)
+                }
+                Ok(b) if me.kinds[usize::from(b)].is_array() => me.array(b),
+                Ok(b) => {
+                    let name = format!("b{}", me.plan.values.len());
+                    me.host_scalar(usize::from(b), name)
+                }
             };
             let steps = std::mem::replace(&mut me.plan.steps, outer);
             me.value_of = saved_values;
