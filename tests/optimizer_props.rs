@@ -1242,3 +1242,40 @@ output w = if n < 100 || (if n > 0 then a[9] > 0 else false) then 1 else 0";
         }
     }
 }
+
+/// Found while tracing seed 69: a `let` whose value is an `if` with a kernel in a branch,
+/// used inside a lambda, ran that kernel whether or not the branch was taken (in the
+/// unfused plan too): `s` below failed with E-INDEX for `n = 3`. Such an `if` (closed, with
+/// a kernel no `let` names in a branch: a `let`'s value, which the program computes once)
+/// is now a lazy host step like one the host uses directly. (Still open: where horizontal
+/// fusion groups that kernel with one that runs anyway, as `d`'s and `z`'s are below, the
+/// group runs it; the unfused plan is checked for that program.)
+#[test]
+fn a_guarded_reduction_used_in_a_map_runs_only_when_its_branch_is_taken() {
+    let one = "input a : f64[n]
+input b : f64[n]
+let s = if n > 100 then reduce (+) 0.0 (map (\\v -> b[5]) b) else 0.0
+output y = map (\\x -> x + s) a";
+    let two = "input a : f64[n]
+input b : f64[n]
+let s = if n > 100 then reduce (+) 0.0 (map (\\v -> b[5]) b) else 0.0
+let d = if n > 1 then reduce (+) 0.0 (generate [n - 1] (\\i -> b[i + 1] - b[i])) else 0.0
+output y = map (\\x -> x + s) a
+output z = map (\\x -> x * d) a";
+    for vals in [vec![1.0f64, -2.0, 3.5], vec![2.0], vec![]] {
+        let mut inputs = indexmap::IndexMap::new();
+        inputs.insert("a".to_string(), eqfuse::Value::from(ndarray::arr1(&vals).into_dyn()));
+        inputs.insert("b".to_string(), eqfuse::Value::from(ndarray::arr1(&vals).into_dyn()));
+        runs_like_the_interpreter(one, &inputs);
+        for src in [one, two] {
+            let o = optimise_default(src);
+            let c = check(&eqfuse::parse(src).unwrap()).unwrap();
+            let want = eqfuse_ir::interp::interpret(&c, &inputs).unwrap();
+            let b = eqfuse_ir::bind::bind_inputs(&c, &inputs, &eqfuse_ir::Limits::default()).unwrap();
+            let got = eqfuse_ir::plan::eval::eval(&o.result.unfused_plan, &inputs, &b.sizes).unwrap();
+            for (k, w) in &want {
+                assert!(identical(w, &got[k]), "{k}: {:?} vs {:?}", w, got[k]);
+            }
+        }
+    }
+}
