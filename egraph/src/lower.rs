@@ -207,23 +207,10 @@ impl<'a> Lowerer<'a> {
         // the host's `if`s over arrays, or whose branches hold kernels, are lazy: only their
         // conditions are computed up front, their branches when the condition is known (a
         // `Step::If`)
-        // (`inline[i]`: node `i` reaches a kernel no `let` names without passing a named one)
-        let mut inline = vec![false; self.nodes.len()];
         for (i, &on_host) in host.iter().enumerate() {
             let has = self.is_kernel(i)
                 || self.nodes[i].children().iter().any(|c| self.has_kernel[usize::from(*c)]);
             self.has_kernel[i] = has;
-            inline[i] = if self.is_kernel(i) {
-                !self.names.contains_key(&i)
-            } else {
-                self.nodes[i].children().iter().any(|c| inline[usize::from(*c)])
-            };
-            // a closed `if` whose branch runs a kernel written inside it, used under a
-            // lambda: a `let`'s value (the language has no array operation inside a lambda),
-            // which the program computes once, before the lambda runs, and so does the plan
-            let hoisted = matches!(self.nodes[i], ArrayLang::If([_, t, e])
-                if self.free[i].is_empty() && (inline[usize::from(t)] || inline[usize::from(e)]));
-            let on_host = on_host || hoisted;
             let lazy = match self.nodes[i] {
                 ArrayLang::If([_, t, e]) => {
                     self.kinds[i].is_array()
