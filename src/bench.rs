@@ -301,7 +301,12 @@ const WARM_UP_TIME: Duration = Duration::from_millis(500);
 
 /// The median of repeated runs of `f` (at least `opts.min_runs`, for at least
 /// `opts.min_time`), after untimed warm-up runs (at least 2, for at least 500 ms).
-pub fn median<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> f64 {
+pub fn median<T>(opts: &BenchOptions, f: impl FnMut() -> T) -> f64 {
+    spread(opts, f).1
+}
+
+/// The least, median and greatest time of repeated runs of `f`, as [`median`] times them.
+pub fn spread<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> (f64, f64, f64) {
     let warming = Instant::now();
     let mut warm = 0;
     while warm < WARM_UP_RUNS || (warming.elapsed() < WARM_UP_TIME && warm < 1000) {
@@ -319,7 +324,7 @@ pub fn median<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> f64 {
         }
     }
     times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
+    (times[0], times[times.len() / 2], times[times.len() - 1])
 }
 
 /// The bytes of `v`'s elements.

@@ -340,3 +340,30 @@ fn explain_writes_each_kernels_cuda_source() {
     assert!(k1.contains("__global__"), "{k1}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_times_a_program_of_ones_own() {
+    let prog = root().join("examples/dotp.eqf");
+    let out = eqfuse(&[
+        "bench",
+        prog.to_str().expect("utf-8 path"),
+        "--random-inputs",
+        "1",
+        "--size",
+        "n=5000",
+        "--min-time-ms",
+        "1",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{}", stdout, text(&out.stderr));
+    assert!(stdout.contains("optimised in"), "{stdout}");
+    let rows: Vec<&str> =
+        stdout.lines().filter(|l| l.starts_with("optimised ") || l.starts_with("unfused ")).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    // dotp's optimised plan is one kernel, run as native code
+    let fields: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!(&fields[1..3], ["1", "1"], "{stdout}");
+    // without inputs it says what to give
+    let out = eqfuse(&["bench", prog.to_str().expect("utf-8 path")]);
+    assert_fails(&out, "E-INPUT");
+}

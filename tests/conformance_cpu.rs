@@ -61,7 +61,12 @@ fn via_facade(case: &Case) -> Result<(), String> {
 
 /// Runs a case through the binary on the CPU backend; `Err` describes a failure.
 fn via_binary(case: &Case, no_opt: bool) -> Result<(), String> {
-    let tag = if no_opt { "cpu-noopt" } else { "cpu" };
+    via_binary_with(case, no_opt, &[])
+}
+
+/// [`via_binary`] with more arguments.
+fn via_binary_with(case: &Case, no_opt: bool, extra: &[&str]) -> Result<(), String> {
+    let tag = format!("{}{}", if no_opt { "cpu-noopt" } else { "cpu" }, extra.join("").replace('-', ""));
     let out_dir = scratch(&format!("conformance-{}-{tag}", case.name));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_eqfuse"));
     cmd.arg("run")
@@ -70,7 +75,8 @@ fn via_binary(case: &Case, no_opt: bool) -> Result<(), String> {
         .arg(case.inputs_dir())
         .arg("--out")
         .arg(&out_dir)
-        .args(["--backend", "cpu"]);
+        .args(["--backend", "cpu"])
+        .args(extra);
     if no_opt {
         cmd.arg("--no-opt");
     }
@@ -139,6 +145,39 @@ fn cpu_via_binary() {
 #[test]
 fn cpu_no_opt_via_binary() {
     run_all("eqfuse run --backend cpu --no-opt", &project_cases(), |c| via_binary(c, true));
+}
+
+#[test]
+fn cpu_vm_only_via_binary() {
+    run_all("eqfuse run --backend cpu --cpu-codegen vm", &project_cases(), |c| {
+        via_binary_with(c, false, &["--cpu-codegen", "vm"])
+    });
+}
+
+#[test]
+fn cpu_kernels_run_as_native_code() {
+    // every case whose plan has a map or reduction kernel runs it natively (counted in
+    // this process; other tests run beside this one, so the counts are lower bounds)
+    let before = eqfuse_exec_cpu::native_counts();
+    run_all("optimised plan", &project_cases(), |c| via_api(c, Which::Optimised));
+    let after = eqfuse_exec_cpu::native_counts();
+    assert!(after.native >= before.native + 15, "{before:?} -> {after:?}");
+}
+
+#[test]
+fn without_a_c_compiler_the_vm_runs_and_says_so() {
+    let out = Command::new(env!("CARGO_BIN_EXE_eqfuse"))
+        .args(["run", "examples/dotp.eqf", "--inputs", "tests/conformance/dotp/inputs", "--backend", "cpu"])
+        .env("CC", "/nonexistent/eqfuse-test-cc")
+        .env("EQFUSE_CACHE_DIR", scratch("no-cc-cache"))
+        .output()
+        .expect("eqfuse runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("eqfuse: note: no C compiler `/nonexistent/eqfuse-test-cc`"), "{stderr}");
+    assert!(stderr.contains("runs these kernels on its interpreter"), "{stderr}");
+    assert_eq!(stderr.matches("eqfuse: note:").count(), 1, "said once: {stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("dot = "));
 }
 
 #[test]

@@ -42,6 +42,8 @@ pub(crate) struct Ctx {
     pub max_bytes: u64,
     /// Compile pure loops to machine code ([`crate::RunOptions::jit`]).
     pub jit: bool,
+    /// The plan compiled to native code, when it could be ([`crate::RunOptions::codegen`]).
+    pub native: Option<std::sync::Arc<crate::native::Prepared>>,
 }
 
 /// One result per lane: its shape and elements.
@@ -98,7 +100,7 @@ fn count(kind: &str, dims: &[usize]) -> Result<usize> {
 }
 
 /// Refuses an array of `count` elements of `elem` over the limit (before allocating).
-fn check_alloc(kind: &str, elem: ElemType, count: usize, max_bytes: u64) -> Result<()> {
+pub(crate) fn check_alloc(kind: &str, elem: ElemType, count: usize, max_bytes: u64) -> Result<()> {
     if i64::try_from(count).is_err() {
         return Err(Error::limit(format!("`{kind}`: the array size overflows i64")));
     }

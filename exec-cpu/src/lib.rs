@@ -107,6 +107,7 @@ mod compile;
 mod jit;
 mod kernel;
 mod lanes;
+mod native;
 mod num;
 mod store;
 mod vm;
@@ -115,14 +116,31 @@ use eqfuse_ir::error::{Code, Error, Result};
 use eqfuse_ir::plan::Plan;
 use eqfuse_ir::value::Value;
 use indexmap::IndexMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
+
+pub use native::{default_cache_dir, CompileReport};
+
+/// How the CPU runs kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Codegen {
+    /// Native code: the plan's kernels as C compiled by the system C compiler (`$CC`, else
+    /// `cc`), cached on disk. Kernels the generator does not take yet (scans, filters,
+    /// permutes), and every kernel when no compiler works (said once on stderr), run on the
+    /// VM.
+    #[default]
+    C,
+    /// The blocked register VM only.
+    Vm,
+}
 
 /// How a plan runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunOptions {
     /// Worker threads (0: one per core).
     pub threads: usize,
-    /// Elements per block: the VM's register length and rayon's unit of work (at least 1;
+    /// Elements per block: the VM's register length and rayon's unit of work, and the
+    /// elements of one call of a native kernel (at least 1;
     /// functions with many registers use shorter blocks so that a block's registers stay in
     /// cache). The default, 8192, was measured with `eqfuse bench`: on streaming kernels
     /// (saxpy, map_chain) 2048-element blocks cost 20% more per run in per-block overhead.
@@ -134,6 +152,10 @@ pub struct RunOptions {
     /// on hosts Cranelift targets; else, or when off, they run on lane groups). The results
     /// are the same bit for bit either way.
     pub jit: bool,
+    /// Native code or the VM.
+    pub codegen: Codegen,
+    /// Where compiled plans are cached ([`default_cache_dir`]); `None`: no disk cache.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -143,6 +165,8 @@ impl Default for RunOptions {
             block_size: 8192,
             max_array_bytes: eqfuse_ir::ast::default_memory_limit(),
             jit: true,
+            codegen: Codegen::C,
+            cache_dir: Some(default_cache_dir()),
         }
     }
 }
@@ -193,11 +217,16 @@ pub fn run(
 ) -> Result<IndexMap<String, Value>> {
     let threads = opts.thread_count();
     let pool = pool(threads)?;
+    let native = match opts.codegen {
+        Codegen::C => native::prepare(plan, &native::CacheOpts { dir: opts.cache_dir.clone() }).map(Arc::new),
+        Codegen::Vm => None,
+    };
     let ctx = kernel::Ctx {
         threads,
         block: opts.block_size.max(1),
         max_bytes: opts.max_array_bytes,
         jit: opts.jit,
+        native,
     };
     pool.install(|| store::run_plan(plan, inputs, sizes, &ctx))
 }
@@ -214,6 +243,44 @@ pub struct JitCounts {
     pub straight: usize,
     /// Regions that run on vectors (one float type, exact lane-wise operations only).
     pub vector: usize,
+}
+
+/// What the native path has run so far in this process: for tests that check kernels run
+/// natively. Compare the counts before and after.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NativeCounts {
+    /// Kernels run as compiled C.
+    pub native: usize,
+    /// Kernels of a compiled plan that ran on the VM instead.
+    pub vm: usize,
+}
+
+/// Compiles `plan` to native code as [`run`] would with `opts` (from the cache when it is
+/// there), so that a later [`run`] does not compile, and says what it did: which kernels
+/// run natively, which on the VM and why, and the compile time.
+pub fn compile_plan(plan: &Plan, opts: &RunOptions) -> CompileReport {
+    match opts.codegen {
+        Codegen::C => native::prepare_reporting(plan, &native::CacheOpts { dir: opts.cache_dir.clone() }).1,
+        Codegen::Vm => CompileReport {
+            vm: (0..plan.kernels().len()).map(|i| (i, "--cpu-codegen vm".to_string())).collect(),
+            ..CompileReport::default()
+        },
+    }
+}
+
+/// The C compiler and the flags native kernels are compiled with (for tests that compile
+/// generated C themselves).
+#[doc(hidden)]
+pub fn c_compiler_and_flags() -> (String, &'static [&'static str]) {
+    (native::compiler(), native::FLAGS)
+}
+
+/// See [`NativeCounts`].
+#[doc(hidden)]
+pub fn native_counts() -> NativeCounts {
+    let at = |k: usize| native::COUNTS[k].load(std::sync::atomic::Ordering::Relaxed);
+    NativeCounts { native: at(0), vm: at(1) }
 }
 
 /// See [`JitCounts`].

@@ -166,11 +166,11 @@ macro_rules! float_impl {
             }
             #[inline(always)]
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                eqfuse_ir::math::EqMath::eq_exp(self)
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                <$t>::ln(self)
+                eqfuse_ir::math::EqMath::eq_ln(self)
             }
             #[inline(always)]
             fn sin(self) -> Self {

@@ -248,7 +248,14 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
                 store.put(*dst, Arc::new(scalar_buf(s)))?;
             }
             Step::Kernel(k) => {
-                let results = kernel::run(&StoreRef(store), k, *kidx, ctx)?;
+                let native = match &ctx.native {
+                    Some(p) => crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block)?,
+                    None => None,
+                };
+                let results = match native {
+                    Some(r) => r,
+                    None => kernel::run(&StoreRef(store), k, *kidx, ctx)?,
+                };
                 if results.len() != k.lanes.len() {
                     return Err(internal(format!(
                         "kernel k{kidx}: {} results for {} lanes",

@@ -6,7 +6,7 @@
 //! sizes and thread counts.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_exec_cpu::{run, RunOptions};
+use eqfuse_exec_cpu::{run, Codegen, RunOptions};
 use eqfuse_ir::check::{check, Checked};
 use eqfuse_ir::error::Code;
 use eqfuse_ir::parse::parse;
@@ -23,12 +23,13 @@ fn opts(block_size: usize, threads: usize) -> RunOptions {
     RunOptions { block_size, threads, ..RunOptions::default() }
 }
 
-/// Block sizes and thread counts every program runs with.
+/// Block sizes and thread counts every program runs with, natively and on the VM.
 fn settings() -> Vec<RunOptions> {
     let mut v = Vec::new();
     for b in [1, 2, 3, 7, 8, 64, 2048] {
         for t in [1, 2, 4] {
             v.push(opts(b, t));
+            v.push(RunOptions { codegen: Codegen::Vm, ..opts(b, t) });
         }
     }
     v
@@ -87,7 +88,10 @@ fn check_with(src: &str, ins: &Outputs, how: Agree, settings: &[RunOptions]) -> 
         let want = eqfuse_ir::plan::eval::eval(plan, ins, &bound.sizes);
         for o in settings {
             let got = run(plan, ins, &bound.sizes, o);
-            let at = format!("{label} plan, block {}, {} threads\n{src}\n{plan}", o.block_size, o.threads);
+            let at = format!(
+                "{label} plan, block {}, {} threads, {:?}\n{src}\n{plan}",
+                o.block_size, o.threads, o.codegen
+            );
             match (&want, &got) {
                 (Ok(w), Ok(g)) => {
                     assert_eq!(w.keys().collect::<Vec<_>>(), g.keys().collect::<Vec<_>>(), "{at}");
@@ -734,4 +738,17 @@ fn hand_built_pure_loop_with_swapped_state() {
             assert!(identical(a, &got[k]), "n {n}, `{k}` (one count)");
         }
     }
+}
+
+#[test]
+fn a_conversion_through_an_integer_drops_the_sign_of_zero() {
+    // gcc's -fno-trapping-math turns `(double)(long long)x` into `trunc(x)`, which keeps
+    // the sign of -0.0: the native kernels are compiled without it
+    let out = check_all(
+        "input y : f64[n]\noutput d = map (\\z -> f64 (i64 z) + f64 (i32 (z * 2.0))) y",
+        &inputs(&[("y", f64s(&[-0.0, -0.5, 0.25, -1.5]))]),
+        Agree::Exact,
+    )
+    .unwrap();
+    assert!(identical(&out["d"], &f64s(&[0.0, -1.0, 0.0, -4.0])), "{:?}", out["d"]);
 }

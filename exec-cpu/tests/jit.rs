@@ -6,7 +6,7 @@
 //! contiguous reads, broadcast scalars, every type, special values, next to loops.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_exec_cpu::{jit_compiled, run, RunOptions};
+use eqfuse_exec_cpu::{jit_compiled, run, Codegen, RunOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::testgen::{executor_agrees, program_and_inputs, GenConfig};
 use eqfuse_ir::value::{Scalar, Value};
@@ -48,7 +48,7 @@ fn agree(src: &str, inputs: &IndexMap<String, Value>) {
     let bound = eqfuse_ir::bind::bind_inputs(&checked, inputs, &Default::default()).unwrap();
     let want = eqfuse_ir::plan::eval::eval(&plan, inputs, &bound.sizes);
     for (block_size, threads) in [(8192, 0), (7, 2), (1, 3)] {
-        let on = RunOptions { block_size, threads, ..RunOptions::default() };
+        let on = RunOptions { block_size, threads, codegen: Codegen::Vm, ..RunOptions::default() };
         let off = RunOptions { jit: false, ..on.clone() };
         let got_on = run(&plan, inputs, &bound.sizes, &on).unwrap();
         let got_off = run(&plan, inputs, &bound.sizes, &off).unwrap();
@@ -347,7 +347,7 @@ proptest! {
         for plan in [&opt.plan, &opt.unfused_plan] {
             let want = eqfuse_ir::plan::eval::eval(plan, &case.inputs, &bound.sizes);
             for block_size in [8192, 3] {
-                let on = RunOptions { block_size, threads: 2, ..RunOptions::default() };
+                let on = RunOptions { block_size, threads: 2, codegen: Codegen::Vm, ..RunOptions::default() };
                 let off = RunOptions { jit: false, ..on.clone() };
                 let got_on = run(plan, &case.inputs, &bound.sizes, &on);
                 let got_off = run(plan, &case.inputs, &bound.sizes, &off);

@@ -1,7 +1,8 @@
 //! The CPU executor agrees with the plan interpreter on random well-typed programs
 //! (`eqfuse_ir::testgen`), for the optimised and the unfused plan of each:
 //!
-//! * with the default options and with tiny blocks (7 elements, and 1) on several threads,
+//! * with the default options (native kernels), with tiny blocks (7 elements, and 1) on
+//!   several threads, and on the VM alone,
 //!   so that block boundaries fall everywhere, the outputs are **bit-identical** — unless
 //!   the plan folds floats (a float reduction, scan or permute), whose order is free: then
 //!   float outputs agree up to rounding (`rtol = atol = 1e-4` for `f32`, `1e-9` for `f64`)
@@ -17,7 +18,7 @@
 //! otherwise; a fixed seed unless `EQFUSE_PROPTEST_SEED` gives one (or `random`).
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_exec_cpu::{run, RunOptions};
+use eqfuse_exec_cpu::{run, Codegen, RunOptions};
 use eqfuse_ir::check::{check, Checked};
 use eqfuse_ir::testgen::{executor_agrees, program_and_inputs, Case, GenConfig};
 use eqfuse_rules::{optimize, OptimizeOptions, Optimized};
@@ -68,9 +69,15 @@ fn agrees_on(case: &Case) -> Result<(), TestCaseError> {
     let tiny = |block_size, threads| RunOptions { block_size, threads, ..RunOptions::default() };
     for (label, plan) in [("optimised", &opt.plan), ("unfused", &opt.unfused_plan)] {
         let want = eqfuse_ir::plan::eval::eval(plan, &case.inputs, &bound.sizes);
-        for opts in [RunOptions::default(), tiny(7, 2), tiny(1, 3)] {
+        let vm = RunOptions { codegen: Codegen::Vm, ..RunOptions::default() };
+        for opts in [RunOptions::default(), tiny(7, 2), tiny(1, 3), vm] {
             let got = run(plan, &case.inputs, &bound.sizes, &opts);
-            let what = format!("{label} plan, block {}, {} threads", opts.block_size, opts.thread_count());
+            let what = format!(
+                "{label} plan, block {}, {} threads, {:?}",
+                opts.block_size,
+                opts.thread_count(),
+                opts.codegen
+            );
             executor_agrees(&want, &got, plan).map_err(|e| {
                 TestCaseError::fail(format!("{e} ({what})\n{plan}\nprogram:\n{}", case.text()))
             })?;

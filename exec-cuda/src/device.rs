@@ -13,7 +13,6 @@
 // the only one of the crate, with `nvrtc`, that needs `unsafe`.
 #![allow(unsafe_code)]
 
-use crate::codegen::KernelCode;
 use crate::nvrtc::{self, Compiled, Target};
 use crate::runtime::Gpu;
 use crate::{cache, CudaOptions};
@@ -21,6 +20,7 @@ use cudarc::driver::{
     result as dresult, sys as dsys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream,
 };
 use cudarc::driver::{DevicePtr, DriverError};
+use eqfuse_codegen::cuda::KernelCode;
 use eqfuse_ir::error::{Code, Error, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;

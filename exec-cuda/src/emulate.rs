@@ -19,9 +19,9 @@
 // through `libloading`; the buffers are plain allocations owned by `EmuBuf`.
 #![allow(unsafe_code)]
 
-use crate::codegen::{KernelCode, Skeleton};
 use crate::runtime::Gpu;
 use crate::CudaOptions;
+use eqfuse_codegen::cuda::{KernelCode, Skeleton};
 use eqfuse_ir::error::{Code, Error, Result};
 use std::alloc::Layout;
 use std::collections::HashMap;

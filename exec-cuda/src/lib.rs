@@ -44,7 +44,7 @@
 //! ```
 
 pub mod cache;
-mod codegen;
+use eqfuse_codegen::cuda as codegen;
 mod device;
 #[cfg(test)]
 mod emulate;
@@ -130,7 +130,7 @@ pub fn kernel_sources(plan: &Plan, opts: &CudaOptions) -> Vec<(String, String)> 
 /// The exact C spelling of an `f32` constant in generated code (for tests).
 #[doc(hidden)]
 pub fn float_literal_for_tests(v: f32) -> String {
-    codegen::func::literal(eqfuse_ir::value::Scalar::F32(v))
+    eqfuse_codegen::scalar::literal(eqfuse_ir::value::Scalar::F32(v), eqfuse_codegen::Dialect::Cuda)
 }
 
 /// Runs `plan` on the GPU: uploads `inputs` (by name, as bound by

@@ -11,9 +11,9 @@
 //! error record on the device; the record is read back before any host step, any download
 //! and at the end of the run, and turned into the interpreter's `E-INDEX` / `E-DIV-ZERO`.
 
-use crate::codegen::{self, KernelCode, Skeleton, Slot};
 use crate::host::{self, internal};
 use crate::CudaOptions;
+use eqfuse_codegen::cuda::{self as codegen, KernelCode, Skeleton, Slot};
 use eqfuse_ir::error::{Error, Result, Span};
 use eqfuse_ir::plan::{Kernel, LaneOp, Origin, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;

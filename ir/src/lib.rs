@@ -20,6 +20,7 @@ pub mod check;
 pub mod error;
 pub mod interp;
 pub mod lexer;
+pub mod math;
 pub mod npy;
 pub mod parse;
 pub mod plan;

@@ -1,5 +1,8 @@
 //! `eqfuse bench [--backend cpu|cuda] [--filter NAME] [--json]`: the optimised plan, the
 //! unfused plan, a hand-written loop and the input-copy floor, timed in one run.
+//! `eqfuse bench PROGRAM.eqf (--inputs DIR | --random-inputs SEED [--size NAME=N]...)`
+//! times a program of one's own instead: its optimised and unfused plans (least, median
+//! and greatest time), the compile time of their native code reported apart.
 //! `--dump-inputs DIR` writes each chosen program's generated inputs instead
 //! (`DIR/PROGRAM/INPUT.npy`, what `eqfuse run --inputs` reads), so that other tools
 //! (`benches/peers/`) compute on exactly the benchmarked data.
@@ -14,6 +17,21 @@ use std::time::Duration;
 /// Arguments of `eqfuse bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
+    /// Time this program instead of the built-in ones (its optimised and unfused plans;
+    /// compile time reported apart).
+    program: Option<PathBuf>,
+    /// With PROGRAM: read every `DIR/NAME.npy` as input `NAME`.
+    #[arg(long, value_name = "DIR", requires = "program")]
+    inputs: Option<PathBuf>,
+    /// With PROGRAM: random inputs of the declared types (as `eqfuse run --random-inputs`).
+    #[arg(long, value_name = "SEED", requires = "program", conflicts_with = "inputs")]
+    random_inputs: Option<u64>,
+    /// With `--random-inputs`: the value of a size name (repeatable; others are 1000).
+    #[arg(long = "size", value_name = "NAME=N", value_parser = super::run::parse_size, requires = "random_inputs")]
+    size: Vec<(String, i64)>,
+    /// How the CPU runs kernels (`c` or `vm`), as `eqfuse run --cpu-codegen`.
+    #[arg(long, value_name = "HOW", default_value = "c", value_parser = ["c", "vm"])]
+    cpu_codegen: String,
     /// The backend that runs the plans.
     #[arg(long, value_enum, default_value_t = BenchBackend::Cpu)]
     backend: BenchBackend,
@@ -65,6 +83,9 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
         min_time: Duration::from_millis(a.min_time_ms),
         ..BenchOptions::default()
     };
+    if let Some(program) = &a.program {
+        return bench_program(a, program, &opts);
+    }
     let chosen: Vec<_> =
         PROGRAMS.iter().filter(|p| a.filter.as_deref().map_or(true, |f| p.name.contains(f))).collect();
     if chosen.is_empty() {
@@ -119,6 +140,76 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
         let j = serde_json::to_string_pretty(&out)
             .map_err(|e| Error::new(Code::Limit, format!("internal error: JSON: {e}")))?;
         println!("{j}");
+    }
+    Ok(())
+}
+
+/// `eqfuse bench PROGRAM`: the user's program, optimised and unfused, on the CPU.
+fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) -> CmdResult {
+    use eqfuse::random_inputs::{self, RandomInputs};
+    if a.backend != BenchBackend::Cpu {
+        return Err(Error::new(Code::Device, "bench PROGRAM times the CPU backend only").into());
+    }
+    let limits = eqfuse::Limits::default();
+    let checked = super::load_with(program, &limits)?;
+    let inputs = match a.random_inputs {
+        Some(seed) => {
+            let mut ro = RandomInputs::new(seed);
+            ro.sizes.extend(a.size.iter().cloned());
+            random_inputs::random_inputs(&checked, &ro)?
+        }
+        None if a.inputs.is_some() => eqfuse::files::read_inputs(a.inputs.as_deref(), &[])?,
+        None => {
+            return Err(Error::new(
+                Code::Input,
+                "bench PROGRAM needs inputs: `--inputs DIR` or `--random-inputs SEED [--size NAME=N]...`",
+            )
+            .into())
+        }
+    };
+    let bound = eqfuse::ir::bind::bind_inputs(&checked, &inputs, &limits)?;
+    let sizes = bound.sizes.iter().map(|(k, v)| (k.clone(), (*v).max(0) as u64)).collect();
+    let oopts = eqfuse::OptimizeOptions {
+        cost: eqfuse::CostContext { params: eqfuse::cpu_cost_params(), sizes, ..Default::default() },
+        ..eqfuse::OptimizeOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let opt = eqfuse::optimize_checked(checked.clone(), &oopts)?;
+    let optimise_s = t0.elapsed().as_secs_f64();
+    let ropts = eqfuse_exec_cpu::RunOptions {
+        codegen: if a.cpu_codegen == "vm" {
+            eqfuse_exec_cpu::Codegen::Vm
+        } else {
+            eqfuse_exec_cpu::Codegen::C
+        },
+        ..eqfuse_exec_cpu::RunOptions::default()
+    };
+    println!("{}: optimised in {:.1} ms", program.display(), optimise_s * 1e3);
+    println!(
+        "{:<10} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12}",
+        "plan", "kernels", "native", "compile", "min", "median", "max"
+    );
+    for (label, plan) in [("optimised", &opt.result.plan), ("unfused", &opt.result.unfused_plan)] {
+        let report = eqfuse_exec_cpu::compile_plan(plan, &ropts);
+        if let Some(why) = &report.failure {
+            eprintln!("bench: {label}: no native code: {why}");
+        }
+        eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts)?;
+        let (lo, med, hi) =
+            eqfuse::bench::spread(opts, || eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts));
+        let compile = if report.cached {
+            "cached".to_string()
+        } else {
+            format!("{:.1}ms", report.compile_seconds * 1e3)
+        };
+        println!(
+            "{label:<10} {:>8} {:>8} {compile:>12} {:>10.3}ms {:>10.3}ms {:>10.3}ms",
+            plan.kernels().len(),
+            report.native.len(),
+            lo * 1e3,
+            med * 1e3,
+            hi * 1e3
+        );
     }
     Ok(())
 }

@@ -40,6 +40,14 @@ pub struct LimitArgs {
     /// [default: no limit].
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<Duration>,
+    /// How the CPU backend runs kernels: `c` (native code compiled by the system C
+    /// compiler, `$CC` else `cc`; the VM where it cannot) or `vm` (the interpreter only).
+    #[arg(long, value_name = "HOW", default_value = "c", value_parser = ["c", "vm"])]
+    cpu_codegen: String,
+    /// Compile native code without the on-disk cache (`$EQFUSE_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/eqfuse/cpu`, else `~/.cache/eqfuse/cpu`).
+    #[arg(long)]
+    no_cache: bool,
 }
 
 impl LimitArgs {
@@ -65,9 +73,16 @@ impl LimitArgs {
 
     /// The executors' options (the rest at their defaults).
     pub fn run_options(&self) -> eqfuse_exec_cpu::RunOptions {
+        let d = eqfuse_exec_cpu::RunOptions::default();
         eqfuse_exec_cpu::RunOptions {
             max_array_bytes: self.limits().max_array_bytes,
-            ..eqfuse_exec_cpu::RunOptions::default()
+            codegen: if self.cpu_codegen == "vm" {
+                eqfuse_exec_cpu::Codegen::Vm
+            } else {
+                eqfuse_exec_cpu::Codegen::C
+            },
+            cache_dir: if self.no_cache { None } else { d.cache_dir.clone() },
+            ..d
         }
     }
 

@@ -85,7 +85,7 @@ pub fn run(a: &RunArgs) -> CmdResult {
 }
 
 /// Parses a `NAME=N` size.
-fn parse_size(s: &str) -> std::result::Result<(String, i64), String> {
+pub(super) fn parse_size(s: &str) -> std::result::Result<(String, i64), String> {
     match s.split_once('=') {
         Some((name, n)) if !name.is_empty() => match n.trim().parse::<i64>() {
             Ok(v) if v >= 0 => Ok((name.to_string(), v)),

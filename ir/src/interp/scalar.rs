@@ -137,8 +137,8 @@ impl ScalarFn {
             (f, &[a]) => {
                 let (g32, g64): FloatFns = match f {
                     ScalarFn::Sqrt => (f32::sqrt, f64::sqrt),
-                    ScalarFn::Exp => (f32::exp, f64::exp),
-                    ScalarFn::Log => (f32::ln, f64::ln),
+                    ScalarFn::Exp => (crate::math::exp_f32, crate::math::exp_f64),
+                    ScalarFn::Log => (crate::math::log_f32, crate::math::log_f64),
                     ScalarFn::Sin => (f32::sin, f64::sin),
                     ScalarFn::Cos => (f32::cos, f64::cos),
                     ScalarFn::Tan => (f32::tan, f64::tan),

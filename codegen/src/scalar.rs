@@ -1,7 +1,8 @@
-//! A [`Func`] as a `__device__` function of straight-line C.
+//! A [`Func`] as a function of straight-line C: the one scalar emitter of both targets.
 //!
 //! ```text
-//! static __device__ __forceinline__ bool NAME(const EqArgs& A, const long long ef,
+//! static __device__ __forceinline__ bool NAME(const EqArgs& A, const long long ef,   // CUDA
+//! static inline bool NAME(const EqArgs* restrict A, const long long ef,              // C
 //!                                             P0 r0, P1 r1, R0* eq_o0, ...) {
 //!   T2 r2 = 0; ...                 // one typed local per register
 //!   ...                            // one statement per instruction
@@ -10,9 +11,13 @@
 //! }
 //! ```
 //!
-//! The function returns `false` after recording an error (an index out of bounds, integer
-//! division by zero) in the error record; `ef` is the flat index of the element being
-//! computed, for the message (`-1`: none). Lazy `if`s are `if/else` blocks (only the taken
+//! The function returns `false` when an element fails (an index out of bounds, integer
+//! division by zero). In CUDA it records the error in the error record and returns at
+//! once; `ef` is the flat index of the element being computed, for the message (`-1`:
+//! none). In C it notes the failure and goes on without the faulting access (an
+//! out-of-bounds read gives 0, a division by zero 0), so that loops over elements keep no
+//! early exit and vectorise; the caller that sees `false` has the kernel rerun by the
+//! interpreter, which reports the exact element and message. Lazy `if`s are `if/else` blocks (only the taken
 //! block runs), `iterate` a `for` loop whose state is copied from `nexts` to `vars` through
 //! temporaries (all at once). Integer `+ - *` and negation wrap (computed unsigned), `/` and
 //! `%` check for zero and give `MIN / -1 == MIN`, `MIN % -1 == 0`; conversions from float to
@@ -20,7 +25,7 @@
 //! from zero (`roundf`/`round`); the rest is the CUDA math library in the operand's
 //! precision (`expf` for `f32`).
 
-use super::{cty, suffix, Layout};
+use crate::{cty, suffix, Dialect, Layout};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::{Block, Func, Inst, Plan, Reg, ValueId};
@@ -30,17 +35,30 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 /// What a function emitter needs from its kernel.
-pub(crate) struct FnCtx<'a> {
+pub struct FnCtx<'a> {
     pub plan: &'a Plan,
     pub host: &'a HashSet<ValueId>,
     pub layout: &'a mut Layout,
+    /// For an element function whose launch checks shapes first: a read whose indices are
+    /// the function's parameters in order (`a[i, j]` over the space `[i, j]`) is emitted
+    /// without a bounds check, and its array is listed here. The host must then check,
+    /// before the launch, that every extent of the space is at most the array's dimension.
+    pub in_space: Option<&'a mut Vec<ValueId>>,
 }
 
 /// Emits `func` as a device function called `name`.
-pub(crate) fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, String> {
+pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, String> {
+    let dialect = cx.layout.dialect();
+    let args_type = cx.layout.type_name().to_string();
     let mut e = Emitter { cx, func, out: String::new(), loops: 0 };
-    let mut sig =
-        format!("static __device__ __forceinline__ bool {name}(const EqArgs& A, const long long ef");
+    let mut sig = match dialect {
+        Dialect::Cuda => {
+            format!("static __device__ __forceinline__ bool {name}(const EqArgs& A, const long long ef")
+        }
+        Dialect::C => {
+            format!("static inline __attribute__((always_inline)) bool {name}(const {args_type}* restrict A, const long long ef")
+        }
+    };
     for (k, t) in func.params.iter().enumerate() {
         if e.ty(k as Reg)? != *t {
             return Err(format!("`{name}`: parameter r{k} is {t} but its register is {}", e.ty(k as Reg)?));
@@ -52,6 +70,9 @@ pub(crate) fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String
     }
     sig.push_str(") {\n");
     let mut decls = String::new();
+    if dialect == Dialect::C {
+        decls.push_str("  (void)ef;\n  bool eq_ok = true;\n");
+    }
     for (r, t) in func.reg_types.iter().enumerate().skip(func.params.len()) {
         let _ = writeln!(decls, "  {} r{r} = {};", cty(*t), zero(*t));
     }
@@ -60,7 +81,11 @@ pub(crate) fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String
     for (k, &r) in func.ret.iter().enumerate() {
         let _ = writeln!(body, "  *eq_o{k} = r{r};");
     }
-    Ok(format!("{sig}{decls}{body}  return true;\n}}\n"))
+    let ret = match dialect {
+        Dialect::Cuda => "true",
+        Dialect::C => "eq_ok",
+    };
+    Ok(format!("{sig}{decls}{body}  return {ret};\n}}\n"))
 }
 
 /// A zero of type `t`, to initialise registers.
@@ -77,7 +102,11 @@ fn zero(t: ElemType) -> &'static str {
 /// A constant as a C expression, exact: integers in range (`MIN` spelled as `-MAX - 1`),
 /// floats as their shortest decimal when it reads back to the same bits, else as hex float
 /// literals; infinities and NaNs by their bits.
-pub(crate) fn literal(s: Scalar) -> String {
+pub fn literal(s: Scalar, dialect: Dialect) -> String {
+    let (f32_bits, f64_bits) = match dialect {
+        Dialect::Cuda => ("__uint_as_float", "__longlong_as_double"),
+        Dialect::C => ("eq_f32_from_bits", "eq_f64_from_bits"),
+    };
     match s {
         Scalar::Bool(b) => b.to_string(),
         Scalar::I32(i32::MIN) => "(-2147483647 - 1)".into(),
@@ -86,8 +115,8 @@ pub(crate) fn literal(s: Scalar) -> String {
         Scalar::I64(i64::MIN) => "(-9223372036854775807LL - 1LL)".into(),
         Scalar::I64(v) if v < 0 => format!("({v}LL)"),
         Scalar::I64(v) => format!("{v}LL"),
-        Scalar::F32(v) if !v.is_finite() => format!("__uint_as_float(0x{:08x}u)", v.to_bits()),
-        Scalar::F64(v) if !v.is_finite() => format!("__longlong_as_double(0x{:016x}LL)", v.to_bits()),
+        Scalar::F32(v) if !v.is_finite() => format!("{f32_bits}(0x{:08x}u)", v.to_bits()),
+        Scalar::F64(v) if !v.is_finite() => format!("{f64_bits}(0x{:016x}LL)", v.to_bits()),
         Scalar::F32(v) => {
             let dec = format!("{v:?}");
             // Safe whether the compiler reads `1.5f` directly as a float or through double.
@@ -160,6 +189,9 @@ impl Emitter<'_, '_> {
 
     /// `eq_fail(...); return false;` for an error with `ix` recorded.
     fn fail(&mut self, code: &str, what: &str, ix: &[String]) -> String {
+        if self.cx.layout.dialect() == Dialect::C {
+            return "eq_ok = false;".into();
+        }
         let err = self.cx.layout.err();
         let kid = self.cx.layout.kid();
         let list = if ix.is_empty() { "0".to_string() } else { ix.join(", ") };
@@ -177,7 +209,8 @@ impl Emitter<'_, '_> {
                 if value.elem_type() != t {
                     return Err(format!("r{dst} of type {t} assigned the constant {value}"));
                 }
-                self.line(ind, &format!("r{dst} = {};", literal(*value)));
+                let lit = literal(*value, self.cx.layout.dialect());
+                self.line(ind, &format!("r{dst} = {lit};"));
             }
             Inst::Unary { dst, op, a } => {
                 let t = self.ty(*a)?;
@@ -302,7 +335,11 @@ impl Emitter<'_, '_> {
                     let bits = if t == ElemType::I32 { "32" } else { "64" };
                     let fail = self.fail(code, bits, &[format!("(long long)r{a}")]);
                     self.line(ind, &format!("if (r{b} == 0) {fail}"));
-                    format!("eq_{name}_{}(r{a}, r{b})", suffix(t))
+                    match self.cx.layout.dialect() {
+                        Dialect::Cuda => format!("eq_{name}_{}(r{a}, r{b})", suffix(t)),
+                        // no division by zero: the element has failed already
+                        Dialect::C => format!("(r{b} == 0 ? 0 : eq_{name}_{}(r{a}, r{b}))", suffix(t)),
+                    }
                 }
                 ElemType::F32 if op == BinOp::Rem => format!("fmodf(r{a}, r{b})"),
                 ElemType::F64 if op == BinOp::Rem => format!("fmod(r{a}, r{b})"),
@@ -349,8 +386,9 @@ impl Emitter<'_, '_> {
                 _ => float("fabsf", "fabs")?,
             },
             ScalarFn::Sqrt => float("sqrtf", "sqrt")?,
-            ScalarFn::Exp => float("expf", "exp")?,
-            ScalarFn::Log => float("logf", "log")?,
+            // eqfuse's own (eqfuse_ir::math), the same bits on every backend
+            ScalarFn::Exp => float("eq_exp_f32", "eq_exp_f64")?,
+            ScalarFn::Log => float("eq_log_f32", "eq_log_f64")?,
             ScalarFn::Sin => float("sinf", "sin")?,
             ScalarFn::Cos => float("cosf", "cos")?,
             ScalarFn::Tan => float("tanf", "tan")?,
@@ -378,8 +416,9 @@ impl Emitter<'_, '_> {
         let base = self.cx.layout.array(plan, array);
         // Arrays a kernel reads are never written by it: read through the read-only cache.
         let is_bool = self.ty(dst)? == ElemType::Bool;
+        let dialect = self.cx.layout.dialect();
         let load = |at: &str| {
-            if is_bool {
+            if is_bool || dialect == Dialect::C {
                 format!("{base}[{at}]")
             } else {
                 format!("__ldg(&{base}[{at}])")
@@ -397,20 +436,49 @@ impl Emitter<'_, '_> {
             .map(|(r, d)| format!("(unsigned long long)r{r} < (unsigned long long){d}"))
             .collect();
         let ix: Vec<String> = index.iter().map(|r| format!("(long long)r{r}")).collect();
+        let by_params =
+            index.len() == self.func.params.len() && index.iter().enumerate().all(|(k, &r)| r as usize == k);
+        if by_params {
+            if let Some(list) = self.cx.in_space.as_deref_mut() {
+                if !list.contains(&array) {
+                    list.push(array);
+                }
+                let mut flat = format!("(long long)r{}", index[0]);
+                for (r, d) in index.iter().zip(&dims).skip(1) {
+                    flat = format!("({flat} * {d} + (long long)r{r})");
+                }
+                let e = load(&flat);
+                self.line(
+                    ind,
+                    &format!("r{dst} = {e};  // in bounds: the space is checked against the shape"),
+                );
+                return Ok(());
+            }
+        }
         let fail = self.fail("EQ_ERR_INDEX", &array.to_string(), &ix);
-        self.line(ind, &format!("if (!({})) {fail}", checks.join(" && ")));
         let mut flat = format!("(long long)r{}", index[0]);
         for (r, d) in index.iter().zip(&dims).skip(1) {
             flat = format!("({flat} * {d} + (long long)r{r})");
         }
         let e = load(&flat);
-        self.line(ind, &format!("r{dst} = {e};"));
+        match dialect {
+            Dialect::Cuda => {
+                self.line(ind, &format!("if (!({})) {fail}", checks.join(" && ")));
+                self.line(ind, &format!("r{dst} = {e};"));
+            }
+            Dialect::C => {
+                // no read out of bounds: a conditional load (masked when vectorised)
+                self.line(ind, &format!("const bool eq_in{dst} = {};", checks.join(" && ")));
+                self.line(ind, &format!("if (!eq_in{dst}) {fail}"));
+                self.line(ind, &format!("r{dst} = eq_in{dst} ? {e} : r{dst};"));
+            }
+        }
         Ok(())
     }
 }
 
 /// `x` (of type `from`) converted to `to` as the language converts.
-pub(crate) fn convert(x: &str, from: ElemType, to: ElemType) -> String {
+pub fn convert(x: &str, from: ElemType, to: ElemType) -> String {
     use ElemType::*;
     match (from, to) {
         _ if from == to => x.to_string(),
@@ -435,16 +503,23 @@ pub(crate) fn convert(x: &str, from: ElemType, to: ElemType) -> String {
 mod tests {
     use super::*;
 
+    fn literal_cuda(s: Scalar) -> String {
+        literal(s, Dialect::Cuda)
+    }
+
     #[test]
     fn literals_are_exact() {
-        assert_eq!(literal(Scalar::I32(i32::MIN)), "(-2147483647 - 1)");
-        assert_eq!(literal(Scalar::I64(-3)), "(-3LL)");
-        assert_eq!(literal(Scalar::F32(0.5)), "0.5f");
-        assert_eq!(literal(Scalar::F32(-0.0)), "(-0.0f)");
-        assert_eq!(literal(Scalar::F32(f32::INFINITY)), "__uint_as_float(0x7f800000u)");
-        assert_eq!(literal(Scalar::F32(f32::NEG_INFINITY)), "__uint_as_float(0xff800000u)");
-        assert_eq!(literal(Scalar::F64(0.1)), "0.1");
-        assert_eq!(literal(Scalar::F64(f64::NEG_INFINITY)), "__longlong_as_double(0xfff0000000000000LL)");
+        assert_eq!(literal_cuda(Scalar::I32(i32::MIN)), "(-2147483647 - 1)");
+        assert_eq!(literal_cuda(Scalar::I64(-3)), "(-3LL)");
+        assert_eq!(literal_cuda(Scalar::F32(0.5)), "0.5f");
+        assert_eq!(literal_cuda(Scalar::F32(-0.0)), "(-0.0f)");
+        assert_eq!(literal_cuda(Scalar::F32(f32::INFINITY)), "__uint_as_float(0x7f800000u)");
+        assert_eq!(literal_cuda(Scalar::F32(f32::NEG_INFINITY)), "__uint_as_float(0xff800000u)");
+        assert_eq!(literal_cuda(Scalar::F64(0.1)), "0.1");
+        assert_eq!(
+            literal_cuda(Scalar::F64(f64::NEG_INFINITY)),
+            "__longlong_as_double(0xfff0000000000000LL)"
+        );
         assert_eq!(hex_float(3.0, ""), "0x1.8000000000000p+1");
         assert_eq!(hex_float(-0.0, "f"), "-0x0p+0f");
         assert_eq!(hex_float(f64::from_bits(1), ""), "0x0.0000000000001p-1022");

@@ -1,8 +1,9 @@
 //! The kernel skeletons: the `__global__` entry points around a kernel's element function.
 //! See the table in [`super`] for which skeleton each kernel gets.
 
-use super::func::{emit, FnCtx};
-use super::{cty, known_op, GenOptions, KnownOp, Layout, Scratch, Skeleton};
+use super::{GenOptions, Scratch, Skeleton};
+use crate::scalar::{emit, FnCtx};
+use crate::{cty, known_op, Dialect, KnownOp, Layout};
 use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
 use std::collections::HashSet;
@@ -38,44 +39,14 @@ impl<'a> Gen<'a> {
         opts: GenOptions,
         host: &'a HashSet<ValueId>,
     ) -> Result<Gen<'a>, String> {
-        if k.space.is_empty() {
-            return Err(format!("kernel k{index} has an empty space"));
-        }
-        if k.lanes.is_empty() {
-            return Err(format!("kernel k{index} has no lanes"));
-        }
-        if k.elem.ret.len() != k.lanes.len() {
-            return Err(format!(
-                "kernel k{index}: an element function of {} results for {} lanes",
-                k.elem.ret.len(),
-                k.lanes.len()
-            ));
-        }
-        if k.elem.params.len() != k.space.len() || k.elem.params.iter().any(|t| *t != ElemType::I64) {
-            return Err(format!(
-                "kernel k{index}: the element function's parameters are not one i64 per dimension of the space"
-            ));
-        }
-        let mut types = Vec::new();
-        for (lane, &r) in k.lanes.iter().zip(&k.elem.ret) {
-            let t =
-                plan.values.get(lane.dst).map(|i| i.elem).ok_or_else(|| format!("no value v{}", lane.dst))?;
-            let rt = k.elem.reg_types.get(r as usize).copied();
-            if rt != Some(t) {
-                return Err(format!(
-                    "kernel k{index}: lane `{}` is {t} but its element is not",
-                    name(plan, lane.dst)
-                ));
-            }
-            types.push(t);
-        }
+        let types = crate::lane_types(plan, k, index)?;
         Ok(Gen {
             plan,
             k,
             index,
             opts,
             host,
-            layout: Layout::default(),
+            layout: Layout::new(Dialect::Cuda),
             funcs: String::new(),
             kernels: String::new(),
             scratch: Vec::new(),
@@ -98,7 +69,7 @@ impl<'a> Gen<'a> {
 
     /// Emits `func` as device function `fname`.
     fn func(&mut self, fname: &str, func: &Func, what: &str) -> Result<(), String> {
-        let mut cx = FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout };
+        let mut cx = FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout, in_space: None };
         let text = emit(&mut cx, fname, func)?;
         w!(self.funcs, "// {what}");
         self.funcs.push_str(&text);
@@ -792,5 +763,5 @@ fn zero_of(t: ElemType) -> &'static str {
 
 /// The name of value `v`, for comments and messages.
 fn name(plan: &Plan, v: ValueId) -> String {
-    plan.values.get(v).map(|i| i.name.clone()).unwrap_or_else(|| format!("v{v}"))
+    crate::value_name(plan, v)
 }

@@ -5,34 +5,15 @@
 //!
 //! Everything here is plain CUDA C++ with no `#include`: NVRTC compiles each file on its own.
 
-/// The prelude's text (placed after the file's `#define EQ_BLOCK ...` line).
-pub(crate) const PRELUDE: &str = r#"// ---- eqfuse prelude ----
+/// The prelude's first lines (placed after the file's `#define EQ_BLOCK ...` line).
+pub const HEAD: &str = r#"// ---- eqfuse prelude ----
 #define EQ_WARPS (EQ_BLOCK / 32)
 #define EQ_FULL_MASK 0xffffffffu
 
-// Error codes of the error record (decoded on the host into E-INDEX / E-DIV-ZERO).
-#define EQ_ERR_INDEX 1
-#define EQ_ERR_DIM 2
-#define EQ_ERR_DIV 3
-#define EQ_ERR_REM 4
-#define EQ_ERR_TARGET 5
-#define EQ_REC_IX 8
+"#;
 
-#define EQ_I32_MIN (-2147483647 - 1)
-#define EQ_I32_MAX 2147483647
-#define EQ_I64_MIN (-9223372036854775807LL - 1LL)
-#define EQ_I64_MAX 9223372036854775807LL
-
-// A host scalar passed by value in an 8-byte slot of the kernel's argument block.
-union EqScalar {
-  long long i64;
-  double f64;
-  int i32;
-  float f32;
-  bool b;
-};
-
-// The error record: [code, kernel, what, element, count, index0 .. index7]. The first
+/// The error record's writer (after [`crate::prelude::SCALAR_HEAD`]): the first failure wins.
+pub const FAIL: &str = r#"// The error record: [code, kernel, what, element, count, index0 .. index7]. The first
 // failure wins (atomicCAS on the code); the host reads it back after the launches.
 static __device__ __noinline__ void eq_fail(long long* rec, long long kernel, int code, long long what,
                                             long long elem, int n, const long long* ix) {
@@ -46,81 +27,10 @@ static __device__ __noinline__ void eq_fail(long long* rec, long long kernel, in
   }
 }
 
-// Integers wrap (two's complement): the arithmetic is done in unsigned types.
-static __device__ __forceinline__ int eq_add_i32(int a, int b) { return (int)((unsigned int)a + (unsigned int)b); }
-static __device__ __forceinline__ int eq_sub_i32(int a, int b) { return (int)((unsigned int)a - (unsigned int)b); }
-static __device__ __forceinline__ int eq_mul_i32(int a, int b) { return (int)((unsigned int)a * (unsigned int)b); }
-static __device__ __forceinline__ int eq_neg_i32(int a) { return (int)(0u - (unsigned int)a); }
-static __device__ __forceinline__ int eq_abs_i32(int a) { return a < 0 ? eq_neg_i32(a) : a; }
-// b != 0 here; MIN / -1 == MIN and MIN % -1 == 0.
-static __device__ __forceinline__ int eq_div_i32(int a, int b) { return b == -1 ? eq_neg_i32(a) : a / b; }
-static __device__ __forceinline__ int eq_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }
-static __device__ __forceinline__ long long eq_add_i64(long long a, long long b) {
-  return (long long)((unsigned long long)a + (unsigned long long)b);
-}
-static __device__ __forceinline__ long long eq_sub_i64(long long a, long long b) {
-  return (long long)((unsigned long long)a - (unsigned long long)b);
-}
-static __device__ __forceinline__ long long eq_mul_i64(long long a, long long b) {
-  return (long long)((unsigned long long)a * (unsigned long long)b);
-}
-static __device__ __forceinline__ long long eq_neg_i64(long long a) { return (long long)(0ull - (unsigned long long)a); }
-static __device__ __forceinline__ long long eq_abs_i64(long long a) { return a < 0 ? eq_neg_i64(a) : a; }
-static __device__ __forceinline__ long long eq_div_i64(long long a, long long b) { return b == -1 ? eq_neg_i64(a) : a / b; }
-static __device__ __forceinline__ long long eq_rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }
-static __device__ __forceinline__ int eq_i64_to_i32(long long a) { return (int)(unsigned int)(unsigned long long)a; }
-static __device__ __forceinline__ int eq_min_i32(int a, int b) { return a < b ? a : b; }
-static __device__ __forceinline__ int eq_max_i32(int a, int b) { return a > b ? a : b; }
-static __device__ __forceinline__ long long eq_min_i64(long long a, long long b) { return a < b ? a : b; }
-static __device__ __forceinline__ long long eq_max_i64(long long a, long long b) { return a > b ? a : b; }
-static __device__ __forceinline__ bool eq_min_bool(bool a, bool b) { return a && b; }
-static __device__ __forceinline__ bool eq_max_bool(bool a, bool b) { return a || b; }
+"#;
 
-// Float min/max: NaN when either operand is NaN; -0.0 below 0.0.
-static __device__ __forceinline__ float eq_min_f32(float a, float b) {
-  if (a != a || b != b) return a + b;
-  return (a < b || (a == b && __float_as_int(a) < 0)) ? a : b;
-}
-static __device__ __forceinline__ float eq_max_f32(float a, float b) {
-  if (a != a || b != b) return a + b;
-  return (a > b || (a == b && __float_as_int(a) >= 0)) ? a : b;
-}
-static __device__ __forceinline__ double eq_min_f64(double a, double b) {
-  if (a != a || b != b) return a + b;
-  return (a < b || (a == b && __double_as_longlong(a) < 0)) ? a : b;
-}
-static __device__ __forceinline__ double eq_max_f64(double a, double b) {
-  if (a != a || b != b) return a + b;
-  return (a > b || (a == b && __double_as_longlong(a) >= 0)) ? a : b;
-}
-
-// Float to integer: truncation toward zero, saturating at the bounds, NaN to 0.
-static __device__ __forceinline__ int eq_f32_to_i32(float x) {
-  if (x != x) return 0;
-  if (x <= -2147483648.0f) return EQ_I32_MIN;
-  if (x >= 2147483648.0f) return EQ_I32_MAX;
-  return (int)x;
-}
-static __device__ __forceinline__ long long eq_f32_to_i64(float x) {
-  if (x != x) return 0;
-  if (x <= -9223372036854775808.0f) return EQ_I64_MIN;
-  if (x >= 9223372036854775808.0f) return EQ_I64_MAX;
-  return (long long)x;
-}
-static __device__ __forceinline__ int eq_f64_to_i32(double x) {
-  if (x != x) return 0;
-  if (x <= -2147483648.0) return EQ_I32_MIN;
-  if (x >= 2147483648.0) return EQ_I32_MAX;
-  return (int)x;
-}
-static __device__ __forceinline__ long long eq_f64_to_i64(double x) {
-  if (x != x) return 0;
-  if (x <= -9223372036854775808.0) return EQ_I64_MIN;
-  if (x >= 9223372036854775808.0) return EQ_I64_MAX;
-  return (long long)x;
-}
-
-// Warp shuffles of every element type (bool through int).
+/// The warp and block primitives (after [`crate::prelude::SCALAR_HELPERS`]).
+pub const TAIL: &str = r#"// Warp shuffles of every element type (bool through int).
 template <typename T> __device__ __forceinline__ T eq_shfl_down(T v, int d) { return __shfl_down_sync(EQ_FULL_MASK, v, d); }
 template <> __device__ __forceinline__ bool eq_shfl_down<bool>(bool v, int d) {
   return __shfl_down_sync(EQ_FULL_MASK, (int)v, d) != 0;

@@ -1,0 +1,136 @@
+//! C for the CPU: one translation unit per plan, compiled by the system C compiler and
+//! called from rayon threads (`eqfuse-exec-cpu`).
+//!
+//! The unit holds the [prelude](prelude) (the shared scalar helpers, compiled as C11), and
+//! for each kernel it can run natively an argument block type `EqArgs_k<i>`, the element
+//! and lane functions from the shared scalar emitter ([`crate::scalar`]), and exported
+//! entry points from the skeletons ([`skeleton`]):
+//!
+//! | kernel | entry points |
+//! | --- | --- |
+//! | generate and reduce lanes, any rank (maps, gathers, full and row reductions, multi-output kernels) | `eq_k<i>_run(A, r0, r1, j0, j1, red)`: rows `[r0, r1)` of the space (every dimension but the innermost), innermost indices `[j0, j1)`; `eq_k<i>_combine(A, lane, parts, n, dst)`: folds `n` partial results of a reduce lane in order |
+//!
+//! | a scan (one lane), any rank | `eq_k<i>_scan(A, r0, r1, j0, j1, carry)`, `eq_k<i>_fold(A, row, j0, j1, part)`, `eq_k<i>_prefix(A, parts, n, carries)`: rows in parallel, or a long row as segments: fold each, the carries in order, scan each from its carry |
+//!
+//! | a filter over a 1-d space | `eq_k<i>_count(A, j0, j1, n)`, `eq_k<i>_write(A, j0, j1, dst)`: segments counted in parallel, offsets on the host, then written in parallel |
+//!
+//! Permutes are not generated yet: their kernels run on the VM ([`PlanCode::kernels`]
+//! says why for each).
+//!
+//! Rows are the unit of work: the host splits a kernel's rows into tasks of whole rows, or
+//! a long row into fixed-size segments whose partial results `eq_k<i>_combine` folds in
+//! order. The split depends only on the shape, so results do not depend on the thread
+//! count. A reduce lane whose operator is a known commutative one (`+`, `*`, `min`, `max`)
+//! folds a row into [`ACCUMULATORS`] independent accumulators (element `j` into
+//! accumulator `j mod W`), combined in a fixed order at the row's end: the compiler
+//! vectorises that; other operators fold in order.
+//!
+//! An element that fails (a read out of bounds, an integer division by zero) does not
+//! stop the loop: the entry point returns 0 and the host reruns the kernel on the
+//! interpreter, which reports the error of the first failing element exactly as the other
+//! backends do.
+
+pub mod prelude;
+mod skeleton;
+
+use crate::Slot;
+use eqfuse_ir::plan::Plan;
+use eqfuse_ir::types::ElemType;
+use std::fmt::Write as _;
+
+/// Independent accumulators of a reduce lane whose operator commutes, for an element type
+/// of `bytes` bytes: four 64-byte vectors' worth.
+pub fn accumulators(bytes: usize) -> usize {
+    (256 / bytes.max(1)).clamp(8, 64)
+}
+
+/// The accumulators of an `f32` lane (see [`accumulators`]).
+pub const ACCUMULATORS: usize = 64;
+
+/// A kernel generated as C.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelCode {
+    /// The kernel's number (as [`Plan::kernels`] lists them).
+    pub index: usize,
+    /// The `run` entry point's symbol.
+    pub run: String,
+    /// The `combine` entry point's symbol (kernels with reduce lanes).
+    pub combine: Option<String>,
+    /// The argument block's 8-byte fields, in order.
+    pub slots: Vec<Slot>,
+    /// Per lane: `Some(t)` for a reduce lane of element type `t`, `None` for a generate lane.
+    pub reduce: Vec<Option<ElemType>>,
+    /// Arrays read without a bounds check at the space's own indices: before the launch,
+    /// the host checks that each extent of the space is at most the array's dimension (and
+    /// runs the kernel on the VM otherwise, which reports the read that fails).
+    pub in_space: Vec<eqfuse_ir::plan::ValueId>,
+    /// A scan kernel's other entry points (`run` is then its `scan`).
+    pub scan: Option<ScanCode>,
+    /// A filter kernel's other entry point (`run` is then its `count`).
+    pub filter: Option<FilterCode>,
+}
+
+/// A filter's entry points: `count(A, j0, j1, n)` (`run`) and `write(A, j0, j1, dst)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FilterCode {
+    /// `write`'s symbol.
+    pub write: String,
+    /// The element type.
+    pub ty: ElemType,
+}
+
+/// A scan's entry points besides `scan(A, r0, r1, j0, j1, carry)` (rows `[r0, r1)`,
+/// innermost indices `[j0, j1)`, starting from `*carry`, or the neutral element when
+/// `carry` is null): `fold(A, row, j0, j1, part)` writes a segment's total, `prefix(A,
+/// parts, n, carries)` the exclusive prefix of `n` totals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanCode {
+    /// `fold`'s symbol.
+    pub fold: String,
+    /// `prefix`'s symbol.
+    pub prefix: String,
+    /// The element type.
+    pub ty: ElemType,
+}
+
+/// A plan's C translation unit.
+#[derive(Clone, Debug)]
+pub struct PlanCode {
+    /// The C source (empty of kernels when none could be generated).
+    pub source: String,
+    /// Per kernel of [`Plan::kernels`]: its entry points, or why it runs on the VM.
+    pub kernels: Vec<Result<KernelCode, String>>,
+}
+
+impl PlanCode {
+    /// Whether any kernel runs natively.
+    pub fn any(&self) -> bool {
+        self.kernels.iter().any(Result::is_ok)
+    }
+}
+
+/// Generates the C translation unit of `plan`.
+pub fn generate(plan: &Plan) -> PlanCode {
+    let host = crate::host_known(plan);
+    let mut src = String::new();
+    src.push_str("// eqfuse: generated C for the CPU; one function per kernel chunk.\n");
+    let math = eqfuse_ir::math::c_source();
+    for part in
+        [prelude::HEAD, crate::prelude::SCALAR_HEAD, crate::prelude::SCALAR_HELPERS, &math, prelude::TAIL]
+    {
+        src.push_str(part);
+    }
+    let mut kernels = Vec::new();
+    for (index, k) in plan.kernels().into_iter().enumerate() {
+        let r = skeleton::generate(plan, k, index, &host);
+        match r {
+            Ok((code, text)) => {
+                let _ = writeln!(src, "\n// ---- kernel k{index}: {} ----", crate::describe(plan, k));
+                src.push_str(&text);
+                kernels.push(Ok(code));
+            }
+            Err(why) => kernels.push(Err(why)),
+        }
+    }
+    PlanCode { source: src, kernels }
+}

@@ -1,0 +1,145 @@
+//! CUDA C generation: one self-contained `.cu` file per [`Kernel`] of a plan.
+//!
+//! A file holds the [prelude](prelude) (error record, wrapping integer arithmetic,
+//! saturating conversions, NaN-propagating `min`/`max`, ordered warp/block reductions and
+//! scans, compare-and-swap loops), the kernel's argument block `EqArgs`, its element
+//! function and lane functions as `__device__` functions of straight-line C
+//! ([`crate::scalar`]), and
+//! one or more `extern "C" __global__` entry points from a small set of skeletons
+//! ([`skeleton`]):
+//!
+//! | kernel | skeleton | entry points |
+//! | --- | --- | --- |
+//! | generate lanes only (`map`, `gather`, `copy`, ...) | grid-stride loop, multi-index from the flat index | `_map` |
+//! | reduce over a 1-d space (plus generate lanes) | one launch: each thread folds a chunk, block tree with warp shuffles, the last block (atomic counter) combines the per-block partials | `_reduce` |
+//! | reduce over rank >= 2 (rows) | a warp per row or a block per row, chosen at launch by the row length | `_reduce_warp`, `_reduce_block` |
+//! | scan over a 1-d space | reduce-then-scan: per-block reduce, one-block scan of the block sums, final scan | `_scan_up`, `_scan_mid`, `_scan_down` |
+//! | scan over rank >= 2 | a block per row, tiles with a carry | `_scan_rows` |
+//! | filter | count per block, scan of the counts, scatter | `_filter_count`, `_filter_offsets`, `_filter_scatter` |
+//! | permute | grid-stride loop, atomics (`atomicAdd`, `atomicMin`/`Max`, compare-and-swap loops) | `_permute` |
+//!
+//! Every entry point takes one parameter, `const EqArgs A`: a struct of 8-byte fields
+//! (pointers, `long long` extents and dimensions, host scalars in an 8-byte union), listed in
+//! [`KernelCode::slots`] in order, which the runtime fills and passes as one blob. Reductions
+//! and scans keep their operands in order (the language requires only associativity);
+//! when the operator is a recognised commutative one (`+`, `*`, `min`, `max`) the elements
+//! are dealt to threads in strides (coalesced), otherwise in contiguous chunks.
+
+pub mod prelude;
+mod skeleton;
+
+pub use crate::{host_known, Slot};
+use eqfuse_ir::plan::{Kernel, Plan, ValueId};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+/// A scratch buffer a skeleton needs: `fixed + per_block * blocks` bytes, zeroed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scratch {
+    /// Bytes whatever the grid.
+    pub fixed: usize,
+    /// Bytes per block of the launch grid.
+    pub per_block: usize,
+}
+
+/// The launch protocol of a kernel: which entry points run, in which order, on what grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Skeleton {
+    /// Generate lanes only: `entry` over the space in a grid-stride loop.
+    Map { entry: String },
+    /// Reduce (and generate) lanes over a 1-d space, one launch. Scratch 0 is the block
+    /// counter; scratch `1 + k` the partials of the `k`-th reduce lane.
+    FullReduce { entry: String },
+    /// Reduce (and generate) lanes over rank >= 2: a warp or a block per row.
+    RowReduce { warp: String, block: String },
+    /// A scan over a 1-d space: `up` (per-block reduce into scratch 0), `mid` (one block:
+    /// exclusive scan of the block sums), `down` (final scan seeded by the block's prefix).
+    Scan1d { up: String, mid: String, down: String },
+    /// A scan along rows (rank >= 2): a block per row.
+    ScanRows { entry: String },
+    /// A filter: `count` (kept per block into scratch 0), `offsets` (one block: exclusive scan
+    /// of the counts, the total into scratch 1), then the host sizes the output, `scatter`.
+    Filter { count: String, offsets: String, scatter: String },
+    /// A permute: the output starts as a copy of `dest`, then `entry` combines atomically.
+    Permute { entry: String, dest: ValueId },
+}
+
+/// The generated code of one kernel.
+#[derive(Clone, Debug)]
+pub struct KernelCode {
+    /// File name: `k<index>_<kind>.cu`.
+    pub file: String,
+    /// The CUDA C source.
+    pub source: String,
+    /// How it is launched.
+    pub skeleton: Skeleton,
+    /// The argument block's fields, in order.
+    pub slots: Vec<Slot>,
+    /// Scratch buffers.
+    pub scratch: Vec<Scratch>,
+}
+
+/// Options that change the generated source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Threads per block (a multiple of 32, at most 1024).
+    pub block: u32,
+    /// Allow `atomicAdd` on `f32` (flushes subnormals) in permutes.
+    pub fast_math: bool,
+}
+
+/// The kernel's file name: `k<index>_<kind>.cu`.
+pub fn file_name(index: usize, kernel: &Kernel) -> String {
+    let kind: String =
+        kernel.kind.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    format!("k{index}_{kind}.cu")
+}
+
+/// Generates kernel number `index` of `plan` (numbered as [`Plan::kernels`] lists them).
+/// `Err` says why the plan is malformed.
+pub fn generate(
+    plan: &Plan,
+    kernel: &Kernel,
+    index: usize,
+    opts: GenOptions,
+    host: &HashSet<ValueId>,
+) -> Result<KernelCode, String> {
+    let mut g = skeleton::Gen::new(plan, kernel, index, opts, host)?;
+    let skel = g.build()?;
+    let (layout, funcs, kernels, scratch) = g.finish();
+    let mut src = String::new();
+    let _ = writeln!(src, "// eqfuse: kernel k{index}, {}", crate::describe(plan, kernel));
+    let _ = writeln!(src, "// generated CUDA C; compiled by NVRTC on its own (no #include).");
+    let _ = writeln!(src, "#define EQ_BLOCK {}", opts.block);
+    if opts.fast_math {
+        src.push_str("#define EQ_FAST_MATH 1\n");
+    }
+    for part in [
+        prelude::HEAD,
+        crate::prelude::SCALAR_HEAD,
+        prelude::FAIL,
+        crate::prelude::SCALAR_HELPERS,
+        &eqfuse_ir::math::c_source(),
+        prelude::TAIL,
+    ] {
+        src.push_str(part);
+    }
+    src.push('\n');
+    src.push_str(&layout.declaration());
+    src.push('\n');
+    src.push_str(&funcs);
+    src.push_str(&kernels);
+    Ok(KernelCode {
+        file: file_name(index, kernel),
+        source: src,
+        skeleton: skel,
+        slots: layout.slots(),
+        scratch,
+    })
+}
+
+/// A file that does not compile, saying why the kernel could not be generated.
+pub fn error_source(index: usize, why: &str) -> String {
+    let why = why.replace(['\n', '\r', '"'], " ");
+    format!("// eqfuse: kernel k{index} could not be generated\n#error \"eqfuse: {why}\"\n")
+}

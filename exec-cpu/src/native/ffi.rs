@@ -1,0 +1,396 @@
+//! The only unsafe module of the native path: loading a compiled plan and calling its
+//! entry points from rayon threads.
+//!
+//! The entry points' contract (see `eqfuse_codegen::c`): `run(A, r0, r1, j0, j1, red)`
+//! reads the arrays the argument block `A` points to, writes element `row * L + j` of each
+//! generate lane's output for `row` in `[r0, r1)` and `j` in `[j0, j1)`, and writes each
+//! reduce lane's result of row `row` to `red[lane][row - r0]`; `combine(A, lane, parts, n,
+//! dst)` reads `n` partial results and writes one. Nothing else is written, so calls over
+//! disjoint rows (or disjoint segments of a row with their own partial slots) may run at
+//! once.
+
+#![allow(unsafe_code)]
+
+use crate::col::Col;
+use eqfuse_codegen::c::KernelCode;
+use rayon::prelude::*;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `int run(const EqArgs*, long long r0, long long r1, long long j0, long long j1, void* const* red)`.
+type RunFn = unsafe extern "C" fn(*const u64, i64, i64, i64, i64, *const *mut u8) -> i32;
+/// `int combine(const EqArgs*, long long lane, const void* parts, long long n, void* dst)`.
+type CombineFn = unsafe extern "C" fn(*const u64, i64, *const u8, i64, *mut u8) -> i32;
+/// `int scan(const EqArgs*, long long r0, long long r1, long long j0, long long j1, const void* carry)`.
+type ScanFn = unsafe extern "C" fn(*const u64, i64, i64, i64, i64, *const u8) -> i32;
+/// `int fold(const EqArgs*, long long row, long long j0, long long j1, void* part)`.
+type FoldFn = unsafe extern "C" fn(*const u64, i64, i64, i64, *mut u8) -> i32;
+/// `int count(const EqArgs*, long long j0, long long j1, long long* n)`.
+type CountFn = unsafe extern "C" fn(*const u64, i64, i64, *mut i64) -> i32;
+/// `int write(const EqArgs*, long long j0, long long j1, void* dst)`.
+type WriteFn = unsafe extern "C" fn(*const u64, i64, i64, *mut u8) -> i32;
+/// `int prefix(const EqArgs*, const void* parts, long long n, void* carries)`.
+type PrefixFn = unsafe extern "C" fn(*const u64, *const u8, i64, *mut u8) -> i32;
+
+/// A loaded plan: the shared object and its kernels' entry points.
+pub(crate) struct Module {
+    /// The entry points point into it: it lives as long as they do.
+    _lib: libloading::Library,
+    /// Per kernel of the plan: its entry points, or `None` when it runs on the VM.
+    pub entries: Vec<Option<Entry>>,
+}
+
+/// One kernel's entry points.
+pub(crate) struct Entry {
+    run: RunFn,
+    combine: Option<CombineFn>,
+    /// A scan's `scan`, `fold` and `prefix` (`run` is then unused).
+    scan: Option<(ScanFn, FoldFn, PrefixFn)>,
+    /// A filter's `count` and `write`.
+    filter: Option<(CountFn, WriteFn)>,
+    /// What was generated.
+    pub code: KernelCode,
+}
+
+impl Module {
+    /// Loads the shared object at `path`, compiled from source generated with `kernels`.
+    pub(crate) fn load(path: &Path, kernels: &[Result<KernelCode, String>]) -> Result<Module, String> {
+        // SAFETY: the library is one we generated and compiled; loading it runs no
+        // initialisers (the generated C defines none).
+        let lib = unsafe { libloading::Library::new(path) }
+            .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+        let mut entries = Vec::with_capacity(kernels.len());
+        for k in kernels {
+            let Ok(code) = k else {
+                entries.push(None);
+                continue;
+            };
+            // SAFETY: the symbols are defined by the generated C with exactly these
+            // signatures (codegen's `c::skeleton`).
+            let run = unsafe { lib.get::<RunFn>(code.run.as_bytes()) }
+                .map(|s| *s)
+                .map_err(|e| format!("`{}` is missing from {}: {e}", code.run, path.display()))?;
+            let scan = match &code.scan {
+                Some(sc) => {
+                    let missing = |what: &str, e: libloading::Error| {
+                        format!("`{what}` is missing from {}: {e}", path.display())
+                    };
+                    // SAFETY: defined by the generated C with these signatures (codegen's
+                    // `c::skeleton::scan_entries`).
+                    let scan = unsafe { lib.get::<ScanFn>(code.run.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| missing(&code.run, e))?;
+                    // SAFETY: as above.
+                    let fold = unsafe { lib.get::<FoldFn>(sc.fold.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| missing(&sc.fold, e))?;
+                    // SAFETY: as above.
+                    let prefix = unsafe { lib.get::<PrefixFn>(sc.prefix.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| missing(&sc.prefix, e))?;
+                    Some((scan, fold, prefix))
+                }
+                None => None,
+            };
+            let combine = match &code.combine {
+                // SAFETY: as above.
+                Some(c) => Some(
+                    unsafe { lib.get::<CombineFn>(c.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| format!("`{c}` is missing from {}: {e}", path.display()))?,
+                ),
+                None => None,
+            };
+            let filter = match &code.filter {
+                Some(fc) => {
+                    let missing = |what: &str, e: libloading::Error| {
+                        format!("`{what}` is missing from {}: {e}", path.display())
+                    };
+                    // SAFETY: defined by the generated C with these signatures (codegen's
+                    // `c::skeleton::filter_entries`).
+                    let count = unsafe { lib.get::<CountFn>(code.run.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| missing(&code.run, e))?;
+                    // SAFETY: as above.
+                    let write = unsafe { lib.get::<WriteFn>(fc.write.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| missing(&fc.write, e))?;
+                    Some((count, write))
+                }
+                None => None,
+            };
+            entries.push(Some(Entry { run, combine, scan, filter, code: code.clone() }));
+        }
+        Ok(Module { _lib: lib, entries })
+    }
+}
+
+/// A pointer that may cross threads: the entry points' contract keeps what each call
+/// writes disjoint.
+#[derive(Clone, Copy)]
+struct Ptr(*mut u8);
+
+impl Ptr {
+    /// The pointer (a method, so that a closure captures the whole `Ptr`, which is `Sync`).
+    fn get(self) -> *mut u8 {
+        self.0
+    }
+}
+// SAFETY: see the module's documentation: concurrent calls write disjoint elements.
+unsafe impl Send for Ptr {}
+// SAFETY: as above.
+unsafe impl Sync for Ptr {}
+
+/// A column's first element, for the argument block.
+pub(crate) fn col_ptr(c: &mut Col) -> u64 {
+    let p: *mut u8 = match c {
+        Col::Bool(v) => v.as_mut_ptr().cast(),
+        Col::I32(v) => v.as_mut_ptr().cast(),
+        Col::I64(v) => v.as_mut_ptr().cast(),
+        Col::F32(v) => v.as_mut_ptr().cast(),
+        Col::F64(v) => v.as_mut_ptr().cast(),
+    };
+    p as u64
+}
+
+/// How a kernel's rows are split into calls.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Split {
+    /// Whole rows, `per_task` rows a call; reduce results go straight to the outputs.
+    Rows { per_task: usize },
+    /// Each row in `segs` segments of `seg` elements; partial results, then combined.
+    Segments { seg: usize, segs: usize },
+}
+
+impl Entry {
+    /// Runs a filter kernel over `len` elements in segments of `seg`: the kept elements, in
+    /// order, or `None` when an element failed.
+    pub(crate) fn launch_filter(&self, args: &[u64], len: usize, seg: usize) -> Option<Col> {
+        let (count, write) = self.filter?;
+        let ty = self.code.filter.as_ref()?.ty;
+        let seg = seg.max(1);
+        let segs = len.div_ceil(seg);
+        let ok = AtomicBool::new(true);
+        let a = Ptr(args.as_ptr() as *mut u8);
+        let counts: Vec<i64> = (0..segs)
+            .into_par_iter()
+            .map(|s| {
+                let mut n = 0i64;
+                let (j0, j1) = (s * seg, ((s + 1) * seg).min(len));
+                // SAFETY: the contract; `n` is this call's own.
+                if unsafe { count(a.get() as *const u64, j0 as i64, j1 as i64, &mut n) } == 0 {
+                    ok.store(false, Ordering::Relaxed);
+                }
+                n
+            })
+            .collect();
+        if !ok.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut offsets = Vec::with_capacity(segs);
+        let mut total = 0usize;
+        for &n in &counts {
+            offsets.push(total);
+            total += usize::try_from(n).ok()?;
+        }
+        let mut out = Col::zeros(ty, total);
+        let ob = Ptr(col_ptr(&mut out) as *mut u8);
+        let sz = ty.size_bytes();
+        (0..segs).into_par_iter().for_each(|s| {
+            let (j0, j1) = (s * seg, ((s + 1) * seg).min(len));
+            // SAFETY: the contract; segment `s` writes `counts[s]` elements from its offset,
+            // inside `out` and disjoint from the other segments'.
+            if unsafe { write(a.get() as *const u64, j0 as i64, j1 as i64, ob.get().add(offsets[s] * sz)) }
+                == 0
+            {
+                ok.store(false, Ordering::Relaxed);
+            }
+        });
+        ok.load(Ordering::Relaxed).then_some(out)
+    }
+
+    /// Runs a scan kernel over `rows` rows of `len` elements into `out` (`rows * len`
+    /// elements; `args`' output field points into it). `false` when an element failed.
+    pub(crate) fn launch_scan(
+        &self,
+        args: &[u64],
+        out: &mut Col,
+        rows: usize,
+        len: usize,
+        split: Split,
+    ) -> bool {
+        let Some((scan, fold, prefix)) = self.scan else { return false };
+        let Some(sc) = &self.code.scan else { return false };
+        let _ = out;
+        let ok = AtomicBool::new(true);
+        let fail = |r: i32| {
+            if r == 0 {
+                ok.store(false, Ordering::Relaxed);
+            }
+        };
+        let a = Ptr(args.as_ptr() as *mut u8);
+        match split {
+            Split::Rows { per_task } => {
+                let per_task = per_task.max(1);
+                (0..rows.div_ceil(per_task)).into_par_iter().for_each(|t| {
+                    let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
+                    // SAFETY: the contract; rows [r0, r1) are this call's alone.
+                    fail(unsafe {
+                        scan(a.get() as *const u64, r0 as i64, r1 as i64, 0, len as i64, std::ptr::null())
+                    });
+                });
+            }
+            Split::Segments { seg, segs } => {
+                let sz = sc.ty.size_bytes();
+                let mut parts = Col::zeros(sc.ty, rows * segs);
+                let mut carries = Col::zeros(sc.ty, rows * segs);
+                let (pb, cb) = (Ptr(col_ptr(&mut parts) as *mut u8), Ptr(col_ptr(&mut carries) as *mut u8));
+                let seg_range = |t: usize| {
+                    let (row, s) = (t / segs, t % segs);
+                    (row, s, s * seg, ((s + 1) * seg).min(len))
+                };
+                (0..rows * segs).into_par_iter().for_each(|t| {
+                    let (row, _, j0, j1) = seg_range(t);
+                    // SAFETY: the contract; partial slot `t` is this call's alone.
+                    fail(unsafe {
+                        fold(a.get() as *const u64, row as i64, j0 as i64, j1 as i64, pb.get().add(t * sz))
+                    });
+                });
+                (0..rows).into_par_iter().for_each(|row| {
+                    // SAFETY: the contract; row `row`'s partials are read and its carries
+                    // written by this call alone.
+                    fail(unsafe {
+                        prefix(
+                            a.get() as *const u64,
+                            pb.get().add(row * segs * sz),
+                            segs as i64,
+                            cb.get().add(row * segs * sz),
+                        )
+                    });
+                });
+                (0..rows * segs).into_par_iter().for_each(|t| {
+                    let (row, _, j0, j1) = seg_range(t);
+                    // SAFETY: the contract; segment `t` of the output is this call's alone.
+                    fail(unsafe {
+                        scan(
+                            a.get() as *const u64,
+                            row as i64,
+                            row as i64 + 1,
+                            j0 as i64,
+                            j1 as i64,
+                            cb.get().add(t * sz),
+                        )
+                    });
+                });
+                drop((parts, carries));
+            }
+        }
+        ok.load(Ordering::Relaxed)
+    }
+
+    /// Runs the kernel over `rows` rows of `len` elements. `args` is the argument block,
+    /// whose array fields point to buffers that live for the call and whose generate-lane
+    /// fields point into `outs`; `outs` holds one column per lane: a generate lane's of
+    /// `rows * len` elements, a reduce lane's of `rows`. Returns `false` when an element
+    /// failed (the outputs are then partly written).
+    pub(crate) fn launch(
+        &self,
+        args: &[u64],
+        outs: &mut [Col],
+        rows: usize,
+        len: usize,
+        split: Split,
+    ) -> bool {
+        let ok = AtomicBool::new(true);
+        let a = Ptr(args.as_ptr() as *mut u8);
+        let run = self.run;
+        let nlanes = self.code.reduce.len();
+        let red_base: Vec<Ptr> = outs.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
+        match split {
+            Split::Rows { per_task } => {
+                let per_task = per_task.max(1);
+                let tasks = rows.div_ceil(per_task);
+                (0..tasks).into_par_iter().for_each(|t| {
+                    let r0 = t * per_task;
+                    let r1 = (r0 + per_task).min(rows);
+                    let red: Vec<*mut u8> = (0..nlanes)
+                        .map(|l| match self.code.reduce[l] {
+                            // SAFETY: a reduce lane's column holds `rows` elements.
+                            Some(t) => unsafe { red_base[l].get().add(r0 * t.size_bytes()) },
+                            None => std::ptr::null_mut(),
+                        })
+                        .collect();
+                    // SAFETY: the entry point's contract (module docs); rows [r0, r1) are
+                    // this call's alone, and `red` points to their slots.
+                    let r = unsafe {
+                        run(a.get() as *const u64, r0 as i64, r1 as i64, 0, len as i64, red.as_ptr())
+                    };
+                    if r == 0 {
+                        ok.store(false, Ordering::Relaxed);
+                    }
+                });
+            }
+            Split::Segments { seg, segs } => {
+                let mut parts: Vec<Col> = (0..nlanes)
+                    .map(|l| match self.code.reduce[l] {
+                        Some(t) => Col::zeros(t, rows * segs),
+                        None => Col::zeros(eqfuse_ir::types::ElemType::Bool, 0),
+                    })
+                    .collect();
+                let part_base: Vec<Ptr> = parts.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
+                (0..rows * segs).into_par_iter().for_each(|t| {
+                    let (row, s) = (t / segs, t % segs);
+                    let j0 = s * seg;
+                    let j1 = (j0 + seg).min(len);
+                    let red: Vec<*mut u8> = (0..nlanes)
+                        .map(|l| match self.code.reduce[l] {
+                            // SAFETY: the partials hold `rows * segs` elements.
+                            Some(t) => unsafe { part_base[l].get().add((row * segs + s) * t.size_bytes()) },
+                            None => std::ptr::null_mut(),
+                        })
+                        .collect();
+                    // SAFETY: the contract; segment `s` of row `row` and its partial slots
+                    // are this call's alone.
+                    let r = unsafe {
+                        run(
+                            a.get() as *const u64,
+                            row as i64,
+                            row as i64 + 1,
+                            j0 as i64,
+                            j1 as i64,
+                            red.as_ptr(),
+                        )
+                    };
+                    if r == 0 {
+                        ok.store(false, Ordering::Relaxed);
+                    }
+                });
+                if let Some(combine) = self.combine {
+                    for (l, t) in self.code.reduce.iter().enumerate() {
+                        let Some(t) = t else { continue };
+                        let sz = t.size_bytes();
+                        let (pb, ob) = (part_base[l], red_base[l]);
+                        (0..rows).into_par_iter().for_each(|row| {
+                            // SAFETY: the contract; row `row`'s partials are read and its
+                            // result slot written by this call alone.
+                            let r = unsafe {
+                                combine(
+                                    a.get() as *const u64,
+                                    l as i64,
+                                    pb.get().add(row * segs * sz),
+                                    segs as i64,
+                                    ob.get().add(row * sz),
+                                )
+                            };
+                            if r == 0 {
+                                ok.store(false, Ordering::Relaxed);
+                            }
+                        });
+                    }
+                }
+                drop(parts);
+            }
+        }
+        ok.load(Ordering::Relaxed)
+    }
+}

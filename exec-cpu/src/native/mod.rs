@@ -1,0 +1,267 @@
+//! Native kernels: a plan's kernels as C (`eqfuse_codegen::c`), compiled by the system C
+//! compiler ([`compile`]), loaded and called on rayon threads ([`ffi`]).
+//!
+//! [`prepare`] generates, compiles (or finds in the cache) and loads a plan once per
+//! process and source; [`run_kernel`] runs one kernel natively, or says that the VM must:
+//! a kernel the generator leaves out (scans, filters, permutes for now), or one where an
+//! element failed, whose error the VM then reports exactly. When no C compiler works, a
+//! line on stderr says so (once) and every kernel runs on the VM.
+
+mod compile;
+mod ffi;
+
+pub use compile::default_cache_dir;
+pub(crate) use compile::{compiler, FLAGS};
+
+use crate::col::Col;
+use crate::internal;
+use crate::kernel::{check_alloc, Results};
+use crate::store::Store;
+use eqfuse_codegen::Slot;
+use eqfuse_ir::error::Result;
+use eqfuse_ir::plan::{Kernel, Plan};
+use eqfuse_ir::value::Scalar;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Kernels run natively, and kernels of a native plan that ran on the VM (not generated,
+/// a shape check that failed, an element that failed), since the process started.
+pub(crate) static COUNTS: [std::sync::atomic::AtomicUsize; 2] =
+    [std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0)];
+
+fn count(native: bool) {
+    COUNTS[usize::from(!native)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A plan ready to run natively.
+pub(crate) struct Prepared {
+    module: Arc<ffi::Module>,
+    /// Kernel (by address) to its number in [`Plan::kernels`].
+    index: HashMap<usize, usize>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared").field("kernels", &self.index.len()).finish()
+    }
+}
+
+/// Where compiled plans are kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CacheOpts {
+    /// The directory, or `None` for no disk cache (compiled into a temporary directory,
+    /// removed once loaded).
+    pub dir: Option<PathBuf>,
+}
+
+/// Says `why` on stderr, once per process and reason.
+fn notice(why: &str) {
+    static SAID: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    let said = SAID.get_or_init(Default::default);
+    let mut said = said.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !said.iter().any(|s| s == why) {
+        eprintln!("eqfuse: note: {why}; the CPU backend runs these kernels on its interpreter (slower)");
+        said.push(why.to_string());
+    }
+}
+
+/// What preparing a plan for native code did ([`crate::compile_plan`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompileReport {
+    /// Kernels (numbered as `Plan::kernels` lists them) that run as native code.
+    pub native: Vec<usize>,
+    /// Kernels that run on the VM, and why.
+    pub vm: Vec<(usize, String)>,
+    /// Seconds spent in the C compiler (0 when the plan was in the cache).
+    pub compile_seconds: f64,
+    /// Whether the compiled plan came from the cache (in memory or on disk).
+    pub cached: bool,
+    /// Why no kernel runs natively, when the compiler could not be used.
+    pub failure: Option<String>,
+}
+
+/// Generates, compiles and loads `plan`'s kernels; `None` when none can run natively (a
+/// notice on stderr says why, unless the plan simply has no kernel the generator takes).
+pub(crate) fn prepare(plan: &Plan, cache: &CacheOpts) -> Option<Prepared> {
+    let (p, report) = prepare_reporting(plan, cache);
+    if let Some(why) = &report.failure {
+        notice(why);
+    }
+    p
+}
+
+/// [`prepare`], and what it did.
+pub(crate) fn prepare_reporting(plan: &Plan, cache: &CacheOpts) -> (Option<Prepared>, CompileReport) {
+    type Modules = Mutex<HashMap<String, Arc<ffi::Module>>>;
+    static MODULES: OnceLock<Modules> = OnceLock::new();
+    let code = eqfuse_codegen::c::generate(plan);
+    let mut report = CompileReport::default();
+    for (i, k) in code.kernels.iter().enumerate() {
+        match k {
+            Ok(_) => report.native.push(i),
+            Err(why) => report.vm.push((i, why.clone())),
+        }
+    }
+    if !code.any() {
+        return (None, report);
+    }
+    let fail = |mut report: CompileReport, why: String| {
+        report.vm.extend(report.native.drain(..).map(|i| (i, "no native code".to_string())));
+        report.vm.sort_by_key(|(i, _)| *i);
+        report.failure = Some(why);
+        (None, report)
+    };
+    let cc = compile::compiler();
+    let key = match compile::key(&code.source, &cc) {
+        Ok(k) => k,
+        Err(why) => return fail(report, why),
+    };
+    let index =
+        plan.kernels().into_iter().enumerate().map(|(i, k)| (k as *const Kernel as usize, i)).collect();
+    let modules = MODULES.get_or_init(Default::default);
+    if let Some(m) = modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
+        report.cached = true;
+        return (Some(Prepared { module: Arc::clone(m), index }), report);
+    }
+    let (dir, temporary) = match &cache.dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("eqfuse-nocache-{}-{}", std::process::id(), compile::unique())),
+            true,
+        ),
+    };
+    let loaded = compile::compile(&code.source, &cc, &key, &dir)
+        .and_then(|c| ffi::Module::load(&c.path, &code.kernels).map(|m| (m, c)));
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let (module, compiled) = match loaded {
+        Ok(x) => x,
+        Err(why) => return fail(report, why),
+    };
+    report.compile_seconds = compiled.seconds;
+    report.cached = compiled.seconds == 0.0;
+    let module = Arc::new(module);
+    modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&module));
+    (Some(Prepared { module, index }), report)
+}
+
+/// A host scalar's bits in an 8-byte field.
+fn scalar_bits(s: Scalar) -> u64 {
+    match s {
+        Scalar::Bool(b) => u64::from(b),
+        Scalar::I32(v) => u64::from(v as u32),
+        Scalar::I64(v) => v as u64,
+        Scalar::F32(v) => u64::from(v.to_bits()),
+        Scalar::F64(v) => v.to_bits(),
+    }
+}
+
+/// Runs kernel `k` natively: `Ok(None)` when the VM must run it (not generated, or an
+/// element failed).
+///
+/// `segment` elements make one call: rows shorter than that go several to a call, longer
+/// ones are cut into segments of that many, whose partial results are combined in order
+/// (the split depends on the shape and `segment` alone, not on the thread count).
+pub(crate) fn run_kernel(
+    prep: &Prepared,
+    store: &Store<'_>,
+    k: &Kernel,
+    max_bytes: u64,
+    segment: usize,
+) -> Result<Option<Results>> {
+    let r = run_native(prep, store, k, max_bytes, segment.max(1));
+    if let Ok(done) = &r {
+        count(done.is_some());
+    }
+    r
+}
+
+fn run_native(
+    prep: &Prepared,
+    store: &Store<'_>,
+    k: &Kernel,
+    max_bytes: u64,
+    segment: usize,
+) -> Result<Option<Results>> {
+    let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
+    let Some(Some(entry)) = prep.module.entries.get(i) else { return Ok(None) };
+    let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v))?;
+    let rank = shape.len();
+    let len = shape[rank - 1];
+    let rows = shape[..rank - 1].iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let Some(rows) = rows else { return Ok(None) };
+    for &v in &entry.code.in_space {
+        let dims = &store.get(v)?.shape;
+        if dims.len() != rank || shape.iter().zip(dims).any(|(e, d)| e > d) {
+            return Ok(None);
+        }
+    }
+    if entry.code.filter.is_some() {
+        let mut args = Vec::with_capacity(entry.code.slots.len());
+        for slot in &entry.code.slots {
+            args.push(slot_value(store, *slot, &shape, &mut [])?);
+        }
+        return Ok(entry.launch_filter(&args, len, segment).map(|col| vec![(vec![col.len()], col)]));
+    }
+    let mut outs = Vec::with_capacity(k.lanes.len());
+    let mut result_shapes = Vec::with_capacity(k.lanes.len());
+    for (lane, red) in k.lanes.iter().zip(&entry.code.reduce) {
+        let t = store.elem(lane.dst)?;
+        let (n, sh) = match red {
+            Some(_) => (rows, shape[..rank - 1].to_vec()),
+            None => (total, shape.clone()),
+        };
+        check_alloc(k.kind, t, n, max_bytes)?;
+        outs.push(Col::zeros(t, n));
+        result_shapes.push(sh);
+    }
+    let mut args = Vec::with_capacity(entry.code.slots.len());
+    for slot in &entry.code.slots {
+        args.push(slot_value(store, *slot, &shape, &mut outs)?);
+    }
+    let split = if len <= segment {
+        ffi::Split::Rows { per_task: (segment / len.max(1)).max(1) }
+    } else {
+        ffi::Split::Segments { seg: segment, segs: len.div_ceil(segment) }
+    };
+    let ok = if entry.code.scan.is_some() {
+        match outs.first_mut() {
+            Some(out) => entry.launch_scan(&args, out, rows, len, split),
+            None => false,
+        }
+    } else {
+        entry.launch(&args, &mut outs, rows, len, split)
+    };
+    if !ok {
+        return Ok(None);
+    }
+    Ok(Some(result_shapes.into_iter().zip(outs).collect()))
+}
+
+/// What the argument block's field `slot` holds.
+fn slot_value(store: &Store<'_>, slot: Slot, shape: &[usize], outs: &mut [Col]) -> Result<u64> {
+    Ok(match slot {
+        Slot::Extent(d) => shape.get(d).map_or(0, |&e| e as u64),
+        Slot::Array(v) => data_ptr(store, v)?,
+        Slot::Dim(v, d) => store.get(v)?.shape.get(d).map_or(0, |&e| e as u64),
+        Slot::HostScalar(v) => scalar_bits(store.load(v)?),
+        Slot::Out(l) => {
+            outs.get_mut(l).map(ffi::col_ptr).ok_or_else(|| internal("an output slot past the lanes"))?
+        }
+        other => return Err(internal(format!("the generated C asks for {other:?}"))),
+    })
+}
+
+/// The first element of value `v`'s buffer.
+fn data_ptr(store: &Store<'_>, v: usize) -> Result<u64> {
+    use crate::col::ColRef;
+    Ok(match store.get(v)?.data.as_ref() {
+        ColRef::Bool(s) => s.as_ptr() as u64,
+        ColRef::I32(s) => s.as_ptr() as u64,
+        ColRef::I64(s) => s.as_ptr() as u64,
+        ColRef::F32(s) => s.as_ptr() as u64,
+        ColRef::F64(s) => s.as_ptr() as u64,
+    })
+}

@@ -1,0 +1,423 @@
+//! eqfuse's own `exp` and `log`, used by every backend: the reference interpreter, the plan
+//! interpreter, the VM, and the C and CUDA code generators (which emit the same operations,
+//! in the same order, from [`c_source`]). So every backend gives the same bits, and the C
+//! compiler vectorises them, where the C library's `expf`/`exp` are opaque calls.
+//!
+//! Each function is built only from IEEE basic operations (`+ - * /`, conversions, bit
+//! moves) in a fixed order, with no fused multiply-add, and is branch-free but for the
+//! selects of the special cases:
+//!
+//! - `exp_f32`, `log_f32` compute in `f64` (a polynomial far more precise than `f32`
+//!   needs) and round once to `f32`: the error is at most 0.5 ulp plus a rounding of the
+//!   `f64` result, measured at most 1 ulp (almost always the correctly rounded result);
+//! - `exp_f64`: `x = k ln2 + r` with a two-part `ln2` (Cody and Waite), a degree-13 Taylor
+//!   polynomial of `e^r` on `|r| <= ln2/2` (summed as `1 + (r + r^2 q(r))`), and `2^k` applied in two halves (so subnormal and
+//!   overflowing results are right);
+//! - `log_f64`: `x = 2^k m` with `m` in `[sqrt(1/2), sqrt(2))`, `log m = f - (f^2/2 - s (f^2/2
+//!   + R(s^2)))` with `f = m - 1`, `s = f / (2 + f)` and fdlibm's minimax polynomial `R`, and
+//!   `k ln2` in two parts.
+//!
+//! The measured error bounds (`exec-cpu/tests/math.rs` checks them on every test run,
+//! against `f64` for the `f32` functions and the C library's 80-bit `expl`/`logl` for the
+//! `f64` ones, on edge cases and a million points each) are in `docs/math.md`.
+
+/// `1.5 * 2^52`: adding it rounds a small `f64` to an integer kept in the low mantissa bits.
+pub const SHIFT: f64 = 6755399441055744.0;
+/// The bits of [`SHIFT`].
+pub const SHIFT_BITS: u64 = 0x4338_0000_0000_0000;
+/// `1 / ln 2`.
+pub const INV_LN2: f64 = std::f64::consts::LOG2_E;
+/// `ln 2` rounded to `f64`.
+pub const LN2: f64 = std::f64::consts::LN_2;
+/// The high part of `ln 2` (fdlibm's digits, kept as published) (32 significant bits: `k * LN2_HI` is exact for `|k| < 2^11`).
+#[allow(clippy::excessive_precision)]
+pub const LN2_HI: f64 = 6.93147180369123816490e-01;
+/// `ln 2 - LN2_HI`.
+#[allow(clippy::excessive_precision)]
+pub const LN2_LO: f64 = 1.90821492927058770002e-10;
+/// `sqrt 2`.
+pub const SQRT2: f64 = std::f64::consts::SQRT_2;
+/// `1 / k!` for `k = 0 ..= 13`: the Taylor coefficients of `e^r`.
+pub const EXP_TAYLOR: [f64; 14] = [
+    1.0,
+    1.0,
+    0.5,
+    0.16666666666666666,
+    0.041666666666666664,
+    0.008333333333333333,
+    0.001388888888888889,
+    0.0001984126984126984,
+    2.48015873015873e-5,
+    2.7557319223985893e-6,
+    2.755731922398589e-7,
+    2.505210838544172e-8,
+    2.08767569878681e-9,
+    1.6059043836821613e-10,
+];
+/// The degree of the Taylor polynomial `exp_f32` evaluates (in `f64`).
+pub const EXP_F32_DEGREE: usize = 10;
+/// `2 / (2k + 1)` for `k = 0 ..= 6`: the series `log m = 2 atanh s` for `log_f32`.
+pub const LOG_F32_SERIES: [f64; 7] = [
+    2.0,
+    0.6666666666666666,
+    0.4,
+    0.2857142857142857,
+    0.2222222222222222,
+    0.18181818181818182,
+    0.15384615384615385,
+];
+/// fdlibm's `Lg1 ..= Lg7` (`log_f64`'s `R`), its digits kept as published.
+#[allow(clippy::excessive_precision)]
+pub const LG: [f64; 7] = [
+    6.666666666666735130e-01,
+    3.999999999940941908e-01,
+    2.857142874366239149e-01,
+    2.222219843214978396e-01,
+    1.818357216161805012e-01,
+    1.531383769920937332e-01,
+    1.479819860511658591e-01,
+];
+
+/// The functions as methods of `f32` and `f64`, for code generic over the float type.
+pub trait EqMath: Sized {
+    /// `e^self` ([`exp_f32`], [`exp_f64`]).
+    fn eq_exp(self) -> Self;
+    /// `ln self` ([`log_f32`], [`log_f64`]).
+    fn eq_ln(self) -> Self;
+}
+
+impl EqMath for f32 {
+    #[inline(always)]
+    fn eq_exp(self) -> f32 {
+        exp_f32(self)
+    }
+    #[inline(always)]
+    fn eq_ln(self) -> f32 {
+        log_f32(self)
+    }
+}
+
+impl EqMath for f64 {
+    #[inline(always)]
+    fn eq_exp(self) -> f64 {
+        exp_f64(self)
+    }
+    #[inline(always)]
+    fn eq_ln(self) -> f64 {
+        log_f64(self)
+    }
+}
+
+/// `2^k` for `-1022 <= k <= 1023`, from the bits of `t = SHIFT + k`.
+#[inline(always)]
+fn pow2_from_shifted(t_bits: u64, adjust: i64) -> f64 {
+    f64::from_bits(t_bits.wrapping_sub(SHIFT_BITS).wrapping_add(adjust as u64).wrapping_add(1023) << 52)
+}
+
+/// `e^x` in `f32` (computed in `f64`, rounded once).
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    let xd = f64::from(x);
+    let c = xd.clamp(-104.0, 89.0);
+    let t = c * INV_LN2 + SHIFT;
+    let kd = t - SHIFT;
+    let r = c - kd * LN2;
+    let mut p = EXP_TAYLOR[EXP_F32_DEGREE];
+    let mut k = EXP_F32_DEGREE;
+    while k > 0 {
+        k -= 1;
+        p = p * r + EXP_TAYLOR[k];
+    }
+    let res = (p * pow2_from_shifted(t.to_bits(), 0)) as f32;
+    if x.is_nan() {
+        x
+    } else {
+        res
+    }
+}
+
+/// `e^x` in `f64`.
+#[inline(always)]
+pub fn exp_f64(x: f64) -> f64 {
+    let c = x.clamp(-746.0, 710.0);
+    let t = c * INV_LN2 + SHIFT;
+    let kd = t - SHIFT;
+    let r = (c - kd * LN2_HI) - kd * LN2_LO;
+    // e^r = 1 + (r + r^2 q(r)): the small tail first, the two leading terms last
+    let mut q = EXP_TAYLOR[13];
+    let mut k = 13;
+    while k > 2 {
+        k -= 1;
+        q = q * r + EXP_TAYLOR[k];
+    }
+    let p = 1.0 + (r + (r * r) * q);
+    // k = bits(t) - bits(SHIFT); 2^k as 2^(k >> 1) * 2^(k - (k >> 1))
+    let kk = t.to_bits().wrapping_sub(SHIFT_BITS) as i64;
+    let k1 = kk >> 1;
+    let s1 = f64::from_bits((k1.wrapping_add(1023) as u64) << 52);
+    let s2 = f64::from_bits((kk.wrapping_sub(k1).wrapping_add(1023) as u64) << 52);
+    let res = (p * s1) * s2;
+    if x.is_nan() {
+        x
+    } else {
+        res
+    }
+}
+
+/// A small integer `e` (`|e| < 2^51`) as `f64`, by the bits of `SHIFT + e`.
+#[inline(always)]
+fn small_int_to_f64(e: i64) -> f64 {
+    f64::from_bits(SHIFT_BITS.wrapping_add(e as u64)) - SHIFT
+}
+
+/// `ln x` in `f32` (computed in `f64`, rounded once).
+#[inline(always)]
+pub fn log_f32(x: f32) -> f32 {
+    let xd = f64::from(x);
+    let bits = xd.to_bits();
+    let e0 = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let m0 = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    let big = m0 > SQRT2;
+    let m = if big { m0 * 0.5 } else { m0 };
+    let e = if big { e0 + 1 } else { e0 };
+    let s = (m - 1.0) / (m + 1.0);
+    let z = s * s;
+    let mut p = LOG_F32_SERIES[6];
+    let mut k = 6;
+    while k > 0 {
+        k -= 1;
+        p = p * z + LOG_F32_SERIES[k];
+    }
+    let res = (small_int_to_f64(e) * LN2 + s * p) as f32;
+    let res = if x == 0.0 { f32::NEG_INFINITY } else { res };
+    let res = if x < 0.0 { f32::NAN } else { res };
+    let res = if x == f32::INFINITY { f32::INFINITY } else { res };
+    if x.is_nan() {
+        x
+    } else {
+        res
+    }
+}
+
+/// `ln x` in `f64`.
+#[inline(always)]
+pub fn log_f64(x: f64) -> f64 {
+    // subnormal x: scale by 2^54 first
+    let sub = x < 2.2250738585072014e-308;
+    let xs = if sub { x * 18014398509481984.0 } else { x };
+    let bits = xs.to_bits();
+    let e0 = ((bits >> 52) & 0x7ff) as i64 - 1023 - if sub { 54 } else { 0 };
+    let m0 = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    let big = m0 > SQRT2;
+    let m = if big { m0 * 0.5 } else { m0 };
+    let e = if big { e0 + 1 } else { e0 };
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let w = z * z;
+    let t1 = w * (LG[1] + w * (LG[3] + w * LG[5]));
+    let t2 = z * (LG[0] + w * (LG[2] + w * (LG[4] + w * LG[6])));
+    let r = t2 + t1;
+    let hfsq = 0.5 * f * f;
+    let dk = small_int_to_f64(e);
+    let res = dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
+    let res = if x == 0.0 { f64::NEG_INFINITY } else { res };
+    let res = if x < 0.0 { f64::NAN } else { res };
+    let res = if x == f64::INFINITY { f64::INFINITY } else { res };
+    if x.is_nan() {
+        x
+    } else {
+        res
+    }
+}
+
+/// The same four functions in C, for the code generators: `eq_exp_f32`, `eq_exp_f64`,
+/// `eq_log_f32`, `eq_log_f64`, declared `static __device__ __forceinline__` (the C prelude
+/// makes that plain C), using `__double_as_longlong` and `__longlong_as_double` for the bit
+/// moves. Every constant is printed from the Rust constants above, exactly.
+pub fn c_source() -> String {
+    let d = |v: f64| {
+        let s = format!("{v:?}");
+        if s.contains('.') || s.contains('e') {
+            s
+        } else {
+            format!("{s}.0")
+        }
+    };
+    let horner = |coef: &[f64], var: &str, acc: &str| -> String {
+        let last = coef.len() - 1;
+        let mut s = format!("  double {acc} = {};\n", d(coef[last]));
+        for k in (0..last).rev() {
+            s.push_str(&format!("  {acc} = {acc} * {var} + {};\n", d(coef[k])));
+        }
+        s
+    };
+    let mut out =
+        String::from("// eqfuse's exp and log: the same operations as eqfuse_ir::math, in the same order.\n");
+    out.push_str(&format!(
+        "static __device__ __forceinline__ double eq_pow2_shifted(double t, long long adj) {{\n  \
+         return __longlong_as_double((long long)(((unsigned long long)__double_as_longlong(t) - 0x{SHIFT_BITS:x}ULL + (unsigned long long)adj + 1023ULL) << 52));\n}}\n"
+    ));
+    out.push_str(&format!(
+        "static __device__ __forceinline__ double eq_small_int_f64(long long e) {{\n  \
+         return __longlong_as_double((long long)(0x{SHIFT_BITS:x}ULL + (unsigned long long)e)) - {};\n}}\n",
+        d(SHIFT)
+    ));
+    // exp_f32
+    out.push_str("static __device__ __forceinline__ float eq_exp_f32(float x) {\n");
+    out.push_str("  const double xd = (double)x;\n");
+    out.push_str("  const double c = xd < -104.0 ? -104.0 : (xd > 89.0 ? 89.0 : xd);\n");
+    out.push_str(&format!("  const double t = c * {} + {};\n", d(INV_LN2), d(SHIFT)));
+    out.push_str(&format!("  const double kd = t - {};\n", d(SHIFT)));
+    out.push_str(&format!("  const double r = c - kd * {};\n", d(LN2)));
+    out.push_str(&horner(&EXP_TAYLOR[..=EXP_F32_DEGREE], "r", "p"));
+    out.push_str("  const float res = (float)(p * eq_pow2_shifted(t, 0));\n");
+    out.push_str("  return x != x ? x : res;\n}\n");
+    // exp_f64
+    out.push_str("static __device__ __forceinline__ double eq_exp_f64(double x) {\n");
+    out.push_str("  const double c = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);\n");
+    out.push_str(&format!("  const double t = c * {} + {};\n", d(INV_LN2), d(SHIFT)));
+    out.push_str(&format!("  const double kd = t - {};\n", d(SHIFT)));
+    out.push_str(&format!("  const double r = (c - kd * {}) - kd * {};\n", d(LN2_HI), d(LN2_LO)));
+    out.push_str(&horner(&EXP_TAYLOR[2..], "r", "q"));
+    out.push_str("  const double p = 1.0 + (r + (r * r) * q);\n");
+    out.push_str(&format!(
+        "  const long long kk = (long long)((unsigned long long)__double_as_longlong(t) - 0x{SHIFT_BITS:x}ULL);\n"
+    ));
+    out.push_str("  const long long k1 = kk >> 1;\n");
+    out.push_str(
+        "  const double s1 = __longlong_as_double((long long)((unsigned long long)(k1 + 1023) << 52));\n",
+    );
+    out.push_str("  const double s2 = __longlong_as_double((long long)((unsigned long long)(kk - k1 + 1023) << 52));\n");
+    out.push_str("  const double res = (p * s1) * s2;\n");
+    out.push_str("  return x != x ? x : res;\n}\n");
+    // log_f32
+    out.push_str("static __device__ __forceinline__ float eq_log_f32(float x) {\n");
+    out.push_str("  const double xd = (double)x;\n");
+    out.push_str("  const unsigned long long bits = (unsigned long long)__double_as_longlong(xd);\n");
+    out.push_str("  const long long e0 = (long long)((bits >> 52) & 0x7ffULL) - 1023;\n");
+    out.push_str(
+        "  const double m0 = __longlong_as_double((long long)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL));\n",
+    );
+    out.push_str(&format!("  const bool big = m0 > {};\n", d(SQRT2)));
+    out.push_str("  const double m = big ? m0 * 0.5 : m0;\n");
+    out.push_str("  const long long e = big ? e0 + 1 : e0;\n");
+    out.push_str("  const double s = (m - 1.0) / (m + 1.0);\n");
+    out.push_str("  const double z = s * s;\n");
+    out.push_str(&horner(&LOG_F32_SERIES, "z", "p"));
+    out.push_str(&format!("  float res = (float)(eq_small_int_f64(e) * {} + s * p);\n", d(LN2)));
+    out.push_str("  res = x == 0.0f ? -__int_as_float(0x7f800000) : res;\n");
+    out.push_str("  res = x < 0.0f ? __int_as_float(0x7fc00000) : res;\n");
+    out.push_str("  res = x == __int_as_float(0x7f800000) ? __int_as_float(0x7f800000) : res;\n");
+    out.push_str("  return x != x ? x : res;\n}\n");
+    // log_f64
+    out.push_str("static __device__ __forceinline__ double eq_log_f64(double x) {\n");
+    out.push_str("  const bool sub = x < 2.2250738585072014e-308;\n");
+    out.push_str("  const double xs = sub ? x * 18014398509481984.0 : x;\n");
+    out.push_str("  const unsigned long long bits = (unsigned long long)__double_as_longlong(xs);\n");
+    out.push_str("  const long long e0 = (long long)((bits >> 52) & 0x7ffULL) - 1023 - (sub ? 54 : 0);\n");
+    out.push_str(
+        "  const double m0 = __longlong_as_double((long long)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL));\n",
+    );
+    out.push_str(&format!("  const bool big = m0 > {};\n", d(SQRT2)));
+    out.push_str("  const double m = big ? m0 * 0.5 : m0;\n");
+    out.push_str("  const long long e = big ? e0 + 1 : e0;\n");
+    out.push_str("  const double f = m - 1.0;\n");
+    out.push_str("  const double s = f / (2.0 + f);\n");
+    out.push_str("  const double z = s * s;\n");
+    out.push_str("  const double w = z * z;\n");
+    out.push_str(&format!(
+        "  const double t1 = w * ({} + w * ({} + w * {}));\n",
+        d(LG[1]),
+        d(LG[3]),
+        d(LG[5])
+    ));
+    out.push_str(&format!(
+        "  const double t2 = z * ({} + w * ({} + w * ({} + w * {})));\n",
+        d(LG[0]),
+        d(LG[2]),
+        d(LG[4]),
+        d(LG[6])
+    ));
+    out.push_str("  const double r = t2 + t1;\n");
+    out.push_str("  const double hfsq = 0.5 * f * f;\n");
+    out.push_str("  const double dk = eq_small_int_f64(e);\n");
+    out.push_str(&format!(
+        "  double res = dk * {} - ((hfsq - (s * (hfsq + r) + dk * {})) - f);\n",
+        d(LN2_HI),
+        d(LN2_LO)
+    ));
+    out.push_str("  res = x == 0.0 ? -__longlong_as_double(0x7ff0000000000000LL) : res;\n");
+    out.push_str("  res = x < 0.0 ? __longlong_as_double(0x7ff8000000000000LL) : res;\n");
+    out.push_str(
+        "  res = x == __longlong_as_double(0x7ff0000000000000LL) ? __longlong_as_double(0x7ff0000000000000LL) : res;\n",
+    );
+    out.push_str("  return x != x ? x : res;\n}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_constants_are_what_they_say() {
+        let mut f = 1.0f64;
+        for (k, c) in EXP_TAYLOR.iter().enumerate() {
+            if k > 0 {
+                f *= k as f64;
+            }
+            assert_eq!(*c, 1.0 / f, "1/{k}!");
+        }
+        for (k, c) in LOG_F32_SERIES.iter().enumerate() {
+            assert_eq!(*c, 2.0 / (2 * k + 1) as f64);
+        }
+        assert_eq!(SHIFT.to_bits(), SHIFT_BITS);
+        assert_eq!(LN2_HI.to_bits() & 0x1f_ffff, 0, "k * LN2_HI exact");
+        assert!(((LN2_HI + LN2_LO) - std::f64::consts::LN_2).abs() < 1e-16);
+    }
+
+    #[test]
+    fn special_values() {
+        assert_eq!(exp_f32(0.0), 1.0);
+        assert_eq!(exp_f64(0.0), 1.0);
+        assert_eq!(exp_f32(f32::INFINITY), f32::INFINITY);
+        assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_f64(f64::INFINITY), f64::INFINITY);
+        assert_eq!(exp_f64(f64::NEG_INFINITY), 0.0);
+        assert_eq!(exp_f32(100.0), f32::INFINITY);
+        assert_eq!(exp_f64(710.0), f64::INFINITY);
+        assert!(exp_f64(709.78).is_finite());
+        assert!(exp_f32(f32::NAN).is_nan() && exp_f64(f64::NAN).is_nan());
+        assert_eq!(log_f32(1.0), 0.0);
+        assert_eq!(log_f64(1.0), 0.0);
+        assert_eq!(log_f32(0.0), f32::NEG_INFINITY);
+        assert_eq!(log_f64(-0.0), f64::NEG_INFINITY);
+        assert!(log_f32(-1.0).is_nan() && log_f64(-1.0).is_nan());
+        assert_eq!(log_f32(f32::INFINITY), f32::INFINITY);
+        assert_eq!(log_f64(f64::INFINITY), f64::INFINITY);
+        assert!(log_f32(f32::NAN).is_nan() && log_f64(f64::NAN).is_nan());
+        // subnormal arguments and results
+        assert!((log_f64(5e-324) - (-744.4400719213812)).abs() < 1e-12);
+        assert!((log_f32(1e-45) - (-103.27893)).abs() < 1e-4);
+        assert_eq!(exp_f64(-745.0), 5e-324);
+        assert_eq!(exp_f64(-745.2), 0.0);
+        assert!(exp_f32(-103.5) > 0.0);
+    }
+
+    #[test]
+    fn close_to_the_c_library() {
+        // a quick check here; the bounds are measured in exec-cpu/tests/math.rs
+        let mut x = -20.0f64;
+        while x < 20.0 {
+            let (a, b) = (exp_f64(x), x.exp());
+            assert!(((a - b) / b).abs() < 4e-16, "exp {x}: {a} vs {b}");
+            let y = x.abs() + 1e-3;
+            let (a, b) = (log_f64(y), y.ln());
+            assert!((a - b).abs() <= 4e-16 * b.abs().max(1e-300), "log {y}: {a} vs {b}");
+            let xf = x as f32;
+            assert!((exp_f32(xf) - xf.exp()).abs() <= f32::EPSILON * xf.exp());
+            x += 0.0123;
+        }
+    }
+}
