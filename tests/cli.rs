@@ -340,3 +340,31 @@ fn explain_writes_each_kernels_cuda_source() {
     assert!(k1.contains("__global__"), "{k1}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What `build.rs` records: the checkout's commit, or `unknown` outside one.
+fn expected_commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| text(&o.stdout).trim().to_string())
+    };
+    let inside = git(&["rev-parse", "--show-toplevel"])
+        .is_some_and(|top| std::fs::canonicalize(top).ok() == std::fs::canonicalize(root()).ok());
+    match std::env::var("EQFUSE_COMMIT") {
+        Ok(c) if !c.is_empty() => c,
+        _ if inside => git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into()),
+        _ => "unknown".into(),
+    }
+}
+
+#[test]
+fn version_names_the_commit() {
+    let out = eqfuse(&["--version"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let want = format!("eqfuse {} (commit {})\n", env!("CARGO_PKG_VERSION"), expected_commit());
+    assert_eq!(text(&out.stdout), want);
+}

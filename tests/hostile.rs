@@ -78,7 +78,7 @@ fn f32s(shape: &[usize], xs: &[f32]) -> Value {
 /// A `.npy` file with the given header dictionary and data bytes.
 fn npy_bytes(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut h = dict.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');

@@ -16,9 +16,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// `eqfuse --version`: the crate's version and the commit it was built from (`build.rs`).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("EQFUSE_COMMIT"), ")");
+
 /// eqfuse: array programs made fast by equality saturation.
 #[derive(Debug, Parser)]
-#[command(name = "eqfuse", version, about, long_about = None)]
+#[command(name = "eqfuse", version = VERSION, about, long_about = None)]
 pub struct Args {
     #[command(subcommand)]
     command: Command,
