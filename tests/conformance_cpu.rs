@@ -1,11 +1,11 @@
-//! Every conformance case (`tests/conformance`, and `../shared/conformance` when it exists)
+//! Every conformance case (`tests/conformance`, and `EQFUSE_EXTRA_CONFORMANCE` when set)
 //! on the CPU executor: the optimised plan and the unfused plan, through the public API and
 //! through the binary (`eqfuse run --backend cpu`, with and without `--no-opt`). Outputs
 //! within the case's tolerances, or the expected error code.
 
 mod common;
 
-use common::{project_cases, scratch, shared_cases, Case};
+use common::{project_cases, scratch, Case};
 use eqfuse::{Backend, OptimizeOptions};
 use std::process::Command;
 
@@ -139,17 +139,6 @@ fn cpu_via_binary() {
 #[test]
 fn cpu_no_opt_via_binary() {
     run_all("eqfuse run --backend cpu --no-opt", &project_cases(), |c| via_binary(c, true));
-}
-
-#[test]
-fn cpu_shared_suite_when_present() {
-    // ../shared/conformance may have grown past the project's copy; run it too.
-    if let Some(cases) = shared_cases() {
-        run_all("shared, optimised plan", &cases, |c| via_api(c, Which::Optimised));
-        run_all("shared, unfused plan", &cases, |c| via_api(c, Which::Unfused));
-        run_all("shared, binary", &cases, |c| via_binary(c, false));
-        run_all("shared, binary --no-opt", &cases, |c| via_binary(c, true));
-    }
 }
 
 #[test]

@@ -164,8 +164,7 @@ fn run_table(table: &[Case], label: &str) {
 
 #[test]
 fn every_error_conformance_case_fails_with_its_code_on_every_backend() {
-    let mut cases = common::project_cases();
-    cases.extend(common::shared_cases().unwrap_or_default());
+    let cases = common::project_cases();
     let mut seen = 0;
     let mut failures = Vec::new();
     for c in cases.iter().filter(|c| c.spec.error.is_some()) {
