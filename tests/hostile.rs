@@ -516,7 +516,7 @@ fn hostile_npy_files_are_input_errors_or_converted() {
         case(
             "Fortran order",
             "input m : i64[r, c]\noutput y = map (\\x -> x * 10) m\n",
-            Want::Ok(&["y = i64[2, 3] [10, 20, 30, 40, 50, 60]"]),
+            Want::Ok(&["y = i64[2, 3]", "[[10, 20, 30],", " [40, 50, 60]]"]),
         )
         .input(Input::Bytes(
             "m",
