@@ -48,7 +48,7 @@ programs!(
     "histogram",
 );
 
-/// What one benchmark measured (DESIGN.md's `bench --json` object).
+/// What one benchmark measured (the `bench --json` object of docs/design-decisions.md).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Measurement {
     /// The program.

@@ -22,7 +22,7 @@
 //! [`ir`] (`eqfuse-ir`: the language, the checker, the reference interpreter, `.npy`,
 //! [`ir::plan::Plan`]), `eqfuse-egraph` (the e-graph, the cost model, extraction, lowering),
 //! `eqfuse-rules` (the rewrite rules and the phased runner), `eqfuse-exec-cpu` and
-//! `eqfuse-exec-cuda` (the executors). The language itself is described in `LANGUAGE.md`
+//! `eqfuse-exec-cuda` (the executors). The language itself is described in `docs/language-reference.md`
 //! and, by example, in `docs/language.md`.
 //!
 //! # Example
@@ -87,7 +87,7 @@ pub use eqfuse_egraph::model::CostParams;
 pub use eqfuse_ir as ir;
 pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
-pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value};
+pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value, Warning};
 pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized, Variant};
 
 /// Named arrays, in order: the inputs and outputs of a run.
@@ -104,7 +104,10 @@ pub fn parse(src: &str) -> Result<Program> {
     eqfuse_ir::parse::parse(src)
 }
 
-/// Type- and shape-checks a program (`E-TYPE`, `E-SHAPE`, `E-LIMIT` on failure).
+/// Type- and shape-checks a program (`E-TYPE`, `E-SHAPE`, `E-LIMIT` on failure), as the
+/// command line does: a built-in operator's constant neutral element is checked too, and
+/// [`Checked::warnings`] lists what looks wrong but is not an error
+/// ([`eqfuse_ir::check::check_source`]).
 ///
 /// ```
 /// let p = eqfuse::parse("input xs : f32[n]\noutput y = map (\\x -> x && true) xs")?;
@@ -113,5 +116,5 @@ pub fn parse(src: &str) -> Result<Program> {
 /// # Ok::<(), eqfuse::Error>(())
 /// ```
 pub fn check(program: &Program) -> Result<Checked> {
-    eqfuse_ir::check::check(program)
+    eqfuse_ir::check::check_source(program, &Limits::default())
 }

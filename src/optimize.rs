@@ -65,7 +65,7 @@ impl Optimized {
         crate::backend::run_optimized(self, backend, inputs)
     }
 
-    /// `explain --json`: the object DESIGN.md specifies (`optimize_ms`, `stop_reason`,
+    /// `explain --json`: the object docs/design-decisions.md specifies (`optimize_ms`, `stop_reason`,
     /// `egraph`, `rules_fired`, `kernels`, `materialized`, `predicted_s`, `unfused`).
     ///
     /// ```

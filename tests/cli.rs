@@ -367,3 +367,31 @@ fn bench_times_a_program_of_ones_own() {
     let out = eqfuse(&["bench", prog.to_str().expect("utf-8 path")]);
     assert_fails(&out, "E-INPUT");
 }
+
+/// What `build.rs` records: the checkout's commit, or `unknown` outside one.
+fn expected_commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| text(&o.stdout).trim().to_string())
+    };
+    let inside = git(&["rev-parse", "--show-toplevel"])
+        .is_some_and(|top| std::fs::canonicalize(top).ok() == std::fs::canonicalize(root()).ok());
+    match std::env::var("EQFUSE_COMMIT") {
+        Ok(c) if !c.is_empty() => c,
+        _ if inside => git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into()),
+        _ => "unknown".into(),
+    }
+}
+
+#[test]
+fn version_names_the_commit() {
+    let out = eqfuse(&["--version"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let want = format!("eqfuse {} (commit {})\n", env!("CARGO_PKG_VERSION"), expected_commit());
+    assert_eq!(text(&out.stdout), want);
+}

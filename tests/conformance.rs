@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{project_cases, scratch, shared_cases, Case};
+use common::{project_cases, scratch, Case};
 use eqfuse::Backend;
 use std::process::Command;
 
@@ -90,13 +90,4 @@ fn reference_backend_via_api() {
 #[test]
 fn reference_backend_via_binary() {
     run_all(&project_cases(), |c| via_binary(c, "reference"));
-}
-
-#[test]
-fn shared_suite_when_present() {
-    // ../shared/conformance may have grown past the project's copy; run it too.
-    if let Some(cases) = shared_cases() {
-        run_all(&cases, |c| via_api(c, Backend::Reference));
-        run_all(&cases, |c| via_binary(c, "reference"));
-    }
 }

@@ -1,11 +1,11 @@
-//! Every conformance case (`tests/conformance`, and `../shared/conformance` when it exists)
+//! Every conformance case (`tests/conformance`, and `EQFUSE_EXTRA_CONFORMANCE` when set)
 //! on the CPU executor: the optimised plan and the unfused plan, through the public API and
 //! through the binary (`eqfuse run --backend cpu`, with and without `--no-opt`). Outputs
 //! within the case's tolerances, or the expected error code.
 
 mod common;
 
-use common::{project_cases, scratch, shared_cases, Case};
+use common::{project_cases, scratch, Case};
 use eqfuse::{Backend, OptimizeOptions};
 use std::process::Command;
 
@@ -178,17 +178,6 @@ fn without_a_c_compiler_the_vm_runs_and_says_so() {
     assert!(stderr.contains("runs these kernels on its interpreter"), "{stderr}");
     assert_eq!(stderr.matches("eqfuse: note:").count(), 1, "said once: {stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("dot = "));
-}
-
-#[test]
-fn cpu_shared_suite_when_present() {
-    // ../shared/conformance may have grown past the project's copy; run it too.
-    if let Some(cases) = shared_cases() {
-        run_all("shared, optimised plan", &cases, |c| via_api(c, Which::Optimised));
-        run_all("shared, unfused plan", &cases, |c| via_api(c, Which::Unfused));
-        run_all("shared, binary", &cases, |c| via_binary(c, false));
-        run_all("shared, binary --no-opt", &cases, |c| via_binary(c, true));
-    }
 }
 
 #[test]

@@ -58,7 +58,12 @@ fn every_example_runs_on_random_inputs() {
         assert_eq!(out.status.code(), Some(0), "{p}: status {:?}\nstderr: {stderr}", out.status.code());
         assert!(stderr.starts_with("random inputs (seed 1"), "{p}: stderr {stderr}");
         let names = outputs(&path);
-        let printed: Vec<&str> = stdout.lines().filter_map(|l| l.split(" = ").next()).collect();
+        // a matrix prints its rows on the lines after `NAME = TYPE`
+        let printed: Vec<&str> = stdout
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with(['[', ' ']))
+            .filter_map(|l| l.split(" = ").next())
+            .collect();
         assert_eq!(printed, names, "{p}: stdout\n{stdout}");
     }
 }

@@ -140,7 +140,7 @@ fn exps(o: &Optimized) -> usize {
 }
 
 /// `exp` is dear: it is computed once per element. The cheapest plan is neither to
-/// materialise `e` nor to duplicate it, but the third choice of DESIGN.md decision 4: one
+/// materialise `e` nor to duplicate it, but the third choice of decision 4 (docs/design-decisions.md): one
 /// multi-output pass computing `exp` once and writing both consumers.
 #[test]
 fn shared_producer_computes_the_dear_exp_once() {
@@ -279,7 +279,7 @@ fn a_joint_recurrence_rolls_and_stays_exact() {
     }
 }
 
-/// A generated chain of 1000 identical maps is one kernel with a loop (DESIGN.md's loop
+/// A generated chain of 1000 identical maps is one kernel with a loop (docs/design-decisions.md's loop
 /// recovery at scale; how long it takes is for `eqfuse explain` to print, not to assert).
 #[test]
 fn a_thousand_chained_maps_become_one_loop() {

@@ -1,5 +1,5 @@
 //! The optimiser's properties on random well-typed programs (`eqfuse_ir::testgen`, every
-//! operation of LANGUAGE.md, shrinking):
+//! operation of docs/language-reference.md, shrinking):
 //!
 //! 1. **soundness**: the optimised plan computes what the reference interpreter computes, on
 //!    every backend present (the plan interpreter here; the executors' own suites run their

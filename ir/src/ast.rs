@@ -11,7 +11,7 @@ use crate::error::Span;
 use crate::types::{ElemType, Type};
 use crate::value::Scalar;
 
-/// Binary operators, loosest first as LANGUAGE.md orders them.
+/// Binary operators, loosest first as docs/language-reference.md orders them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     /// `||`
@@ -405,7 +405,7 @@ impl Program {
     }
 }
 
-/// The array operations of LANGUAGE.md: builtins that make or consume whole arrays, and so
+/// The array operations of docs/language-reference.md: builtins that make or consume whole arrays, and so
 /// are refused inside lambdas.
 pub const ARRAY_BUILTINS: &[&str] = &[
     "map",
@@ -426,7 +426,7 @@ pub const ARRAY_BUILTINS: &[&str] = &[
     "concat",
 ];
 
-/// The scalar builtins of LANGUAGE.md.
+/// The scalar builtins of docs/language-reference.md.
 pub const SCALAR_BUILTINS: &[&str] = &[
     "min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "floor", "ceil", "round", "pow",
     "atan2", "clamp", "f32", "f64", "i32", "i64", "iterate", "length", "size",
@@ -439,7 +439,7 @@ pub fn is_builtin(name: &str) -> bool {
     ARRAY_BUILTINS.contains(&name) || SCALAR_BUILTINS.contains(&name)
 }
 
-/// Keywords of LANGUAGE.md (never names).
+/// Keywords of docs/language-reference.md (never names).
 pub const KEYWORDS: &[&str] =
     &["input", "output", "let", "in", "if", "then", "else", "fn", "true", "false", "inf"];
 

@@ -23,11 +23,16 @@
 
 mod builtins;
 mod expr;
+mod hints;
+mod neutral;
+mod sample;
+mod sizes;
 mod unify;
 
 use crate::ast::{is_builtin, Expr, ExprKind, Item, Limits, Lit, Program, KEYWORDS};
 use crate::error::{Code, Error, Result, Span};
 use crate::types::{Dim, ElemType, Type};
+use crate::warning::Warning;
 use expr::{Checker, Cx, Global, TNode};
 use indexmap::IndexMap;
 use unify::{Vars, IT};
@@ -46,6 +51,11 @@ pub struct Checked {
     pub outputs: IndexMap<String, Type>,
     /// Size names in order of first appearance in the input declarations.
     pub sizes: Vec<String>,
+    /// What the checker found suspicious but not wrong, in the order of the program text:
+    /// arrays joined over sizes that cannot be proven equal, lambda operators that sampled
+    /// values show are not associative or whose `ne` is not neutral. Filled by
+    /// [`check_source`]; empty after [`check`] and [`check_with`].
+    pub warnings: Vec<Warning>,
 }
 
 /// Checks `program` with the default [`Limits`].
@@ -82,6 +92,37 @@ pub fn check_with(program: &Program, limits: &Limits) -> Result<Checked> {
     let levels = usize::try_from(limits.max_depth).unwrap_or(usize::MAX);
     let stack = levels.saturating_mul(STACK_PER_LEVEL).saturating_add(8 << 20).min(4 << 30);
     crate::stack::with_stack("eqfuse-check", stack, || check_inner(program, limits))
+}
+
+/// Checks a program a person wrote: [`check_with`], then what the language requires but
+/// types cannot say, and what looks wrong but is not.
+///
+/// - A built-in operator of `reduce`, `scan` or `scan_exclusive` given a constant neutral
+///   element that would make the result depend on the backend (`reduce (+) 1 xs`) is
+///   `E-TYPE`, with the form to write instead.
+/// - [`Checked::warnings`] lists arrays joined over sizes that cannot be proven equal and
+///   lambda operators that sampled values show are not associative, not commutative (for
+///   `permute`), or whose `ne` is not neutral.
+///
+/// The optimiser's own programs (decoded from the e-graph, which may write `\a b -> a + b`
+/// as `(+)`) go through [`check_with`] alone.
+pub fn check_source(program: &Program, limits: &Limits) -> Result<Checked> {
+    let levels = usize::try_from(limits.max_depth).unwrap_or(usize::MAX);
+    let stack = levels.saturating_mul(STACK_PER_LEVEL).saturating_add(8 << 20).min(4 << 30);
+    crate::stack::with_stack("eqfuse-check", stack, || {
+        let mut checked = check_inner(program, limits)?;
+        neutral::check_program(&checked.program)?;
+        let mut warnings = sizes::warnings(&checked.program);
+        warnings.extend(sample::warnings(&checked.program, limits));
+        warnings.sort_by_key(|w| w.span.map(|s| s.start));
+        checked.warnings = warnings;
+        Ok(checked)
+    })
+}
+
+/// Checks a program made to sample an operator ([`sample`]), on the caller's thread.
+fn check_sample(program: &Program, limits: &Limits) -> Result<Checked> {
+    check_inner(program, limits)
 }
 
 fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
@@ -201,9 +242,10 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
             fill(e, t, &mut ck.vars)?;
         }
     }
+    let warnings = Vec::new();
     let lets = lets.into_iter().map(|(k, it)| (k, ck.vars.resolve_it(&it))).collect();
     let outputs = outputs.into_iter().map(|(k, (it, _))| (k, ck.vars.resolve_it(&it))).collect();
-    Ok(Checked { program: out, inputs, lets, outputs, sizes: ck.sizes.keys().cloned().collect() })
+    Ok(Checked { program: out, inputs, lets, outputs, sizes: ck.sizes.keys().cloned().collect(), warnings })
 }
 
 fn check_new_name(ck: &Checker, name: &str, span: Span) -> Result<()> {

@@ -1,4 +1,4 @@
-//! Errors with stable codes (`E-PARSE`, `E-TYPE`, ...), as LANGUAGE.md "Errors" lists them.
+//! Errors with stable codes (`E-PARSE`, `E-TYPE`, ...), as docs/language-reference.md "Errors" lists them.
 //!
 //! Every failure of parsing, checking or running is an [`Error`]: a [`Code`], a message that
 //! names what is wrong, and (for errors found in the program text) the [`Span`] it points at.
@@ -35,7 +35,7 @@ impl Span {
     }
 }
 
-/// The stable error codes of LANGUAGE.md.
+/// The stable error codes of the language (docs/language-reference.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Code {
     /// The text is not a program.
@@ -77,7 +77,7 @@ impl Code {
     }
 }
 
-/// Every code, in the order of LANGUAGE.md's table.
+/// Every code, in the order of the table of docs/language-reference.md.
 pub const ALL_CODES: [Code; 8] = [
     Code::Parse,
     Code::Type,
@@ -162,46 +162,21 @@ impl Error {
     /// then (when the error has a position) the source line with the offending part
     /// underlined, then the notes. `file` names the program file, `source` is its text.
     pub fn render(&self, file: &str, source: &str, color: bool) -> String {
-        use codespan_reporting::diagnostic::{Diagnostic, Label};
-        use codespan_reporting::files::SimpleFile;
-        use codespan_reporting::term::{self, termcolor::Buffer};
-
-        let mut diag = Diagnostic::error().with_code(self.code.as_str()).with_message(&self.message);
-        if let Some(span) = self.span {
-            let end = span.end.max(span.start).min(source.len());
-            let start = span.start.min(end);
-            // a snippet shows the span's first and last lines: past a few kilobytes (a
-            // 200 000-deep nesting on one line) the plain message, with its line and column,
-            // says more
-            let line_start = |at: usize| source.get(..at).and_then(|s| s.rfind('\n')).map_or(0, |i| i + 1);
-            let line_end =
-                |at: usize| source.get(at..).and_then(|s| s.find('\n')).map_or(source.len(), |i| at + i);
-            let long = |at: usize| line_end(at).saturating_sub(line_start(at)) > MAX_SNIPPET_BYTES;
-            if long(start) || long(end) {
-                let mut text = format!("{self}\n  --> {file}\n");
-                for n in &self.notes {
-                    text.push_str(&format!("  = {n}\n"));
-                }
-                return text;
-            }
-            if source.is_char_boundary(start) && source.is_char_boundary(end) {
-                diag = diag.with_labels(vec![Label::primary((), start..end)]);
-            }
-        }
-        diag = diag.with_notes(self.notes.clone());
-        let file = SimpleFile::new(file, source);
-        let mut buf = if color { Buffer::ansi() } else { Buffer::no_color() };
-        let config = term::Config::default();
-        if term::emit_to_write_style(&mut buf, &config, &file, &diag).is_err() {
-            return self.to_string();
-        }
-        String::from_utf8_lossy(buf.as_slice()).into_owned()
+        crate::report::render(
+            crate::report::Report {
+                warning: false,
+                code: Some(self.code.as_str()),
+                message: &self.message,
+                span: self.span,
+                notes: &self.notes,
+                plain: &self.to_string(),
+            },
+            file,
+            source,
+            color,
+        )
     }
 }
-
-/// The longest source text (whole lines) a rendered snippet shows; beyond, [`Error::render`]
-/// prints the message with its line and column instead.
-const MAX_SNIPPET_BYTES: usize = 4096;
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,4 +1,4 @@
-//! Tokens of the `.eqf` language (LANGUAGE.md "Lexical").
+//! Tokens of the `.eqf` language (docs/language-reference.md "Text").
 //!
 //! The [`Lexer`] turns program text into [`Token`]s one at a time, so the parser never holds
 //! more than two of them; [`tokenize`] collects them all (for tests and tools).
@@ -24,7 +24,7 @@
 use crate::ast::BinOp;
 use crate::error::{Error, Result, Span};
 
-/// The keywords of LANGUAGE.md.
+/// The keywords of docs/language-reference.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Keyword {
     /// `input`

@@ -25,14 +25,17 @@ pub mod npy;
 pub mod parse;
 pub mod plan;
 pub mod print;
+mod report;
 mod stack;
 #[cfg(feature = "testgen")]
 pub mod testgen;
 pub mod types;
 pub mod value;
+pub mod warning;
 
 pub use ast::{BinOp, Expr, ExprKind, Item, Limits, Lit, Program, UnOp};
 pub use builder::Builder;
 pub use error::{Code, Error, Result, Span};
 pub use types::{Dim, ElemType, Type};
 pub use value::{Scalar, Value};
+pub use warning::Warning;

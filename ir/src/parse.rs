@@ -1,4 +1,4 @@
-//! The parser: `.eqf` text to a [`Program`] (LANGUAGE.md "Programs" and "Expressions").
+//! The parser: `.eqf` text to a [`Program`] (docs/language-reference.md "Programs" and "Expressions").
 //!
 //! A hand-written recursive-descent parser with precedence climbing for the binary
 //! operators. Precedence, loosest first: `let`/`if`/lambda (they extend as far right as
@@ -742,6 +742,18 @@ impl<'a> Parser<'a> {
     #[inline(never)]
     fn expected_expression(&self) -> Box<Error> {
         match self.prev {
+            // `x ** 2`, NumPy's power
+            Some(p) if self.text(p) == "*" && self.cur.tok == Tok::Star && p.end == self.cur.span.start => {
+                Box::new(
+                    Error::parse(
+                        p.to(self.cur.span),
+                        "`**` is not an operator: eqfuse has no power operator",
+                    )
+                    .with_note(
+                        "help: write `pow x 2.0` for a float power (both arguments are floats), or `x * x`",
+                    ),
+                )
+            }
             Some(p) => self.expected(&format!("an expression after `{}`", self.text(p))),
             None => self.expected("an expression"),
         }

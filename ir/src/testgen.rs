@@ -24,7 +24,7 @@
 //!
 //! # What it covers
 //!
-//! Every operation of LANGUAGE.md occurs across the distribution: arithmetic (`+ - * / %`),
+//! Every operation of docs/language-reference.md occurs across the distribution: arithmetic (`+ - * / %`),
 //! comparisons, `&& || !`, unary `-`, on all five element types; `min max abs sqrt exp log
 //! sin cos tan tanh floor ceil round pow atan2 clamp`, the conversions, `iterate`, lazy `if`,
 //! local `let`, top-level named functions (called in lambdas, passed to `map`, used as a
@@ -300,7 +300,7 @@ fn data_scalar(d: &mut Src<'_>, t: ElemType) -> Scalar {
     let c = d.next();
     let signed = |k: u32| -> i64 {
         let half = i64::from(k / 2);
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             half
         } else {
             -half - 1

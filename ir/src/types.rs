@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// The element types of LANGUAGE.md.
+/// The element types of docs/language-reference.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ElemType {
     /// `bool`

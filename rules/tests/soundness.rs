@@ -13,8 +13,8 @@
 //!   rest as in *prefer old*.
 //!
 //! Every rewritten program must compute what the **original** program computes:
-//! bit-identical results ([`identical`]: NaN payloads and the sign of zero included) for
-//! the default rules, and within `rtol = atol = 1e-3` for the fast-math rules. Where the
+//! bit-identical results ([`same_but_nan_bits`]: the sign of zero included, any NaN equal
+//! to any NaN, as the rule policy says) for the default rules, and within `rtol = atol = 1e-3` for the fast-math rules. Where the
 //! original fails at run time the rewritten program may fail or succeed (the optimiser may
 //! remove errors of elements never read); where the original succeeds the rewritten one
 //! must succeed too.
@@ -58,7 +58,7 @@ use eqfuse_ir::check::{check, Checked};
 use eqfuse_ir::interp::interpret;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::print::print_program;
-use eqfuse_ir::testgen::{identical, program_and_inputs, GenConfig};
+use eqfuse_ir::testgen::{program_and_inputs, same_but_nan_bits, GenConfig};
 use eqfuse_ir::types::{Dim, ElemType, Type};
 use eqfuse_ir::value::{compare, Scalar, Tolerance, Value};
 use eqfuse_rules::{all_rules, fast_math, Rewrite, RuleSets, EG};
@@ -1441,7 +1441,7 @@ fn compare_outputs(
             ));
         }
         let bad = match cmp {
-            Cmp::Exact => (!identical(have, want)).then(|| first_difference(want, have)),
+            Cmp::Exact => (!same_but_nan_bits(have, want)).then(|| first_difference(want, have)),
             Cmp::Tolerance | Cmp::Shape => compare(have, want, &FAST_MATH_TOL).err(),
         };
         if let Some(m) = bad {
@@ -1459,7 +1459,7 @@ fn first_difference(want: &Value, have: &Value) -> String {
         _ => String::new(),
     };
     for (i, (a, b)) in w.iter().zip(&h).enumerate() {
-        if !identical(&Value::scalar(*a), &Value::scalar(*b)) {
+        if !same_but_nan_bits(&Value::scalar(*a), &Value::scalar(*b)) {
             return format!(
                 "not bit-identical: at flat index {i} the original gives {a}{} and the rewritten {b}{}",
                 bits(a),

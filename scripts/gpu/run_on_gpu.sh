@@ -3,7 +3,7 @@
 # Rust needed), from the repository root, after scripts/gpu/build.sh filled device-bin/ on
 # the build machine:
 #
-#   1. every conformance case (tests/conformance, and ../shared/conformance when present),
+#   1. every conformance case (tests/conformance, and $EQFUSE_EXTRA_CONFORMANCE when set),
 #      optimised and unfused (--no-opt), through `eqfuse run --backend cuda`, checked
 #      against its expected outputs or error code by scripts/gpu/compare.py;
 #   2. `eqfuse bench --backend cuda --json`;
@@ -42,11 +42,13 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 pass=0
 fail=0
 : >"$OUT/conformance.txt"
-for dir in tests/conformance/*/ ../shared/conformance/*/; do
+extra=()
+[ -n "${EQFUSE_EXTRA_CONFORMANCE:-}" ] && extra=("$EQFUSE_EXTRA_CONFORMANCE"/*/)
+for dir in tests/conformance/*/ "${extra[@]}"; do
   [ -f "$dir/program.eqf" ] || continue
   dir="${dir%/}"
   set_name=$(basename "$(dirname "$dir")")
-  [ "$dir" = "${dir#../shared}" ] || set_name="shared"
+  [ "$dir" = "${dir#tests/conformance}" ] && set_name="extra"
   for mode in opt no-opt; do
     flags=()
     [ "$mode" = "no-opt" ] && flags=(--no-opt)

@@ -38,7 +38,7 @@ pub struct BenchArgs {
     /// Only the programs whose name contains this.
     #[arg(long, value_name = "NAME")]
     filter: Option<String>,
-    /// Print a JSON list of DESIGN.md's objects instead of a table.
+    /// Print a JSON list of objects (docs/design-decisions.md) instead of a table.
     #[arg(long)]
     json: bool,
     /// Scale every size by this factor (1.0: the documented sizes).

@@ -12,7 +12,7 @@ use std::time::Duration;
 pub struct ExplainArgs {
     /// The `.eqf` program.
     program: PathBuf,
-    /// Print one JSON object (DESIGN.md's `explain --json`).
+    /// Print one JSON object (docs/design-decisions.md, "The JSON objects").
     #[arg(long)]
     json: bool,
     /// Simplify only: no fusion phases (the unfused plan).

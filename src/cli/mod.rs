@@ -16,9 +16,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// `eqfuse --version`: the crate's version and the commit it was built from (`build.rs`).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("EQFUSE_COMMIT"), ")");
+
 /// eqfuse: array programs made fast by equality saturation.
 #[derive(Debug, Parser)]
-#[command(name = "eqfuse", version, about, long_about = None)]
+#[command(name = "eqfuse", version = VERSION, about, long_about = None)]
 pub struct Args {
     #[command(subcommand)]
     command: Command,
@@ -54,14 +57,22 @@ pub fn main(args: Args) -> ExitCode {
         Command::Calibrate(a) => calibrate::calibrate(&a),
         Command::Bench(a) => bench::bench(&a),
     };
-    match result {
+    // the warnings come after the error, whose `error[E-CODE]` line stays the first of stderr
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             eprint!("{}", failure.render());
             ExitCode::FAILURE
         }
+    };
+    if let Ok(mut w) = WARNINGS.lock() {
+        eprint!("{}", std::mem::take(&mut *w));
     }
+    code
 }
+
+/// The rendered warnings of the programs loaded, printed when the command ends.
+static WARNINGS: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
 /// An error, with the program text it points into when there is one.
 pub struct Failure {
@@ -154,7 +165,21 @@ pub fn load_with(path: &Path, limits: &eqfuse::Limits) -> std::result::Result<eq
     let with_source =
         |error: Error| Failure { error, source: Some(Box::new((path.display().to_string(), src.clone()))) };
     let program = eqfuse::ir::parse::parse_with(&src, limits).map_err(with_source)?;
-    eqfuse::ir::check::check_with(&program, limits).map_err(with_source)
+    let checked = eqfuse::ir::check::check_source(&program, limits).map_err(with_source)?;
+    let color = std::io::stderr().is_terminal();
+    for w in &checked.warnings {
+        let mut text = match w.span {
+            Some(_) => w.render(&path.display().to_string(), &src, color),
+            None => w.to_string(),
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if let Ok(mut all) = WARNINGS.lock() {
+            all.push_str(&clip_lines(&text));
+        }
+    }
+    Ok(checked)
 }
 
 type CmdResult = std::result::Result<(), Failure>;

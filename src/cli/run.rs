@@ -59,6 +59,9 @@ pub fn run(a: &RunArgs) -> CmdResult {
             eprintln!("random inputs (seed {seed}{sizes})");
             random_inputs::random_inputs(&checked, &opts)?
         }
+        None if a.inputs.is_none() && a.input.is_empty() && !checked.inputs.is_empty() => {
+            return Err(no_inputs(&a.program, &checked).into());
+        }
         None => files::read_inputs_with(a.inputs.as_deref(), &a.input, limits.max_array_bytes)?,
     };
     // `--no-opt` runs the unfused plan (one kernel per operation) on the chosen executor; the
@@ -82,6 +85,19 @@ pub fn run(a: &RunArgs) -> CmdResult {
         }
     }
     Ok(())
+}
+
+/// `run` with no inputs given for a program that has some: the error says how to give them.
+fn no_inputs(program: &std::path::Path, checked: &eqfuse::Checked) -> eqfuse::Error {
+    let names: Vec<String> = checked.inputs.iter().map(|(n, t)| format!("`{n} : {t}`")).collect();
+    let first = checked.inputs.keys().next().map_or("NAME", String::as_str);
+    let p = program.display();
+    eqfuse::Error::input(format!("the program has inputs ({}) but none were given", names.join(", ")))
+        .with_note(format!(
+            "help: read them from .npy files, one per input, named after it: `eqfuse run {p} --inputs DIR` or \
+             `--input {first}=FILE.npy`"
+        ))
+        .with_note(format!("help: or generate them: `eqfuse run {p} --random-inputs 1`"))
 }
 
 /// Parses a `NAME=N` size.

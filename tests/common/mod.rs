@@ -84,16 +84,17 @@ fn load_dir(root: &Path) -> Vec<Case> {
     cases
 }
 
-/// The project's own copy of the conformance suite (`tests/conformance`).
+/// The conformance suite (`tests/conformance`), and the cases of the directory
+/// `EQFUSE_EXTRA_CONFORMANCE` names, when it is set (a suite of the same layout kept
+/// outside the repository); a name that is not a directory fails the test.
 pub fn project_cases() -> Vec<Case> {
-    load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"))
-}
-
-/// The shared suite beside the checkout (`../shared/conformance`), when it exists: it may
-/// have grown past the project's copy.
-pub fn shared_cases() -> Option<Vec<Case>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    root.is_dir().then(|| load_dir(&root))
+    let mut cases = load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"));
+    if let Some(extra) = std::env::var_os("EQFUSE_EXTRA_CONFORMANCE") {
+        let extra = PathBuf::from(extra);
+        assert!(extra.is_dir(), "EQFUSE_EXTRA_CONFORMANCE={} is not a directory", extra.display());
+        cases.extend(load_dir(&extra));
+    }
+    cases
 }
 
 /// A fresh scratch directory under cargo's per-test tmp dir.

@@ -1,4 +1,4 @@
-//! Checking applications of the builtins of LANGUAGE.md.
+//! Checking applications of the builtins of docs/language-reference.md.
 
 use super::expr::{err, internal, plural, show, Checker, Cx, FnPos, TNode};
 use super::unify::{Class, IT, V};
@@ -341,19 +341,33 @@ impl Checker {
                 let first = arrays.first().map(|a| a.1.clone()).ok_or_else(|| internal("map arrays"))?;
                 let mut shape = first.clone();
                 for (i, (ti, si)) in arrays.iter().enumerate() {
-                    for (tj, sj) in arrays.iter().take(i) {
+                    for (j, (tj, sj)) in arrays.iter().enumerate().take(i) {
                         let certain_mismatch = si.len() != sj.len()
                             || si.iter().zip(sj).any(|(a, b)| a.agrees(b) == Some(false));
                         if certain_mismatch {
                             let a = self.vars.show(&IT::Array { elem: *tj, shape: sj.clone() });
                             let b = self.vars.show(&IT::Array { elem: *ti, shape: si.clone() });
-                            return Err(Error::shape(
+                            let (ej, ei) = (c.arg(j + 1)?, c.arg(i + 1)?);
+                            let error = Error::shape(
                                 e.span,
                                 format!(
-                                    "the arrays of `map` must have the same shape, found {a} and {b} in `{}`",
+                                    "the arrays of `map` must have the same shape: `{}` is {a} but `{}` is {b}, in \
+                                     `{}`",
+                                    show(ej),
+                                    show(ei),
                                     show(e)
                                 ),
-                            ));
+                            );
+                            if si.len() == sj.len() {
+                                return Err(error);
+                            }
+                            let f = c.arg(0)?;
+                            let help = if sj.len() > si.len() {
+                                super::hints::broadcast(f, (ej, sj), (ei, si), true)
+                            } else {
+                                super::hints::broadcast(f, (ei, si), (ej, sj), false)
+                            };
+                            return Err(error.with_note(help));
                         }
                     }
                     for (d, x) in shape.iter_mut().zip(si) {

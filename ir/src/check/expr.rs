@@ -203,11 +203,18 @@ impl Checker {
         Found::Unbound
     }
 
-    /// The error for an unbound `name` at `e`.
-    pub fn unbound(&self, e: &Expr, name: &str) -> Error {
+    /// The error for an unbound `name` at `e`, applied to `arg` first when it is applied
+    /// (for the help on NumPy names: `sum xs`).
+    pub fn unbound(&self, e: &Expr, name: &str, arg: Option<&Expr>) -> Error {
         match self.item_lines.get(name) {
             Some(line) => Error::ty(e.span, format!("`{name}` is used before its definition on line {line}")),
-            None => Error::ty(e.span, format!("unbound name `{name}`")),
+            None => {
+                let error = Error::ty(e.span, format!("unbound name `{name}`"));
+                match super::hints::unbound(name, arg) {
+                    Some(help) => error.with_note(help),
+                    None => error,
+                }
+            }
         }
     }
 
@@ -296,20 +303,65 @@ impl Checker {
 
     #[inline(never)]
     fn check_binary(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr, cx: Cx) -> Result<TNode> {
+        if op == BinOp::Sub {
+            self.negative_argument(lhs, rhs)?;
+        }
         let l = self.check_expr(lhs, cx.value())?;
         let r = self.check_expr(rhs, cx.value())?;
-        let what = format!("the operands of `{}`", op.symbol());
-        let lv = self.scalar_of(&l.it, e, &what)?;
-        let rv = self.scalar_of(&r.it, e, &what)?;
-        let it = self.binary_type(op, lv, rv, e)?;
+        let sym = op.symbol();
+        let what = format!("the operands of `{sym}`");
+        let (la, ra) = (matches!(l.it, IT::Array { .. }), matches!(r.it, IT::Array { .. }));
+        let scalars =
+            self.scalar_of(&l.it, e, &what).and_then(|lv| Ok((lv, self.scalar_of(&r.it, e, &what)?)));
+        let (lv, rv) = match scalars {
+            Ok(vs) => vs,
+            Err(error) if la || ra => {
+                return Err(error.with_note(super::hints::array_operands(sym, lhs, la, rhs, ra)))
+            }
+            Err(error) => return Err(error),
+        };
+        let (dl, dr) = (self.vars.describe(lv), self.vars.describe(rv));
+        let it = self.binary_type(op, lv, rv, e).map_err(|error| {
+            match super::hints::int_and_float(sym, lhs, &dl, rhs, &dr) {
+                Some(help) => error.with_note(help),
+                None => error,
+            }
+        })?;
         Ok(TNode { it, kids: vec![l, r] })
+    }
+
+    /// `reduce max -inf xs` parses as `(reduce max) - (inf xs)`: a builtin short of arguments
+    /// on the left of `-` is refused with the parenthesised form.
+    #[inline(never)]
+    fn negative_argument(&mut self, lhs: &Expr, rhs: &Expr) -> Result<()> {
+        let ExprKind::Apply { func, args } = &lhs.kind else { return Ok(()) };
+        let ExprKind::Var(name) = &func.kind else { return Ok(()) };
+        if !matches!(self.lookup(name), Found::Builtin) {
+            return Ok(());
+        }
+        let short = match super::builtins::arity(name) {
+            Some(k) => args.len() < k,
+            None => args.len() < 2,
+        };
+        if !short {
+            return Ok(());
+        }
+        let n = args.len();
+        Err(err(lhs, format!("`{name}` takes {}, given {n}", super::builtins::arity_text(name)))
+            .with_note(super::hints::negative_argument(lhs, rhs)))
     }
 
     #[inline(never)]
     fn check_unary(&mut self, e: &Expr, op: UnOp, operand: &Expr, cx: Cx) -> Result<TNode> {
         let o = self.check_expr(operand, cx.value())?;
         let what = format!("the operand of unary `{}`", op.symbol());
-        let v = self.scalar_of(&o.it, e, &what)?;
+        let v = match self.scalar_of(&o.it, e, &what) {
+            Ok(v) => v,
+            Err(error) if matches!(o.it, IT::Array { .. }) => {
+                return Err(error.with_note(super::hints::array_operand(op.symbol(), operand)))
+            }
+            Err(error) => return Err(error),
+        };
         match op {
             UnOp::Neg => self.constrain_at(v, Class::Numeric, e, |d| {
                 format!("unary `-` needs a numeric operand, found {d}")
@@ -394,7 +446,7 @@ impl Checker {
                 e,
                 format!("the builtin `{name}` must be applied to {}", super::builtins::arity_text(name)),
             )),
-            Found::Unbound => Err(self.unbound(e, name)),
+            Found::Unbound => Err(self.unbound(e, name, None)),
         }
     }
 
@@ -458,7 +510,7 @@ impl Checker {
         if let ExprKind::Var(name) = &func.kind {
             match self.lookup(name) {
                 Found::Builtin => return self.check_builtin(e, func, name, args, cx),
-                Found::Unbound => return Err(self.unbound(func, name)),
+                Found::Unbound => return Err(self.unbound(func, name, args.first())),
                 Found::Size => return Err(err(e, format!("`{name}` is a size (an i64), not a function"))),
                 Found::Value(_) => {}
             }
@@ -538,7 +590,7 @@ impl Checker {
                     Err(err(site, format!("`{name}` is not a function (it is {s})")))
                 }
                 Found::Size => Err(err(site, format!("`{name}` is a size (an i64), not a function"))),
-                Found::Unbound => Err(self.unbound(f, name)),
+                Found::Unbound => Err(self.unbound(f, name, None)),
             },
             ExprKind::Section(op) if pos != FnPos::Arg => {
                 let [a, b] = want else {

@@ -1,4 +1,4 @@
-//! The builtins applied by name: the array operations of LANGUAGE.md "Array operations",
+//! The builtins applied by name: the array operations of docs/language-reference.md "Array operations",
 //! plus `iterate`, `length`, `size` and the scalar builtins.
 //!
 //! Every operation works on row-major `Array`s with plain loops; reductions and scans are
@@ -354,10 +354,12 @@ impl<'p> Interp<'p> {
                 return Err(Box::new(Error::shape(
                     span,
                     format!(
-                        "`map`: {} has shape {} but {} has shape {}",
+                        "`map`: {}{} has shape {} but {}{} has shape {}",
                         describe(&exprs[0]),
+                        declared(&exprs[0]),
                         fmt_shape(&first.shape),
                         describe(ae),
+                        declared(ae),
                         fmt_shape(&a.shape)
                     ),
                 )));
@@ -675,6 +677,14 @@ fn rank_is(a: &Array, r: usize, op: &str, ae: &Expr, span: Span) -> R<()> {
 }
 
 /// Formats sizes as `[3, -4]`.
+/// ` : f32[n]`, the type the checker gave array expression `e`, to name its size names.
+fn declared(e: &Expr) -> String {
+    match &e.ty {
+        Some(t @ crate::types::Type::Array { .. }) => format!(" : {t}"),
+        _ => String::new(),
+    }
+}
+
 fn fmt_i64s(dims: &[i64]) -> String {
     let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
     format!("[{}]", parts.join(", "))

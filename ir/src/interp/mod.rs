@@ -8,7 +8,7 @@
 //! searched innermost first, then the program's bindings, then the size names, then the
 //! builtins: lambda parameters and local `let`s may shadow anything.
 //!
-//! Semantics follow LANGUAGE.md exactly: see `scalar.rs` for the scalar operations and
+//! Semantics follow docs/language-reference.md exactly: see `scalar.rs` for the scalar operations and
 //! `array.rs` for the array operations. Every array is checked against
 //! [`Limits::max_array_bytes`] before it is allocated. The evaluation runs on a thread with a
 //! large stack, so that the deepest program the checker accepts cannot overflow it.

@@ -1,5 +1,5 @@
 //! Scalar semantics: the binary and unary operators, the scalar builtins and conversions,
-//! exactly as LANGUAGE.md "Scalar operations" defines them.
+//! exactly as docs/language-reference.md "Scalar operations" defines them.
 //!
 //! Integers wrap on `+ - *` and unary `-`; `/` truncates toward zero with `MIN / -1 = MIN`
 //! and `MIN % -1 = 0`; division by zero is an `E-DIV-ZERO` error. Float arithmetic is the
@@ -17,7 +17,7 @@ pub(crate) fn internal(span: Span, what: impl std::fmt::Display) -> Error {
     Error::at(Code::Type, span, format!("internal error in the interpreter: {what}"))
 }
 
-/// The scalar builtin functions: everything in LANGUAGE.md's scalar table that takes and
+/// The scalar builtin functions: everything in docs/language-reference.md's scalar table that takes and
 /// returns scalars only (`iterate`, `length` and `size` are handled by the evaluator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScalarFn {
