@@ -99,6 +99,8 @@ struct Lowerer<'a> {
     /// wherever this step runs, not with lanes needed only under a guard that does not hold
     /// here (horizontal fusion may group a lazy kernel with a strict one).
     lane_wanted: Option<usize>,
+    /// The lazy nodes whose guarded steps are being written (innermost last).
+    guarding: Vec<usize>,
     /// The host conditionals (lowered to `Step::If`): [`Placement::is_host_if`].
     branching: std::collections::HashSet<usize>,
     /// Where each node is computed ([`crate::place`]).
@@ -153,6 +155,7 @@ impl<'a> Lowerer<'a> {
             sizes: HashMap::new(),
             dim_memo: HashMap::new(),
             lane_wanted: None,
+            guarding: Vec::new(),
             branching,
             placement,
             context: Vec::new(),
@@ -428,11 +431,40 @@ impl<'a> Lowerer<'a> {
         };
         if let Some(g) = g {
             let testable = g.conjunctions().iter().flatten().all(|l| self.placement.testable(l.cond));
-            if !self.needed_here(i) && testable && !matches!(self.nodes[i], ArrayLang::Input(_)) {
-                return self.guarded(i, &g);
+            // a guard whose test reads the node itself (`if c then s else (if (if c then t
+            // else s[0]) ..)`: the second alternative's condition reads `s`) cannot be tested
+            // before it: the node is computed here, as it was before placement
+            let circular = g.conjunctions().iter().flatten().any(|l| self.reaches(l.cond, i));
+            if !self.needed_here(i)
+                && testable
+                && !circular
+                && !self.guarding.contains(&i)
+                && !matches!(self.nodes[i], ArrayLang::Input(_))
+            {
+                self.guarding.push(i);
+                let r = self.guarded(i, &g);
+                self.guarding.pop();
+                return r;
             }
         }
         self.array_here(i)
+    }
+
+    /// Whether node `to` is in the term of node `from`.
+    fn reaches(&self, from: usize, to: usize) -> bool {
+        let mut seen = HashSet::new();
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if n == to {
+                return true;
+            }
+            // a node's children come before it in the term
+            if n < to || !seen.insert(n) {
+                continue;
+            }
+            stack.extend(self.nodes[n].children().iter().map(|c| usize::from(*c)));
+        }
+        false
     }
 
     /// Whether node `i` is needed wherever the steps being written run: it is strict, or

@@ -619,6 +619,38 @@ mod tests {
     }
 
     #[test]
+    fn a_guard_whose_test_reads_the_node_itself_lowers() {
+        // found by `optimize_prop` (seed 1, 1280 cases): the generate `g` is needed under
+        // `!(n == 0)` (the condition's else branch) or under the condition itself, whose
+        // test reads `g`; testing the guard before computing `g` recursed without end
+        let src = "input s3 : bool\ninput x : f32[n]\noutput y = x\n";
+        let checked = check(&parse(src).unwrap()).unwrap();
+        let enc = encode(&checked).unwrap();
+        let t: RecExpr<ArrayLang> = "(outputs (generate (shape #n) (lam <i64> (to_i32 (min (if (if (== #n 0:i64) @s3 \
+            (index (generate (shape #n) (lam <i64> (== (if @s3 true:bool @s3) true:bool))) (clamp -3:i64 0:i64 (- #n 1:i64)))) \
+            (if (index (gather (scan_ex (lam <bool,bool> (&& $1:bool $0:bool)) true:bool (generate (shape #n) (lam <i64> \
+            (== (if @s3 true:bool @s3) true:bool)))) (generate (shape #n) (lam <i64> (\"%\" (+ (\"%\" 0:i64 #n) #n) #n)))) \
+            $0:i64) -1:i64 7:i64) 5:i64) 10:i64)))))"
+            .parse()
+            .unwrap();
+        let sig = crate::lower::Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
+        let plan =
+            crate::lower::lower(&t, &enc.egraph.analysis, &std::collections::HashMap::new(), &sig).unwrap();
+        for n in [0usize, 1, 3] {
+            let mut inputs = indexmap::IndexMap::new();
+            inputs.insert("s3".to_string(), eqfuse_ir::value::Value::from(ndarray::arr0(false).into_dyn()));
+            inputs.insert(
+                "x".to_string(),
+                eqfuse_ir::value::Value::from(ndarray::Array1::<f32>::zeros(n).into_dyn()),
+            );
+            let mut sizes = indexmap::IndexMap::new();
+            sizes.insert("n".to_string(), n as i64);
+            let out = eqfuse_ir::plan::eval::eval(&plan, &inputs, &sizes).unwrap();
+            assert_eq!(out["y"].shape(), &[n][..]);
+        }
+    }
+
+    #[test]
     fn guards_normalise() {
         let c = |i, holds| Lit { cond: i, holds };
         let g = Guard::always().and(c(1, true));
