@@ -94,7 +94,7 @@ impl Optimized {
             self.result.rules_fired.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect();
         serde_json::json!({
             "optimize_ms": (self.result.optimize_ms * 1000.0).round() / 1000.0,
-            "stop_reason": self.result.stop_reason,
+            "stop_reason": self.result.stop_reason.as_str(),
             "egraph": { "nodes": nodes, "classes": classes, "iterations": iterations },
             "rules_fired": fired,
             "kernels": kernels,
@@ -129,9 +129,12 @@ impl Optimized {
         let mut s = String::new();
         let (nodes, classes, iterations) = self.result.egraph_size();
         let time = if timings { format!(" in {:.1} ms", self.result.optimize_ms) } else { String::new() };
+        // the time limit says which stage it stopped
+        let stage =
+            self.result.stop_reason.stage().map_or_else(String::new, |st| format!(" in {}", st.as_str()));
         let _ = writeln!(
             s,
-            "optimised{time}: {} ({} nodes, {} classes, {} iterations)",
+            "optimised{time}: {}{stage} ({} nodes, {} classes, {} iterations)",
             self.result.stop_reason, nodes, classes, iterations
         );
         let _ = writeln!(s, "cost model: {}", self.result.cost_model);

@@ -59,6 +59,8 @@ pub struct CostContext {
     pub search: Search,
     /// Wall-clock budget for the search (it stops with the best set found so far).
     pub budget: Duration,
+    /// The whole optimisation's deadline: the search stops there too.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for CostContext {
@@ -68,6 +70,7 @@ impl Default for CostContext {
             sizes: HashMap::new(),
             search: Search::Greedy,
             budget: Duration::from_millis(300),
+            deadline: None,
         }
     }
 }
@@ -212,6 +215,11 @@ impl Ctx<'_> {
         }
         out
     }
+}
+
+/// Whether the optimisation's deadline has passed.
+fn late(cost: &CostContext) -> bool {
+    cost.deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 /// The elements of an array kind (1 for a scalar).
@@ -456,6 +464,9 @@ pub fn extract(
         // the fully fused choice as it is
     } else if exact {
         for mask in 0u64..(1u64 << candidates.len()) {
+            if late(cost) {
+                break;
+            }
             let mut s = forced.clone();
             for (b, c) in candidates.iter().enumerate() {
                 if mask >> b & 1 == 1 {
@@ -472,13 +483,13 @@ pub fn extract(
     } else {
         // greedy: the best single toggle, while it improves
         for _round in 0..64 {
-            if started.elapsed() > cost.budget {
+            if started.elapsed() > cost.budget || late(cost) {
                 break;
             }
             let current = best.as_ref().map_or(f64::INFINITY, |b| b.0);
             let mut improved: Option<(BTreeSet<Id>, Evaluated)> = None;
             for c in &candidates {
-                if started.elapsed() > cost.budget {
+                if started.elapsed() > cost.budget || late(cost) {
                     break;
                 }
                 if best_set.contains(c) && !fusable.contains(c) {

@@ -484,23 +484,28 @@ impl<'a> Decoder<'a> {
                 todo.push(usize::from(*c));
             }
         }
-        let strict = self.must(root, d, &mut HashMap::new());
-        let r = self.next_region;
-        self.next_region += 1;
-        self.regions.push(Region { id: r, lets: Vec::new() });
-        let mut mine = Vec::new();
-        let mut cands: Vec<usize> = strict
+        // the candidates (used twice, ...), then which of them are certainly evaluated: the
+        // strict sets hold candidates only, so that they stay small (a chain of n maps has
+        // strict sets of n nodes each, n^2 in all)
+        let wanted: HashSet<usize> = count
             .iter()
-            .copied()
-            .filter(|&i| {
-                count.get(&i).copied().unwrap_or(0) >= 2
+            .filter(|&(&i, &k)| {
+                k >= 2
                     && cse_kind(self.node(i))
                     && !self.arrayish[i]
                     && !self.is_hoisted(i)
                     && self.in_scope((i, d)).is_none()
                     && self.pending_in((i, d)).is_none()
             })
+            .map(|(&i, _)| i)
             .collect();
+        let strict =
+            if wanted.is_empty() { HashSet::new() } else { self.must(root, d, &mut HashMap::new(), &wanted) };
+        let r = self.next_region;
+        self.next_region += 1;
+        self.regions.push(Region { id: r, lets: Vec::new() });
+        let mut mine = Vec::new();
+        let mut cands: Vec<usize> = strict.into_iter().collect();
         cands.sort_unstable();
         for i in cands {
             self.pending.insert((i, d), r);
@@ -519,35 +524,38 @@ impl<'a> Decoder<'a> {
         Ok(body)
     }
 
-    /// The nodes certainly evaluated when node `i` is (at binder depth `d`): strict operands,
-    /// and what both branches of an `if` evaluate.
+    /// The nodes of `wanted` certainly evaluated when node `i` is (at binder depth `d`):
+    /// strict operands, and what both branches of an `if` evaluate.
     fn must(
         &self,
         i: usize,
         d: usize,
         memo: &mut HashMap<usize, std::rc::Rc<HashSet<usize>>>,
+        wanted: &HashSet<usize>,
     ) -> HashSet<usize> {
         if let Some(s) = memo.get(&i) {
             return (**s).clone();
         }
         let mut out = HashSet::new();
-        out.insert(i);
+        if wanted.contains(&i) {
+            out.insert(i);
+        }
         let n = self.node(i);
         let stop = self.is_hoisted(i) || self.in_scope((i, d)).is_some() || matches!(n, ArrayLang::Lam(_));
         if !stop {
             match n {
                 ArrayLang::If([c, t, e]) => {
-                    out.extend(self.must(usize::from(*c), d, memo));
-                    let a = self.must(usize::from(*t), d, memo);
-                    let b = self.must(usize::from(*e), d, memo);
+                    out.extend(self.must(usize::from(*c), d, memo, wanted));
+                    let a = self.must(usize::from(*t), d, memo, wanted);
+                    let b = self.must(usize::from(*e), d, memo, wanted);
                     out.extend(a.intersection(&b).copied());
                 }
                 ArrayLang::And([a, _]) | ArrayLang::Or([a, _]) => {
-                    out.extend(self.must(usize::from(*a), d, memo))
+                    out.extend(self.must(usize::from(*a), d, memo, wanted))
                 }
                 _ => {
                     for c in n.children() {
-                        out.extend(self.must(usize::from(*c), d, memo));
+                        out.extend(self.must(usize::from(*c), d, memo, wanted));
                     }
                 }
             }

@@ -39,7 +39,10 @@
 //!   improvement), never extracting a node whose parameters are dead;
 //! - [`dag`]: sharing-aware extraction — which arrays to materialise — judged by the
 //!   physical cost model [`model`] on the plan each choice lowers to;
-//! - [`lower`]: an extracted term to an [`eqfuse_ir::plan::Plan`];
+//! - [`term`]: what placement and lowering know of each node of an extracted term;
+//! - [`place`]: placement — where each node is computed (on the host on every run, on the
+//!   host under a guard, inside element functions), decided before any kernel is emitted;
+//! - [`lower`]: an extracted term to an [`eqfuse_ir::plan::Plan`], reading the placement;
 //! - [`kernels`]: the kernels of a plan as `explain` reports them.
 
 pub mod analysis;
@@ -52,8 +55,10 @@ pub mod kernels;
 pub mod lang;
 pub mod lower;
 pub mod model;
+pub mod place;
 pub mod roll;
 mod strict;
+pub mod term;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim, WalkKind};
 pub use cost::TreeCost;

@@ -12,6 +12,15 @@
 //! | `filter`, `filtermap` | a `Filter` lane |
 //! | `permute`, `permutemap` | a `Permute` lane |
 //!
+//! Where each node is computed is decided first, on the whole term, by [`crate::place`]:
+//! the kernels the host runs on every run are lowered up front in term order; a kernel
+//! under a lazy form (a branch of an `if`, the right operand of `&&` / `||`, an argument a
+//! `let` body uses only there) is lowered where it is first needed, inside the host `if`
+//! step of its branch when there is one, else inside a `Step::If` on a test of its guard
+//! that cannot fail (an element function's `if c then x + s else x` with `s` a kernel:
+//! the host tests `c`, runs `s`'s kernel only when it holds, and the element function
+//! tests `c` again and reads `s` only then).
+//!
 //! Element functions are straight-line code: each term node becomes one register per
 //! distinct environment of the parameters it mentions, so a subterm used twice in one
 //! kernel is computed once. `&&`, `||`, `if` and `iterate` become nested blocks (lazy, and
@@ -32,8 +41,10 @@
 use crate::analysis::{Facts, Kind, SymDim};
 use crate::kernels::kernel_kind;
 use crate::lang::{ArrayLang, Literal};
+use crate::place::{Guard, Lit, Place, Placement};
 use crate::strict::{Strict, View};
-use egg::{EGraph, Id, Language, RecExpr};
+use crate::term::TermFacts;
+use egg::{Id, Language, RecExpr};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::{Code, Error, Result};
 use eqfuse_ir::interp::scalar::ScalarFn;
@@ -84,12 +95,19 @@ struct Lowerer<'a> {
     sizes: HashMap<String, ValueId>,
     /// Host scalars made for extents: `Dim(value, axis)` and scalar nodes.
     dim_memo: HashMap<(ValueId, usize), Arg>,
-    /// `multi` nodes lowered (their results are the `proj` nodes' values).
-    multis_done: std::collections::HashSet<usize>,
-    /// Whether each node is or contains a kernel.
-    has_kernel: Vec<bool>,
-    /// The `if` nodes whose branches hold kernels (lowered to `Step::If`).
+    /// The lane (`proj` node) of a `multi` asked for now: lowered with the lanes needed
+    /// wherever this step runs, not with lanes needed only under a guard that does not hold
+    /// here (horizontal fusion may group a lazy kernel with a strict one).
+    lane_wanted: Option<usize>,
+    /// The lazy nodes whose guarded steps are being written (innermost last).
+    guarding: Vec<usize>,
+    /// The host conditionals (lowered to `Step::If`): [`Placement::is_host_if`].
     branching: std::collections::HashSet<usize>,
+    /// Where each node is computed ([`crate::place`]).
+    placement: Placement,
+    /// What the host steps being written know to hold (the branches of host `if`s and
+    /// guarded steps entered): a lazy node whose guard they imply is lowered as it is.
+    context: Vec<Guard>,
     fresh: usize,
     /// Free parameters of each node that occur inside a lambda in it (not one applied on
     /// the spot): an argument for such a parameter is computed before the body, once.
@@ -109,35 +127,9 @@ impl<'a> Lowerer<'a> {
         sig: &'a Signature<'a>,
     ) -> Lowerer<'a> {
         let nodes = term.as_ref();
-        let mut eg: EGraph<ArrayLang, Facts> = EGraph::new(facts.clone());
-        let mut ids: Vec<Id> = Vec::with_capacity(nodes.len());
-        for n in nodes {
-            let m = n.clone().map_children(|c| ids[usize::from(c)]);
-            ids.push(eg.add(m));
-        }
-        let kinds: Vec<Kind> = ids.iter().map(|id| eg[*id].data.kind.clone()).collect();
-        let mut free: Vec<Vec<u32>> = Vec::with_capacity(nodes.len());
-        for n in nodes {
-            let f: Vec<u32> = match n {
-                ArrayLang::Param(p) => vec![p.index],
-                ArrayLang::Lam([p, b]) => {
-                    let k = match &nodes[usize::from(*p)] {
-                        ArrayLang::Params(t) => t.arity(),
-                        _ => 0,
-                    };
-                    free[usize::from(*b)].iter().filter(|&&i| i >= k).map(|i| i - k).collect()
-                }
-                n => {
-                    let mut s: Vec<u32> =
-                        n.children().iter().flat_map(|c| free[usize::from(*c)].clone()).collect();
-                    s.sort_unstable();
-                    s.dedup();
-                    s
-                }
-            };
-            free.push(f);
-        }
-        let deep = deep_free(nodes, &free);
+        let tf = TermFacts::new(term, facts);
+        let placement = Placement::compute(nodes, &tf);
+        let TermFacts { kinds, free, deep } = tf;
         let mut all_names = names.clone();
         if let Some(ArrayLang::Outputs(outs)) = nodes.last() {
             for (k, o) in outs.iter().enumerate() {
@@ -150,6 +142,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        let branching = (0..nodes.len()).filter(|&i| placement.is_host_if(i)).collect();
         Lowerer {
             nodes,
             kinds,
@@ -161,9 +154,11 @@ impl<'a> Lowerer<'a> {
             inputs: HashMap::new(),
             sizes: HashMap::new(),
             dim_memo: HashMap::new(),
-            multis_done: std::collections::HashSet::new(),
-            has_kernel: vec![false; nodes.len()],
-            branching: std::collections::HashSet::new(),
+            lane_wanted: None,
+            guarding: Vec::new(),
+            branching,
+            placement,
+            context: Vec::new(),
             fresh: 0,
             deep,
             has_cond: nodes
@@ -191,80 +186,11 @@ impl<'a> Lowerer<'a> {
             return Err(internal("the term has no outputs root"));
         };
         let outs: Vec<usize> = outs.iter().map(|o| usize::from(*o)).collect();
-        // the nodes the host evaluates (not under a lambda: an element function's `if` is
-        // a block of its code)
-        let mut host = vec![false; self.nodes.len()];
-        for &o in &outs {
-            host[o] = true;
-        }
-        for i in (0..self.nodes.len()).rev() {
-            if host[i] && !matches!(self.nodes[i], ArrayLang::Lam(_)) {
-                for c in self.nodes[i].children() {
-                    host[usize::from(*c)] = true;
-                }
-            }
-        }
-        // the host's `if`s over arrays, or whose branches hold kernels, are lazy: only their
-        // conditions are computed up front, their branches when the condition is known (a
-        // `Step::If`)
-        for (i, &on_host) in host.iter().enumerate() {
-            let has = self.is_kernel(i)
-                || self.nodes[i].children().iter().any(|c| self.has_kernel[usize::from(*c)]);
-            self.has_kernel[i] = has;
-            let lazy = match self.nodes[i] {
-                ArrayLang::If([_, t, e]) => {
-                    self.kinds[i].is_array()
-                        || self.has_kernel[usize::from(t)]
-                        || self.has_kernel[usize::from(e)]
-                }
-                // `a || b` is `if a then true else b`, `a && b` is `if a then b else false`: a
-                // kernel `b` runs (and may fail) only when `a` does not decide
-                ArrayLang::And([_, b]) | ArrayLang::Or([_, b]) => self.has_kernel[usize::from(b)],
-                _ => false,
-            };
-            if on_host && lazy {
-                self.branching.insert(i);
-            }
-        }
-        // every array operation the outputs reach outside lazy branches, in term order
-        // (children first); the others are lowered inside their branch
-        let mut reach = vec![false; self.nodes.len()];
-        for &o in &outs {
-            reach[o] = true;
-        }
-        for i in (0..self.nodes.len()).rev() {
-            if !reach[i] {
-                continue;
-            }
-            match self.nodes[i] {
-                // (an `if` over arrays is lowered as a host step wherever it is used, under a
-                // lambda too, where fusion moved its read: `branch_if` lowers what its
-                // branches compute when the condition is known, so a kernel of the branch
-                // not taken does not run and report an error the program does not have)
-                ArrayLang::If([c, _, _]) if self.branching.contains(&i) || self.kinds[i].is_array() => {
-                    reach[usize::from(c)] = true
-                }
-                ArrayLang::And([a, _]) | ArrayLang::Or([a, _]) if self.branching.contains(&i) => {
-                    reach[usize::from(a)] = true
-                }
-                ArrayLang::Map(ref c) => {
-                    for (j, a) in c.iter().enumerate() {
-                        if j == 0 || self.map_operand_needed(c, j - 1) {
-                            reach[usize::from(*a)] = true;
-                        }
-                    }
-                }
-                ref n => {
-                    for c in n.children() {
-                        reach[usize::from(*c)] = true;
-                    }
-                }
-            }
-        }
-        for (i, &reached) in reach.iter().enumerate() {
-            if reached && self.is_kernel(i) {
-                self.kernel(i)?;
-            }
+        // the kernels the host computes on every run, in term order (children first); the
+        // lazy ones are lowered where first needed, under their guard ([`crate::place`])
+        let strict: Vec<usize> = self.placement.strict_nodes().filter(|&i| self.is_kernel(i)).collect();
+        for i in strict {
+            self.kernel(i)?;
         }
         for (k, &o) in outs.iter().enumerate() {
             let name = self.sig.outputs.get(k).cloned().unwrap_or_else(|| format!("out{k}"));
@@ -277,24 +203,10 @@ impl<'a> Lowerer<'a> {
         Ok(self.plan)
     }
 
-    /// Whether the map `c` (function, operands) needs operand `j` computed: the first (its
-    /// index space), one its function uses, and one of a shape the analysis does not know
-    /// to be the first's (the map must still check it).
+    /// Whether the map `c` (function, operands) needs operand `j` computed
+    /// ([`TermFacts::map_operand_needed`]).
     fn map_operand_needed(&self, c: &[Id], j: usize) -> bool {
-        let Some(f) = c.first() else { return true };
-        let k = c.len() - 1;
-        let used = match self.nodes[usize::from(*f)] {
-            ArrayLang::Lam([_, b]) => self.free[usize::from(b)].contains(&((k - 1 - j) as u32)),
-            _ => true,
-        };
-        let known_same = match (&self.kinds[usize::from(c[1])], &self.kinds[usize::from(c[j + 1])]) {
-            (Kind::Array { shape: x, .. }, Kind::Array { shape: y, .. }) => {
-                x.len() == y.len()
-                    && x.iter().zip(y).all(|(p, q)| p == q && matches!(p, SymDim::Const(_) | SymDim::Size(_)))
-            }
-            _ => false,
-        };
-        j == 0 || used || !known_same
+        crate::term::map_operand_needed(self.nodes, &self.kinds, &self.free, c, j)
     }
 
     fn is_kernel(&self, i: usize) -> bool {
@@ -369,39 +281,41 @@ impl<'a> Lowerer<'a> {
         };
         let cname = format!("c{}", self.plan.values.len());
         let cond = self.host_scalar(usize::from(c), cname)?;
-        let branch = |me: &mut Self, b: std::result::Result<Id, bool>| -> Result<(Vec<Step>, ValueId)> {
-            // what a branch lowers is its own: forgotten outside it
-            let (saved_values, saved_dims, saved_multis) =
-                (me.value_of.clone(), me.dim_memo.clone(), me.multis_done.clone());
-            let outer = std::mem::take(&mut me.plan.steps);
-            let v = match b {
-                Err(k) => {
-                    let mut fb = FuncBuilder::new(Vec::new());
-                    let r = fb.konst(Scalar::Bool(k));
-                    let body = fb.finish(vec![r]);
-                    let dst = me.new_value(
-                        format!("b{}", me.plan.values.len()),
-                        ElemType::Bool,
-                        0,
-                        Origin::Computed,
-                    );
-                    me.plan.steps.push(Step::Scalar { dst, body });
-                    Ok(dst)
-                }
-                Ok(b) if me.kinds[usize::from(b)].is_array() => me.array(b),
-                Ok(b) => {
-                    let name = format!("b{}", me.plan.values.len());
-                    me.host_scalar(usize::from(b), name)
-                }
+        let ci = usize::from(c);
+        let branch =
+            |me: &mut Self, b: std::result::Result<Id, bool>, holds: bool| -> Result<(Vec<Step>, ValueId)> {
+                // what a branch lowers is its own: forgotten outside it
+                let (saved_values, saved_dims) = (me.value_of.clone(), me.dim_memo.clone());
+                let outer = std::mem::take(&mut me.plan.steps);
+                me.context.push(Guard::always().and(Lit { cond: ci, holds }));
+                let v = match b {
+                    Err(k) => {
+                        let mut fb = FuncBuilder::new(Vec::new());
+                        let r = fb.konst(Scalar::Bool(k));
+                        let body = fb.finish(vec![r]);
+                        let dst = me.new_value(
+                            format!("b{}", me.plan.values.len()),
+                            ElemType::Bool,
+                            0,
+                            Origin::Computed,
+                        );
+                        me.plan.steps.push(Step::Scalar { dst, body });
+                        Ok(dst)
+                    }
+                    Ok(b) if me.kinds[usize::from(b)].is_array() => me.array(b),
+                    Ok(b) => {
+                        let name = format!("b{}", me.plan.values.len());
+                        me.host_scalar(usize::from(b), name)
+                    }
+                };
+                me.context.pop();
+                let steps = std::mem::replace(&mut me.plan.steps, outer);
+                me.value_of = saved_values;
+                me.dim_memo = saved_dims;
+                Ok((steps, v?))
             };
-            let steps = std::mem::replace(&mut me.plan.steps, outer);
-            me.value_of = saved_values;
-            me.dim_memo = saved_dims;
-            me.multis_done = saved_multis;
-            Ok((steps, v?))
-        };
-        let (then_steps, then_value) = branch(self, t)?;
-        let (else_steps, else_value) = branch(self, e)?;
+        let (then_steps, then_value) = branch(self, t, true)?;
+        let (else_steps, else_value) = branch(self, e, false)?;
         let (elem, rank) = self.elem_rank(i)?;
         let name = self.name_for(i);
         let dst = self.new_value(name, elem, rank, Origin::Computed);
@@ -420,7 +334,7 @@ impl<'a> Lowerer<'a> {
             return Ok(v);
         }
         if self.branching.contains(&i) {
-            return self.branch_if(i);
+            return self.array(Id::from(i));
         }
         match &self.nodes[i] {
             ArrayLang::Input(s) => return self.input(s.as_str()),
@@ -500,17 +414,197 @@ impl<'a> Lowerer<'a> {
         Ok(a)
     }
 
-    /// The value of an array (or kernel-result) node, lowered already (term order).
+    /// The value of an array (or kernel-result) node: lowered already (a strict kernel, in
+    /// term order), or lowered now, under its guard where the steps being written do not
+    /// imply it ([`crate::place`]).
     fn array(&mut self, a: Id) -> Result<ValueId> {
         let i = usize::from(a);
         if let Some(&v) = self.value_of.get(&i) {
             return Ok(v);
         }
+        // (a node whose guard never holds, under contradictory conditions, is placed as
+        // unused: an element function may still hold code for it, which never runs)
+        let g = match self.placement.place(i) {
+            Place::HostLazy(g) => Some(g.clone()),
+            Place::Unused => Some(Guard::never()),
+            Place::HostStrict | Place::Element => None,
+        };
+        if let Some(g) = g {
+            let testable = g.conjunctions().iter().flatten().all(|l| self.placement.testable(l.cond));
+            // a guard whose test reads the node itself (`if c then s else (if (if c then t
+            // else s[0]) ..)`: the second alternative's condition reads `s`) cannot be tested
+            // before it: the node is computed here, as it was before placement
+            let circular = g.conjunctions().iter().flatten().any(|l| self.reaches(l.cond, i));
+            if !self.needed_here(i)
+                && testable
+                && !circular
+                && !self.guarding.contains(&i)
+                && !matches!(self.nodes[i], ArrayLang::Input(_))
+            {
+                self.guarding.push(i);
+                let r = self.guarded(i, &g);
+                self.guarding.pop();
+                return r;
+            }
+        }
+        self.array_here(i)
+    }
+
+    /// Whether node `to` is in the term of node `from`.
+    fn reaches(&self, from: usize, to: usize) -> bool {
+        let mut seen = HashSet::new();
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if n == to {
+                return true;
+            }
+            // a node's children come before it in the term
+            if n < to || !seen.insert(n) {
+                continue;
+            }
+            stack.extend(self.nodes[n].children().iter().map(|c| usize::from(*c)));
+        }
+        false
+    }
+
+    /// Whether node `i` is needed wherever the steps being written run: it is strict, or
+    /// its guard is implied by what they know.
+    fn needed_here(&self, i: usize) -> bool {
+        match self.placement.place(i) {
+            Place::HostStrict => true,
+            Place::HostLazy(g) => {
+                self.context.iter().any(|c| g.implied_by_guard(c)) || g.implied_by(&self.context_lits())
+            }
+            Place::Element | Place::Unused => false,
+        }
+    }
+
+    /// The literals the steps being written know to hold.
+    fn context_lits(&self) -> Vec<Lit> {
+        self.context
+            .iter()
+            .filter_map(|g| match g.conjunctions() {
+                [c] => Some(c.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// Lazy node `i` under guard `g`: a `Step::If` on a test of `g` that computes it when
+    /// `g` holds (and a placeholder of its type otherwise, which nothing reads: every use
+    /// of `i` is under `g`).
+    fn guarded(&mut self, i: usize, g: &Guard) -> Result<ValueId> {
+        let cond = self.guard_test(g)?;
+        let (saved_values, saved_dims) = (self.value_of.clone(), self.dim_memo.clone());
+        let outer = std::mem::take(&mut self.plan.steps);
+        self.context.push(g.clone());
+        let v = self.array_here(i);
+        self.context.pop();
+        let then_steps = std::mem::take(&mut self.plan.steps);
+        self.value_of = saved_values;
+        self.dim_memo = saved_dims;
+        let then_value = v?;
+        let (elem, rank) = self.elem_rank(i)?;
+        let else_value = self.new_value(format!("u{}", self.plan.values.len()), elem, rank, Origin::Computed);
+        let mut fb = FuncBuilder::new(vec![ElemType::I64; rank]);
+        let r = fb.konst(zero_of(elem));
+        let body = fb.finish(vec![r]);
+        let else_step = if rank == 0 {
+            Step::Scalar { dst: else_value, body }
+        } else {
+            // an empty array of its rank
+            Step::Kernel(Kernel {
+                kind: "generate",
+                space: vec![Arg::Const(0); rank],
+                elem: body,
+                lanes: vec![Lane { dst: else_value, op: LaneOp::Generate }],
+            })
+        };
+        self.plan.steps = outer;
+        let name = format!("{}_if", self.plan.values[then_value].name);
+        let dst = self.new_value(name, elem, rank, Origin::Computed);
+        self.plan.steps.push(Step::If {
+            cond,
+            then_steps,
+            then_value,
+            else_steps: vec![else_step],
+            else_value,
+            dst,
+        });
+        self.value_of.insert(i, dst);
+        Ok(dst)
+    }
+
+    /// A host `bool` that holds when guard `g` does, computed without failing: a read out
+    /// of bounds or an integer division by zero in a condition gives some value instead of
+    /// an error. (Where a condition fails, the program fails when it tests it, or computes
+    /// what the guard protects anyway: a kernel under a lambda is a `let`'s.)
+    fn guard_test(&mut self, g: &Guard) -> Result<ValueId> {
+        let mut fb = FuncBuilder::new(Vec::new());
+        fb.safe = true;
+        let r = self.any_of(&mut fb, g.conjunctions())?;
+        let body = fb.finish(vec![r]);
+        let dst = self.new_value(format!("g{}", self.plan.values.len()), ElemType::Bool, 0, Origin::Computed);
+        self.plan.steps.push(Step::Scalar { dst, body });
+        Ok(dst)
+    }
+
+    /// `c0 || c1 || ..` of conjunctions, each tested only when the ones before fail.
+    fn any_of(&mut self, fb: &mut FuncBuilder, cs: &[Vec<Lit>]) -> Result<Reg> {
+        let Some((first, rest)) = cs.split_first() else { return Ok(fb.konst(Scalar::Bool(false))) };
+        let a = self.all_of(fb, first)?;
+        if rest.is_empty() {
+            return Ok(a);
+        }
+        let (then_block, then_ret) = fb.block(|fb| fb.konst(Scalar::Bool(true)));
+        let (else_block, else_ret) = fb.try_block(|fb| self.any_of(fb, rest))?;
+        Ok(fb.emit(ElemType::Bool, |dst| Inst::If {
+            dst,
+            cond: a,
+            then_block,
+            then_ret,
+            else_block,
+            else_ret,
+        }))
+    }
+
+    /// `l0 && l1 && ..`, each literal tested only when the ones before hold.
+    fn all_of(&mut self, fb: &mut FuncBuilder, ls: &[Lit]) -> Result<Reg> {
+        let Some((first, rest)) = ls.split_first() else { return Ok(fb.konst(Scalar::Bool(true))) };
+        let mut c = self.scalar(fb, first.cond, &[])?;
+        if !first.holds {
+            c = fb.emit(ElemType::Bool, |dst| Inst::Unary { dst, op: UnOp::Not, a: c });
+        }
+        if rest.is_empty() {
+            return Ok(c);
+        }
+        let (then_block, then_ret) = fb.try_block(|fb| self.all_of(fb, rest))?;
+        let (else_block, else_ret) = fb.block(|fb| fb.konst(Scalar::Bool(false)));
+        Ok(fb.emit(ElemType::Bool, |dst| Inst::If {
+            dst,
+            cond: c,
+            then_block,
+            then_ret,
+            else_block,
+            else_ret,
+        }))
+    }
+
+    /// The value of array (or kernel-result) node `i`, lowered here if it is not yet.
+    fn array_here(&mut self, i: usize) -> Result<ValueId> {
+        if let Some(&v) = self.value_of.get(&i) {
+            return Ok(v);
+        }
         match &self.nodes[i] {
             ArrayLang::Input(s) => self.input(s.as_str()),
-            ArrayLang::If(_) => self.branch_if(i),
+            _ if self.branching.contains(&i) => self.branch_if(i),
             ArrayLang::Proj([_, m]) if matches!(self.nodes[usize::from(*m)], ArrayLang::Multi(_)) => {
-                self.kernel(usize::from(*m))?;
+                let m = usize::from(*m);
+                let before = self.lane_wanted.replace(i);
+                let r = self.kernel(m);
+                self.lane_wanted = before;
+                r?;
                 self.value_of.get(&i).copied().ok_or_else(|| internal("a multi lane without a result"))
             }
             _ if self.is_kernel(i) => {
@@ -622,7 +716,7 @@ impl<'a> Lowerer<'a> {
 
     /// Lowers kernel node `i` (its operands are lowered already: term order).
     fn kernel(&mut self, i: usize) -> Result<()> {
-        if self.value_of.contains_key(&i) || self.multis_done.contains(&i) {
+        if self.value_of.contains_key(&i) {
             return Ok(());
         }
         let node = self.nodes[i].clone();
@@ -952,8 +1046,22 @@ impl<'a> Lowerer<'a> {
                 let mut out = Vec::new();
                 let mut rets = Vec::new();
                 let mut reduces = false;
+                // the lanes not lowered yet that are needed here: the one asked for, and those
+                // needed wherever this step runs
+                let wanted: Vec<usize> = results
+                    .values()
+                    .copied()
+                    .filter(|j| !self.value_of.contains_key(j))
+                    .filter(|&j| Some(j) == self.lane_wanted || self.needed_here(j))
+                    .collect();
+                if wanted.is_empty() {
+                    return Ok(());
+                }
                 for (k, lane) in lanes.iter().enumerate() {
                     let Some(&j) = results.get(&(k as i64)) else { continue };
+                    if !wanted.contains(&j) {
+                        continue;
+                    }
                     let (f, op) = match self.nodes[usize::from(*lane)].clone() {
                         L::LaneGen([f]) => (f, LaneOp::Generate),
                         L::LaneRed([op, ne, f]) => {
@@ -976,7 +1084,6 @@ impl<'a> Lowerer<'a> {
                 let elem = fb.finish(rets);
                 let kind = if reduces { "reduce" } else { "generate" };
                 self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: out }));
-                self.multis_done.insert(i);
                 Ok(())
             }
             n => Err(internal(format!("not a kernel: {n:?}"))),
@@ -1166,7 +1273,7 @@ impl<'a> Lowerer<'a> {
         let node = self.nodes[i].clone();
         let kid = |c: Id| usize::from(c);
         if self.branching.contains(&i) {
-            let v = self.branch_if(i)?;
+            let v = self.array(Id::from(i))?;
             let t = self.ty(i)?;
             return Ok(fb.emit(t, |dst| Inst::Load { dst, value: v }));
         }
@@ -1191,8 +1298,11 @@ impl<'a> Lowerer<'a> {
                     else_ret,
                 }));
             }
-            let (ra, rb) = (self.scalar(fb, kid(a), env)?, self.scalar(fb, kid(b), env)?);
+            let (ra, mut rb) = (self.scalar(fb, kid(a), env)?, self.scalar(fb, kid(b), env)?);
             let t = self.ty(i)?;
+            if fb.safe && matches!(op, BinOp::Div | BinOp::Rem) && t.is_int() {
+                rb = fb.nonzero(t, rb);
+            }
             return Ok(fb.emit(t, |dst| Inst::Binary { dst, op, a: ra, b: rb }));
         }
         let call = |f: ScalarFn| Some(f);
@@ -1289,7 +1399,32 @@ impl<'a> Lowerer<'a> {
                 for j in ix {
                     regs.push(self.scalar(fb, kid(*j), env)?);
                 }
-                self.read(fb, v, regs)
+                if !fb.safe {
+                    return Ok(self.read(fb, v, regs));
+                }
+                // a guard's test: a read out of bounds gives 0
+                let elem = self.plan.values[v].elem;
+                let zero = fb.konst(Scalar::I64(0));
+                let mut inside = fb.konst(Scalar::Bool(true));
+                for (k, &r) in regs.iter().enumerate() {
+                    let ax = fb.konst(Scalar::I64(k as i64));
+                    let d = fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax });
+                    let lo =
+                        fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Ge, a: r, b: zero });
+                    let hi = fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Lt, a: r, b: d });
+                    inside = fb.and(inside, lo);
+                    inside = fb.and(inside, hi);
+                }
+                let (then_block, then_ret) = fb.block(|fb| self.read(fb, v, regs));
+                let nothing = fb.konst(zero_of(elem));
+                fb.emit(elem, |dst| Inst::If {
+                    dst,
+                    cond: inside,
+                    then_block,
+                    then_ret,
+                    else_block: Block::default(),
+                    else_ret: nothing,
+                })
             }
             L::Length([a]) => {
                 let v = self.array(a)?;
@@ -1298,7 +1433,25 @@ impl<'a> Lowerer<'a> {
             }
             L::Dim([a, k]) => {
                 let v = self.array(a)?;
-                let ax = self.scalar(fb, kid(k), env)?;
+                let mut ax = self.scalar(fb, kid(k), env)?;
+                if fb.safe {
+                    // a guard's test: an axis out of range is axis 0
+                    let rank = fb.konst(Scalar::I64(self.plan.values[v].rank as i64));
+                    let zero = fb.konst(Scalar::I64(0));
+                    let lo =
+                        fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Ge, a: ax, b: zero });
+                    let hi =
+                        fb.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Lt, a: ax, b: rank });
+                    let ok = fb.and(lo, hi);
+                    ax = fb.emit(ElemType::I64, |dst| Inst::If {
+                        dst,
+                        cond: ok,
+                        then_block: Block::default(),
+                        then_ret: ax,
+                        else_block: Block::default(),
+                        else_ret: zero,
+                    });
+                }
                 fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax })
             }
             L::App(c) => {
@@ -1381,6 +1534,17 @@ fn drop_unread_lanes(steps: &mut [Step], live: &HashSet<ValueId>) {
     }
 }
 
+/// The zero of `elem` (`false` for `bool`).
+fn zero_of(elem: ElemType) -> Scalar {
+    match elem {
+        ElemType::Bool => Scalar::Bool(false),
+        ElemType::I32 => Scalar::I32(0),
+        ElemType::I64 => Scalar::I64(0),
+        ElemType::F32 => Scalar::F32(0.0),
+        ElemType::F64 => Scalar::F64(0.0),
+    }
+}
+
 /// Whether two lists of extents are certainly of one product (equal as multisets).
 fn same_count(a: &[Arg], b: &[Arg]) -> bool {
     let mut x: Vec<String> = a.iter().filter(|d| **d != Arg::Const(1)).map(|d| format!("{d:?}")).collect();
@@ -1388,40 +1552,6 @@ fn same_count(a: &[Arg], b: &[Arg]) -> bool {
     x.sort();
     y.sort();
     x == y
-}
-
-/// The free parameters of each node that occur inside a lambda in it, the body of an
-/// applied lambda (a `let`'s) not counting as one.
-fn deep_free(nodes: &[ArrayLang], free: &[Vec<u32>]) -> Vec<Vec<u32>> {
-    let mut deep: Vec<Vec<u32>> = Vec::with_capacity(nodes.len());
-    for (i, n) in nodes.iter().enumerate() {
-        let mut d: Vec<u32> = match n {
-            ArrayLang::Lam(_) => free[i].clone(),
-            ArrayLang::App(c) => {
-                let Some((f, args)) = c.split_first() else {
-                    deep.push(Vec::new());
-                    continue;
-                };
-                let mut d: Vec<u32> = args.iter().flat_map(|a| deep[usize::from(*a)].clone()).collect();
-                match &nodes[usize::from(*f)] {
-                    ArrayLang::Lam([p, b]) => {
-                        let k = match &nodes[usize::from(*p)] {
-                            ArrayLang::Params(t) => t.arity(),
-                            _ => 0,
-                        };
-                        d.extend(deep[usize::from(*b)].iter().filter(|&&x| x >= k).map(|x| x - k));
-                    }
-                    _ => d.extend(free[usize::from(*f)].iter().copied()),
-                }
-                d
-            }
-            n => n.children().iter().flat_map(|c| deep[usize::from(*c)].clone()).collect(),
-        };
-        d.sort_unstable();
-        d.dedup();
-        deep.push(d);
-    }
-    deep
 }
 
 /// The argument (node, environment) of parameter node `n` under `env` when it is not
@@ -1467,6 +1597,9 @@ struct FuncBuilder {
     /// The placeholder of each argument (node, environment): one per value, so that two
     /// applications of one function to one value share their work.
     placeholders: HashMap<MemoKey, Reg>,
+    /// A guard's test: reads out of bounds and integer divisions by zero give some value
+    /// instead of failing.
+    safe: bool,
 }
 
 impl FuncBuilder {
@@ -1480,7 +1613,26 @@ impl FuncBuilder {
             strict: vec![HashSet::new()],
             lazy: HashMap::new(),
             placeholders: HashMap::new(),
+            safe: false,
         }
+    }
+
+    /// `b`, or 1 where it is 0 (a divisor that cannot fail), of integer type `t`.
+    fn nonzero(&mut self, t: ElemType, b: Reg) -> Reg {
+        let (zero, one) = match t {
+            ElemType::I32 => (Scalar::I32(0), Scalar::I32(1)),
+            _ => (Scalar::I64(0), Scalar::I64(1)),
+        };
+        let (zero, one) = (self.konst(zero), self.konst(one));
+        let is_zero = self.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Eq, a: b, b: zero });
+        self.emit(t, |dst| Inst::If {
+            dst,
+            cond: is_zero,
+            then_block: Block::default(),
+            then_ret: one,
+            else_block: Block::default(),
+            else_ret: b,
+        })
     }
 
     /// The placeholder register of argument `key` (its node under `env`).

@@ -34,10 +34,12 @@ pub mod loops;
 pub mod node_rule;
 pub mod runner;
 pub mod scalar;
+pub mod stop;
 pub mod subst;
 
 pub use fusion::Gas;
 pub use runner::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
+pub use stop::{Stage, StopReason};
 
 use eqfuse_egraph::{ArrayLang, Facts};
 use std::sync::Arc;

@@ -6,6 +6,7 @@
 //! Top-level `let` names follow the classes from phase to phase, so the final program and
 //! `explain` name intermediate arrays as the source did.
 
+use crate::stop::{Stage, StopReason};
 use crate::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
 use egg::{Id, Language, RecExpr};
 use eqfuse_egraph::dag::{CostContext, Search};
@@ -27,7 +28,10 @@ pub struct OptimizeOptions {
     pub node_limit: usize,
     /// Most iterations per phase.
     pub iter_limit: usize,
-    /// Wall-clock limit for the whole optimisation (split evenly over what is left).
+    /// Wall-clock limit for the whole optimisation: saturation, extraction and the search
+    /// over what to materialise, and the choice among the branches kept, all stop at this
+    /// one deadline with the best they have (at worst the unfused plan). The final
+    /// lowering and decoding of that result come on top.
     pub time_limit: Duration,
     /// The fusion budget: at most this many fusing rewrites (`None`: unlimited).
     pub fuse_gas: Option<usize>,
@@ -75,7 +79,7 @@ pub struct PhaseReport {
     /// the last run changes nothing), `loops` or `horizontal`.
     pub name: &'static str,
     /// Why it stopped: `saturated`, `iteration limit`, `node limit`, `time limit`.
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// Iterations run.
     pub iterations: usize,
     /// E-nodes at the end.
@@ -101,8 +105,9 @@ pub struct Optimized {
     pub phases: Vec<PhaseReport>,
     /// Rules fired over all phases.
     pub rules_fired: IndexMap<String, usize>,
-    /// The stop reason that matters: the first phase that hit a limit, else `saturated`.
-    pub stop_reason: String,
+    /// The stop reason that matters: the first phase that hit a limit, or the stage the
+    /// deadline stopped, else `saturated`.
+    pub stop_reason: StopReason,
     /// Milliseconds spent optimising.
     pub optimize_ms: f64,
     /// Fusion budget left (`None`: unlimited).
@@ -158,16 +163,6 @@ fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)
     let tc = TreeCost { egraph: eg };
     let choice = eqfuse_egraph::extract::choose(eg, |_, n, costs| tc.of(n, costs));
     eqfuse_egraph::extract::term_of(eg, &choice, root)
-}
-
-fn stop_text(r: &egg::StopReason) -> String {
-    match r {
-        egg::StopReason::Saturated => "saturated".into(),
-        egg::StopReason::IterationLimit(_) => "iteration limit".into(),
-        egg::StopReason::NodeLimit(_) => "node limit".into(),
-        egg::StopReason::TimeLimit(_) => "time limit".into(),
-        egg::StopReason::Other(s) => s.clone(),
-    }
 }
 
 /// An extracted term with the source `let` names of its nodes.
@@ -245,9 +240,18 @@ fn phase(
     }
     let eg = &egraph;
     let mut outs = Vec::new();
+    let mut stop: Option<StopReason> = stop.as_ref().map(StopReason::from);
     for mode in modes {
-        let ctx = CostContext { search: *mode, ..opts.cost.clone() };
+        // past the deadline, one extraction (its search stops at once) and no other
+        if !outs.is_empty() && Instant::now() >= deadline {
+            stop = stop.or(Some(StopReason::TimeLimit(Stage::Extraction)));
+            break;
+        }
+        let ctx = CostContext { search: *mode, deadline: Some(deadline), ..opts.cost.clone() };
         let x = eqfuse_egraph::dag::extract(eg, root, sig, &ctx)?;
+        if Instant::now() >= deadline {
+            stop = stop.or(Some(StopReason::TimeLimit(Stage::Extraction)));
+        }
         if outs.iter().any(|(t, _)| *t == x.term) {
             continue;
         }
@@ -267,7 +271,7 @@ fn phase(
     }
     let report = PhaseReport {
         name,
-        stop_reason: stop.as_ref().map_or_else(|| "saturated".into(), stop_text),
+        stop_reason: stop.unwrap_or(StopReason::Saturated),
         iterations,
         nodes: eg.total_number_of_nodes(),
         classes: eg.number_of_classes(),
@@ -365,7 +369,14 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // horizontal fusion, later, can make fusing everything the better plan (shared work
     // computed once in a multi-output kernel), which the fuse phase cannot see.
     let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
+    // past the deadline no phase starts: the branches so far are kept (at worst the
+    // source's own term, the unfused plan)
+    let mut late: Option<StopReason> = None;
     for (name, rules, repeats) in plan {
+        if Instant::now() >= deadline {
+            late = Some(StopReason::TimeLimit(Stage::Saturation));
+            break;
+        }
         if !repeats {
             branches = run(name, &rules, &[opts.cost.search], branches)?;
             continue;
@@ -376,6 +387,10 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         // result is then a fixpoint, so optimising it again finds nothing more
         let mut settled: Vec<Branch> = Vec::new();
         for round in 0..MAX_FUSION_ROUNDS {
+            if round > 0 && Instant::now() >= deadline {
+                late = Some(StopReason::TimeLimit(Stage::Saturation));
+                break;
+            }
             let before: Vec<RecExpr<ArrayLang>> = branches.iter().map(|b| b.0.clone()).collect();
             // every round extracts both ways: a fully fused branch re-extracted greedily
             // alone would go back to reading the outputs (`fuse-read` keeps that form too)
@@ -397,9 +412,13 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         settled.extend(branches);
         branches = settled;
     }
-    // the cheapest branch
+    // the cheapest branch (past the deadline, the first: each is lowered to be priced)
     let mut best: Option<(f64, Branch)> = None;
     for b in branches {
+        if best.is_some() && Instant::now() >= deadline {
+            late = late.or(Some(StopReason::TimeLimit(Stage::Choice)));
+            break;
+        }
         let plan = eqfuse_egraph::lower::lower(&b.0, &facts, &b.1, &sig)?;
         let c = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes).total;
         if best.as_ref().map_or(true, |(bc, _)| c < *bc) {
@@ -418,8 +437,9 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let stop_reason = phases
         .iter()
         .map(|p| p.stop_reason.clone())
-        .find(|s| s != "saturated")
-        .unwrap_or_else(|| "saturated".into());
+        .find(|s| !s.is_saturated())
+        .or(late)
+        .unwrap_or(StopReason::Saturated);
     let program = decode_term(&enc, &facts, &term, &names)?;
     let plan = eqfuse_egraph::lower::lower(&term, &facts, &names, &sig)?;
     let unfused_plan = eqfuse_egraph::lower::lower(&source.0, &facts, &source.1, &sig)?;

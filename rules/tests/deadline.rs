@@ -1,0 +1,68 @@
+//! One deadline for the whole optimisation (`OptimizeOptions::time_limit`): past it the
+//! optimiser returns the best plan it has — at worst the unfused plan — and says which
+//! stage the deadline stopped. Checked with generous slack (the machine may be loaded):
+//! this is not a test of speed, but that a long optimisation stops near its deadline with
+//! a valid plan.
+#![allow(clippy::unwrap_used)]
+
+use eqfuse_ir::check::check;
+use eqfuse_ir::interp::interpret;
+use eqfuse_ir::parse::parse;
+use eqfuse_ir::testgen::identical;
+use eqfuse_ir::value::Value;
+use eqfuse_rules::{optimize, OptimizeOptions, Stage};
+use std::time::{Duration, Instant};
+
+/// `let a{k} = map (\x -> x + 1.0) a{k-1}`, `n` of them.
+fn chain(n: usize) -> String {
+    let mut s = String::from("input a0 : f32[n]\n");
+    for k in 1..=n {
+        s += &format!("let a{k} = map (\\x -> x + 1.0) a{}\n", k - 1);
+    }
+    s + &format!("output y = a{n}\n")
+}
+
+/// Optimises `src` under `limit`; checks the plan against the reference interpreter.
+fn stops_by(src: &str, limit: Duration, slack: Duration) -> eqfuse_rules::Optimized {
+    let checked = check(&parse(src).unwrap()).unwrap();
+    let opts = OptimizeOptions { time_limit: limit, ..OptimizeOptions::default() };
+    let started = Instant::now();
+    let opt = optimize(&checked, &opts).unwrap();
+    let took = started.elapsed();
+    assert!(took <= limit + slack, "took {took:?} under a limit of {limit:?}");
+    let mut inputs = indexmap::IndexMap::new();
+    inputs.insert("a0".to_string(), Value::from(ndarray::arr1(&[0.5f32, 1.0, -2.0]).into_dyn()));
+    let want = interpret(&checked, &inputs).unwrap();
+    let b = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default()).unwrap();
+    for plan in [&opt.plan, &opt.unfused_plan] {
+        let got = eqfuse_ir::plan::eval::eval(plan, &inputs, &b.sizes).unwrap();
+        assert!(identical(&want["y"], &got["y"]), "{:?} vs {:?}", want["y"], got["y"]);
+    }
+    opt
+}
+
+#[test]
+fn a_deadline_already_passed_gives_the_unfused_plan() {
+    let opt = stops_by(&chain(1500), Duration::from_millis(1), Duration::from_secs(20));
+    assert_eq!(opt.stop_reason, "time limit");
+    assert_eq!(opt.stop_reason.stage(), Some(Stage::Saturation));
+    assert_eq!(opt.plan.kernels().len(), opt.unfused_plan.kernels().len());
+}
+
+#[test]
+fn a_long_optimisation_stops_near_its_deadline_with_a_plan() {
+    let opt = stops_by(&chain(1500), Duration::from_millis(300), Duration::from_secs(20));
+    assert_eq!(
+        opt.stop_reason,
+        "time limit",
+        "{:?}",
+        opt.phases.iter().map(|p| (p.name, p.seconds)).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_small_program_saturates_well_before_its_deadline() {
+    let opt = stops_by(&chain(5), Duration::from_secs(10), Duration::from_secs(20));
+    assert_eq!(opt.stop_reason, "saturated");
+    assert_eq!(opt.plan.kernels().len(), 1);
+}
