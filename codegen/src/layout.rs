@@ -180,3 +180,16 @@ fn value_type_name(plan: &Plan, v: ValueId) -> (&'static str, String) {
         None => ("long long", format!("v{v}")),
     }
 }
+
+/// A host scalar's bits in the low bytes of an 8-byte field (an `EqScalar`), as the
+/// generated code reads a [`Slot::HostScalar`].
+pub fn scalar_bits(s: eqfuse_ir::value::Scalar) -> u64 {
+    use eqfuse_ir::value::Scalar;
+    match s {
+        Scalar::Bool(b) => u64::from(b),
+        Scalar::I32(v) => u64::from(v as u32),
+        Scalar::I64(v) => v as u64,
+        Scalar::F32(v) => u64::from(v.to_bits()),
+        Scalar::F64(v) => v.to_bits(),
+    }
+}

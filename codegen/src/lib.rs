@@ -25,7 +25,7 @@ pub use layout::{Layout, Slot};
 
 use eqfuse_ir::ast::BinOp;
 use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Func, Inst, Kernel, LaneOp, Origin, Plan, Reg, Step, ValueId};
+use eqfuse_ir::plan::{Func, Inst, Kernel, Origin, Plan, Reg, Step, ValueId};
 use eqfuse_ir::types::ElemType;
 use std::collections::HashSet;
 
@@ -143,14 +143,7 @@ pub fn describe(plan: &Plan, k: &Kernel) -> String {
         .lanes
         .iter()
         .map(|l| {
-            let what = match &l.op {
-                LaneOp::Generate => "generate",
-                LaneOp::Reduce { .. } => "reduce",
-                LaneOp::Scan { exclusive: false, .. } => "scan",
-                LaneOp::Scan { exclusive: true, .. } => "scan_exclusive",
-                LaneOp::Filter { .. } => "filter",
-                LaneOp::Permute { .. } => "permute",
-            };
+            let what = l.op.name();
             format!("{} ({what})", name(l.dst))
         })
         .collect();

@@ -148,16 +148,7 @@ fn bytes_value(elem: ElemType, shape: &[usize], bytes: &[u8]) -> Result<Value> {
     })
 }
 
-/// A scalar's bits in the low bytes of a `u64` (an `EqScalar` field).
-fn scalar_bits(s: Scalar) -> u64 {
-    match s {
-        Scalar::Bool(b) => u64::from(b),
-        Scalar::I32(v) => u64::from(v as u32),
-        Scalar::I64(v) => v as u64,
-        Scalar::F32(v) => u64::from(v.to_bits()),
-        Scalar::F64(v) => v.to_bits(),
-    }
-}
+use eqfuse_codegen::layout::scalar_bits;
 
 fn scalar_from_bytes(elem: ElemType, b: &[u8]) -> Result<Scalar> {
     let v = bytes_value(elem, &[1], b)?;

@@ -20,7 +20,6 @@ use crate::store::Store;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Kernel, Plan};
-use eqfuse_ir::value::Scalar;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -147,16 +146,7 @@ pub(crate) fn prepare_reporting(plan: &Plan, cache: &CacheOpts) -> (Option<Prepa
     (Some(Prepared { module, index }), report)
 }
 
-/// A host scalar's bits in an 8-byte field.
-fn scalar_bits(s: Scalar) -> u64 {
-    match s {
-        Scalar::Bool(b) => u64::from(b),
-        Scalar::I32(v) => u64::from(v as u32),
-        Scalar::I64(v) => v as u64,
-        Scalar::F32(v) => u64::from(v.to_bits()),
-        Scalar::F64(v) => v.to_bits(),
-    }
-}
+use eqfuse_codegen::layout::scalar_bits;
 
 /// Runs kernel `k` natively: `Ok(None)` when the VM must run it (not generated, or an
 /// element failed).

@@ -396,6 +396,21 @@ impl Inst {
     }
 }
 
+impl LaneOp {
+    /// What the lane does, in one word: `generate`, `reduce`, `scan`, `scan_exclusive`,
+    /// `filter` or `permute`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LaneOp::Generate => "generate",
+            LaneOp::Reduce { .. } => "reduce",
+            LaneOp::Scan { exclusive: false, .. } => "scan",
+            LaneOp::Scan { exclusive: true, .. } => "scan_exclusive",
+            LaneOp::Filter { .. } => "filter",
+            LaneOp::Permute { .. } => "permute",
+        }
+    }
+}
+
 impl Kernel {
     /// The space as a shape and its element count, the host scalars among its extents read
     /// with `load` (and named with `name` in errors): `E-SHAPE` for a negative extent,

@@ -93,14 +93,7 @@ fn write_steps(
                 writeln!(f)?;
                 for (i, lane) in k.lanes.iter().enumerate() {
                     write!(f, "{ind}  {}: {} = ", name(names, lane.dst), value_type(names, lane.dst))?;
-                    let what = match &lane.op {
-                        LaneOp::Generate => "generate",
-                        LaneOp::Reduce { .. } => "reduce",
-                        LaneOp::Scan { exclusive: false, .. } => "scan",
-                        LaneOp::Scan { exclusive: true, .. } => "scan_exclusive",
-                        LaneOp::Filter { .. } => "filter",
-                        LaneOp::Permute { .. } => "permute",
-                    };
+                    let what = lane.op.name();
                     f.write_str(what)?;
                     match k.elem.ret.get(i) {
                         Some(r) => write!(f, " r{r}")?,
