@@ -39,7 +39,7 @@ pub enum Slot {
     HostScalar(ValueId),
     /// Lane `k`'s output buffer.
     Out(usize),
-    /// Scratch buffer `k` of [`KernelCode::scratch`].
+    /// Scratch buffer `k` of [`crate::cuda::KernelCode::scratch`].
     Scratch(usize),
 }
 

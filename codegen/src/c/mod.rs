@@ -1,10 +1,10 @@
 //! C for the CPU: one translation unit per plan, compiled by the system C compiler and
 //! called from rayon threads (`eqfuse-exec-cpu`).
 //!
-//! The unit holds the [prelude](prelude) (the shared scalar helpers, compiled as C11), and
+//! The unit holds the [`prelude`] (the shared scalar helpers, compiled as C11), and
 //! for each kernel it can run natively an argument block type `EqArgs_k<i>`, the element
 //! and lane functions from the shared scalar emitter ([`crate::scalar`]), and exported
-//! entry points from the skeletons ([`skeleton`]):
+//! entry points from the skeletons (module `skeleton`):
 //!
 //! | kernel | entry points |
 //! | --- | --- |

@@ -1,12 +1,12 @@
 //! CUDA C generation: one self-contained `.cu` file per [`Kernel`] of a plan.
 //!
-//! A file holds the [prelude](prelude) (error record, wrapping integer arithmetic,
+//! A file holds the [`prelude`] (error record, wrapping integer arithmetic,
 //! saturating conversions, NaN-propagating `min`/`max`, ordered warp/block reductions and
 //! scans, compare-and-swap loops), the kernel's argument block `EqArgs`, its element
 //! function and lane functions as `__device__` functions of straight-line C
 //! ([`crate::scalar`]), and
 //! one or more `extern "C" __global__` entry points from a small set of skeletons
-//! ([`skeleton`]):
+//! (module `skeleton`):
 //!
 //! | kernel | skeleton | entry points |
 //! | --- | --- | --- |
