@@ -88,8 +88,8 @@ pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, Strin
     Ok(format!("{sig}{decls}{body}  return {ret};\n}}\n"))
 }
 
-/// A zero of type `t`, to initialise registers.
-fn zero(t: ElemType) -> &'static str {
+/// A zero of type `t` as a C expression (registers start at it).
+pub(crate) fn zero(t: ElemType) -> &'static str {
     match t {
         ElemType::Bool => "false",
         ElemType::I32 => "0",

@@ -1,4 +1,4 @@
-//! Sharing-aware extraction (DESIGN.md decision 4): which arrays to materialise.
+//! Sharing-aware extraction (docs/design-decisions.md, decision 4): which arrays to materialise.
 //!
 //! A tree cost cannot see sharing: an array used by two kernels is one kernel when it is
 //! materialised, and its work twice when it is fused into both. So the decision variables

@@ -4,7 +4,7 @@
 //!
 //! - re-declares the inputs with their original types, then writes the `let`s it needs, then
 //!   the outputs in their original order and with their original names;
-//! - **top-level `let`s**: an array operation (`map`, `reduce`, ...: anything LANGUAGE.md
+//! - **top-level `let`s**: an array operation (`map`, `reduce`, ...: anything the language reference (docs/language-reference.md)
 //!   forbids inside a lambda) becomes a `let` when it is used more than once or is read
 //!   inside a lambda, and so does a closed `if` over arrays read inside a lambda (as a
 //!   whole, so that its branches stay lazy); a closed `lam` that was a named function keeps

@@ -1,6 +1,6 @@
 //! `ArrayLang`: the e-graph language of array programs.
 //!
-//! Every operation of LANGUAGE.md is a node. Scalar lambdas are terms with De Bruijn
+//! Every operation of the language reference (docs/language-reference.md) is a node. Scalar lambdas are terms with De Bruijn
 //! parameters, so that functions live in the same e-graph as the arrays they build.
 //!
 //! # Leaves
@@ -66,7 +66,7 @@
 //! All decode to their definitions (`proj` of a `multi` to the lane's own operation).
 //!
 //! Index-space reads are `index` nodes: `(index (generate sh f) j..)` is what the beta rule
-//! of DESIGN.md decision 1 rewrites to `(app f j..)`.
+//! of docs/design-decisions.md decision 1 rewrites to `(app f j..)`.
 
 use eqfuse_ir::ast::BinOp;
 use eqfuse_ir::types::ElemType;

@@ -1,4 +1,4 @@
-//! The physical cost model (DESIGN.md decision 5): a plan's predicted run time in seconds.
+//! The physical cost model (docs/design-decisions.md, decision 5): a plan's predicted run time in seconds.
 //!
 //! A kernel costs
 //!

@@ -1,7 +1,7 @@
 //! # eqfuse-exec-cpu
 //!
 //! The CPU executor: runs an [`eqfuse_ir::plan::Plan`] on rayon threads with a blocked
-//! register VM (numexpr's design; DESIGN.md "Executors").
+//! register VM (numexpr's design), and as native C kernels (module `native`).
 //!
 //! Each kernel's element function is compiled once into a flat program over typed
 //! registers (module `compile`) and run over **blocks** of elements (module `vm`): a register is a

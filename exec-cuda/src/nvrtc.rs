@@ -9,7 +9,7 @@
 //! be loaded every function here returns an `E-DEVICE` error (or `false`): never a panic.
 //!
 //! Options: `--gpu-architecture=...`, `--std=c++17`, and `--fmad=false` so that `a * b + c`
-//! is not contracted into an FMA (DESIGN.md decision 7) unless fast math is asked for
+//! is not contracted into an FMA (docs/design-decisions.md, decision 7) unless fast math is asked for
 //! (`--fmad=true`).
 
 // NVRTC's C API is reached through cudarc's `sys`/`result` layers, which are `unsafe`: each

@@ -1,5 +1,5 @@
-//! On a machine with a GPU: every conformance case (`tests/conformance` and, when present,
-//! `../shared/conformance`), optimised and unfused, runs through the CUDA executor and
+//! On a machine with a GPU: every conformance case (`tests/conformance`, and the suite
+//! `EQFUSE_EXTRA_CONFORMANCE` names when it is set), optimised and unfused, runs through the CUDA executor and
 //! gives the expected outputs within the case's tolerances, or the expected error code.
 //! Without a driver or a GPU, `run` must fail with `E-DEVICE` (never panic) and the rest is
 //! skipped with a message: CI has no GPU.
@@ -75,7 +75,8 @@ fn conformance_cases_on_the_gpu() {
         return;
     }
     let mut dirs = Vec::new();
-    for set in [root().join("tests/conformance"), root().join("../shared/conformance")] {
+    let extra = std::env::var_os("EQFUSE_EXTRA_CONFORMANCE").map(PathBuf::from);
+    for set in [Some(root().join("tests/conformance")), extra].into_iter().flatten() {
         let Ok(rd) = std::fs::read_dir(&set) else { continue };
         let mut v: Vec<PathBuf> =
             rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("program.eqf").exists()).collect();

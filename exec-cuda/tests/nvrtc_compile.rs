@@ -1,5 +1,5 @@
 //! Every kernel of the optimised and the unfused plan of every conformance program
-//! (`tests/conformance` and, when present, `../shared/conformance`), plus a few programs that
+//! (`tests/conformance`, and the suite `EQFUSE_EXTRA_CONFORMANCE` names when it is set), plus a few programs that
 //! reach the skeletons the conformance programs do not, compiles under the real NVRTC for
 //! one fixed architecture (`sm_80`, no device needed).
 //!
@@ -105,7 +105,11 @@ fn every_kernel_of_every_conformance_program_compiles() {
     let version = nvrtc::version().unwrap();
     let mut programs: Vec<(String, String)> = Vec::new();
     let mut dirs = case_dirs(&root().join("tests/conformance"));
-    dirs.extend(case_dirs(&root().join("../shared/conformance")));
+    if let Some(extra) = std::env::var_os("EQFUSE_EXTRA_CONFORMANCE") {
+        let extra = PathBuf::from(extra);
+        assert!(extra.is_dir(), "EQFUSE_EXTRA_CONFORMANCE={} is not a directory", extra.display());
+        dirs.extend(case_dirs(&extra));
+    }
     for d in &dirs {
         programs.push((d.display().to_string(), std::fs::read_to_string(d.join("program.eqf")).unwrap()));
     }

@@ -1,4 +1,4 @@
-//! Rules that change floating-point results (DESIGN.md decision 7): off by default, on with
+//! Rules that change floating-point results (docs/design-decisions.md, decision 7): off by default, on with
 //! `OptimizeOptions::fast_math`. Their soundness tests compare within a tolerance.
 
 use crate::build::{mul_by_reciprocal, zero_of};

@@ -1,4 +1,4 @@
-//! Fusion (DESIGN.md decisions 1–3): every producer gets an index form, reads of index
+//! Fusion (docs/design-decisions.md, decisions 1–3): every producer gets an index form, reads of index
 //! forms are substituted away where they are provably in bounds, and consumers take fused
 //! producers.
 //!

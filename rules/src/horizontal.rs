@@ -1,4 +1,4 @@
-//! Horizontal fusion (DESIGN.md decision 2): kernels that traverse the same index space and
+//! Horizontal fusion (docs/design-decisions.md, decision 2): kernels that traverse the same index space and
 //! do not depend on each other become one pass with several results — mean and variance of
 //! one array, the three n-body accelerations, the call and put prices of Black–Scholes.
 //!

@@ -7,7 +7,7 @@
 //!   dimension, `clamp x 0 (d - 1)` and `d - 1 - i` for such an `i`.
 //! - **Neutral elements.** `reduce op ne (filter p a)` becomes a reduction over `a` that
 //!   folds `ne` for the dropped elements: sound (bit for bit) only when `ne` is neutral for
-//!   `op`, which [`neutral_pair`] recognises for the operators of LANGUAGE.md.
+//!   `op`, which [`neutral_pair`] recognises for the operators of the language reference (docs/language-reference.md).
 
 use crate::build::{const_i64, same_dim};
 use crate::cond::{is_bottom, is_false, is_neg_zero, is_one, is_pos_zero, is_top, is_true};

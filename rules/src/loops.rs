@@ -1,4 +1,4 @@
-//! Loop recovery (DESIGN.md decision 3, seed 003's loop introduction and joining): a chain
+//! Loop recovery (docs/design-decisions.md, decision 3, seed 003's loop introduction and joining): a chain
 //! of applications of one function becomes an `iterate`.
 //!
 //! | rule | identity |

@@ -1,4 +1,4 @@
-//! The phased runner (DESIGN.md decision 6): simplify → fuse (repeated until its term
+//! The phased runner (docs/design-decisions.md, decision 6): simplify → fuse (repeated until its term
 //! settles) → loops → horizontal, each phase a fresh e-graph built from the term the previous phase extracted, each with node,
 //! iteration and time limits and the backoff scheduler. On hitting a limit a phase still
 //! extracts the best term found so far, and the report says which limit stopped it.

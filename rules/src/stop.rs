@@ -1,7 +1,7 @@
 //! Why an optimisation, or one of its phases, stopped: [`StopReason`], and for the time
 //! limit the [`Stage`] of the pipeline it stopped.
 //!
-//! A stop reason prints (and `explain --json` serialises it) as the strings of DESIGN.md:
+//! A stop reason prints (and `explain --json` serialises it) as the strings `explain --json` has always printed (docs/design-decisions.md):
 //! `saturated`, `iteration limit`, `node limit`, `time limit`; it compares equal to them
 //! too (`opt.stop_reason == "saturated"`).
 
@@ -45,7 +45,7 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    /// The DESIGN.md string: `saturated`, `iteration limit`, `node limit`, `time limit`.
+    /// The documented string: `saturated`, `iteration limit`, `node limit`, `time limit`.
     pub fn as_str(&self) -> &str {
         match self {
             StopReason::Saturated => "saturated",

@@ -1,4 +1,4 @@
-//! Substitution into an extracted representative (DESIGN.md decision 3).
+//! Substitution into an extracted representative (docs/design-decisions.md, decision 3).
 //!
 //! Rules never push explicit substitutions through the e-graph. To beta-reduce
 //! `(app (lam <t..> body) args)`, [`beta`] walks the *smallest term* of `body` (each class's

@@ -8,8 +8,7 @@
 //! code (`E-DIV-ZERO`, `E-INDEX`, `E-SHAPE`, `E-INPUT`) must come out of reading or binding
 //! the inputs, or out of running the *optimised* program.
 //!
-//! Runs `tests/conformance` and, when it exists, `../shared/conformance` (relative to the
-//! workspace root). Each optimised program prints one line to stderr with its optimisation
+//! Runs `tests/conformance` and, when `EQFUSE_EXTRA_CONFORMANCE` names one, a second suite. Each optimised program prints one line to stderr with its optimisation
 //! time, e-graph size and stop reason (`cargo test -- --nocapture` shows them).
 #![allow(clippy::unwrap_used)]
 
@@ -230,9 +229,12 @@ fn optimised_conformance_programs_give_the_expected_outputs() {
 }
 
 #[test]
-fn optimised_shared_conformance_programs_when_present() {
-    let root = workspace_root().join("../shared/conformance");
-    if root.is_dir() {
-        run_suite(&root, "shared/conformance");
+fn optimised_extra_conformance_programs_when_named() {
+    // EQFUSE_EXTRA_CONFORMANCE: a second suite of the same layout (.ci/run names the one
+    // CI lays beside the checkout)
+    if let Some(root) = std::env::var_os("EQFUSE_EXTRA_CONFORMANCE") {
+        let root = std::path::PathBuf::from(root);
+        assert!(root.is_dir(), "EQFUSE_EXTRA_CONFORMANCE={} is not a directory", root.display());
+        run_suite(&root, "EQFUSE_EXTRA_CONFORMANCE");
     }
 }

@@ -3,7 +3,7 @@
 //! * **It computes the same.** The optimised program (`Optimized::program`), printed,
 //!   parsed back and checked, interprets to the same outputs as the original under the
 //!   reference interpreter, **bit for bit** (`testgen::identical`). The default rules
-//!   preserve float results exactly (DESIGN.md decision 7; the only freedom, the order of a
+//!   preserve float results exactly (docs/design-decisions.md, decision 7; the only freedom, the order of a
 //!   `reduce`/`scan`, is never used by a rule that changes what the reference interpreter
 //!   computes), and bit-identity has held on every case run so far, so no tolerance is
 //!   allowed. A mismatch message says whether the results are at least within `rtol =

@@ -624,7 +624,7 @@ impl<'a> Gen<'a> {
         w!(k, "  long long carry = {counts}[blockIdx.x];");
         w!(k, "  for (long long base = lo; base < hi; base += EQ_BLOCK) {{");
         w!(k, "    const long long f = base + threadIdx.x;");
-        w!(k, "    {t} v = {};", zero_of(ty));
+        w!(k, "    {t} v = {};", crate::scalar::zero(ty));
         w!(k, "    bool keep = false;");
         w!(k, "    if (f < hi) {{");
         w!(k, "      const long long i0 = f;");
@@ -747,17 +747,6 @@ impl<'a> Gen<'a> {
         self.kernel_head(&entry);
         self.kernels.push_str(&k);
         Ok(Skeleton::Permute { entry, dest })
-    }
-}
-
-/// A zero of type `t` as a C expression.
-fn zero_of(t: ElemType) -> &'static str {
-    match t {
-        ElemType::Bool => "false",
-        ElemType::I32 => "0",
-        ElemType::I64 => "0LL",
-        ElemType::F32 => "0.0f",
-        ElemType::F64 => "0.0",
     }
 }
 

@@ -92,6 +92,8 @@ pub(crate) struct Compiled {
     pub path: PathBuf,
     /// Seconds spent compiling (0 on a cache hit).
     pub seconds: f64,
+    /// Whether it was in the cache already.
+    pub cached: bool,
 }
 
 /// The shared object of `source` in `dir` (compiled unless it is there already), keyed by
@@ -99,7 +101,7 @@ pub(crate) struct Compiled {
 pub(crate) fn compile(source: &str, cc: &str, key: &str, dir: &Path) -> Result<Compiled, String> {
     let so = dir.join(format!("{key}.so"));
     if so.is_file() {
-        return Ok(Compiled { path: so, seconds: 0.0 });
+        return Ok(Compiled { path: so, seconds: 0.0, cached: true });
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create the cache directory {}: {e}", dir.display()))?;
@@ -112,7 +114,7 @@ pub(crate) fn compile(source: &str, cc: &str, key: &str, dir: &Path) -> Result<C
     let seconds = t0.elapsed().as_secs_f64();
     let result = match out {
         Ok(o) if o.status.success() => std::fs::rename(&tmp_so, &so)
-            .map(|()| Compiled { path: so, seconds })
+            .map(|()| Compiled { path: so, seconds, cached: false })
             .map_err(|e| format!("cannot move the compiled plan into the cache: {e}")),
         Ok(o) => {
             let err = String::from_utf8_lossy(&o.stderr);

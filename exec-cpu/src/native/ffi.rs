@@ -209,19 +209,20 @@ impl Entry {
         ok.load(Ordering::Relaxed).then_some(out)
     }
 
-    /// Runs a scan kernel over `rows` rows of `len` elements into `out` (`rows * len`
-    /// elements; `args`' output field points into it). `false` when an element failed.
+    /// Runs a scan kernel over `rows` rows of `len` elements into `_out` (`rows * len`
+    /// elements), which `args`' output field points into: it is borrowed mutably so that
+    /// nothing else reads or writes it while the calls write through that pointer. `false`
+    /// when an element failed.
     pub(crate) fn launch_scan(
         &self,
         args: &[u64],
-        out: &mut Col,
+        _out: &mut Col,
         rows: usize,
         len: usize,
         split: Split,
     ) -> bool {
         let Some((scan, fold, prefix)) = self.scan else { return false };
         let Some(sc) = &self.code.scan else { return false };
-        let _ = out;
         let ok = AtomicBool::new(true);
         let fail = |r: i32| {
             if r == 0 {

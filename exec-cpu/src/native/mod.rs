@@ -140,7 +140,7 @@ pub(crate) fn prepare_reporting(plan: &Plan, cache: &CacheOpts) -> (Option<Prepa
         Err(why) => return fail(report, why),
     };
     report.compile_seconds = compiled.seconds;
-    report.cached = compiled.seconds == 0.0;
+    report.cached = compiled.cached;
     let module = Arc::new(module);
     modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&module));
     (Some(Prepared { module, index }), report)
