@@ -57,6 +57,22 @@ static __device__ __forceinline__ long long eq_abs_i64(long long a) { return a <
 static __device__ __forceinline__ long long eq_div_i64(long long a, long long b) { return b == -1 ? eq_neg_i64(a) : a / b; }
 static __device__ __forceinline__ long long eq_rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }
 static __device__ __forceinline__ int eq_i64_to_i32(long long a) { return (int)(unsigned int)(unsigned long long)a; }
+// Integer to float. The sign bit is cleared when the integer is 0: the value is the same,
+// but a C compiler that may assume no floating-point traps (`-fno-trapping-math`) turns
+// `(double)(long long)x` into `trunc(x)`, which keeps the sign of -0.0 where the integer has
+// none; the mask, a function of the integer, undoes that whatever the compiler did.
+static __device__ __forceinline__ float eq_i32_to_f32(int i) {
+  return __int_as_float(__float_as_int((float)i) & (i == 0 ? 0x7fffffff : -1));
+}
+static __device__ __forceinline__ float eq_i64_to_f32(long long i) {
+  return __int_as_float(__float_as_int((float)i) & (i == 0 ? 0x7fffffff : -1));
+}
+static __device__ __forceinline__ double eq_i32_to_f64(int i) {
+  return __longlong_as_double(__double_as_longlong((double)i) & (i == 0 ? 0x7fffffffffffffffLL : -1LL));
+}
+static __device__ __forceinline__ double eq_i64_to_f64(long long i) {
+  return __longlong_as_double(__double_as_longlong((double)i) & (i == 0 ? 0x7fffffffffffffffLL : -1LL));
+}
 static __device__ __forceinline__ int eq_min_i32(int a, int b) { return a < b ? a : b; }
 static __device__ __forceinline__ int eq_max_i32(int a, int b) { return a > b ? a : b; }
 static __device__ __forceinline__ long long eq_min_i64(long long a, long long b) { return a < b ? a : b; }
@@ -64,48 +80,58 @@ static __device__ __forceinline__ long long eq_max_i64(long long a, long long b)
 static __device__ __forceinline__ bool eq_min_bool(bool a, bool b) { return a && b; }
 static __device__ __forceinline__ bool eq_max_bool(bool a, bool b) { return a || b; }
 
-// Float min/max: NaN when either operand is NaN; -0.0 below 0.0.
+// Float min/max: NaN when either operand is NaN; -0.0 below 0.0. Branch-free, with `|` and
+// `&` rather than `||` and `&&`, so that loops calling them vectorise.
 static __device__ __forceinline__ float eq_min_f32(float a, float b) {
-  if (a != a || b != b) return a + b;
-  return (a < b || (a == b && __float_as_int(a) < 0)) ? a : b;
+  const float s = a + b;
+  const float m = ((a < b) | ((a == b) & (__float_as_int(a) < 0))) ? a : b;
+  return ((a != a) | (b != b)) ? s : m;
 }
 static __device__ __forceinline__ float eq_max_f32(float a, float b) {
-  if (a != a || b != b) return a + b;
-  return (a > b || (a == b && __float_as_int(a) >= 0)) ? a : b;
+  const float s = a + b;
+  const float m = ((a > b) | ((a == b) & (__float_as_int(a) >= 0))) ? a : b;
+  return ((a != a) | (b != b)) ? s : m;
 }
 static __device__ __forceinline__ double eq_min_f64(double a, double b) {
-  if (a != a || b != b) return a + b;
-  return (a < b || (a == b && __double_as_longlong(a) < 0)) ? a : b;
+  const double s = a + b;
+  const double m = ((a < b) | ((a == b) & (__double_as_longlong(a) < 0))) ? a : b;
+  return ((a != a) | (b != b)) ? s : m;
 }
 static __device__ __forceinline__ double eq_max_f64(double a, double b) {
-  if (a != a || b != b) return a + b;
-  return (a > b || (a == b && __double_as_longlong(a) >= 0)) ? a : b;
+  const double s = a + b;
+  const double m = ((a > b) | ((a == b) & (__double_as_longlong(a) >= 0))) ? a : b;
+  return ((a != a) | (b != b)) ? s : m;
 }
 
 // Float to integer: truncation toward zero, saturating at the bounds, NaN to 0.
+// Branch-free (selects of computed values) so that loops calling them vectorise.
 static __device__ __forceinline__ int eq_f32_to_i32(float x) {
-  if (x != x) return 0;
-  if (x <= -2147483648.0f) return EQ_I32_MIN;
-  if (x >= 2147483648.0f) return EQ_I32_MAX;
-  return (int)x;
+  const bool nan = x != x;
+  const bool lo = x <= -2147483648.0f;
+  const bool hi = x >= 2147483648.0f;
+  const int v = (int)((nan | lo | hi) ? 0.0f : x);
+  return nan ? 0 : (lo ? EQ_I32_MIN : (hi ? EQ_I32_MAX : v));
 }
 static __device__ __forceinline__ long long eq_f32_to_i64(float x) {
-  if (x != x) return 0;
-  if (x <= -9223372036854775808.0f) return EQ_I64_MIN;
-  if (x >= 9223372036854775808.0f) return EQ_I64_MAX;
-  return (long long)x;
+  const bool nan = x != x;
+  const bool lo = x <= -9223372036854775808.0f;
+  const bool hi = x >= 9223372036854775808.0f;
+  const long long v = (long long)((nan | lo | hi) ? 0.0f : x);
+  return nan ? 0 : (lo ? EQ_I64_MIN : (hi ? EQ_I64_MAX : v));
 }
 static __device__ __forceinline__ int eq_f64_to_i32(double x) {
-  if (x != x) return 0;
-  if (x <= -2147483648.0) return EQ_I32_MIN;
-  if (x >= 2147483648.0) return EQ_I32_MAX;
-  return (int)x;
+  const bool nan = x != x;
+  const bool lo = x <= -2147483648.0;
+  const bool hi = x >= 2147483648.0;
+  const int v = (int)((nan | lo | hi) ? 0.0 : x);
+  return nan ? 0 : (lo ? EQ_I32_MIN : (hi ? EQ_I32_MAX : v));
 }
 static __device__ __forceinline__ long long eq_f64_to_i64(double x) {
-  if (x != x) return 0;
-  if (x <= -9223372036854775808.0) return EQ_I64_MIN;
-  if (x >= 9223372036854775808.0) return EQ_I64_MAX;
-  return (long long)x;
+  const bool nan = x != x;
+  const bool lo = x <= -9223372036854775808.0;
+  const bool hi = x >= 9223372036854775808.0;
+  const long long v = (long long)((nan | lo | hi) ? 0.0 : x);
+  return nan ? 0 : (lo ? EQ_I64_MIN : (hi ? EQ_I64_MAX : v));
 }
 
 "#;

@@ -39,18 +39,30 @@ pub struct FnCtx<'a> {
     pub plan: &'a Plan,
     pub host: &'a HashSet<ValueId>,
     pub layout: &'a mut Layout,
-    /// For an element function whose launch checks shapes first: a read whose indices are
-    /// the function's parameters in order (`a[i, j]` over the space `[i, j]`) is emitted
-    /// without a bounds check, and its array is listed here. The host must then check,
-    /// before the launch, that every extent of the space is at most the array's dimension.
-    pub in_space: Option<&'a mut Vec<ValueId>>,
+    /// For an element function whose launch checks shapes first: a read whose every index
+    /// is one of the function's parameters (`a[i, j]` or `mx[i]` over the space `[i, j]`)
+    /// is emitted without a bounds check, and its array is listed here with, per axis, the
+    /// parameter that indexes it. The host must then check, before the launch, that the
+    /// space's extent along each such parameter is at most the array's dimension.
+    pub in_space: Option<&'a mut Vec<InSpace>>,
+}
+
+/// An array read without bounds checks, and for each of its axes the parameter (an axis of
+/// the kernel's space) whose index reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InSpace {
+    /// The array.
+    pub array: ValueId,
+    /// Per axis of the array, the axis of the space that indexes it.
+    pub axes: Vec<usize>,
 }
 
 /// Emits `func` as a device function called `name`.
 pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, String> {
     let dialect = cx.layout.dialect();
     let args_type = cx.layout.type_name().to_string();
-    let mut e = Emitter { cx, func, out: String::new(), loops: 0 };
+    let params_fixed = params_never_written(&func.body, func.params.len());
+    let mut e = Emitter { cx, func, out: String::new(), loops: 0, params_fixed };
     let mut sig = match dialect {
         Dialect::Cuda => {
             format!("static __device__ __forceinline__ bool {name}(const EqArgs& A, const long long ef")
@@ -155,11 +167,39 @@ fn hex_float(v: f64, suffix: &str) -> String {
     format!("{sign}0x{lead}.{mant:013x}p{e:+}{suffix}")
 }
 
+/// The most instructions an `if`'s arm may hold to be computed unconditionally.
+const SPECULATE_BUDGET: usize = 256;
+
 struct Emitter<'c, 'a> {
     cx: &'c mut FnCtx<'a>,
     func: &'c Func,
     out: String,
     loops: usize,
+    /// No instruction writes a parameter's register: a parameter register read anywhere
+    /// holds the element's index.
+    params_fixed: bool,
+}
+
+/// Whether no instruction in `b` (nested blocks included) writes registers `0..params`.
+fn params_never_written(b: &Block, params: usize) -> bool {
+    let is_param = |r: &Reg| (*r as usize) < params;
+    b.insts.iter().all(|inst| match inst {
+        Inst::Const { dst, .. }
+        | Inst::Unary { dst, .. }
+        | Inst::Binary { dst, .. }
+        | Inst::Call { dst, .. }
+        | Inst::Read { dst, .. }
+        | Inst::Dim { dst, .. }
+        | Inst::Load { dst, .. } => !is_param(dst),
+        Inst::If { dst, then_block, else_block, .. } => {
+            !is_param(dst)
+                && params_never_written(then_block, params)
+                && params_never_written(else_block, params)
+        }
+        Inst::Loop { dsts, vars, body, .. } => {
+            !dsts.iter().any(is_param) && !vars.iter().any(is_param) && params_never_written(body, params)
+        }
+    })
 }
 
 impl Emitter<'_, '_> {
@@ -254,13 +294,23 @@ impl Emitter<'_, '_> {
                 self.line(ind, &format!("r{dst} = {e};"));
             }
             Inst::If { dst, cond, then_block, then_ret, else_block, else_ret } => {
-                self.line(ind, &format!("if (r{cond}) {{"));
-                self.block(then_block, ind + 1)?;
-                self.line(ind + 1, &format!("r{dst} = r{then_ret};"));
-                self.line(ind, "} else {");
-                self.block(else_block, ind + 1)?;
-                self.line(ind + 1, &format!("r{dst} = r{else_ret};"));
-                self.line(ind, "}");
+                let mut budget = SPECULATE_BUDGET;
+                if self.speculable(then_block, &mut budget) && self.speculable(else_block, &mut budget) {
+                    // Neither arm can fail: both are computed and one is selected, so that
+                    // the loop around this element has no control flow and the C compiler
+                    // vectorises it (and a GPU warp does not diverge).
+                    self.block(then_block, ind)?;
+                    self.block(else_block, ind)?;
+                    self.line(ind, &format!("r{dst} = r{cond} ? r{then_ret} : r{else_ret};"));
+                } else {
+                    self.line(ind, &format!("if (r{cond}) {{"));
+                    self.block(then_block, ind + 1)?;
+                    self.line(ind + 1, &format!("r{dst} = r{then_ret};"));
+                    self.line(ind, "} else {");
+                    self.block(else_block, ind + 1)?;
+                    self.line(ind + 1, &format!("r{dst} = r{else_ret};"));
+                    self.line(ind, "}");
+                }
             }
             Inst::Loop { dsts, count, inits, vars, body, nexts } => {
                 if inits.len() != vars.len() || nexts.len() != vars.len() || dsts.len() != vars.len() {
@@ -299,6 +349,46 @@ impl Emitter<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether `b` can run whatever its guard says: no instruction in it can fail (no
+    /// checked read, integer division, `size` or loop), and it is small (at most `budget`
+    /// instructions, nested arms included).
+    fn speculable(&self, b: &Block, budget: &mut usize) -> bool {
+        for inst in &b.insts {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            let ok = match inst {
+                Inst::Const { .. } | Inst::Unary { .. } | Inst::Call { .. } | Inst::Load { .. } => true,
+                Inst::Binary { op, a, .. } => {
+                    !(matches!(op, BinOp::Div | BinOp::Rem) && self.ty(*a).is_ok_and(|t| t.is_int()))
+                }
+                Inst::Read { array, index, .. } => self.unchecked_read(*array, index).is_some(),
+                Inst::If { then_block, else_block, .. } => {
+                    self.speculable(then_block, budget) && self.speculable(else_block, budget)
+                }
+                Inst::Dim { .. } | Inst::Loop { .. } => false,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether a read of `array` at `index` needs no check: each index is one of the
+    /// function's parameters (an index of the space), and the host checks the space's
+    /// extents against the array's shape. `Some(axes)`: the parameter of each index.
+    fn unchecked_read(&self, array: ValueId, index: &[Reg]) -> Option<Vec<usize>> {
+        let params = self.func.params.len();
+        let ok = self.cx.in_space.is_some()
+            && self.params_fixed
+            && !index.is_empty()
+            && self.rank(array).is_ok_and(|r| r == index.len())
+            && index.iter().all(|&r| (r as usize) < params);
+        ok.then(|| index.iter().map(|&r| r as usize).collect())
     }
 
     fn rank(&self, v: ValueId) -> Result<usize, String> {
@@ -436,12 +526,11 @@ impl Emitter<'_, '_> {
             .map(|(r, d)| format!("(unsigned long long)r{r} < (unsigned long long){d}"))
             .collect();
         let ix: Vec<String> = index.iter().map(|r| format!("(long long)r{r}")).collect();
-        let by_params =
-            index.len() == self.func.params.len() && index.iter().enumerate().all(|(k, &r)| r as usize == k);
-        if by_params {
+        if let Some(axes) = self.unchecked_read(array, index) {
             if let Some(list) = self.cx.in_space.as_deref_mut() {
-                if !list.contains(&array) {
-                    list.push(array);
+                let entry = InSpace { array, axes };
+                if !list.contains(&entry) {
+                    list.push(entry);
                 }
                 let mut flat = format!("(long long)r{}", index[0]);
                 for (r, d) in index.iter().zip(&dims).skip(1) {
@@ -489,8 +578,9 @@ pub fn convert(x: &str, from: ElemType, to: ElemType) -> String {
         (I32 | I64 | F32 | F64, Bool) => format!("({x} != 0)"),
         (I32, I64) => format!("((long long){x})"),
         (I64, I32) => format!("eq_i64_to_i32({x})"),
-        (I32 | I64, F32) => format!("((float){x})"),
-        (I32 | I64 | F32, F64) => format!("((double){x})"),
+        // through the prelude's helpers, which keep gcc's `trunc` fold from leaving a -0.0
+        (I32 | I64, F32 | F64) => format!("eq_{}_to_{}({x})", from.name(), to.name()),
+        (F32, F64) => format!("((double){x})"),
         (F64, F32) => format!("((float){x})"),
         (F32 | F64, I32 | I64) => format!("eq_{}_to_{}({x})", from.name(), to.name()),
         // every pair is listed above

@@ -300,8 +300,9 @@ pub fn c_source() -> String {
         "  const double m0 = __longlong_as_double((long long)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL));\n",
     );
     out.push_str(&format!("  const bool big = m0 > {};\n", d(SQRT2)));
-    out.push_str("  const double m = big ? m0 * 0.5 : m0;\n");
-    out.push_str("  const long long e = big ? e0 + 1 : e0;\n");
+    out.push_str("  const double mh = m0 * 0.5;\n");
+    out.push_str("  const double m = big ? mh : m0;\n");
+    out.push_str("  const long long e = e0 + (big ? 1 : 0);\n");
     out.push_str("  const double s = (m - 1.0) / (m + 1.0);\n");
     out.push_str("  const double z = s * s;\n");
     out.push_str(&horner(&LOG_F32_SERIES, "z", "p"));
@@ -313,15 +314,17 @@ pub fn c_source() -> String {
     // log_f64
     out.push_str("static __device__ __forceinline__ double eq_log_f64(double x) {\n");
     out.push_str("  const bool sub = x < 2.2250738585072014e-308;\n");
-    out.push_str("  const double xs = sub ? x * 18014398509481984.0 : x;\n");
+    out.push_str("  const double xb = x * 18014398509481984.0;\n");
+    out.push_str("  const double xs = sub ? xb : x;\n");
     out.push_str("  const unsigned long long bits = (unsigned long long)__double_as_longlong(xs);\n");
     out.push_str("  const long long e0 = (long long)((bits >> 52) & 0x7ffULL) - 1023 - (sub ? 54 : 0);\n");
     out.push_str(
         "  const double m0 = __longlong_as_double((long long)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL));\n",
     );
     out.push_str(&format!("  const bool big = m0 > {};\n", d(SQRT2)));
-    out.push_str("  const double m = big ? m0 * 0.5 : m0;\n");
-    out.push_str("  const long long e = big ? e0 + 1 : e0;\n");
+    out.push_str("  const double mh = m0 * 0.5;\n");
+    out.push_str("  const double m = big ? mh : m0;\n");
+    out.push_str("  const long long e = e0 + (big ? 1 : 0);\n");
     out.push_str("  const double f = m - 1.0;\n");
     out.push_str("  const double s = f / (2.0 + f);\n");
     out.push_str("  const double z = s * s;\n");

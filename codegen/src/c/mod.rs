@@ -60,10 +60,11 @@ pub struct KernelCode {
     pub slots: Vec<Slot>,
     /// Per lane: `Some(t)` for a reduce lane of element type `t`, `None` for a generate lane.
     pub reduce: Vec<Option<ElemType>>,
-    /// Arrays read without a bounds check at the space's own indices: before the launch,
-    /// the host checks that each extent of the space is at most the array's dimension (and
-    /// runs the kernel on the VM otherwise, which reports the read that fails).
-    pub in_space: Vec<eqfuse_ir::plan::ValueId>,
+    /// Arrays read without a bounds check, at indices of the space: before the launch, the
+    /// host checks that the space's extent along each axis that indexes the array is at
+    /// most the array's dimension (and runs the kernel on the VM otherwise, which reports
+    /// the read that fails).
+    pub in_space: Vec<crate::scalar::InSpace>,
     /// A scan kernel's other entry points (`run` is then its `scan`).
     pub scan: Option<ScanCode>,
     /// A filter kernel's other entry point (`run` is then its `count`).

@@ -4,9 +4,15 @@
 //! into a shared object, at `-O3 -march=native` with flags that keep IEEE results: no
 //! contraction of `a * b + c` into a fused multiply-add (`-ffp-contract=off`; gcc contracts
 //! by default), no `-ffast-math`. `-fno-math-errno` changes no value (it drops `errno`,
-//! which nothing reads) and lets the compiler inline `sqrt`. Not `-fno-trapping-math`: with
-//! it gcc turns `(double)(long long)x` into `trunc(x)`, which keeps the sign of a negative
-//! zero that the conversion through an integer drops (found by `exec-cpu/tests/jit.rs`).
+//! which nothing reads) and lets the compiler inline `sqrt`. `-fno-trapping-math` changes no
+//! value either (nothing reads the floating-point exception flags) and lets gcc compute both
+//! arms of a select and vectorise loops whose element function has special cases (`exp`'s
+//! clamps, `min`'s NaN test): without it, gcc sinks work into branches it then may not
+//! if-convert, and the loop stays scalar. One fold it enables would change a value,
+//! `(double)(long long)x` into `trunc(x)` (which keeps the sign of -0.0 that the integer
+//! drops): the prelude's integer-to-float conversions clear the sign bit when the integer is
+//! 0, which undoes it (`a_conversion_through_an_integer_drops_the_sign_of_zero` in
+//! `exec-cpu/tests/blocked_vm.rs` guards this).
 //!
 //! Shared objects are cached on disk under the cache directory
 //! ([`crate::RunOptions::cache_dir`]), named by the SHA-256 of the source, the compiler's
@@ -28,6 +34,7 @@ pub(crate) const FLAGS: &[&str] = &[
     "-march=native",
     "-ffp-contract=off",
     "-fno-math-errno",
+    "-fno-trapping-math",
     "-fPIC",
     "-shared",
     "-fvisibility=hidden",

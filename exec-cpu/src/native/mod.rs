@@ -182,9 +182,11 @@ fn run_native(
     let len = shape[rank - 1];
     let rows = shape[..rank - 1].iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let Some(rows) = rows else { return Ok(None) };
-    for &v in &entry.code.in_space {
-        let dims = &store.get(v)?.shape;
-        if dims.len() != rank || shape.iter().zip(dims).any(|(e, d)| e > d) {
+    for read in &entry.code.in_space {
+        let dims = &store.get(read.array)?.shape;
+        let fits = dims.len() == read.axes.len()
+            && read.axes.iter().zip(dims).all(|(&a, &d)| shape.get(a).is_some_and(|&e| e <= d));
+        if !fits {
             return Ok(None);
         }
     }
