@@ -173,9 +173,14 @@ impl Col {
         with_type!(ty, T => T::wrap(Vec::new()))
     }
 
-    /// `n` default elements of type `ty` (zeros, `false`).
+    /// `n` default elements of type `ty` (zeros, `false`); a large column is backed by huge
+    /// pages where the system offers them (`crate::pages`).
     pub(crate) fn zeros(ty: ElemType, n: usize) -> Col {
-        with_type!(ty, T => T::wrap(vec![T::default(); n]))
+        with_type!(ty, T => {
+            let mut v = vec![T::default(); n];
+            crate::pages::advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(v.as_slice()));
+            T::wrap(v)
+        })
     }
 
     /// Its element type.

@@ -109,6 +109,7 @@ mod kernel;
 mod lanes;
 mod native;
 mod num;
+mod pages;
 mod store;
 mod vm;
 
