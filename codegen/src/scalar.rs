@@ -180,25 +180,61 @@ struct Emitter<'c, 'a> {
     params_fixed: bool,
 }
 
+/// The most iterations of a loop the C dialect unrolls whole.
+const UNROLL_MAX_COUNT: i64 = 64;
+/// The most instructions a loop unrolled whole may become.
+const UNROLL_MAX_INSTS: i64 = 4096;
+
+/// The instructions in `b`, nested blocks included.
+fn insts_in(b: &Block) -> usize {
+    b.insts
+        .iter()
+        .map(|inst| match inst {
+            Inst::If { then_block, else_block, .. } => 1 + insts_in(then_block) + insts_in(else_block),
+            Inst::Loop { body, .. } => 1 + insts_in(body),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// Every instruction in `b` (nested blocks included) that writes register `r`.
+fn definitions<'b>(b: &'b Block, r: Reg, out: &mut Vec<&'b Inst>) {
+    for inst in &b.insts {
+        match inst {
+            Inst::Const { dst, .. }
+            | Inst::Unary { dst, .. }
+            | Inst::Binary { dst, .. }
+            | Inst::Call { dst, .. }
+            | Inst::Read { dst, .. }
+            | Inst::Dim { dst, .. }
+            | Inst::Load { dst, .. } => {
+                if *dst == r {
+                    out.push(inst);
+                }
+            }
+            Inst::If { dst, then_block, else_block, .. } => {
+                if *dst == r {
+                    out.push(inst);
+                }
+                definitions(then_block, r, out);
+                definitions(else_block, r, out);
+            }
+            Inst::Loop { dsts, vars, body, .. } => {
+                if dsts.contains(&r) || vars.contains(&r) {
+                    out.push(inst);
+                }
+                definitions(body, r, out);
+            }
+        }
+    }
+}
+
 /// Whether no instruction in `b` (nested blocks included) writes registers `0..params`.
 fn params_never_written(b: &Block, params: usize) -> bool {
-    let is_param = |r: &Reg| (*r as usize) < params;
-    b.insts.iter().all(|inst| match inst {
-        Inst::Const { dst, .. }
-        | Inst::Unary { dst, .. }
-        | Inst::Binary { dst, .. }
-        | Inst::Call { dst, .. }
-        | Inst::Read { dst, .. }
-        | Inst::Dim { dst, .. }
-        | Inst::Load { dst, .. } => !is_param(dst),
-        Inst::If { dst, then_block, else_block, .. } => {
-            !is_param(dst)
-                && params_never_written(then_block, params)
-                && params_never_written(else_block, params)
-        }
-        Inst::Loop { dsts, vars, body, .. } => {
-            !dsts.iter().any(is_param) && !vars.iter().any(is_param) && params_never_written(body, params)
-        }
+    (0..params).all(|p| {
+        let mut defs = Vec::new();
+        definitions(b, p as Reg, &mut defs);
+        defs.is_empty()
     })
 }
 
@@ -329,6 +365,11 @@ impl Emitter<'_, '_> {
                     self.line(ind + 1, &format!("r{v} = r{i};"));
                 }
                 self.line(ind + 1, &format!("const long long eq_n{l} = (long long)r{count};"));
+                if let Some(n) = self.unroll(*count, body) {
+                    // a short loop of known count: unrolled whole, so that the loop over
+                    // elements around it has no inner loop and vectorises
+                    self.line(ind + 1, &format!("#pragma GCC unroll {n}"));
+                }
                 self.line(
                     ind + 1,
                     &format!("for (long long eq_it{l} = 0; eq_it{l} < eq_n{l}; ++eq_it{l}) {{"),
@@ -376,6 +417,24 @@ impl Emitter<'_, '_> {
             }
         }
         true
+    }
+
+    /// For the C dialect, the count to unroll a loop of `count` iterations over `body` by:
+    /// `count` is a constant, at most [`UNROLL_MAX_COUNT`], and the unrolled code at most
+    /// [`UNROLL_MAX_INSTS`] instructions.
+    fn unroll(&self, count: Reg, body: &Block) -> Option<i64> {
+        if self.cx.layout.dialect() != Dialect::C {
+            return None;
+        }
+        let mut defs = Vec::new();
+        definitions(&self.func.body, count, &mut defs);
+        let n = match defs.as_slice() {
+            [Inst::Const { value: Scalar::I64(n), .. }] => *n,
+            [Inst::Const { value: Scalar::I32(n), .. }] => i64::from(*n),
+            _ => return None,
+        };
+        let size = i64::try_from(insts_in(body)).ok()?;
+        (n > 0 && n <= UNROLL_MAX_COUNT && n.saturating_mul(size) <= UNROLL_MAX_INSTS).then_some(n)
     }
 
     /// Whether a read of `array` at `index` needs no check: each index is one of the
