@@ -144,6 +144,19 @@ pub fn run_with(
     run_optimised(checked, backend, inputs, optimize, opts, false)
 }
 
+/// Where a run's time went, stage by stage ([`run_timed`], `eqfuse run --timings`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Optimising (saturation, extraction, lowering); zero for the reference interpreter.
+    pub optimise: std::time::Duration,
+    /// Compiling the plan's kernels to native code (the CPU backend with `--cpu-codegen c`),
+    /// and whether the compiled plan came from the cache; `None` where nothing is compiled
+    /// ahead of the run (the reference, the VM; CUDA compiles inside `execute`).
+    pub compile: Option<(std::time::Duration, bool)>,
+    /// Running the plan (or interpreting the program).
+    pub execute: std::time::Duration,
+}
+
 /// [`run_with`] and [`run_unfused_with`]: the reference interprets the program; the other
 /// backends run its optimised plan, or its unfused one.
 fn run_optimised(
@@ -154,16 +167,58 @@ fn run_optimised(
     opts: &eqfuse_exec_cpu::RunOptions,
     unfused: bool,
 ) -> Result<Arrays> {
+    run_timed(checked, backend, inputs, optimize, opts, unfused).map(|(out, _)| out)
+}
+
+/// Runs a checked program as [`run_with`] does (or its unfused plan, as
+/// [`run_unfused_with`] does), and says where the time went: optimising, compiling native
+/// code (the CPU backend compiles before the run, so the run itself does not), running.
+///
+/// ```
+/// use eqfuse::{Arrays, Backend, Value};
+/// let checked = eqfuse::check(&eqfuse::parse("input xs : f64[n]\noutput s = reduce (+) 0 xs")?)?;
+/// let mut inputs = Arrays::new();
+/// inputs.insert("xs".into(), Value::from(ndarray::arr1(&[1.0, 2.0]).into_dyn()));
+/// let opts = (eqfuse::OptimizeOptions::default(), eqfuse_exec_cpu::RunOptions::default());
+/// let (out, t) = eqfuse::backend::run_timed(&checked, Backend::Cpu, &inputs, &opts.0, &opts.1, false)?;
+/// assert_eq!(out["s"], Value::from(ndarray::arr0(3.0).into_dyn()));
+/// assert!(t.optimise > std::time::Duration::ZERO);
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
+pub fn run_timed(
+    checked: &Checked,
+    backend: Backend,
+    inputs: &Arrays,
+    optimize: &OptimizeOptions,
+    opts: &eqfuse_exec_cpu::RunOptions,
+    unfused: bool,
+) -> Result<(Arrays, Timings)> {
     let limits = Limits { max_array_bytes: opts.max_array_bytes, ..Limits::default() };
+    let mut t = Timings::default();
     match backend {
-        Backend::Reference => eqfuse_ir::interp::interpret_with(checked, inputs, &limits),
+        Backend::Reference => {
+            let start = std::time::Instant::now();
+            let out = eqfuse_ir::interp::interpret_with(checked, inputs, &limits)?;
+            t.execute = start.elapsed();
+            Ok((out, t))
+        }
         Backend::Cpu | Backend::Cuda => {
             // input errors first, as every backend reports them
             eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
+            let start = std::time::Instant::now();
             let optimize = OptimizeOptions { no_fusion: unfused || optimize.no_fusion, ..optimize.clone() };
             let opt = crate::optimize_checked(checked.clone(), &optimize)?;
+            t.optimise = start.elapsed();
             let plan = if unfused { &opt.result.unfused_plan } else { &opt.result.plan };
-            run_plan_with(plan, checked, backend, inputs, opts)
+            if backend == Backend::Cpu && opts.codegen == eqfuse_exec_cpu::Codegen::C {
+                let start = std::time::Instant::now();
+                let report = eqfuse_exec_cpu::compile_plan(plan, opts);
+                t.compile = Some((start.elapsed(), report.cached));
+            }
+            let start = std::time::Instant::now();
+            let out = run_plan_with(plan, checked, backend, inputs, opts)?;
+            t.execute = start.elapsed();
+            Ok((out, t))
         }
     }
 }

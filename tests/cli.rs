@@ -368,6 +368,60 @@ fn bench_times_a_program_of_ones_own() {
     assert_fails(&out, "E-INPUT");
 }
 
+#[test]
+fn run_timings_split_the_stages() {
+    let prog = root().join("examples/dotp.eqf");
+    let cache = std::env::temp_dir().join(format!("eqfuse-timings-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let run = |backend: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_eqfuse"))
+            .args(["run", prog.to_str().expect("utf-8 path"), "--random-inputs", "1", "--size", "n=5000"])
+            .args(["--timings", "--backend", backend])
+            .env("EQFUSE_CACHE_DIR", &cache)
+            .output()
+            .expect("eqfuse runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let stage = |table: &str, name: &str| -> String {
+        let line = table.lines().find(|l| l.trim_start().starts_with(name));
+        line.unwrap_or_else(|| panic!("no `{name}` in\n{table}")).to_string()
+    };
+    let cold = run("cpu");
+    for name in ["parse and check", "read inputs", "optimise", "compile", "execute", "write outputs", "total"]
+    {
+        assert!(stage(&cold, name).contains(" ms"), "{name}:\n{cold}");
+    }
+    assert!(!stage(&cold, "compile").contains("cache"), "{cold}");
+    // a second process finds the compiled plan on disk
+    let warm = run("cpu");
+    assert!(stage(&warm, "compile").contains("(from the cache)"), "{warm}");
+    // the reference interpreter neither optimises nor compiles
+    let reference = run("reference");
+    assert!(stage(&reference, "compile").trim_end().ends_with('-'), "{reference}");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn explain_compile_reports_native_kernels_and_compile_time() {
+    let prog = root().join("examples/dotp.eqf");
+    let out = eqfuse(&["explain", prog.to_str().expect("utf-8 path"), "--compile"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let line = stdout.lines().find(|l| l.starts_with("native code (CPU): "));
+    let line = line.unwrap_or_else(|| panic!("no native code line in\n{stdout}"));
+    assert!(line.contains("1 of 1 kernels") && line.contains(" ms"), "{line}");
+    let out = eqfuse(&["explain", prog.to_str().expect("utf-8 path"), "--compile", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["native"]["kernels"], serde_json::json!([0]), "{json}");
+    assert!(json["native"]["compile_ms"].is_number() && json["native"]["cached"].is_boolean(), "{json}");
+    // without --compile, nothing is compiled and the object has no `native`
+    let out = eqfuse(&["explain", prog.to_str().expect("utf-8 path"), "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(json.get("native").is_none(), "{json}");
+}
+
 /// What `build.rs` records: the checkout's commit, or `unknown` outside one.
 fn expected_commit() -> String {
     let git = |args: &[&str]| {

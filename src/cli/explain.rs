@@ -51,6 +51,11 @@ pub struct ExplainArgs {
     /// Search every materialisation choice (small programs) instead of the greedy search.
     #[arg(long)]
     exact: bool,
+    /// Also compile the plan for the CPU backend (native C, from the cache where it is
+    /// there) and report which kernels run as native code, which on the VM and why, and the
+    /// compile time (a `native` object in `--json`).
+    #[arg(long)]
+    compile: bool,
 }
 
 /// Which parameter set the cost model uses.
@@ -111,10 +116,55 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
             std::fs::write(dir.join(name), src).map_err(fail)?;
         }
     }
+    let native = a.compile.then(|| {
+        let start = std::time::Instant::now();
+        let report = eqfuse_exec_cpu::compile_plan(&opt.result.plan, &eqfuse_exec_cpu::RunOptions::default());
+        (report, start.elapsed())
+    });
     if a.json {
-        println!("{}", opt.explain_json());
+        let mut json = opt.explain_json();
+        if let (Some((report, took)), Some(obj)) = (&native, json.as_object_mut()) {
+            obj.insert("native".into(), native_json(report, *took));
+        }
+        println!("{json}");
     } else {
         print!("{}", opt.explain_with(true));
+        if let Some((report, took)) = &native {
+            print!("{}", native_text(report, *took));
+        }
     }
     Ok(())
+}
+
+/// `--compile`'s report as text.
+fn native_text(r: &eqfuse_exec_cpu::CompileReport, took: Duration) -> String {
+    let how = if r.cached {
+        format!("from the cache in {:.1} ms", took.as_secs_f64() * 1e3)
+    } else {
+        format!("compiled in {:.1} ms", r.compile_seconds * 1e3)
+    };
+    let mut s = format!(
+        "\nnative code (CPU): {} of {} kernels, {how}\n",
+        r.native.len(),
+        r.native.len() + r.vm.len()
+    );
+    if let Some(why) = &r.failure {
+        s.push_str(&format!("  no native code: {why}\n"));
+    }
+    for (k, why) in &r.vm {
+        s.push_str(&format!("  k{k} runs on the VM: {why}\n"));
+    }
+    s
+}
+
+/// `--compile`'s report as JSON.
+fn native_json(r: &eqfuse_exec_cpu::CompileReport, took: Duration) -> serde_json::Value {
+    serde_json::json!({
+        "kernels": r.native,
+        "vm": r.vm.iter().map(|(k, why)| serde_json::json!({"kernel": k, "why": why})).collect::<Vec<_>>(),
+        "cached": r.cached,
+        "compile_ms": r.compile_seconds * 1e3,
+        "prepare_ms": took.as_secs_f64() * 1e3,
+        "failure": r.failure,
+    })
 }

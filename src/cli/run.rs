@@ -1,12 +1,14 @@
 //! `eqfuse run PROGRAM [--inputs DIR] [--input NAME=FILE]... [--random-inputs SEED [--size NAME=N]...]
-//! [--out DIR] [--backend B] [--no-opt] [LIMITS]` (`LIMITS`: see [`super::limits::LimitArgs`])
+//! [--out DIR] [--backend B] [--no-opt] [--timings] [LIMITS]` (`LIMITS`: see [`super::limits::LimitArgs`])
 
 use super::limits::LimitArgs;
 use super::{load_with, show, CmdResult};
 use clap::Args;
+use eqfuse::backend::Timings;
 use eqfuse::random_inputs::{self, RandomInputs};
 use eqfuse::{files, Backend};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// Arguments of `eqfuse run`.
 #[derive(Debug, Args)]
@@ -37,6 +39,10 @@ pub struct RunArgs {
     /// Run the unfused program (one kernel per operation) on the chosen backend.
     #[arg(long)]
     no_opt: bool,
+    /// Print on stderr where the time went: parse and check, read inputs, optimise, compile
+    /// native code, execute, write outputs.
+    #[arg(long)]
+    timings: bool,
     /// Resource limits.
     #[command(flatten)]
     limits: LimitArgs,
@@ -46,8 +52,11 @@ pub struct RunArgs {
 pub fn run(a: &RunArgs) -> CmdResult {
     a.limits.start_watchdog();
     let limits = a.limits.limits();
+    let start = Instant::now();
     let checked = load_with(&a.program, &limits)?;
+    let load_time = start.elapsed();
     let backend: Backend = a.backend.parse()?;
+    let start = Instant::now();
     let inputs = match a.random_inputs {
         Some(seed) => {
             let mut opts = RandomInputs::new(seed);
@@ -66,12 +75,11 @@ pub fn run(a: &RunArgs) -> CmdResult {
     };
     // `--no-opt` runs the unfused plan (one kernel per operation) on the chosen executor; the
     // reference interpreter never fuses.
+    let read_time = start.elapsed();
     let (optimize, run_opts) = (a.limits.optimize_options(), a.limits.run_options());
-    let outputs = if a.no_opt {
-        eqfuse::backend::run_unfused_with(&checked, backend, &inputs, &optimize, &run_opts)?
-    } else {
-        eqfuse::backend::run_with(&checked, backend, &inputs, &optimize, &run_opts)?
-    };
+    let (outputs, timings) =
+        eqfuse::backend::run_timed(&checked, backend, &inputs, &optimize, &run_opts, a.no_opt)?;
+    let start = Instant::now();
     match &a.out {
         Some(dir) => {
             for path in files::write_outputs(dir, &outputs)? {
@@ -84,7 +92,34 @@ pub fn run(a: &RunArgs) -> CmdResult {
             }
         }
     }
+    if a.timings {
+        eprint!("{}", timings_table(load_time, read_time, &timings, start.elapsed()));
+    }
     Ok(())
+}
+
+/// The `--timings` table.
+fn timings_table(load: Duration, read: Duration, t: &Timings, write: Duration) -> String {
+    let ms = |d: Duration| format!("{:>10.3} ms", d.as_secs_f64() * 1e3);
+    let compile = match t.compile {
+        Some((d, true)) => format!("{} (from the cache)", ms(d)),
+        Some((d, false)) => ms(d),
+        None => format!("{:>13}", "-"),
+    };
+    let total = load + read + t.optimise + t.compile.map_or(Duration::ZERO, |c| c.0) + t.execute + write;
+    let mut s = String::from("timings:\n");
+    for (what, text) in [
+        ("parse and check", ms(load)),
+        ("read inputs", ms(read)),
+        ("optimise", ms(t.optimise)),
+        ("compile", compile),
+        ("execute", ms(t.execute)),
+        ("write outputs", ms(write)),
+        ("total", ms(total)),
+    ] {
+        s.push_str(&format!("  {what:<16}{text}\n"));
+    }
+    s
 }
 
 /// `run` with no inputs given for a program that has some: the error says how to give them.

@@ -3,6 +3,7 @@
 //! as a summary that keeps the first and last [`EDGE`] entries of every long dimension.
 
 use eqfuse::{Scalar, Value};
+use std::collections::HashMap;
 
 /// Arrays with at most this many elements print whole.
 const WHOLE: usize = 1000;
@@ -13,26 +14,29 @@ const EDGE: usize = 3;
 /// `f32[3] [1.0, 2.0, 3.0]`; a matrix as `f32[2, 2]` and its rows on the next lines; a
 /// scalar as `1.5 (f32)`.
 pub fn summary(v: &Value) -> String {
-    let elems = v.to_scalars();
     let shape = v.shape();
     if shape.is_empty() {
-        return match elems.first() {
+        return match v.get_flat(0) {
             Some(s) => format!("{s} ({})", v.elem_type()),
             None => String::from("?"),
         };
     }
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let head = format!("{}[{}]", v.elem_type(), dims.join(", "));
-    if elems.is_empty() {
+    if v.is_empty() {
         return format!("{head} []");
     }
-    let whole = elems.len() <= WHOLE;
-    let texts: Vec<String> = elems.iter().map(Scalar::to_string).collect();
+    let whole = v.len() <= WHOLE;
+    // only the entries shown are formatted: a summary of a big array costs nothing
+    let texts: HashMap<usize, String> = shown(shape, whole)
+        .into_iter()
+        .map(|i| (i, v.get_flat(i).as_ref().map_or_else(|| "?".to_string(), Scalar::to_string)))
+        .collect();
     if shape.len() == 1 {
         return format!("{head} {}", nested(shape, &texts, 0, 0, whole, 0));
     }
     // the width of the widest entry shown aligns the columns
-    let width = shown(shape, whole).iter().map(|&i| texts[i].chars().count()).max().unwrap_or(0);
+    let width = texts.values().map(|t| t.chars().count()).max().unwrap_or(0);
     format!("{head}\n{}", nested(shape, &texts, 0, 0, whole, width))
 }
 
@@ -57,7 +61,14 @@ fn kept(d: usize, whole: bool) -> Vec<usize> {
 
 /// The sub-array at flat offset `base` of dimension `depth`, as nested brackets; rows of a
 /// matrix go on lines of their own, indented by their depth, padded to `width`.
-fn nested(shape: &[usize], texts: &[String], depth: usize, base: usize, whole: bool, width: usize) -> String {
+fn nested(
+    shape: &[usize],
+    texts: &HashMap<usize, String>,
+    depth: usize,
+    base: usize,
+    whole: bool,
+    width: usize,
+) -> String {
     let d = shape[depth];
     let keep = kept(d, whole);
     let stride: usize = shape[depth + 1..].iter().product();
@@ -68,7 +79,7 @@ fn nested(shape: &[usize], texts: &[String], depth: usize, base: usize, whole: b
         }
         let at = base + k * stride;
         parts.push(if depth + 1 == shape.len() {
-            format!("{:>width$}", texts[at])
+            format!("{:>width$}", texts.get(&at).map_or("?", String::as_str))
         } else {
             nested(shape, texts, depth + 1, at, whole, width)
         });
