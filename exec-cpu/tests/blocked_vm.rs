@@ -390,6 +390,41 @@ output fh = permute (+) (fill [16] 0.0) (\\i -> bins[i]) w";
 }
 
 #[test]
+fn permutes_run_as_native_code() {
+    // a 2-d destination from a 2-d space, a lambda operator, a float max with -1 drops, on
+    // one and several threads: the native skeleton, checked to have run natively
+    let src = "input bins : i64[k]
+input w : f64[k]
+input m : i64[r, c]
+output g = permute (\\a b -> a + b) (fill [3, 5] 0) (\\i j -> (m[i, j] % 3, (i + j) % 5)) m
+output mx = permute max (fill [16] (-1.0)) (\\i -> bins[i]) w";
+    let k = 3000;
+    let bins: Vec<i64> = (0..k).map(|i| if i % 11 == 3 { -1 } else { ((i * 7) % 16) as i64 }).collect();
+    let w: Vec<f64> = (0..k).map(|i| (i % 13) as f64 / 4.0).collect();
+    let m = Value::I64(ArrayD::from_shape_fn(IxDyn(&[40, 70]), |ix| (ix[0] * 70 + ix[1]) as i64));
+    let ins = inputs(&[("bins", i64s(&bins)), ("w", f64s(&w)), ("m", m)]);
+    let before = eqfuse_exec_cpu::native_counts();
+    let settings = [opts(16, 4), opts(64, 2), opts(2048, 1), opts(100_000, 3)];
+    let out = check_with(src, &ins, Agree::Exact, &settings).unwrap();
+    let after = eqfuse_exec_cpu::native_counts();
+    assert!(after.native > before.native, "no kernel ran natively: {before:?} -> {after:?}");
+    for (label, plan) in plans(src).1 {
+        let report = eqfuse_exec_cpu::compile_plan(&plan, &RunOptions::default());
+        assert!(report.vm.is_empty(), "{label}: kernels on the VM: {:?}\n{plan}", report.vm);
+    }
+    let mut mx = vec![-1.0f64; 16];
+    for (&b, &x) in bins.iter().zip(&w) {
+        if b >= 0 {
+            mx[b as usize] = mx[b as usize].max(x);
+        }
+    }
+    assert!(identical(&out["mx"], &f64s(&mx)), "{:?}", out["mx"]);
+    let total: i64 = (0..40 * 70).sum();
+    let g: i64 = out["g"].to_scalars().iter().map(|s| s.as_f64() as i64).sum();
+    assert_eq!(g, total);
+}
+
+#[test]
 fn the_first_failing_element_wins_across_functions() {
     // a target out of bounds at element 3 comes before a division by zero at element 10
     let src = "input bins : i64[k]

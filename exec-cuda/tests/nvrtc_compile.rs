@@ -56,10 +56,19 @@ fn case_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The optimised and unfused plans of a program (`None`: it does not check).
-fn plans(src: &str) -> Option<(Plan, Plan)> {
-    let checked = parse(src).and_then(|p| check(&p)).ok()?;
+fn plans(src: &str) -> Result<(Plan, Plan), eqfuse_ir::Error> {
+    let checked = parse(src).and_then(|p| check(&p))?;
     let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
-    Some((opt.plan, opt.unfused_plan))
+    Ok((opt.plan, opt.unfused_plan))
+}
+
+/// The error code a conformance case expects (`error = "E-..."` in its `case.toml`).
+fn expected_error(dir: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("case.toml")).ok()?;
+    text.lines().find_map(|line| {
+        let (k, v) = line.split('#').next()?.split_once('=')?;
+        (k.trim() == "error").then(|| v.trim().trim_matches('"').to_string())
+    })
 }
 
 /// Programs that reach skeletons and operations the conformance programs may not.
@@ -110,7 +119,11 @@ fn every_kernel_of_every_conformance_program_compiles() {
         assert!(extra.is_dir(), "EQFUSE_EXTRA_CONFORMANCE={} is not a directory", extra.display());
         dirs.extend(case_dirs(&extra));
     }
+    let mut expected_errors = std::collections::HashMap::new();
     for d in &dirs {
+        if let Some(code) = expected_error(d) {
+            expected_errors.insert(d.display().to_string(), code);
+        }
         programs.push((d.display().to_string(), std::fs::read_to_string(d.join("program.eqf")).unwrap()));
     }
     for (name, src) in EXTRA {
@@ -125,7 +138,15 @@ fn every_kernel_of_every_conformance_program_compiles() {
         let mut kernels = 0;
         let mut checked = 0;
         for (name, src) in list {
-            let Some((plan, unfused)) = plans(src) else { continue };
+            let (plan, unfused) = match plans(src) {
+                Ok(p) => p,
+                // a case that fails to check must be one that expects that error
+                Err(e) => {
+                    let want = expected_errors.get(name);
+                    assert_eq!(want.map(String::as_str), Some(e.code.as_str()), "{name}: {e}");
+                    continue;
+                }
+            };
             checked += 1;
             kernels += compile_all(&format!("{name} (optimised)"), &plan, &opts, target);
             kernels += compile_all(&format!("{name} (unfused)"), &unfused, &opts, target);

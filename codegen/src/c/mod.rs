@@ -13,9 +13,10 @@
 //! | a scan (one lane), any rank | `eq_k<i>_scan(A, r0, r1, j0, j1, carry)`, `eq_k<i>_fold(A, row, j0, j1, part)`, `eq_k<i>_prefix(A, parts, n, carries)`: rows in parallel, or a long row as segments: fold each, the carries in order, scan each from its carry |
 //!
 //! | a filter over a 1-d space | `eq_k<i>_count(A, j0, j1, n)`, `eq_k<i>_write(A, j0, j1, dst)`: segments counted in parallel, offsets on the host, then written in parallel |
+//! | a permute (one lane), any rank | `eq_k<i>_permute(A, j0, j1, dst, touched)`: elements `[j0, j1)` combined into `dst` at their targets; `eq_k<i>_merge(A, dst, part, touched, n)`: a partial merged in (see [`PermuteCode`]) |
 //!
-//! Permutes are not generated yet: their kernels run on the VM ([`PlanCode::kernels`]
-//! says why for each).
+//! A scan or permute beside other lanes, and a filter of rank above 1, run on the VM
+//! ([`PlanCode::kernels`] says why for each).
 //!
 //! Rows are the unit of work: the host splits a kernel's rows into tasks of whole rows, or
 //! a long row into fixed-size segments whose partial results `eq_k<i>_combine` folds in
@@ -69,6 +70,24 @@ pub struct KernelCode {
     pub scan: Option<ScanCode>,
     /// A filter kernel's other entry point (`run` is then its `count`).
     pub filter: Option<FilterCode>,
+    /// A permute kernel's other entry point (`run` is then its `permute`).
+    pub permute: Option<PermuteCode>,
+}
+
+/// A permute's entry points: `permute(A, j0, j1, dst, touched)` (`run`) combines elements
+/// `[j0, j1)` (flat, row-major over the space) into `dst` at their targets — where
+/// `touched` is not null, a target not yet touched takes the element and is marked, so that
+/// `dst` may be a partial result — and `merge(A, dst, part, touched, n)` combines the
+/// touched entries of a partial `part` of `n` entries into `dst`. A target out of bounds
+/// (other than `-1` into a rank-1 destination, which drops the element) fails the call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PermuteCode {
+    /// `merge`'s symbol.
+    pub merge: String,
+    /// The element type.
+    pub ty: ElemType,
+    /// The array the result starts as a copy of.
+    pub dest: eqfuse_ir::plan::ValueId,
 }
 
 /// A filter's entry points: `count(A, j0, j1, n)` (`run`) and `write(A, j0, j1, dst)`.

@@ -28,6 +28,7 @@ pub(crate) fn generate(
     let mut reduce = Vec::new();
     let mut scan = None;
     let mut filter = None;
+    let mut permute = None;
     for (lane, &t) in k.lanes.iter().zip(&types) {
         match &lane.op {
             LaneOp::Generate => reduce.push(None),
@@ -52,7 +53,13 @@ pub(crate) fn generate(
                 filter = Some((pred, t));
             }
             LaneOp::Filter { .. } => return Err("a filter of this shape runs on the VM".into()),
-            LaneOp::Permute { .. } => return Err("a permute runs on the VM".into()),
+            LaneOp::Permute { op, dest, target } if k.lanes.len() == 1 => {
+                check_permute(plan, op, *dest, target, t, k.space.len())
+                    .map_err(|e| format!("kernel k{index}: {e}"))?;
+                reduce.push(None);
+                permute = Some((op, *dest, target, t));
+            }
+            LaneOp::Permute { .. } => return Err("a permute beside other lanes runs on the VM".into()),
         }
     }
     let name = format!("EqArgs_k{index}");
@@ -89,6 +96,30 @@ pub(crate) fn generate(
             in_space,
             scan: None,
             filter: Some(super::FilterCode { write: format!("{prefix}_write"), ty: t }),
+            permute: None,
+        };
+        return Ok((code, text));
+    }
+    if let Some((op, dest, target, t)) = permute {
+        func(&mut layout, &format!("{prefix}_target"), target, "the permute's target", true)?;
+        func(&mut layout, &format!("{prefix}_op0"), op, "the permute's operator", false)?;
+        let exts: Vec<String> = (0..rank).map(|d| layout.extent(d)).collect();
+        let drank = plan.values.get(dest).map_or(0, |v| v.rank);
+        let dims: Vec<String> = (0..drank).map(|d| layout.dim(plan, dest, d)).collect();
+        let e = permute_entries(&prefix, &name, &exts, &dims, cty(t));
+        let mut text = layout.declaration();
+        text.push_str(&funcs);
+        text.push_str(&e);
+        let code = KernelCode {
+            index,
+            run: format!("{prefix}_permute"),
+            combine: None,
+            slots: layout.slots(),
+            reduce,
+            in_space,
+            scan: None,
+            filter: None,
+            permute: Some(super::PermuteCode { merge: format!("{prefix}_merge"), ty: t, dest }),
         };
         return Ok((code, text));
     }
@@ -114,6 +145,7 @@ pub(crate) fn generate(
                 ty: t,
             }),
             filter: None,
+            permute: None,
         };
         return Ok((code, text));
     }
@@ -249,8 +281,17 @@ pub(crate) fn generate(
     let mut text = layout.declaration();
     text.push_str(&funcs);
     text.push_str(&e);
-    let code =
-        KernelCode { index, run, combine, slots: layout.slots(), reduce, in_space, scan: None, filter: None };
+    let code = KernelCode {
+        index,
+        run,
+        combine,
+        slots: layout.slots(),
+        reduce,
+        in_space,
+        scan: None,
+        filter: None,
+        permute: None,
+    };
     Ok((code, text))
 }
 
@@ -279,6 +320,101 @@ fn filter_entries(prefix: &str, name: &str, t: &str) -> String {
         w!(e, "  return ok;");
         w!(e, "}}");
     }
+    e
+}
+
+/// Checks a permute lane's functions: `op` is `t -> t -> t`; `target` takes the space's
+/// `rank` indices and returns one `i64` per dimension of `dest`.
+fn check_permute(
+    plan: &Plan,
+    op: &Func,
+    dest: ValueId,
+    target: &Func,
+    t: ElemType,
+    rank: usize,
+) -> Result<(), String> {
+    let ret_is = |f: &Func, k: usize, want: ElemType| {
+        f.ret.get(k).and_then(|&r| f.reg_types.get(r as usize)) == Some(&want)
+    };
+    if op.params != [t, t] || op.ret.len() != 1 || !ret_is(op, 0, t) {
+        return Err(format!("a permute operator that is not {t} -> {t} -> {t}"));
+    }
+    let drank = plan.values.get(dest).map(|v| v.rank).ok_or_else(|| format!("no destination v{dest}"))?;
+    if drank == 0
+        || rank == 0
+        || target.params.len() != rank
+        || target.params.iter().any(|&p| p != ElemType::I64)
+        || target.ret.len() != drank
+        || (0..drank).any(|k| !ret_is(target, k, ElemType::I64))
+    {
+        return Err(format!("a permute target that is not {rank} indices -> {drank} indices"));
+    }
+    Ok(())
+}
+
+/// A permute's entry points: `permute(A, j0, j1, dst, touched)` and `merge(A, dst, part,
+/// touched, n)` (see [`super::PermuteCode`]).
+fn permute_entries(prefix: &str, name: &str, exts: &[String], dims: &[String], t: &str) -> String {
+    let rank = exts.len();
+    let ix: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
+    let tg: Vec<String> = (0..dims.len()).map(|d| format!("t{d}")).collect();
+    let mut e = String::new();
+    w!(e, "EQ_EXPORT int {prefix}_permute(const {name}* restrict A, long long j0, long long j1, void* dst, unsigned char* touched) {{");
+    w!(e, "  int ok = 1;");
+    w!(e, "  {t}* restrict d = ({t}*)dst;");
+    w!(e, "  for (long long j = j0; j < j1; ++j) {{");
+    w!(e, "    long long eq_t = j;");
+    for d in (0..rank).rev() {
+        if d == 0 {
+            w!(e, "    const long long i0 = eq_t;");
+        } else {
+            w!(e, "    const long long i{d} = eq_t % {};", exts[d]);
+            w!(e, "    eq_t /= {};", exts[d]);
+        }
+    }
+    w!(e, "    {t} x;");
+    w!(e, "    ok &= {prefix}_elem(A, j, {}, &x);", ix.join(", "));
+    w!(e, "    long long {};", tg.join(", "));
+    let outs: Vec<String> = tg.iter().map(|t| format!("&{t}")).collect();
+    w!(e, "    ok &= {prefix}_target(A, j, {}, {});", ix.join(", "), outs.join(", "));
+    if dims.len() == 1 {
+        w!(e, "    if (t0 == -1) continue;");
+    }
+    let inb: Vec<String> = tg
+        .iter()
+        .zip(dims)
+        .map(|(t, d)| format!("(unsigned long long){t} < (unsigned long long){d}"))
+        .collect();
+    w!(e, "    if (!({})) {{ ok = 0; continue; }}", inb.join(" && "));
+    let mut flat = "t0".to_string();
+    for (k, d) in dims.iter().enumerate().skip(1) {
+        flat = format!("({flat} * {d} + t{k})");
+    }
+    w!(e, "    const long long f = {flat};");
+    w!(e, "    if (touched && !touched[f]) {{");
+    w!(e, "      d[f] = x;");
+    w!(e, "      touched[f] = 1;");
+    w!(e, "    }} else {{");
+    w!(e, "      {t} y;");
+    w!(e, "      ok &= {prefix}_op0(A, -1, d[f], x, &y);");
+    w!(e, "      d[f] = y;");
+    w!(e, "    }}");
+    w!(e, "  }}");
+    w!(e, "  return ok;");
+    w!(e, "}}");
+    w!(e, "EQ_EXPORT int {prefix}_merge(const {name}* restrict A, void* dst, const void* part, const unsigned char* touched, long long n) {{");
+    w!(e, "  int ok = 1;");
+    w!(e, "  {t}* restrict d = ({t}*)dst;");
+    w!(e, "  const {t}* restrict p = (const {t}*)part;");
+    w!(e, "  for (long long q = 0; q < n; ++q) {{");
+    w!(e, "    if (touched[q]) {{");
+    w!(e, "      {t} y;");
+    w!(e, "      ok &= {prefix}_op0(A, -1, d[q], p[q], &y);");
+    w!(e, "      d[q] = y;");
+    w!(e, "    }}");
+    w!(e, "  }}");
+    w!(e, "  return ok;");
+    w!(e, "}}");
     e
 }
 

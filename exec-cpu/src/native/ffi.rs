@@ -29,6 +29,10 @@ type FoldFn = unsafe extern "C" fn(*const u64, i64, i64, i64, *mut u8) -> i32;
 type CountFn = unsafe extern "C" fn(*const u64, i64, i64, *mut i64) -> i32;
 /// `int write(const EqArgs*, long long j0, long long j1, void* dst)`.
 type WriteFn = unsafe extern "C" fn(*const u64, i64, i64, *mut u8) -> i32;
+/// `int permute(const EqArgs*, long long j0, long long j1, void* dst, unsigned char* touched)`.
+type PermuteFn = unsafe extern "C" fn(*const u64, i64, i64, *mut u8, *mut u8) -> i32;
+/// `int merge(const EqArgs*, void* dst, const void* part, const unsigned char* touched, long long n)`.
+type MergeFn = unsafe extern "C" fn(*const u64, *mut u8, *const u8, *const u8, i64) -> i32;
 /// `int prefix(const EqArgs*, const void* parts, long long n, void* carries)`.
 type PrefixFn = unsafe extern "C" fn(*const u64, *const u8, i64, *mut u8) -> i32;
 
@@ -48,6 +52,8 @@ pub(crate) struct Entry {
     scan: Option<(ScanFn, FoldFn, PrefixFn)>,
     /// A filter's `count` and `write`.
     filter: Option<(CountFn, WriteFn)>,
+    /// A permute's `permute` and `merge`.
+    permute: Option<(PermuteFn, MergeFn)>,
     /// What was generated.
     pub code: KernelCode,
 }
@@ -119,7 +125,25 @@ impl Module {
                 }
                 None => None,
             };
-            entries.push(Some(Entry { run, combine, scan, filter, code: code.clone() }));
+            let permute = match &code.permute {
+                Some(pc) => {
+                    let missing = |what: &str, e: libloading::Error| {
+                        format!("`{what}` is missing from {}: {e}", path.display())
+                    };
+                    // SAFETY: defined by the generated C with these signatures (codegen's
+                    // `c::skeleton::permute_entries`).
+                    let permute = unsafe { lib.get::<PermuteFn>(code.run.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| missing(&code.run, e))?;
+                    // SAFETY: as above.
+                    let merge = unsafe { lib.get::<MergeFn>(pc.merge.as_bytes()) }
+                        .map(|s| *s)
+                        .map_err(|e| missing(&pc.merge, e))?;
+                    Some((permute, merge))
+                }
+                None => None,
+            };
+            entries.push(Some(Entry { run, combine, scan, filter, permute, code: code.clone() }));
         }
         Ok(Module { _lib: lib, entries })
     }
@@ -207,6 +231,57 @@ impl Entry {
             }
         });
         ok.load(Ordering::Relaxed).then_some(out)
+    }
+
+    /// Runs a permute kernel over the `total` elements of its space into `out` (a copy of
+    /// its destination, `n` entries): on one task straight into `out`; on `tasks` tasks
+    /// (contiguous element ranges) each into a partial of its own with a mask of the
+    /// entries it touched, merged into `out` in task order. `false` when an element failed
+    /// (a target out of bounds among them).
+    pub(crate) fn launch_permute(&self, args: &[u64], out: &mut Col, total: usize, tasks: usize) -> bool {
+        let Some((permute, merge)) = self.permute else { return false };
+        let a = Ptr(args.as_ptr() as *mut u8);
+        let n = out.len();
+        let dst = col_ptr(out) as *mut u8;
+        if tasks <= 1 || total < 2 {
+            // SAFETY: the contract; `out` is `n` entries, every target is checked against
+            // the destination's shape (whose `n` entries `out` copies) before it is written,
+            // and a null mask is allowed.
+            return unsafe { permute(a.get() as *const u64, 0, total as i64, dst, std::ptr::null_mut()) }
+                != 0;
+        }
+        let ty = out.ty();
+        let per = total.div_ceil(tasks);
+        let parts: Vec<Option<(Col, Vec<u8>)>> = (0..tasks)
+            .into_par_iter()
+            .map(|t| {
+                let (j0, j1) = (t * per, ((t + 1) * per).min(total));
+                let mut part = Col::zeros(ty, n);
+                let mut touched = vec![0u8; n];
+                // SAFETY: as above, into this task's own partial and mask of `n` entries.
+                let r = unsafe {
+                    permute(
+                        a.get() as *const u64,
+                        j0 as i64,
+                        j1 as i64,
+                        col_ptr(&mut part) as *mut u8,
+                        touched.as_mut_ptr(),
+                    )
+                };
+                (r != 0).then_some((part, touched))
+            })
+            .collect();
+        for p in parts {
+            let Some((mut part, touched)) = p else { return false };
+            // SAFETY: `out`, `part` and `touched` are `n` entries each.
+            let r = unsafe {
+                merge(a.get() as *const u64, dst, col_ptr(&mut part) as *const u8, touched.as_ptr(), n as i64)
+            };
+            if r == 0 {
+                return false;
+            }
+        }
+        true
     }
 
     /// Runs a scan kernel over `rows` rows of `len` elements into `_out` (`rows * len`

@@ -3,7 +3,8 @@
 //!
 //! [`prepare`] generates, compiles (or finds in the cache) and loads a plan once per
 //! process and source; [`run_kernel`] runs one kernel natively, or says that the VM must:
-//! a kernel the generator leaves out (scans, filters, permutes for now), or one where an
+//! a kernel the generator leaves out (a scan or permute beside other lanes, a filter of
+//! rank above 1), or one where an
 //! element failed, whose error the VM then reports exactly. When no C compiler works, a
 //! line on stderr says so (once) and every kernel runs on the VM.
 
@@ -189,6 +190,32 @@ fn run_native(
         if !fits {
             return Ok(None);
         }
+    }
+    if let Some(pc) = &entry.code.permute {
+        let d = store.get(pc.dest)?;
+        let t = store.elem(k.lanes[0].dst)?;
+        if d.data.ty() != t {
+            return Ok(None);
+        }
+        check_alloc(k.kind, t, d.data.len(), max_bytes)?;
+        let mut out = d.data.to_col();
+        let dshape = d.shape.clone();
+        let mut args = Vec::with_capacity(entry.code.slots.len());
+        for slot in &entry.code.slots {
+            args.push(slot_value(store, *slot, &shape, &mut [])?);
+        }
+        // the VM's split: per-thread partials only where the destination is no bigger than
+        // the source (a histogram), else one pass straight into the result
+        let blocks = total.div_ceil(segment.max(1));
+        let threads = rayon::current_num_threads();
+        let tasks = if threads > 1 && blocks > 1 && out.len() <= total { threads.min(blocks) } else { 1 };
+        for _ in 1..tasks {
+            check_alloc(k.kind, t, out.len(), max_bytes)?;
+        }
+        if !entry.launch_permute(&args, &mut out, total, tasks) {
+            return Ok(None);
+        }
+        return Ok(Some(vec![(dshape, out)]));
     }
     if entry.code.filter.is_some() {
         let mut args = Vec::with_capacity(entry.code.slots.len());
