@@ -45,11 +45,16 @@ fn program(shape: &str, n: usize) -> String {
 }
 
 fn list(var: &str, default: &str) -> Vec<String> {
-    std::env::var(var).unwrap_or_else(|_| default.to_string()).split(',').map(|s| s.trim().to_string()).collect()
+    std::env::var(var)
+        .unwrap_or_else(|_| default.to_string())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect()
 }
 
 fn growth(c: &mut Criterion) {
-    let sizes: Vec<usize> = list("EQFUSE_GROWTH_SIZES", "1000,4000,16000").iter().filter_map(|s| s.parse().ok()).collect();
+    let sizes: Vec<usize> =
+        list("EQFUSE_GROWTH_SIZES", "1000,4000,16000").iter().filter_map(|s| s.parse().ok()).collect();
     // deep nests parse, check and decode recursively: the decoder's depth limit, on a big stack
     let limits = Limits { max_depth: eqfuse_egraph::decode::DECODED_MAX_DEPTH, ..Limits::default() };
     let opts = eqfuse::OptimizeOptions { time_limit: Duration::from_secs(3600), ..Default::default() };
@@ -60,7 +65,10 @@ fn growth(c: &mut Criterion) {
         for &n in &sizes {
             let src = program(&shape, n);
             let checked = eqfuse_egraph::with_big_stack(|| {
-                eqfuse_ir::check::check_with(&eqfuse_ir::parse::parse_with(&src, &limits).expect("parse"), &limits)
+                eqfuse_ir::check::check_with(
+                    &eqfuse_ir::parse::parse_with(&src, &limits).expect("parse"),
+                    &limits,
+                )
             })
             .expect("check");
             g.bench_with_input(BenchmarkId::from_parameter(n), &checked, |b, checked| {

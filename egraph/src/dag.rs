@@ -176,6 +176,10 @@ impl Ctx<'_> {
 
     /// The true cost of the term set `s` extracts, with the term.
     fn evaluate(&mut self, s: &BTreeSet<Id>) -> Option<Evaluated> {
+        if late(self.cost) {
+            self.late = true;
+            return None;
+        }
         self.evaluated += 1;
         let choice = self.choose_within(s);
         let root = self.eg.find(self.root);

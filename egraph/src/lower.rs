@@ -169,12 +169,13 @@ impl<'a> Lowerer<'a> {
         let TermFacts { kinds, free, deep } = tf;
         let mut all_names = names.clone();
         if let Some(ArrayLang::Outputs(outs)) = nodes.last() {
+            let mut named: HashSet<Id> = HashSet::new();
             for (k, o) in outs.iter().enumerate() {
+                let first = named.insert(*o);
                 if let Some(name) = sig.outputs.get(k) {
                     // an output name wins over a let name; the first output over later ones
-                    let i = usize::from(*o);
-                    if !outs[..k].contains(o) {
-                        all_names.insert(i, name.clone());
+                    if first {
+                        all_names.insert(usize::from(*o), name.clone());
                     }
                 }
             }

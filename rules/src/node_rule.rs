@@ -52,7 +52,7 @@ impl Searcher<ArrayLang, eqfuse_egraph::Facts> for NodeSearcher {
         eclass: Id,
         limit: usize,
     ) -> Option<SearchMatches<'_, ArrayLang>> {
-        if self.searched.fetch_add(1, Ordering::Relaxed) % CHECK_EVERY == 0 && past(egraph) {
+        if self.searched.fetch_add(1, Ordering::Relaxed).is_multiple_of(CHECK_EVERY) && past(egraph) {
             return None;
         }
         let vars = child_vars();
