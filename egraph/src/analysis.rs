@@ -262,6 +262,10 @@ pub struct Facts {
     /// deep runs only from the others, so that a chain of `k` producers gets `k` such
     /// forms, not one per depth and consumer.
     pub fused_nodes: HashSet<ArrayLang>,
+    /// The optimisation's deadline: past it the rules written in Rust (node rules) neither
+    /// match nor apply, so that one long iteration stops there too. Like the memos it is
+    /// this e-graph's alone (a clone has none).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Clone for Facts {
@@ -277,7 +281,13 @@ impl Facts {
     }
 
     fn with_inputs(inputs: HashMap<InputName, Type>) -> Facts {
-        Facts { inputs, walk_memo: HashMap::new(), term_order: Vec::new(), fused_nodes: HashSet::new() }
+        Facts {
+            inputs,
+            walk_memo: HashMap::new(),
+            term_order: Vec::new(),
+            fused_nodes: HashSet::new(),
+            deadline: None,
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use crate::analysis::ParamSet;
 use crate::analysis::{Facts, Kind, SymDim};
 use crate::extract::{choose, choose_with, needed, term_of, Choice};
 use crate::lang::ArrayLang;
-use crate::lower::{lower, Signature};
+use crate::lower::{lower_by, Lowered, Signature};
 use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
 use egg::{EGraph, Id, Language, RecExpr};
 use eqfuse_ir::error::{Code, Error, Result};
@@ -112,6 +112,8 @@ struct Ctx<'a> {
     evaluated: usize,
     /// Why the last term could not be lowered (for the error when none can).
     last_error: Option<Error>,
+    /// Whether the deadline stopped a lowering.
+    late: bool,
     /// The parameters each class needs (the same for every materialised set).
     need: HashMap<Id, ParamSet>,
     /// Outputs that other kernels compute again rather than read ([`Search::Fused`]: the
@@ -174,6 +176,10 @@ impl Ctx<'_> {
 
     /// The true cost of the term set `s` extracts, with the term.
     fn evaluate(&mut self, s: &BTreeSet<Id>) -> Option<Evaluated> {
+        if late(self.cost) {
+            self.late = true;
+            return None;
+        }
         self.evaluated += 1;
         let choice = self.choose_within(s);
         let root = self.eg.find(self.root);
@@ -183,8 +189,12 @@ impl Ctx<'_> {
         if !index.keys().all(|c| choice.classes.get(c).is_some_and(|x| x.cost.is_finite())) {
             return None;
         }
-        let plan = match lower(&term, &self.eg.analysis, &HashMap::new(), self.sig) {
-            Ok(p) => p,
+        let plan = match lower_by(&term, &self.eg.analysis, &HashMap::new(), self.sig, self.cost.deadline) {
+            Ok(Lowered::Plan(p) | Lowered::Unrolled(p)) => p,
+            Ok(Lowered::Late) => {
+                self.late = true;
+                return None;
+            }
             Err(e) => {
                 self.last_error = Some(e);
                 return None;
@@ -359,13 +369,20 @@ fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id]) -> Vec<Id> {
 
 /// Extracts `root` from `eg` choosing what to materialise by the physical cost of the plan
 /// (see the module docs).
+///
+/// Under a deadline (`cost.deadline`) the search stops there with the best set found;
+/// `None` when the deadline passed before any set was evaluated (then, or while the first
+/// was lowered).
 pub fn extract(
     eg: &EGraph<ArrayLang, Facts>,
     root: Id,
     sig: &Signature<'_>,
     cost: &CostContext,
-) -> Result<Extracted> {
+) -> Result<Option<Extracted>> {
     let started = Instant::now();
+    if late(cost) {
+        return Ok(None);
+    }
     let mut kernel_class = HashMap::new();
     for c in eg.classes() {
         kernel_class.insert(c.id, c.nodes.iter().any(is_kernel_node));
@@ -381,6 +398,7 @@ pub fn extract(
         kernel_class,
         evaluated: 0,
         last_error: None,
+        late: false,
         need,
         recompute: BTreeSet::new(),
     };
@@ -423,12 +441,6 @@ pub fn extract(
     // two starts: what the tree extraction materialises (a tree cost counts a subterm
     // used twice in one kernel twice, so it may materialise too much), and nothing but the
     // outputs (everything fused, where that is possible)
-    let tree_start: BTreeSet<Id> = {
-        let free = ctx.choose(None);
-        let mut s = ctx.used(&free);
-        s.extend(forced.iter().copied());
-        s
-    };
     // the fully fused choice computes the outputs again where other kernels use them
     // rather than read them (horizontal fusion, later, may then compute an output and its
     // users in one kernel: what [`Search::Fused`] is followed for)
@@ -444,7 +456,13 @@ pub fn extract(
     let fused_feasible = fused_start.is_some();
     let mut best_set = forced.clone();
     let mut best = fused_start;
-    if cost.search != Search::Fused || !fused_feasible {
+    if (cost.search != Search::Fused || !fused_feasible) && !late(cost) {
+        let tree_start: BTreeSet<Id> = {
+            let free = ctx.choose(None);
+            let mut s = ctx.used(&free);
+            s.extend(forced.iter().copied());
+            s
+        };
         if let Some(r) = ctx.evaluate(&tree_start) {
             if best.as_ref().map_or(true, |b| r.0 < b.0) {
                 best = Some(r);
@@ -452,7 +470,7 @@ pub fn extract(
             }
         }
     }
-    if best.is_none() {
+    if best.is_none() && !late(cost) {
         // neither start is feasible where a class cannot be fused away: materialise every
         // candidate (the unfused choice) and improve from there
         best_set = forced.iter().chain(candidates.iter()).copied().collect();
@@ -516,11 +534,14 @@ pub fn extract(
         }
     }
     let Some((cost_s, term, index)) = best else {
+        if ctx.late || late(cost) {
+            return Ok(None);
+        }
         return Err(ctx
             .last_error
             .take()
             .unwrap_or_else(|| Error::new(Code::Limit, "internal error: no plan could be extracted")));
     };
     let _ = best_set;
-    Ok(Extracted { term, index, cost: cost_s, evaluated: ctx.evaluated })
+    Ok(Some(Extracted { term, index, cost: cost_s, evaluated: ctx.evaluated }))
 }

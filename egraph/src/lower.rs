@@ -55,6 +55,7 @@ use eqfuse_ir::types::{ElemType, Type};
 use eqfuse_ir::value::Scalar;
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 /// What lowering needs besides the term.
 pub struct Signature<'a> {
@@ -78,7 +79,41 @@ pub fn lower(
     names: &HashMap<usize, String>,
     sig: &Signature<'_>,
 ) -> Result<Plan> {
-    crate::with_big_stack(|| Lowerer::new(term, facts, names, sig).run())
+    match lower_by(term, facts, names, sig, None)? {
+        Lowered::Plan(p) | Lowered::Unrolled(p) => Ok(p),
+        Lowered::Late => Err(internal("stopped by a deadline it was not given")),
+    }
+}
+
+/// What [`lower_by`] made by its deadline.
+#[derive(Clone, Debug)]
+pub enum Lowered {
+    /// The whole plan, its recurrences rolled.
+    Plan(Plan),
+    /// The whole plan, but the deadline passed before loop rolling ([`crate::roll`]): the
+    /// recurrences stay unrolled (the plan computes the same values).
+    Unrolled(Plan),
+    /// The deadline passed before every kernel was lowered: no plan.
+    Late,
+}
+
+/// [`lower`] under a deadline: it checks the deadline before each kernel and before loop
+/// rolling, and past it stops with what it has ([`Lowered`]).
+pub fn lower_by(
+    term: &RecExpr<ArrayLang>,
+    facts: &Facts,
+    names: &HashMap<usize, String>,
+    sig: &Signature<'_>,
+    deadline: Option<Instant>,
+) -> Result<Lowered> {
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return Ok(Lowered::Late);
+    }
+    crate::with_big_stack(|| {
+        let mut l = Lowerer::new(term, facts, names, sig);
+        l.deadline = deadline;
+        l.run()
+    })
 }
 
 struct Lowerer<'a> {
@@ -117,6 +152,8 @@ struct Lowerer<'a> {
     has_cond: bool,
     /// The strict sets of nodes ([`crate::strict`]).
     strict: Strict,
+    /// Past it, lowering stops ([`lower_by`]).
+    deadline: Option<Instant>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -132,12 +169,13 @@ impl<'a> Lowerer<'a> {
         let TermFacts { kinds, free, deep } = tf;
         let mut all_names = names.clone();
         if let Some(ArrayLang::Outputs(outs)) = nodes.last() {
+            let mut named: HashSet<Id> = HashSet::new();
             for (k, o) in outs.iter().enumerate() {
+                let first = named.insert(*o);
                 if let Some(name) = sig.outputs.get(k) {
                     // an output name wins over a let name; the first output over later ones
-                    let i = usize::from(*o);
-                    if !outs[..k].contains(o) {
-                        all_names.insert(i, name.clone());
+                    if first {
+                        all_names.insert(usize::from(*o), name.clone());
                     }
                 }
             }
@@ -165,10 +203,15 @@ impl<'a> Lowerer<'a> {
                 .iter()
                 .any(|n| matches!(n, ArrayLang::If(_) | ArrayLang::And(_) | ArrayLang::Or(_))),
             strict: Strict::default(),
+            deadline: None,
         }
     }
 
-    fn run(mut self) -> Result<Plan> {
+    fn late(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn run(mut self) -> Result<Lowered> {
         for (name, ty) in self.sig.inputs {
             let (elem, rank) = match ty {
                 Type::Scalar(e) => (*e, 0),
@@ -190,6 +233,9 @@ impl<'a> Lowerer<'a> {
         // lazy ones are lowered where first needed, under their guard ([`crate::place`])
         let strict: Vec<usize> = self.placement.strict_nodes().filter(|&i| self.is_kernel(i)).collect();
         for i in strict {
+            if self.late() {
+                return Ok(Lowered::Late);
+            }
             self.kernel(i)?;
         }
         for (k, &o) in outs.iter().enumerate() {
@@ -199,8 +245,11 @@ impl<'a> Lowerer<'a> {
         }
         let outputs: HashSet<ValueId> = self.plan.outputs.iter().map(|(_, v)| *v).collect();
         drop_unread_lanes(&mut self.plan.steps, &outputs);
+        if self.late() {
+            return Ok(Lowered::Unrolled(self.plan));
+        }
         roll_kernels(&mut self.plan.steps);
-        Ok(self.plan)
+        Ok(Lowered::Plan(self.plan))
     }
 
     /// Whether the map `c` (function, operands) needs operand `j` computed

@@ -355,37 +355,79 @@ fn rename_inst(i: &mut Inst, rename: &mut HashMap<Reg, Reg>, types: &mut Vec<eqf
     }
 }
 
-/// Drops top-level instructions whose results nobody uses and that cannot fail.
-pub(crate) fn dead_code(mut f: Func) -> Func {
-    loop {
-        let mut used: HashSet<Reg> = f.ret.iter().copied().collect();
-        f.body.visit(&mut |i| {
-            let mut ext = Vec::new();
-            let mut local = HashMap::new();
-            let mut key = String::new();
-            shape_inst(i, &mut key, &mut ext, &mut local);
-            used.extend(ext);
-            if let Inst::Loop { count, inits, nexts, body, .. } = i {
-                used.insert(*count);
-                used.extend(inits.iter().copied());
-                used.extend(nexts.iter().copied());
-                body.visit(&mut |j| {
-                    let (_, e) = shape(j);
-                    used.extend(e);
-                });
+/// Every register `i` reads, its nested blocks' included (a superset: registers a nested
+/// block defines and reads itself are listed too, which only keeps more alive).
+fn uses(i: &Inst, out: &mut Vec<Reg>) {
+    match i {
+        Inst::Const { .. } | Inst::Load { .. } => {}
+        Inst::Unary { a, .. } => out.push(*a),
+        Inst::Binary { a, b, .. } => out.extend([*a, *b]),
+        Inst::Call { args, .. } => out.extend(args.iter().copied()),
+        Inst::Read { index, .. } => out.extend(index.iter().copied()),
+        Inst::Dim { axis, .. } => out.push(*axis),
+        Inst::If { cond, then_block, then_ret, else_block, else_ret, .. } => {
+            out.extend([*cond, *then_ret, *else_ret]);
+            for j in then_block.insts.iter().chain(&else_block.insts) {
+                uses(j, out);
             }
-            if let Inst::Read { index, .. } = i {
-                used.extend(index.iter().copied());
+        }
+        Inst::Loop { count, inits, body, nexts, .. } => {
+            out.push(*count);
+            out.extend(inits.iter().copied());
+            out.extend(nexts.iter().copied());
+            for j in &body.insts {
+                uses(j, out);
             }
-            if let Inst::Dim { axis, .. } = i {
-                used.insert(*axis);
-            }
-        });
-        let before = f.body.insts.len();
-        let types = f.reg_types.clone();
-        f.body.insts.retain(|i| !(i.dsts().iter().all(|d| !used.contains(d)) && cannot_fail(i, &types)));
-        if f.body.insts.len() == before {
-            return f;
         }
     }
+}
+
+/// Drops top-level instructions whose results nobody uses and that cannot fail.
+///
+/// One pass over the use–def graph (linear in the code's size): the live instructions are
+/// those the results, or an instruction that can fail, reach through their operands; the
+/// others go. (Removing dead code layer by layer until nothing changes, as this once did,
+/// is quadratic on a long dead chain: the unrolled steps a rolled loop replaced.)
+pub(crate) fn dead_code(mut f: Func) -> Func {
+    let insts = &f.body.insts;
+    let mut def: HashMap<Reg, usize> = HashMap::with_capacity(insts.len());
+    for (j, i) in insts.iter().enumerate() {
+        for d in i.dsts() {
+            def.insert(d, j);
+        }
+    }
+    let mut live = vec![false; insts.len()];
+    let mut work: Vec<usize> = Vec::new();
+    let mark = |j: usize, live: &mut Vec<bool>, work: &mut Vec<usize>| {
+        if !live[j] {
+            live[j] = true;
+            work.push(j);
+        }
+    };
+    for r in &f.ret {
+        if let Some(&j) = def.get(r) {
+            mark(j, &mut live, &mut work);
+        }
+    }
+    for (j, i) in insts.iter().enumerate() {
+        if !cannot_fail(i, &f.reg_types) {
+            mark(j, &mut live, &mut work);
+        }
+    }
+    let mut regs: Vec<Reg> = Vec::new();
+    while let Some(j) = work.pop() {
+        regs.clear();
+        uses(&insts[j], &mut regs);
+        for r in &regs {
+            if let Some(&k) = def.get(r) {
+                mark(k, &mut live, &mut work);
+            }
+        }
+    }
+    if live.iter().all(|l| *l) {
+        return f;
+    }
+    let mut it = live.into_iter();
+    f.body.insts.retain(|_| it.next().unwrap_or(true));
+    f
 }

@@ -386,7 +386,8 @@ impl FuseReads<'_> {
         for k in candidates {
             let (a, ix) = k.split_first()?;
             let a = eg.find(*a);
-            if keep && self.keep.contains(&a) {
+            // (`keep` is sorted: [`output_classes`])
+            if keep && self.keep.binary_search(&a).is_ok() {
                 continue;
             }
             if self.chain.contains(&a) {

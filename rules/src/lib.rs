@@ -34,8 +34,10 @@ pub mod loops;
 pub mod node_rule;
 pub mod runner;
 pub mod scalar;
+pub mod schedule;
 pub mod stop;
 pub mod subst;
+pub mod trace;
 
 pub use fusion::Gas;
 pub use runner::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};

@@ -11,6 +11,7 @@
 use crate::EG;
 use egg::{Id, Language, PatternAst, SearchMatches, Searcher, Subst, Symbol, Var};
 use eqfuse_egraph::ArrayLang;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The most children a matched node may have.
@@ -30,12 +31,17 @@ pub type Build = Arc<dyn Fn(&mut EG, Id, &ArrayLang) -> Option<Id> + Send + Sync
 /// Searches every class for nodes that `select` accepts.
 pub struct NodeSearcher {
     select: Select,
+    /// Classes searched: the deadline is read every [`CHECK_EVERY`] of them.
+    searched: AtomicUsize,
 }
+
+/// How many classes a node searcher searches between two looks at the clock.
+const CHECK_EVERY: usize = 64;
 
 impl NodeSearcher {
     /// A searcher for the nodes `select` accepts.
     pub fn new(select: Select) -> NodeSearcher {
-        NodeSearcher { select }
+        NodeSearcher { select, searched: AtomicUsize::new(0) }
     }
 }
 
@@ -46,14 +52,20 @@ impl Searcher<ArrayLang, eqfuse_egraph::Facts> for NodeSearcher {
         eclass: Id,
         limit: usize,
     ) -> Option<SearchMatches<'_, ArrayLang>> {
+        if self.searched.fetch_add(1, Ordering::Relaxed).is_multiple_of(CHECK_EVERY) && past(egraph) {
+            return None;
+        }
         let vars = child_vars();
         let mut substs = Vec::new();
         for node in &egraph[eclass].nodes {
             if substs.len() >= limit {
                 break;
             }
+            if !(self.select)(egraph, node) {
+                continue;
+            }
             let kids = node.children();
-            if kids.len() > MAX_CHILDREN || !(self.select)(egraph, node) {
+            if kids.len() > MAX_CHILDREN {
                 continue;
             }
             let mut s = Subst::with_capacity(kids.len());
@@ -85,6 +97,9 @@ impl egg::Applier<ArrayLang, eqfuse_egraph::Facts> for NodeApplier {
         _searcher_ast: Option<&PatternAst<ArrayLang>>,
         _rule_name: Symbol,
     ) -> Vec<Id> {
+        if past(egraph) {
+            return Vec::new();
+        }
         let vars = child_vars();
         // find the node of the class whose children are the bound ones
         let kids: Vec<Id> = vars.iter().map_while(|v| subst.get(*v).map(|id| egraph.find(*id))).collect();
@@ -101,9 +116,15 @@ impl egg::Applier<ArrayLang, eqfuse_egraph::Facts> for NodeApplier {
     }
 }
 
+/// Whether the optimisation's deadline has passed ([`eqfuse_egraph::Facts::deadline`]):
+/// then a node rule finds and applies nothing, and egg's own time limit ends the run.
+fn past(egraph: &EG) -> bool {
+    egraph.analysis.deadline.is_some_and(|d| std::time::Instant::now() >= d)
+}
+
 /// A rewrite named `name` from a selector and a builder.
 pub fn node_rule(name: &str, select: Select, build: Build) -> crate::Rewrite {
-    let searcher = NodeSearcher { select };
+    let searcher = NodeSearcher::new(select);
     let applier = NodeApplier { select, build };
     match egg::Rewrite::new(name, searcher, applier) {
         Ok(r) => r,

@@ -6,11 +6,12 @@
 //! Top-level `let` names follow the classes from phase to phase, so the final program and
 //! `explain` name intermediate arrays as the source did.
 
+use crate::schedule::SizedBackoff;
 use crate::stop::{Stage, StopReason};
 use crate::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
 use egg::{Id, Language, RecExpr};
 use eqfuse_egraph::dag::{CostContext, Search};
-use eqfuse_egraph::lower::Signature;
+use eqfuse_egraph::lower::{Lowered, Signature};
 use eqfuse_egraph::model::{plan_cost, PlanCost};
 use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
 use eqfuse_ir::check::Checked;
@@ -28,10 +29,13 @@ pub struct OptimizeOptions {
     pub node_limit: usize,
     /// Most iterations per phase.
     pub iter_limit: usize,
-    /// Wall-clock limit for the whole optimisation: saturation, extraction and the search
-    /// over what to materialise, and the choice among the branches kept, all stop at this
-    /// one deadline with the best they have (at worst the unfused plan). The final
-    /// lowering and decoding of that result come on top.
+    /// Wall-clock limit for the whole optimisation: saturation (within an iteration too),
+    /// extraction and the search over what to materialise, the choice among the branches
+    /// kept, lowering, loop rolling and decoding all stop at this one deadline with the
+    /// best they have (at worst the unfused plan), and the result's `stop_reason` names
+    /// the stage ([`Stage`]). The phases stop a little earlier, leaving the stages after
+    /// them about as long as encoding and lowering the source took (at most a quarter of
+    /// the limit). Only the unfused plan is always made in full (it is the fallback).
     pub time_limit: Duration,
     /// The fusion budget: at most this many fusing rewrites (`None`: unlimited).
     pub fuse_gas: Option<usize>,
@@ -168,6 +172,22 @@ fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)
 /// An extracted term with the source `let` names of its nodes.
 type Named = (RecExpr<ArrayLang>, HashMap<usize, String>);
 
+/// The backoff scheduler's initial match limit (for e-graphs of up to
+/// `MATCH_LIMIT / schedule::PER_NODE` nodes; above, it grows with the e-graph).
+const MATCH_LIMIT: usize = 2_000;
+
+/// The backoff scheduler's initial ban length, in iterations (egg's default).
+const BAN_LENGTH: usize = 5;
+
+/// `a`, unless it is none or `saturated`: then `b` (the first limit that stopped a run is the
+/// one reported).
+fn first_stop(a: Option<StopReason>, b: StopReason) -> Option<StopReason> {
+    match a {
+        Some(r) if !r.is_saturated() => Some(r),
+        _ => Some(b),
+    }
+}
+
 /// Runs `rules` on `egraph` until it saturates or a limit stops it.
 fn saturate(
     egraph: EG,
@@ -175,11 +195,19 @@ fn saturate(
     opts: &OptimizeOptions,
     deadline: Instant,
 ) -> egg::Runner<ArrayLang, Facts> {
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    // egg's own limit ends a millisecond before the deadline, so that when the node rules
+    // find nothing because the deadline has passed, egg has stopped for its time limit
+    // (and does not take the silence for saturation)
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .saturating_sub(Duration::from_millis(1))
+        .max(Duration::from_millis(1));
     let mut rules: Vec<Rewrite> = rules.to_vec();
     if let Some(seed) = opts.variant.rule_order_seed {
         shuffle(&mut rules, seed);
     }
+    let mut egraph = egraph;
+    egraph.analysis.deadline = Some(deadline);
     let runner = egg::Runner::default()
         .with_egraph(egraph)
         .with_node_limit(opts.node_limit)
@@ -194,15 +222,14 @@ fn saturate(
     if opts.variant.simple_scheduler {
         runner.with_scheduler(egg::SimpleScheduler).run(&rules)
     } else {
-        let scheduler =
-            rules.iter().fold(egg::BackoffScheduler::default().with_initial_match_limit(2_000), |s, r| {
-                // fusion and beta must not be banned: they only ever finish what another started
-                if r.name.as_str().starts_with("fuse-") || r.name.as_str().starts_with("recast-") {
-                    s.do_not_ban(r.name)
-                } else {
-                    s
-                }
-            });
+        let scheduler = rules.iter().fold(SizedBackoff::new(MATCH_LIMIT, BAN_LENGTH), |s, r| {
+            // fusion and beta must not be banned: they only ever finish what another started
+            if r.name.as_str().starts_with("fuse-") || r.name.as_str().starts_with("recast-") {
+                s.do_not_ban(r.name)
+            } else {
+                s
+            }
+        });
         runner.with_scheduler(scheduler).run(&rules)
     }
 }
@@ -225,32 +252,67 @@ fn phase(
     let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
     let mut egraph = loaded.egraph;
     let mut fired: IndexMap<String, usize> = IndexMap::new();
-    let (mut iterations, mut stop) = (0, None);
+    let mut iterations = 0;
+    let mut stop: Option<StopReason> = None;
     // each stage saturates the e-graph the previous one left
     for rules in stages {
+        if Instant::now() >= deadline {
+            stop = first_stop(stop, StopReason::TimeLimit(Stage::Saturation));
+            break;
+        }
         let runner = saturate(egraph, rules, opts, deadline);
         for it in &runner.iterations {
             for (r, n) in &it.applied {
                 *fired.entry(r.to_string()).or_default() += n;
             }
         }
+        for it in &runner.iterations {
+            crate::trace::note_secs(name, "iteration", it.total_time, || {
+                format!(
+                    "(search {:.3}s apply {:.3}s rebuild {:.3}s) {} nodes {} classes, applied {:?}",
+                    it.search_time,
+                    it.apply_time,
+                    it.rebuild_time,
+                    it.egraph_nodes,
+                    it.egraph_classes,
+                    it.applied
+                )
+            });
+        }
         iterations += runner.iterations.len();
-        stop = stop.or(runner.stop_reason);
+        stop = first_stop(stop, runner.stop_reason.as_ref().map_or(StopReason::Saturated, StopReason::from));
         egraph = runner.egraph;
     }
     let eg = &egraph;
     let mut outs = Vec::new();
-    let mut stop: Option<StopReason> = stop.as_ref().map(StopReason::from);
-    for mode in modes {
+    // where no rule fired and the e-graph is the term as loaded (one node per class, none
+    // added), every extraction gives the term back: every kernel class has only its
+    // kernel node, so it is materialised whatever the search
+    let unchanged = fired.values().all(|n| *n == 0)
+        && eg.total_number_of_nodes() == term.as_ref().len()
+        && eg.number_of_classes() == term.as_ref().len();
+    if unchanged {
+        outs.push((term.clone(), names.clone()));
+    }
+    for mode in modes.iter().filter(|_| !unchanged) {
         // past the deadline, one extraction (its search stops at once) and no other
         if !outs.is_empty() && Instant::now() >= deadline {
-            stop = stop.or(Some(StopReason::TimeLimit(Stage::Extraction)));
+            stop = first_stop(stop, StopReason::TimeLimit(Stage::Extraction));
             break;
         }
         let ctx = CostContext { search: *mode, deadline: Some(deadline), ..opts.cost.clone() };
+        let t = Instant::now();
         let x = eqfuse_egraph::dag::extract(eg, root, sig, &ctx)?;
+        crate::trace::note(name, "extract", t, || {
+            format!("{mode:?}, {} sets evaluated", x.as_ref().map_or(0, |x| x.evaluated))
+        });
+        let Some(x) = x else {
+            // the deadline passed before a term was extracted
+            stop = first_stop(stop, StopReason::TimeLimit(Stage::Extraction));
+            break;
+        };
         if Instant::now() >= deadline {
-            stop = stop.or(Some(StopReason::TimeLimit(Stage::Extraction)));
+            stop = first_stop(stop, StopReason::TimeLimit(Stage::Extraction));
         }
         if outs.iter().any(|(t, _)| *t == x.term) {
             continue;
@@ -268,6 +330,11 @@ fn phase(
             }
         }
         outs.push((x.term, new_names));
+    }
+    if outs.is_empty() {
+        // nothing extracted by the deadline: the phase's own term (a valid program, the one
+        // the previous phase chose, at worst the source's)
+        outs.push((term.clone(), names.clone()));
     }
     let report = PhaseReport {
         name,
@@ -305,6 +372,16 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let facts = enc.egraph.analysis.clone();
     let (term0, names0) = source_term(&enc)?;
     let source = (term0.clone(), names0.clone());
+    let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
+    // the unfused plan: reported beside the optimised one, and the plan kept when the
+    // deadline leaves no other
+    let unfused_plan = eqfuse_egraph::lower::lower(&source.0, &facts, &source.1, &sig)?;
+    crate::trace::note("start", "encode, source term, unfused plan", started, String::new);
+    // the phases stop early enough to leave the stages after them (lowering the chosen
+    // term, decoding it) about the time encoding and lowering the source took: at most a
+    // quarter of the limit
+    let reserve = started.elapsed().min(opts.time_limit / 4);
+    let phases_deadline = deadline.checked_sub(reserve).unwrap_or(deadline).max(started);
     let sets = RuleSets { fast_math: opts.fast_math };
     let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
     let simplify = simplify_rules(sets);
@@ -339,7 +416,6 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         plan.push(("loops", vec![&loops], false));
         plan.push(("horizontal", vec![&horiz_prep, &horiz], false));
     }
-    let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     let sized = OptimizeOptions {
         cost: CostContext {
             sizes: eqfuse_egraph::model::default_sizes(&enc.inputs, &opts.cost.sizes),
@@ -352,7 +428,8 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let run = |name: &'static str, rules: &[&[Rewrite]], modes: &[Search], branches: Vec<Branch>| {
         let mut next: Vec<Branch> = Vec::new();
         for (term, names, reports) in branches {
-            let (outs, report) = phase(name, &sig, &facts, &term, &names, rules, opts, deadline, modes)?;
+            let (outs, report) =
+                phase(name, &sig, &facts, &term, &names, rules, opts, phases_deadline, modes)?;
             for (t, n) in outs {
                 if next.iter().any(|(t2, _, _)| *t2 == t) {
                     continue;
@@ -373,7 +450,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // source's own term, the unfused plan)
     let mut late: Option<StopReason> = None;
     for (name, rules, repeats) in plan {
-        if Instant::now() >= deadline {
+        if Instant::now() >= phases_deadline {
             late = Some(StopReason::TimeLimit(Stage::Saturation));
             break;
         }
@@ -387,7 +464,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         // result is then a fixpoint, so optimising it again finds nothing more
         let mut settled: Vec<Branch> = Vec::new();
         for round in 0..MAX_FUSION_ROUNDS {
-            if round > 0 && Instant::now() >= deadline {
+            if round > 0 && Instant::now() >= phases_deadline {
                 late = Some(StopReason::TimeLimit(Stage::Saturation));
                 break;
             }
@@ -412,21 +489,47 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         settled.extend(branches);
         branches = settled;
     }
-    // the cheapest branch (past the deadline, the first: each is lowered to be priced)
-    let mut best: Option<(f64, Branch)> = None;
+    crate::trace::note("phases", "done", started, String::new);
+    let t = Instant::now();
+    // the cheapest branch (past the deadline, the first: each is lowered to be priced);
+    // one whose lowering the deadline stopped is not a candidate, and with none lowered
+    // the plan is the unfused one
+    let mut best: Option<(f64, Branch, Plan)> = None;
+    let mut first_phases: Option<Vec<PhaseReport>> = None;
     for b in branches {
         if best.is_some() && Instant::now() >= deadline {
-            late = late.or(Some(StopReason::TimeLimit(Stage::Choice)));
+            late = first_stop(late, StopReason::TimeLimit(Stage::Choice));
             break;
         }
-        let plan = eqfuse_egraph::lower::lower(&b.0, &facts, &b.1, &sig)?;
+        first_phases.get_or_insert_with(|| b.2.clone());
+        let plan = if b.0 == source.0 {
+            unfused_plan.clone()
+        } else {
+            match eqfuse_egraph::lower::lower_by(&b.0, &facts, &b.1, &sig, Some(deadline))? {
+                Lowered::Plan(p) => p,
+                Lowered::Unrolled(p) => {
+                    late = first_stop(late, StopReason::TimeLimit(Stage::Rolling));
+                    p
+                }
+                Lowered::Late => {
+                    let stage = if best.is_some() { Stage::Choice } else { Stage::Lowering };
+                    late = first_stop(late, StopReason::TimeLimit(stage));
+                    break;
+                }
+            }
+        };
         let c = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes).total;
-        if best.as_ref().map_or(true, |(bc, _)| c < *bc) {
-            best = Some((c, b));
+        if best.as_ref().map_or(true, |(bc, _, _)| c < *bc) {
+            best = Some((c, b, plan));
         }
     }
-    let (_, (term, names, phases)) =
-        best.ok_or_else(|| Error::new(Code::Limit, "internal error: no plan"))?;
+    crate::trace::note("choice", "lower", t, String::new);
+    let ((term, names, phases), plan) = match best {
+        Some((_, b, plan)) => (b, plan),
+        None => {
+            ((source.0.clone(), source.1.clone(), first_phases.unwrap_or_default()), unfused_plan.clone())
+        }
+    };
     let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
     for p in &phases {
         for (r, n) in &p.rules_fired {
@@ -434,15 +537,23 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         }
     }
     rules_fired.sort_keys();
-    let stop_reason = phases
-        .iter()
-        .map(|p| p.stop_reason.clone())
-        .find(|s| !s.is_saturated())
-        .or(late)
-        .unwrap_or(StopReason::Saturated);
-    let program = decode_term(&enc, &facts, &term, &names)?;
-    let plan = eqfuse_egraph::lower::lower(&term, &facts, &names, &sig)?;
-    let unfused_plan = eqfuse_egraph::lower::lower(&source.0, &facts, &source.1, &sig)?;
+    let mut stop_reason = phases.iter().map(|p| p.stop_reason.clone()).find(|s| !s.is_saturated());
+    if let Some(l) = late {
+        stop_reason = first_stop(stop_reason, l);
+    }
+    // the decoded program (past the deadline, the source program: the same values)
+    let t = Instant::now();
+    let program = if stop_reason.as_ref().is_some_and(|r| r.stage().is_some()) && term == source.0 {
+        // the deadline left the source's own term: its program is the source program
+        checked.program.clone()
+    } else if Instant::now() >= deadline {
+        stop_reason = first_stop(stop_reason, StopReason::TimeLimit(Stage::Decoding));
+        checked.program.clone()
+    } else {
+        decode_term(&enc, &facts, &term, &names)?
+    };
+    crate::trace::note("final", "decode", t, String::new);
+    let stop_reason = stop_reason.unwrap_or(StopReason::Saturated);
     let cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
     let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
     Ok(Optimized {

@@ -16,6 +16,13 @@ pub enum Stage {
     Extraction,
     /// Choosing among the branches the phases kept (each lowered and priced).
     Choice,
+    /// Lowering the chosen term to a plan: past the deadline the unfused plan is kept.
+    Lowering,
+    /// Loop rolling in the lowering: past the deadline the plan keeps its unrolled code.
+    Rolling,
+    /// Decoding the chosen term to a program: past the deadline the source program is kept
+    /// (the same values; the plan is still the optimised one).
+    Decoding,
 }
 
 impl Stage {
@@ -25,6 +32,9 @@ impl Stage {
             Stage::Saturation => "saturation",
             Stage::Extraction => "extraction",
             Stage::Choice => "choice",
+            Stage::Lowering => "lowering",
+            Stage::Rolling => "rolling",
+            Stage::Decoding => "decoding",
         }
     }
 }
@@ -117,6 +127,10 @@ mod tests {
             assert!(r == *s);
         }
         assert_eq!(StopReason::TimeLimit(Stage::Choice).stage(), Some(Stage::Choice));
+        for st in [Stage::Lowering, Stage::Rolling, Stage::Decoding] {
+            assert_eq!(StopReason::TimeLimit(st), "time limit");
+            assert!(!st.as_str().is_empty());
+        }
         assert_eq!(StopReason::Saturated.stage(), None);
         assert!(StopReason::Saturated.is_saturated());
     }

@@ -22,6 +22,16 @@ fn chain(n: usize) -> String {
     s + &format!("output y = a{n}\n")
 }
 
+/// `n` independent outputs `o{k} = map (\x -> x * k) a0`, and one reduction of each
+/// pair of neighbours (a wide program: many kernels that horizontal fusion groups).
+fn wide(n: usize) -> String {
+    let mut s = String::from("input a0 : f32[n]\n");
+    for k in 1..=n {
+        s += &format!("output o{k} = map (\\x -> x * {k}.0) a0\n");
+    }
+    s + "output y = reduce (+) 0.0 a0\n"
+}
+
 /// Optimises `src` under `limit`; checks the plan against the reference interpreter.
 fn stops_by(src: &str, limit: Duration, slack: Duration) -> eqfuse_rules::Optimized {
     let checked = check(&parse(src).unwrap()).unwrap();
@@ -65,4 +75,38 @@ fn a_small_program_saturates_well_before_its_deadline() {
     let opt = stops_by(&chain(5), Duration::from_secs(10), Duration::from_secs(20));
     assert_eq!(opt.stop_reason, "saturated");
     assert_eq!(opt.plan.kernels().len(), 1);
+}
+
+#[test]
+fn a_chain_of_20000_maps_stops_near_its_deadline_with_a_valid_plan() {
+    let opt = stops_by(&chain(20_000), Duration::from_millis(2000), Duration::from_secs(30));
+    assert_eq!(opt.stop_reason, "time limit");
+    assert!(opt.stop_reason.stage().is_some());
+}
+
+#[test]
+fn a_wide_program_stops_near_its_deadline_with_a_valid_plan() {
+    let opt = stops_by(&wide(3000), Duration::from_millis(300), Duration::from_secs(20));
+    assert_eq!(opt.stop_reason, "time limit");
+}
+
+/// Lowering and the search over what to materialise, past the deadline, give nothing (and
+/// say so) rather than run on; without one they give the plan.
+#[test]
+fn lowering_and_extraction_past_the_deadline_stop_at_once() {
+    use eqfuse_egraph::dag::{extract, CostContext};
+    use eqfuse_egraph::lower::{lower_by, Lowered, Signature};
+    let checked = check(&parse(&chain(50)).unwrap()).unwrap();
+    let enc = eqfuse_egraph::encode(&checked).unwrap();
+    let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
+    let gone = Instant::now();
+    let x =
+        extract(&enc.egraph, enc.root, &sig, &CostContext { deadline: Some(gone), ..CostContext::default() });
+    assert!(x.unwrap().is_none());
+    let x = extract(&enc.egraph, enc.root, &sig, &CostContext::default()).unwrap().unwrap();
+    let names = std::collections::HashMap::new();
+    let late = lower_by(&x.term, &enc.egraph.analysis, &names, &sig, Some(gone)).unwrap();
+    assert!(matches!(late, Lowered::Late));
+    let on_time = lower_by(&x.term, &enc.egraph.analysis, &names, &sig, None).unwrap();
+    assert!(matches!(on_time, Lowered::Plan(p) if p.kernels().len() == 50));
 }

@@ -34,7 +34,9 @@ pub struct ExplainArgs {
     /// Most iterations per phase.
     #[arg(long, default_value_t = OptimizeOptions::default().iter_limit)]
     iter_limit: usize,
-    /// Time limit for the whole optimisation, in milliseconds.
+    /// Time limit for the whole optimisation, in milliseconds, counted from the start of the
+    /// command (reading and checking the program count too): past it the optimiser stops
+    /// with the best plan it has, at worst the unfused one.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     time_limit_ms: u64,
     /// The cost model's parameters: `cpu` (calibrated by `eqfuse calibrate`, else defaults)
@@ -78,6 +80,7 @@ fn parse_size(s: &str) -> Result<(String, u64), String> {
 
 /// Optimises and explains.
 pub fn explain(a: &ExplainArgs) -> CmdResult {
+    let started = std::time::Instant::now();
     let checked = load(&a.program)?;
     if a.node_limit == 0 || a.iter_limit == 0 {
         return Err(Error::new(Code::Limit, "--node-limit and --iter-limit must be at least 1").into());
@@ -85,7 +88,10 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
     let opts = OptimizeOptions {
         node_limit: a.node_limit,
         iter_limit: a.iter_limit,
-        time_limit: Duration::from_millis(a.time_limit_ms.max(1)),
+        // one deadline: what reading and checking took is spent
+        time_limit: Duration::from_millis(a.time_limit_ms.max(1))
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(1)),
         fuse_gas: a.fuse_gas,
         fast_math: a.fast_math,
         no_fusion: a.no_opt,
