@@ -358,7 +358,7 @@ fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id]) -> Vec<Id> {
     });
     let mut out: Vec<Id> = Vec::new();
     for (j, a) in arrays.iter().enumerate() {
-        let used = body_free.map_or(true, |fr| fr.contains((k - 1 - j) as u32));
+        let used = body_free.is_none_or(|fr| fr.contains((k - 1 - j) as u32));
         let a = eg.find(*a);
         if used && !out.contains(&a) {
             out.push(a);
@@ -464,7 +464,7 @@ pub fn extract(
             s
         };
         if let Some(r) = ctx.evaluate(&tree_start) {
-            if best.as_ref().map_or(true, |b| r.0 < b.0) {
+            if best.as_ref().is_none_or(|b| r.0 < b.0) {
                 best = Some(r);
                 best_set = tree_start.clone();
             }
@@ -492,7 +492,7 @@ pub fn extract(
                 }
             }
             if let Some(r) = ctx.evaluate(&s) {
-                if best.as_ref().map_or(true, |b| r.0 < b.0) {
+                if best.as_ref().is_none_or(|b| r.0 < b.0) {
                     best = Some(r);
                     best_set = s;
                 }

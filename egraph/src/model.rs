@@ -372,7 +372,7 @@ fn steps_cost(
                 let copy = |steps: &[Step], v: ValueId, s: &Sizes<'_>| {
                     let made = steps.iter().any(|st| st.writes().contains(&v));
                     let info = plan.values.get(v);
-                    if made || !info.is_some_and(|x| x.rank > 0) {
+                    if made || info.is_none_or(|x| x.rank == 0) {
                         return 0.0;
                     }
                     let bytes = 2.0 * s.elements(v) * info.map_or(4, |x| x.elem.size_bytes()) as f64;

@@ -177,7 +177,7 @@ fn fill_params(vm: &mut Vm, p: &Program<'_>, shape: &[usize], start: usize, n: u
                 let q = f / period;
                 let v = (q % dim) as i64;
                 let run_end = end.min((q + 1) * period);
-                col.extend(std::iter::repeat(v).take(run_end - f));
+                col.extend(std::iter::repeat_n(v, run_end - f));
                 f = run_end;
             }
         }

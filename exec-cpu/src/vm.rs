@@ -729,7 +729,7 @@ fn read_runs<T: Elem>(
             out.extend_from_slice(data.get(base..base + run).ok_or_else(past)?);
         } else if step == 0 {
             let x = *data.get(base).ok_or_else(past)?;
-            out.extend(std::iter::repeat(x).take(run));
+            out.extend(std::iter::repeat_n(x, run));
         } else {
             let end = base + (run - 1) * step;
             if end >= data.len() {

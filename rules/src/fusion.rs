@@ -472,7 +472,7 @@ impl Visitor for FuseReads<'_> {
         // (`a[0]`, provably in bounds inside the space) fuses like any other; so is a
         // function's body (a `let`'s, an `iterate`'s: it runs where the body runs, or not
         // at all)
-        if !eg[c].data.free.max().is_some_and(|m| m >= depth) {
+        if eg[c].data.free.max().is_none_or(|m| m < depth) {
             if matches!(eg[c].data.kind, eqfuse_egraph::Kind::Func { .. }) {
                 return Some(Step::Descend);
             }

@@ -519,7 +519,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             }
         };
         let c = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes).total;
-        if best.as_ref().map_or(true, |(bc, _, _)| c < *bc) {
+        if best.as_ref().is_none_or(|(bc, _, _)| c < *bc) {
             best = Some((c, b, plan));
         }
     }

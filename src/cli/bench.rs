@@ -87,7 +87,7 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
         return bench_program(a, program, &opts);
     }
     let chosen: Vec<_> =
-        PROGRAMS.iter().filter(|p| a.filter.as_deref().map_or(true, |f| p.name.contains(f))).collect();
+        PROGRAMS.iter().filter(|p| a.filter.as_deref().is_none_or(|f| p.name.contains(f))).collect();
     if chosen.is_empty() {
         let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
         return Err(Error::new(
