@@ -33,13 +33,13 @@ use egg::{Id, Language, RecExpr};
 use eqfuse_ir::ast::Limits;
 use eqfuse_ir::ast::{BinOp, Expr, ExprKind, Item, Lit, Program, UnOp};
 use eqfuse_ir::check::check_with;
-use eqfuse_ir::error::{Code, Error, Result, Span};
+use eqfuse_ir::error::{Error, Result, Span};
 use eqfuse_ir::types::Type;
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 
 fn internal(what: impl std::fmt::Display) -> Error {
-    Error::new(Code::Type, format!("internal error in the e-graph decoder: {what}"))
+    eqfuse_ir::error::internal(format!("in the e-graph decoder: {what}"))
 }
 
 /// What decoding needs besides the term: the program's signature and names.

@@ -18,7 +18,7 @@ use crate::lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName}
 use egg::{EGraph, Id};
 use eqfuse_ir::ast::{is_builtin, Expr, ExprKind, Item, Lit, UnOp};
 use eqfuse_ir::check::Checked;
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::types::{ElemType, Type};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
@@ -43,7 +43,7 @@ pub struct Encoded {
 }
 
 fn internal(what: impl std::fmt::Display) -> Error {
-    Error::new(Code::Type, format!("internal error in the e-graph encoder: {what}"))
+    eqfuse_ir::error::internal(format!("in the e-graph encoder: {what}"))
 }
 
 /// What a local name stands for.

@@ -68,7 +68,7 @@ pub struct Signature<'a> {
 }
 
 fn internal(what: impl std::fmt::Display) -> Error {
-    Error::new(Code::Limit, format!("internal error in lowering: {what}"))
+    eqfuse_ir::error::internal(format!("in lowering: {what}"))
 }
 
 /// Lowers `term` (its last node the `outputs` root) to a plan. `names` are the source `let`

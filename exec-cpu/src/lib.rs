@@ -113,7 +113,7 @@ mod pages;
 mod store;
 mod vm;
 
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::plan::Plan;
 use eqfuse_ir::value::Value;
 use indexmap::IndexMap;
@@ -321,6 +321,4 @@ fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
 
 /// An internal inconsistency of the plan (never the program's fault): `E-LIMIT`, as the
 /// plan interpreter reports it.
-pub(crate) fn internal(what: impl std::fmt::Display) -> Error {
-    Error::new(Code::Limit, format!("internal error: {what}"))
-}
+pub(crate) use eqfuse_ir::error::internal;

@@ -18,9 +18,7 @@ pub(crate) trait Env {
 }
 
 /// An internal inconsistency of the plan.
-pub(crate) fn internal(what: impl std::fmt::Display) -> Error {
-    Error::new(Code::Limit, format!("internal error: {what}"))
-}
+pub(crate) use eqfuse_ir::error::internal;
 
 /// A type error of the scalar semantics is the plan's fault here.
 fn scalar_err(mut e: Error) -> Error {

@@ -54,6 +54,9 @@ pub enum Code {
     Limit,
     /// The GPU (or a requested backend) failed or is absent.
     Device,
+    /// A bug in eqfuse (an internal invariant broken): never the program's fault. Made only
+    /// by [`internal`].
+    Internal,
 }
 
 impl Code {
@@ -68,6 +71,7 @@ impl Code {
             Code::DivZero => "E-DIV-ZERO",
             Code::Limit => "E-LIMIT",
             Code::Device => "E-DEVICE",
+            Code::Internal => "E-INTERNAL",
         }
     }
 
@@ -78,7 +82,7 @@ impl Code {
 }
 
 /// Every code, in the order of the table of docs/language-reference.md.
-pub const ALL_CODES: [Code; 8] = [
+pub const ALL_CODES: [Code; 9] = [
     Code::Parse,
     Code::Type,
     Code::Shape,
@@ -87,7 +91,25 @@ pub const ALL_CODES: [Code; 8] = [
     Code::DivZero,
     Code::Limit,
     Code::Device,
+    Code::Internal,
 ];
+
+/// The one constructor of internal errors (`E-INTERNAL`): a broken invariant of eqfuse
+/// itself, never the program's fault, and the message says to report it.
+///
+/// ```
+/// let e = eqfuse_ir::error::internal("a kernel without a result");
+/// assert_eq!(e.code, eqfuse_ir::Code::Internal);
+/// assert!(e.to_string().starts_with("E-INTERNAL: internal error: a kernel without a result"));
+/// ```
+pub fn internal(what: impl fmt::Display) -> Error {
+    Error::new(
+        Code::Internal,
+        format!(
+            "internal error: {what} (a bug in eqfuse, not in the program: please report it with the program)"
+        ),
+    )
+}
 
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -118,7 +118,7 @@ pub(crate) fn clash_err(c: Clash, e: &Expr, m: String) -> Error {
 
 /// An internal inconsistency (a bug in the checker, never a user error).
 pub(crate) fn internal(what: &str) -> Error {
-    Error::new(crate::error::Code::Type, format!("internal checker error: {what}"))
+    crate::error::internal(format!("in the checker: {what}"))
 }
 
 /// The result type of a function type.

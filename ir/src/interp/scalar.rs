@@ -7,14 +7,15 @@
 //! when either operand is NaN.
 
 use crate::ast::{BinOp, UnOp};
-use crate::error::{Code, Error, Result, Span};
+use crate::error::{Error, Result, Span};
 use crate::types::ElemType;
 use crate::value::Scalar;
 
 /// An internal error: the program reached the interpreter in a shape the checker should
 /// have refused. Never a panic.
 pub(crate) fn internal(span: Span, what: impl std::fmt::Display) -> Error {
-    Error::at(Code::Type, span, format!("internal error in the interpreter: {what}"))
+    let e = crate::error::internal(format!("in the interpreter: {what}"));
+    Error { span: Some(span), ..e }
 }
 
 /// The scalar builtin functions: everything in docs/language-reference.md's scalar table that takes and

@@ -21,7 +21,6 @@ use crate::interp::scalar::{binary, unary};
 use crate::types::ElemType;
 use crate::value::{Scalar, Value};
 use indexmap::IndexMap;
-use std::fmt::Display;
 
 /// Runs `plan` on `inputs` (by name, as checked by [`crate::bind::bind_inputs`]) and the
 /// size names bound from them, under the default memory limit. Returns the outputs in the
@@ -110,9 +109,7 @@ fn run_steps(
 }
 
 /// An internal inconsistency of the plan (never the program's fault).
-fn internal(what: impl Display) -> Error {
-    Error::new(Code::Limit, format!("internal error: {what}"))
-}
+use crate::error::internal;
 
 /// Errors of the scalar semantics: a type mismatch (`E-TYPE` there) is an internal error of
 /// the plan here; run-time errors (`E-DIV-ZERO`) pass through.
