@@ -227,7 +227,11 @@ fn ulps32(got: f32, want: f64) -> f64 {
         return if got.is_infinite() && want.abs() > f32::MAX as f64 { 0.0 } else { f64::INFINITY };
     }
     let w = (want as f32).abs();
-    let ulp = if w < f32::MIN_POSITIVE { 1e-45f64 } else { f64::from(f32::from_bits(w.to_bits() + 1) - w) };
+    let ulp = if w < f32::MIN_POSITIVE {
+        f64::from(f32::from_bits(1))
+    } else {
+        f64::from(f32::from_bits(w.to_bits() + 1) - w)
+    };
     ((got as f64) - want).abs() / ulp
 }
 
@@ -366,7 +370,7 @@ fn pow_pairs(lim: f64, sub_bits: u32, max_y: f64, rng: &mut Rng, n: usize) -> Ve
             _ => {
                 let d = (rng.next() % 64) as f64 - 32.0;
                 (
-                    1.0 + d * f64::from_bits(((1023 - sub_bits as u64) << 52) as u64),
+                    1.0 + d * f64::from_bits((1023 - u64::from(sub_bits)) << 52),
                     (2.0 * u - 1.0) * 2f64.powi(sub_bits as i32 + 8),
                 )
             }
@@ -396,7 +400,7 @@ fn atan2_pairs(rng: &mut Rng, n: usize) -> Vec<(f64, f64)> {
             _ => {
                 let x = f64::from_bits(rng.next());
                 let t = (2.0 * u - 1.0) * 4.0;
-                (x * t, if rng.next() % 2 == 0 { x } else { -x })
+                (x * t, if rng.next().is_multiple_of(2) { x } else { -x })
             }
         };
         if x.is_finite() && y.is_finite() {
@@ -413,7 +417,7 @@ fn near_pio2() -> Vec<f64> {
         5.319372648326541e255,
         1e22,
         2f64.powi(1023),
-        1.5707963267948966,
+        std::f64::consts::FRAC_PI_2,
     ];
     for k in 1..2000i64 {
         let x = k as f64 * std::f64::consts::FRAC_PI_2;

@@ -10,9 +10,9 @@ use super::{neg_if, two_prod, two_sum};
 #[allow(clippy::excessive_precision)]
 pub const ATAN_HI: [f64; 4] = [
     4.63647609000806093515e-01,
-    7.85398163397448278999e-01,
+    std::f64::consts::FRAC_PI_4,
     9.82793723247329054082e-01,
-    1.57079632679489655800e+00,
+    std::f64::consts::FRAC_PI_2,
 ];
 /// Their low parts.
 #[allow(clippy::excessive_precision)]

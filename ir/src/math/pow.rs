@@ -35,7 +35,7 @@ pub const POW_P: [f64; 5] = [
 ];
 /// `ln 2`.
 #[allow(clippy::excessive_precision)]
-pub const LG2: f64 = 6.93147180559945286227e-01;
+pub const LG2: f64 = std::f64::consts::LN_2;
 /// `ln 2`, high part (21 significant bits).
 #[allow(clippy::excessive_precision)]
 pub const LG2_H: f64 = 6.93147182464599609375e-01;

@@ -198,11 +198,10 @@ pub fn sin_f64(x: f64) -> f64 {
     let c = k_cos(rh, rl);
     let v = if (q & 1) != 0 { c } else { s };
     let v = neg_if(((q & 2) != 0) != neg, v);
-    let nan = x - x;
     if fin {
         v
     } else {
-        nan
+        f64::NAN
     }
 }
 
@@ -214,11 +213,10 @@ pub fn cos_f64(x: f64) -> f64 {
     let c = k_cos(rh, rl);
     let v = if (q & 1) != 0 { s } else { c };
     let v = neg_if(((q + 1) & 2) != 0, v);
-    let nan = x - x;
     if fin {
         v
     } else {
-        nan
+        f64::NAN
     }
 }
 
@@ -227,11 +225,10 @@ pub fn cos_f64(x: f64) -> f64 {
 pub fn tan_f64(x: f64) -> f64 {
     let (q, rh, rl, neg, fin) = reduce(x);
     let v = neg_if(neg, k_tan(rh, rl, (q & 1) != 0));
-    let nan = x - x;
     if fin {
         v
     } else {
-        nan
+        f64::NAN
     }
 }
 
@@ -349,8 +346,7 @@ static __device__ __forceinline__ double eq_sin_f64(double x) {
   const double c = eq_k_cos(rd.hi, rd.lo);
   const double v0 = eq_sel_f64((rd.q & 1ULL) != 0ULL, c, s);
   const double v = eq_neg_if(((rd.q & 2ULL) != 0ULL) != rd.neg, v0);
-  const double nan = x - x;
-  return eq_sel_f64(rd.fin, v, nan);
+  return eq_sel_f64(rd.fin, v, __longlong_as_double(0x7ff8000000000000LL));
 }
 static __device__ __forceinline__ double eq_cos_f64(double x) {
   const eq_red rd = eq_reduce_pio2(x);
@@ -358,14 +354,12 @@ static __device__ __forceinline__ double eq_cos_f64(double x) {
   const double c = eq_k_cos(rd.hi, rd.lo);
   const double v0 = eq_sel_f64((rd.q & 1ULL) != 0ULL, s, c);
   const double v = eq_neg_if(((rd.q + 1ULL) & 2ULL) != 0ULL, v0);
-  const double nan = x - x;
-  return eq_sel_f64(rd.fin, v, nan);
+  return eq_sel_f64(rd.fin, v, __longlong_as_double(0x7ff8000000000000LL));
 }
 static __device__ __forceinline__ double eq_tan_f64(double x) {
   const eq_red rd = eq_reduce_pio2(x);
   const double v = eq_neg_if(rd.neg, eq_k_tan(rd.hi, rd.lo, (rd.q & 1ULL) != 0ULL));
-  const double nan = x - x;
-  return eq_sel_f64(rd.fin, v, nan);
+  return eq_sel_f64(rd.fin, v, __longlong_as_double(0x7ff8000000000000LL));
 }
 static __device__ __forceinline__ float eq_sin_f32(float x) { return (float)eq_sin_f64((double)x); }
 static __device__ __forceinline__ float eq_cos_f32(float x) { return (float)eq_cos_f64((double)x); }
