@@ -538,15 +538,15 @@ impl Emitter<'_, '_> {
             // eqfuse's own (eqfuse_ir::math), the same bits on every backend
             ScalarFn::Exp => float("eq_exp_f32", "eq_exp_f64")?,
             ScalarFn::Log => float("eq_log_f32", "eq_log_f64")?,
-            ScalarFn::Sin => float("sinf", "sin")?,
-            ScalarFn::Cos => float("cosf", "cos")?,
-            ScalarFn::Tan => float("tanf", "tan")?,
-            ScalarFn::Tanh => float("tanhf", "tanh")?,
+            ScalarFn::Sin => float("eq_sin_f32", "eq_sin_f64")?,
+            ScalarFn::Cos => float("eq_cos_f32", "eq_cos_f64")?,
+            ScalarFn::Tan => float("eq_tan_f32", "eq_tan_f64")?,
+            ScalarFn::Tanh => float("eq_tanh_f32", "eq_tanh_f64")?,
             ScalarFn::Floor => float("floorf", "floor")?,
             ScalarFn::Ceil => float("ceilf", "ceil")?,
             ScalarFn::Round => float("roundf", "round")?,
-            ScalarFn::Pow => float("powf", "pow")?,
-            ScalarFn::Atan2 => float("atan2f", "atan2")?,
+            ScalarFn::Pow => float("eq_pow_f32", "eq_pow_f64")?,
+            ScalarFn::Atan2 => float("eq_atan2_f32", "eq_atan2_f64")?,
             ScalarFn::Convert(to) => convert(&format!("r{a}"), t, to),
         })
     }

@@ -174,19 +174,19 @@ macro_rules! float_impl {
             }
             #[inline(always)]
             fn sin(self) -> Self {
-                <$t>::sin(self)
+                eqfuse_ir::math::EqMath::eq_sin(self)
             }
             #[inline(always)]
             fn cos(self) -> Self {
-                <$t>::cos(self)
+                eqfuse_ir::math::EqMath::eq_cos(self)
             }
             #[inline(always)]
             fn tan(self) -> Self {
-                <$t>::tan(self)
+                eqfuse_ir::math::EqMath::eq_tan(self)
             }
             #[inline(always)]
             fn tanh(self) -> Self {
-                <$t>::tanh(self)
+                eqfuse_ir::math::EqMath::eq_tanh(self)
             }
             #[inline(always)]
             fn floor(self) -> Self {
@@ -202,11 +202,11 @@ macro_rules! float_impl {
             }
             #[inline(always)]
             fn powf(self, b: Self) -> Self {
-                <$t>::powf(self, b)
+                eqfuse_ir::math::EqMath::eq_pow(self, b)
             }
             #[inline(always)]
             fn atan2(self, b: Self) -> Self {
-                <$t>::atan2(self, b)
+                eqfuse_ir::math::EqMath::eq_atan2(self, b)
             }
         }
     };

@@ -7,7 +7,7 @@
 //! small program that maps a file of arguments to a file of results.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_ir::math::{exp_f32, exp_f64, log_f32, log_f64};
+use eqfuse_ir::math as m;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -32,7 +32,8 @@ impl Rng {
     }
 }
 
-fn f32_points(lo: f32, hi: f32) -> Vec<f32> {
+/// Edge cases, an even sweep over `[lo, hi]`, random bit patterns in `[rlo, rhi]`.
+fn f32_points(lo: f32, hi: f32, rlo: f32, rhi: f32) -> Vec<f32> {
     let mut v = vec![
         0.0,
         -0.0,
@@ -64,7 +65,7 @@ fn f32_points(lo: f32, hi: f32) -> Vec<f32> {
     let mut r = Rng(7);
     while v.len() < RANDOM {
         let x = f32::from_bits(r.next() as u32);
-        if x.is_finite() && x >= lo && x <= hi {
+        if x.is_finite() && x >= rlo && x <= rhi {
             v.push(x);
         } else if x.is_finite() {
             v.push(lo + (hi - lo) * (r.next() >> 40) as f32 / (1u64 << 24) as f32);
@@ -73,7 +74,8 @@ fn f32_points(lo: f32, hi: f32) -> Vec<f32> {
     v
 }
 
-fn f64_points(lo: f64, hi: f64) -> Vec<f64> {
+/// Edge cases, an even sweep over `[lo, hi]`, random bit patterns in `[rlo, rhi]`.
+fn f64_points(lo: f64, hi: f64, rlo: f64, rhi: f64) -> Vec<f64> {
     let mut v = vec![
         0.0,
         -0.0,
@@ -104,7 +106,7 @@ fn f64_points(lo: f64, hi: f64) -> Vec<f64> {
     let mut r = Rng(11);
     while v.len() < RANDOM {
         let x = f64::from_bits(r.next());
-        if x.is_finite() && x >= lo && x <= hi {
+        if x.is_finite() && x >= rlo && x <= rhi {
             v.push(x);
         } else {
             v.push(lo + (hi - lo) * (r.next() >> 11) as f64 / (1u64 << 53) as f64);
@@ -113,12 +115,41 @@ fn f64_points(lo: f64, hi: f64) -> Vec<f64> {
     v
 }
 
-/// The harness: `prog F IN OUT` applies function F (0: exp_f32, 1: log_f32, 2: exp_f64,
-/// 3: log_f64, 4: expl, 5: logl as two doubles hi, lo) to every element of IN.
+/// The unary functions, by name: the `f32` ones, the `f64` ones and the C library's 80-bit
+/// references (written as two doubles, hi and lo).
+const UNARY: [&str; 6] = ["exp", "log", "sin", "cos", "tan", "tanh"];
+/// The binary ones (arguments interleaved in the input).
+const BINARY: [&str; 2] = ["pow", "atan2"];
+
+/// The harness: `prog NAME IN OUT` applies function NAME (`exp_f32`, `pow_f64`, `sinl`, ...)
+/// to every element (or pair) of IN, each in a loop of its own (so the compiler vectorises
+/// it, as it does the kernels).
 fn harness() -> PathBuf {
     let dir = scratch();
+    let mut loops = String::new();
+    for f in UNARY {
+        loops.push_str(&format!(
+            "  if (!strcmp(name, \"{f}_f32\")) {{ long n = bytes / 4; float* x = (float*)buf; float* y = malloc(n * 4 + 4);\n    \
+             for (long i = 0; i < n; ++i) y[i] = eq_{f}_f32(x[i]);\n    fwrite(y, 4, n, out); }}\n  \
+             if (!strcmp(name, \"{f}_f64\")) {{ long n = bytes / 8; double* x = (double*)buf; double* y = malloc(n * 8 + 8);\n    \
+             for (long i = 0; i < n; ++i) y[i] = eq_{f}_f64(x[i]);\n    fwrite(y, 8, n, out); }}\n  \
+             if (!strcmp(name, \"{f}l\")) {{ long n = bytes / 8; double* x = (double*)buf; double* y = malloc(n * 16 + 16);\n    \
+             for (long i = 0; i < n; ++i) split(y + 2 * i, {f}l((long double)x[i]));\n    fwrite(y, 8, 2 * n, out); }}\n"
+        ));
+    }
+    for f in BINARY {
+        loops.push_str(&format!(
+            "  if (!strcmp(name, \"{f}_f32\")) {{ long n = bytes / 8; float* x = (float*)buf; float* y = malloc(n * 4 + 4);\n    \
+             for (long i = 0; i < n; ++i) y[i] = eq_{f}_f32(x[2 * i], x[2 * i + 1]);\n    fwrite(y, 4, n, out); }}\n  \
+             if (!strcmp(name, \"{f}_f64\")) {{ long n = bytes / 16; double* x = (double*)buf; double* y = malloc(n * 8 + 8);\n    \
+             for (long i = 0; i < n; ++i) y[i] = eq_{f}_f64(x[2 * i], x[2 * i + 1]);\n    fwrite(y, 8, n, out); }}\n  \
+             if (!strcmp(name, \"{f}l\")) {{ long n = bytes / 16; double* x = (double*)buf; double* y = malloc(n * 16 + 16);\n    \
+             for (long i = 0; i < n; ++i) split(y + 2 * i, {f}l((long double)x[2 * i], (long double)x[2 * i + 1]));\n    \
+             fwrite(y, 8, 2 * n, out); }}\n"
+        ));
+    }
     let src = format!(
-        "{}{}{}{}{}\n{}",
+        "{}{}{}{}{}\n{}{loops}{}",
         eqfuse_codegen::c::prelude::HEAD,
         eqfuse_codegen::prelude::SCALAR_HEAD,
         eqfuse_codegen::prelude::SCALAR_HELPERS,
@@ -127,33 +158,20 @@ fn harness() -> PathBuf {
         r#"
 #include <stdio.h>
 #include <stdlib.h>
+// r as the double hi nearest to it and (r - hi) in ulps of hi (the ulp above |hi|)
+static void split(double* y, long double r) {
+  double hi = (double)r; double a = fabs(hi);
+  long double u = a < 2.2250738585072014e-308 ? 4.9406564584124654e-324L : (long double)(nextafter(a, INFINITY) - a);
+  y[0] = hi; y[1] = (hi == hi && hi - hi == 0) ? (double)((r - (long double)hi) / u) : 0.0;
+}
 int main(int argc, char** argv) {
-  int f = atoi(argv[1]);
+  const char* name = argv[1];
   FILE* in = fopen(argv[2], "rb"); FILE* out = fopen(argv[3], "wb");
   if (!in || !out) return 2;
   fseek(in, 0, SEEK_END); long bytes = ftell(in); fseek(in, 0, SEEK_SET);
   char* buf = malloc(bytes + 16); if (fread(buf, 1, bytes, in) != (size_t)bytes) return 3;
-  if (f <= 1) {
-    long n = bytes / 4; float* x = (float*)buf; float* y = malloc(n * 4 + 4);
-    for (long i = 0; i < n; ++i) y[i] = f == 0 ? eq_exp_f32(x[i]) : eq_log_f32(x[i]);
-    fwrite(y, 4, n, out);
-  } else if (f <= 3) {
-    long n = bytes / 8; double* x = (double*)buf; double* y = malloc(n * 8 + 8);
-    for (long i = 0; i < n; ++i) y[i] = f == 2 ? eq_exp_f64(x[i]) : eq_log_f64(x[i]);
-    fwrite(y, 8, n, out);
-  } else {
-    long n = bytes / 8; double* x = (double*)buf; double* y = malloc(n * 16 + 16);
-    for (long i = 0; i < n; ++i) {
-      long double r = f == 4 ? expl((long double)x[i]) : logl((long double)x[i]);
-      double hi = (double)r; double lo = (double)(r - (long double)hi);
-      y[2 * i] = hi; y[2 * i + 1] = (hi == hi && hi - hi == 0) ? lo : 0.0;
-    }
-    fwrite(y, 8, 2 * n, out);
-  }
-  fclose(out);
-  return 0;
-}
-"#
+"#,
+        "  fclose(out);\n  return 0;\n}\n"
     );
     let c = dir.join("harness.c");
     std::fs::write(&c, src).unwrap();
@@ -169,11 +187,11 @@ int main(int argc, char** argv) {
     exe
 }
 
-fn apply(exe: &Path, f: u32, input: &[u8], tag: &str) -> Vec<u8> {
+fn apply(exe: &Path, f: &str, input: &[u8]) -> Vec<u8> {
     let dir = scratch();
-    let (i, o) = (dir.join(format!("{tag}.in")), dir.join(format!("{tag}.out")));
+    let (i, o) = (dir.join(format!("{f}.in")), dir.join(format!("{f}.out")));
     std::fs::write(&i, input).unwrap();
-    let st = Command::new(exe).arg(f.to_string()).arg(&i).arg(&o).status().unwrap();
+    let st = Command::new(exe).arg(f).arg(&i).arg(&o).status().unwrap();
     assert!(st.success());
     std::fs::read(&o).unwrap()
 }
@@ -209,10 +227,15 @@ fn ulps32(got: f32, want: f64) -> f64 {
         return if got.is_infinite() && want.abs() > f32::MAX as f64 { 0.0 } else { f64::INFINITY };
     }
     let w = (want as f32).abs();
-    let ulp = if w < f32::MIN_POSITIVE { 1e-45f64 } else { f64::from(f32::from_bits(w.to_bits() + 1) - w) };
+    let ulp = if w < f32::MIN_POSITIVE {
+        f64::from(f32::from_bits(1))
+    } else {
+        f64::from(f32::from_bits(w.to_bits() + 1) - w)
+    };
     ((got as f64) - want).abs() / ulp
 }
 
+/// The error of `got` against the exact value `hi + lo` ulps of `hi` (the ulp above `|hi|`).
 fn ulps64(got: f64, hi: f64, lo: f64) -> f64 {
     if got.is_nan() && hi.is_nan() || (got == hi && lo == 0.0) {
         return 0.0;
@@ -222,61 +245,301 @@ fn ulps64(got: f64, hi: f64, lo: f64) -> f64 {
     }
     let a = hi.abs();
     let ulp = if a < f64::MIN_POSITIVE { 5e-324 } else { f64::from_bits(a.to_bits() + 1) - a };
-    ((got - hi) - lo).abs() / ulp
+    ((got - hi) / ulp - lo).abs()
+}
+
+/// One `f32` function's points through the C and Rust versions: the bits must agree; the
+/// error against `reference` (in `f64`) is reported; above 1 ulp, it is reported FAILED.
+fn check_f32(
+    exe: &Path,
+    name: &str,
+    rust: &dyn Fn(&[f32]) -> f32,
+    reference: &dyn Fn(&[f32]) -> f64,
+    args: usize,
+    xs: &[f32],
+    report: &mut Vec<String>,
+) {
+    let c = f32s(&apply(exe, name, &f32_bytes(xs)));
+    let mut worst = (0.0f64, 0);
+    for (k, cy) in c.iter().enumerate() {
+        let a = &xs[args * k..args * k + args];
+        let ry = rust(a);
+        assert!(
+            same_bits32(ry, *cy),
+            "{name}{a:?}: Rust {ry:e} ({:#x}), C {cy:e} ({:#x})",
+            ry.to_bits(),
+            cy.to_bits()
+        );
+        let e = ulps32(ry, reference(a));
+        if e > worst.0 || e.is_nan() {
+            worst = (e, k);
+        }
+    }
+    let a = &xs[args * worst.1..args * worst.1 + args];
+    report.push(format!("{name}: {} points, max error {:.4} ulp at {a:?}", c.len(), worst.0));
+    if worst.0 > 1.0 {
+        report.push(format!("FAILED {name}: {:e} vs {:e}", rust(a), reference(a)));
+    }
+}
+
+/// One `f64` function's points through the C and Rust versions: the bits must agree; the
+/// error against the C library's 80-bit `long double` version (`reference`) is reported;
+/// above [`MAX_ULP_F64`], it is reported FAILED.
+fn check_f64(
+    exe: &Path,
+    name: &str,
+    reference: &str,
+    rust: &dyn Fn(&[f64]) -> f64,
+    args: usize,
+    xs: &[f64],
+    report: &mut Vec<String>,
+) {
+    let bytes = f64_bytes(xs);
+    let c = f64s(&apply(exe, name, &bytes));
+    let exact = f64s(&apply(exe, reference, &bytes));
+    let mut worst = (0.0f64, 0);
+    for (k, cy) in c.iter().enumerate() {
+        let a = &xs[args * k..args * k + args];
+        let ry = rust(a);
+        assert!(
+            same_bits64(ry, *cy),
+            "{name}{a:?}: Rust {ry:e} ({:#x}), C {cy:e} ({:#x})",
+            ry.to_bits(),
+            cy.to_bits()
+        );
+        let e = ulps64(ry, exact[2 * k], exact[2 * k + 1]);
+        if e > worst.0 || e.is_nan() {
+            worst = (e, k);
+        }
+    }
+    let a = &xs[args * worst.1..args * worst.1 + args];
+    report.push(format!("{name}: {} points, max error {:.4} ulp at {a:?}", c.len(), worst.0));
+    if worst.0 > MAX_ULP_F64 {
+        report.push(format!(
+            "FAILED {name}: {:e} vs {:e} + {:e}",
+            rust(a),
+            exact[2 * worst.1],
+            exact[2 * worst.1 + 1]
+        ));
+    }
+}
+
+/// Special values for the two-argument functions: every pair of them is tried.
+fn specials64() -> Vec<f64> {
+    let mut v =
+        vec![0.0, 1.0, 0.5, 2.0, 3.0, 2.5, 1e-300, 5e-324, f64::MIN_POSITIVE, f64::MAX, f64::INFINITY, 1e300];
+    v.extend([
+        1.0 + f64::EPSILON,
+        1.0 - f64::EPSILON / 2.0,
+        9007199254740993.0,
+        9007199254740992.0,
+        1e20,
+        4503599627370497.0,
+    ]);
+    v.extend([0.1, 7.0, 1024.0, 1075.0, 1e-10]);
+    let neg: Vec<f64> = v.iter().map(|x| -x).collect();
+    v.extend(neg);
+    v.push(f64::NAN);
+    v
+}
+
+/// Pairs `(x, y)` for `pow`: every pair of special values; positive `x` of any magnitude with
+/// `|y log2 x| <= lim` (the results that neither overflow nor underflow, and a little more);
+/// negative `x` with integer `y`; `x` within a few ulps of 1 with large `y`.
+fn pow_pairs(lim: f64, sub_bits: u32, max_y: f64, rng: &mut Rng, n: usize) -> Vec<(f64, f64)> {
+    let sp = specials64();
+    let mut v: Vec<(f64, f64)> = sp.iter().flat_map(|&x| sp.iter().map(move |&y| (x, y))).collect();
+    while v.len() < n {
+        let kind = rng.next() % 8;
+        let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let (x, y) = match kind {
+            0..=3 => {
+                let x = f64::from_bits(rng.next() & 0x7fff_ffff_ffff_ffff);
+                let l = x.log2().abs().max(1e-3);
+                (x, (2.0 * u - 1.0) * (lim / l).min(max_y))
+            }
+            4 | 5 => {
+                let x = 0.05 + 3.0 * u;
+                (
+                    x,
+                    ((rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * lim
+                        / x.log2().abs().max(1e-3),
+                )
+            }
+            6 => (-(0.1 + 10.0 * u), ((rng.next() % 81) as f64) - 40.0),
+            _ => {
+                let d = (rng.next() % 64) as f64 - 32.0;
+                (
+                    1.0 + d * f64::from_bits((1023 - u64::from(sub_bits)) << 52),
+                    (2.0 * u - 1.0) * 2f64.powi(sub_bits as i32 + 8),
+                )
+            }
+        };
+        if x.is_finite() && y.is_finite() {
+            v.push((x, y));
+        }
+    }
+    v
+}
+
+/// Pairs `(y, x)` for `atan2`: every pair of special values, an even square, random bit
+/// patterns, and `y = x t` with `t` spread over the reduction's intervals at any magnitude.
+fn atan2_pairs(rng: &mut Rng, n: usize) -> Vec<(f64, f64)> {
+    let sp = specials64();
+    let mut v: Vec<(f64, f64)> = sp.iter().flat_map(|&x| sp.iter().map(move |&y| (y, x))).collect();
+    let m = 300;
+    for i in 0..m {
+        for j in 0..m {
+            v.push((-10.0 + 20.0 * i as f64 / m as f64, -10.0 + 20.0 * j as f64 / m as f64));
+        }
+    }
+    while v.len() < n {
+        let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let (y, x) = match rng.next() % 3 {
+            0 => (f64::from_bits(rng.next()), f64::from_bits(rng.next())),
+            _ => {
+                let x = f64::from_bits(rng.next());
+                let t = (2.0 * u - 1.0) * 4.0;
+                (x * t, if rng.next().is_multiple_of(2) { x } else { -x })
+            }
+        };
+        if x.is_finite() && y.is_finite() {
+            v.push((y, x));
+        }
+    }
+    v
+}
+
+/// Arguments next to multiples of `π/2`, and the double closest to one (Kahan and McDonald).
+fn near_pio2() -> Vec<f64> {
+    let mut v = vec![
+        6381956970095103.0 * 2f64.powi(797),
+        5.319372648326541e255,
+        1e22,
+        2f64.powi(1023),
+        std::f64::consts::FRAC_PI_2,
+    ];
+    for k in 1..2000i64 {
+        let x = k as f64 * std::f64::consts::FRAC_PI_2;
+        v.extend([x, f64::from_bits(x.to_bits() + 1), f64::from_bits(x.to_bits() - 1)]);
+    }
+    v
 }
 
 #[test]
 fn generated_c_and_rust_agree_and_errors_are_within_bounds() {
     let exe = harness();
     let mut report = Vec::new();
-    // f32
-    for (f, name, rust, lo, hi) in [
-        (0u32, "exp_f32", exp_f32 as fn(f32) -> f32, -110.0f32, 95.0f32),
-        (1, "log_f32", log_f32 as fn(f32) -> f32, 0.0, f32::MAX),
-    ] {
-        let xs = f32_points(lo, hi);
-        let c = f32s(&apply(&exe, f, &f32_bytes(&xs), name));
-        let mut worst = (0.0f64, 0.0f32);
-        for (x, cy) in xs.iter().zip(&c) {
-            let ry = rust(*x);
-            assert!(
-                same_bits32(ry, *cy),
-                "{name}({x:e}): Rust {ry:e} ({:#x}), C {cy:e} ({:#x})",
-                ry.to_bits(),
-                cy.to_bits()
-            );
-            let want = if f == 0 { (*x as f64).exp() } else { (*x as f64).ln() };
-            let e = ulps32(ry, want);
-            if e > worst.0 {
-                worst = (e, *x);
-            }
-        }
-        report.push(format!("{name}: {} points, max error {:.4} ulp at {:e}", xs.len(), worst.0, worst.1));
-        assert!(worst.0 <= 1.0, "{name}: {:.4} ulp at {:e}", worst.0, worst.1);
-    }
-    // f64
-    for (f, name, rust, lo, hi) in [
-        (2u32, "exp_f64", exp_f64 as fn(f64) -> f64, -750.0f64, 712.0f64),
-        (3, "log_f64", log_f64 as fn(f64) -> f64, 0.0, f64::MAX),
-    ] {
-        let xs = f64_points(lo, hi);
-        let bytes = f64_bytes(&xs);
-        let c = f64s(&apply(&exe, f, &bytes, name));
-        let exact = f64s(&apply(&exe, f + 2, &bytes, &format!("{name}-ref")));
-        let mut worst = (0.0f64, 0.0f64);
-        for (k, (x, cy)) in xs.iter().zip(&c).enumerate() {
-            let ry = rust(*x);
-            assert!(same_bits64(ry, *cy), "{name}({x:e}): Rust {ry:e}, C {cy:e}");
-            let e = ulps64(ry, exact[2 * k], exact[2 * k + 1]);
-            if e > worst.0 {
-                worst = (e, *x);
-            }
-        }
-        report.push(format!("{name}: {} points, max error {:.4} ulp at {:e}", xs.len(), worst.0, worst.1));
-        assert!(worst.0 <= MAX_ULP_F64, "{name}: {:.4} ulp at {:e}", worst.0, worst.1);
-    }
+    let un32 = |f: fn(f32) -> f32| move |a: &[f32]| f(a[0]);
+    let un64 = |f: fn(f64) -> f64| move |a: &[f64]| f(a[0]);
+    let r32 = |f: fn(f64) -> f64| move |a: &[f32]| f(f64::from(a[0]));
+    // f32, against f64 (Rust's std, that is the C library's double functions)
+    let big = f32::MAX;
+    let trig32: Vec<f32> = {
+        let mut v = f32_points(-10.0, 10.0, -big, big);
+        v.extend(near_pio2().iter().map(|x| *x as f32).filter(|x| x.is_finite()));
+        v
+    };
+    check_f32(
+        &exe,
+        "exp_f32",
+        &un32(m::exp_f32),
+        &r32(f64::exp),
+        1,
+        &f32_points(-110.0, 95.0, -110.0, 95.0),
+        &mut report,
+    );
+    check_f32(
+        &exe,
+        "log_f32",
+        &un32(m::log_f32),
+        &r32(f64::ln),
+        1,
+        &f32_points(0.0, big, 0.0, big),
+        &mut report,
+    );
+    check_f32(&exe, "sin_f32", &un32(m::sin_f32), &r32(f64::sin), 1, &trig32, &mut report);
+    check_f32(&exe, "cos_f32", &un32(m::cos_f32), &r32(f64::cos), 1, &trig32, &mut report);
+    check_f32(&exe, "tan_f32", &un32(m::tan_f32), &r32(f64::tan), 1, &trig32, &mut report);
+    check_f32(
+        &exe,
+        "tanh_f32",
+        &un32(m::tanh_f32),
+        &r32(f64::tanh),
+        1,
+        &f32_points(-10.0, 10.0, -25.0, 25.0),
+        &mut report,
+    );
+    let mut rng = Rng(13);
+    let flat32 =
+        |v: Vec<(f64, f64)>| -> Vec<f32> { v.iter().flat_map(|(a, b)| [*a as f32, *b as f32]).collect() };
+    let pow32 = flat32(pow_pairs(160.0, 20, 1e10, &mut rng, PAIRS));
+    check_f32(
+        &exe,
+        "pow_f32",
+        &|a| m::pow_f32(a[0], a[1]),
+        &|a| f64::from(a[0]).powf(f64::from(a[1])),
+        2,
+        &pow32,
+        &mut report,
+    );
+    let atan32 = flat32(atan2_pairs(&mut rng, PAIRS));
+    check_f32(
+        &exe,
+        "atan2_f32",
+        &|a| m::atan2_f32(a[0], a[1]),
+        &|a| f64::from(a[0]).atan2(f64::from(a[1])),
+        2,
+        &atan32,
+        &mut report,
+    );
+    // f64, against the C library's long double functions
+    let trig64: Vec<f64> = {
+        let mut v = f64_points(-100.0, 100.0, -f64::MAX, f64::MAX);
+        v.extend(near_pio2());
+        v
+    };
+    check_f64(
+        &exe,
+        "exp_f64",
+        "expl",
+        &un64(m::exp_f64),
+        1,
+        &f64_points(-750.0, 712.0, -750.0, 712.0),
+        &mut report,
+    );
+    check_f64(
+        &exe,
+        "log_f64",
+        "logl",
+        &un64(m::log_f64),
+        1,
+        &f64_points(0.0, f64::MAX, 0.0, f64::MAX),
+        &mut report,
+    );
+    check_f64(&exe, "sin_f64", "sinl", &un64(m::sin_f64), 1, &trig64, &mut report);
+    check_f64(&exe, "cos_f64", "cosl", &un64(m::cos_f64), 1, &trig64, &mut report);
+    check_f64(&exe, "tan_f64", "tanl", &un64(m::tan_f64), 1, &trig64, &mut report);
+    check_f64(
+        &exe,
+        "tanh_f64",
+        "tanhl",
+        &un64(m::tanh_f64),
+        1,
+        &f64_points(-10.0, 10.0, -25.0, 25.0),
+        &mut report,
+    );
+    let flat64 = |v: Vec<(f64, f64)>| -> Vec<f64> { v.iter().flat_map(|(a, b)| [*a, *b]).collect() };
+    let pow64 = flat64(pow_pairs(1100.0, 40, 1e300, &mut rng, PAIRS));
+    check_f64(&exe, "pow_f64", "powl", &|a| m::pow_f64(a[0], a[1]), 2, &pow64, &mut report);
+    let atan64 = flat64(atan2_pairs(&mut rng, PAIRS));
+    check_f64(&exe, "atan2_f64", "atan2l", &|a| m::atan2_f64(a[0], a[1]), 2, &atan64, &mut report);
     println!("{}", report.join("\n"));
+    assert!(!report.iter().any(|l| l.starts_with("FAILED")), "an error above its bound: see the report");
 }
+
+/// Argument pairs per two-argument function.
+const PAIRS: usize = 1 << 19;
 
 /// The documented bound of the `f64` functions.
 const MAX_ULP_F64: f64 = 1.0;

@@ -17,8 +17,9 @@
 //! `MIN / -1 == MIN`, `MIN % -1 == 0`, float to integer conversions saturate with NaN to 0,
 //! float `min`/`max` propagate NaN, `round` rounds half away from zero, and NVRTC is given
 //! `--fmad=false` so that no multiply-add is contracted (unless [`CudaOptions::fast_math`]).
-//! Reductions and scans combine in an order of their own (the language leaves it free), and
-//! the math library's `exp`, `log`, `pow`, ... may differ from the host's in the last bits.
+//! Reductions and scans combine in an order of their own (the language leaves it free); the
+//! transcendental functions (`exp`, `log`, `sin`, `pow`, ...) are eqfuse's own
+//! ([`eqfuse_ir::math`]), the same operations as on the host, so they give the host's bits.
 //! An index out of bounds, a permute target out of bounds and an integer division by zero
 //! are recorded on the device (the first one wins) and reported as `E-INDEX` / `E-DIV-ZERO`
 //! naming the array, as the interpreter does.

@@ -1,11 +1,15 @@
-//! eqfuse's own `exp` and `log`, used by every backend: the reference interpreter, the plan
-//! interpreter, the VM, and the C and CUDA code generators (which emit the same operations,
-//! in the same order, from [`c_source`]). So every backend gives the same bits, and the C
-//! compiler vectorises them, where the C library's `expf`/`exp` are opaque calls.
+//! eqfuse's own `exp`, `log`, `sin`, `cos`, `tan`, `tanh`, `pow` and `atan2`, used by every
+//! backend: the reference interpreter, the plan interpreter, the VM, and the C and CUDA
+//! code generators (which emit the same operations, in the same order, from [`c_source`]).
+//! So every backend gives the same bits, and the C compiler vectorises them, where the C
+//! library's `expf`/`sin`/`pow` are opaque calls.
 //!
 //! Each function is built only from IEEE basic operations (`+ - * /`, conversions, bit
-//! moves) in a fixed order, with no fused multiply-add, and is branch-free but for the
-//! selects of the special cases:
+//! moves, integer arithmetic on bits) in a fixed order, with no fused multiply-add, and is
+//! branch-free: special cases and alternatives are computed and selected (in the C text by
+//! bit masks, which gcc vectorises even under `-ftrapping-math`). `sin`, `cos`, `tan`
+//! (module `trig`), `tanh`, `pow` and `atan2` are described in their modules; their `f32`
+//! versions compute in `f64` and round once.
 //!
 //! - `exp_f32`, `log_f32` compute in `f64` (a polynomial far more precise than `f32`
 //!   needs) and round once to `f32`: the error is at most 0.5 ulp plus a rounding of the
@@ -18,8 +22,26 @@
 //!   `k ln2` in two parts.
 //!
 //! The measured error bounds (`exec-cpu/tests/math.rs` checks them on every test run,
-//! against `f64` for the `f32` functions and the C library's 80-bit `expl`/`logl` for the
-//! `f64` ones, on edge cases and a million points each) are in `docs/math.md`.
+//! against `f64` for the `f32` functions and the C library's 80-bit `long double` functions
+//! for the `f64` ones, on edge cases and about a million points each; all at most 1 ulp) are
+//! in `docs/math.md`.
+
+mod atan2;
+mod pow;
+mod tanh;
+mod trig;
+
+pub use atan2::{
+    atan2_f32, atan2_f64, ATAN2_BIG, ATAN2_DOWN, ATAN2_TINY, ATAN2_UP, ATAN_HI, ATAN_LO, ATAN_T, PI_HI, PI_LO,
+};
+pub use pow::{
+    pow_f32, pow_f64, CP, CP_H, CP_L, DP_H, DP_L, LG2, LG2_H, LG2_L, OVT, POW_L, POW_P, POW_YBIG, TWO53,
+};
+pub use tanh::{tanh_f32, tanh_f64, TANH_CLAMP, TANH_P, TANH_SMALL};
+pub use trig::{
+    cos_f32, cos_f64, sin_f32, sin_f64, tan_f32, tan_f64, COS_C, PIO2_HI, PIO2_LO, PIO4, PIO4_BOUND, PIO4_LO,
+    SIN_S, TAN_BIG, TAN_T, TWO_OVER_PI,
+};
 
 /// `1.5 * 2^52`: adding it rounds a small `f64` to an integer kept in the low mantissa bits.
 pub const SHIFT: f64 = 6755399441055744.0;
@@ -84,6 +106,18 @@ pub trait EqMath: Sized {
     fn eq_exp(self) -> Self;
     /// `ln self` ([`log_f32`], [`log_f64`]).
     fn eq_ln(self) -> Self;
+    /// `sin self` ([`sin_f32`], [`sin_f64`]).
+    fn eq_sin(self) -> Self;
+    /// `cos self` ([`cos_f32`], [`cos_f64`]).
+    fn eq_cos(self) -> Self;
+    /// `tan self` ([`tan_f32`], [`tan_f64`]).
+    fn eq_tan(self) -> Self;
+    /// `tanh self` ([`tanh_f32`], [`tanh_f64`]).
+    fn eq_tanh(self) -> Self;
+    /// `self^b` ([`pow_f32`], [`pow_f64`]).
+    fn eq_pow(self, b: Self) -> Self;
+    /// `atan2(self, b)` ([`atan2_f32`], [`atan2_f64`]).
+    fn eq_atan2(self, b: Self) -> Self;
 }
 
 impl EqMath for f32 {
@@ -95,6 +129,30 @@ impl EqMath for f32 {
     fn eq_ln(self) -> f32 {
         log_f32(self)
     }
+    #[inline(always)]
+    fn eq_sin(self) -> f32 {
+        sin_f32(self)
+    }
+    #[inline(always)]
+    fn eq_cos(self) -> f32 {
+        cos_f32(self)
+    }
+    #[inline(always)]
+    fn eq_tan(self) -> f32 {
+        tan_f32(self)
+    }
+    #[inline(always)]
+    fn eq_tanh(self) -> f32 {
+        tanh_f32(self)
+    }
+    #[inline(always)]
+    fn eq_pow(self, b: f32) -> f32 {
+        pow_f32(self, b)
+    }
+    #[inline(always)]
+    fn eq_atan2(self, b: f32) -> f32 {
+        atan2_f32(self, b)
+    }
 }
 
 impl EqMath for f64 {
@@ -105,6 +163,30 @@ impl EqMath for f64 {
     #[inline(always)]
     fn eq_ln(self) -> f64 {
         log_f64(self)
+    }
+    #[inline(always)]
+    fn eq_sin(self) -> f64 {
+        sin_f64(self)
+    }
+    #[inline(always)]
+    fn eq_cos(self) -> f64 {
+        cos_f64(self)
+    }
+    #[inline(always)]
+    fn eq_tan(self) -> f64 {
+        tan_f64(self)
+    }
+    #[inline(always)]
+    fn eq_tanh(self) -> f64 {
+        tanh_f64(self)
+    }
+    #[inline(always)]
+    fn eq_pow(self, b: f64) -> f64 {
+        pow_f64(self, b)
+    }
+    #[inline(always)]
+    fn eq_atan2(self, b: f64) -> f64 {
+        atan2_f64(self, b)
     }
 }
 
@@ -166,7 +248,7 @@ pub fn exp_f64(x: f64) -> f64 {
 
 /// A small integer `e` (`|e| < 2^51`) as `f64`, by the bits of `SHIFT + e`.
 #[inline(always)]
-fn small_int_to_f64(e: i64) -> f64 {
+pub(crate) fn small_int_to_f64(e: i64) -> f64 {
     f64::from_bits(SHIFT_BITS.wrapping_add(e as u64)) - SHIFT
 }
 
@@ -231,8 +313,144 @@ pub fn log_f64(x: f64) -> f64 {
     }
 }
 
-/// The same four functions in C, for the code generators: `eq_exp_f32`, `eq_exp_f64`,
-/// `eq_log_f32`, `eq_log_f64`, declared `static __device__ __forceinline__` (the C prelude
+// ---- double-double helpers (exact transformations of basic operations) ----
+
+/// `2^27 + 1`: Veltkamp's splitter for `f64`.
+pub const SPLITTER: f64 = 134217729.0;
+/// `2^52`: `2^52 + v` holds an integer `0 <= v < 2^52` in the low mantissa bits.
+pub const TWO52: f64 = 4503599627370496.0;
+
+/// `a + b = s + e` exactly (Knuth's two-sum).
+#[inline(always)]
+pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// `a + b = s + e` exactly, given `|a| >= |b|` (or `a == 0`) (Dekker's fast two-sum).
+#[inline(always)]
+pub(crate) fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    (s, b - (s - a))
+}
+
+/// `a * b = p + e` exactly (Dekker's product with Veltkamp's split; `|a|, |b| < 2^995`).
+#[inline(always)]
+pub(crate) fn two_prod(a: f64, b: f64) -> (f64, f64) {
+    let p = a * b;
+    let ca = SPLITTER * a;
+    let ah = ca - (ca - a);
+    let al = a - ah;
+    let cb = SPLITTER * b;
+    let bh = cb - (cb - b);
+    let bl = b - bh;
+    (p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl)
+}
+
+/// An integer `0 <= v < 2^52` as `f64`, by its bits (no conversion instruction).
+#[inline(always)]
+pub(crate) fn u52_to_f64(v: u64) -> f64 {
+    f64::from_bits(0x4330_0000_0000_0000 | v) - TWO52
+}
+
+/// `x` with the low 32 bits of its representation cleared.
+#[inline(always)]
+pub(crate) fn zero_low(x: f64) -> f64 {
+    f64::from_bits(x.to_bits() & 0xffff_ffff_0000_0000)
+}
+
+/// `x` with `|x| <= MAX` as a `bool` select of `-x`: `neg ? -x : x`, both computed first.
+#[inline(always)]
+pub(crate) fn neg_if(neg: bool, x: f64) -> f64 {
+    let n = -x;
+    if neg {
+        n
+    } else {
+        x
+    }
+}
+
+/// Selects by bit masks: `c ? a : b` of two computed values without a branch, which the C
+/// compiler if-converts and vectorises even where a floating-point operation might trap
+/// (`-ftrapping-math`, the default), where it would sink the arms of a `?:` into branches.
+const SEL_C: &str = r#"static __device__ __forceinline__ double eq_sel_f64(bool c, double a, double b) {
+  const unsigned long long m = 0ULL - (unsigned long long)c;
+  return __longlong_as_double((long long)(((unsigned long long)__double_as_longlong(a) & m) | ((unsigned long long)__double_as_longlong(b) & ~m)));
+}
+static __device__ __forceinline__ float eq_sel_f32(bool c, float a, float b) {
+  const unsigned int m = 0U - (unsigned int)c;
+  return __int_as_float((int)(((unsigned int)__float_as_int(a) & m) | ((unsigned int)__float_as_int(b) & ~m)));
+}
+"#;
+
+/// The double-double helpers in C, for [`c_source`].
+const DD_C: &str = r#"typedef struct eq_dd { double hi; double lo; } eq_dd;
+static __device__ __forceinline__ eq_dd eq_two_sum(double a, double b) {
+  eq_dd r; r.hi = a + b; const double bb = r.hi - a; r.lo = (a - (r.hi - bb)) + (b - bb); return r;
+}
+static __device__ __forceinline__ eq_dd eq_fast_two_sum(double a, double b) {
+  eq_dd r; r.hi = a + b; r.lo = b - (r.hi - a); return r;
+}
+static __device__ __forceinline__ eq_dd eq_two_prod(double a, double b) {
+  eq_dd r; r.hi = a * b;
+  const double ca = @SPLITTER@ * a; const double ah = ca - (ca - a); const double al = a - ah;
+  const double cb = @SPLITTER@ * b; const double bh = cb - (cb - b); const double bl = b - bh;
+  r.lo = (((ah * bh - r.hi) + ah * bl) + al * bh) + al * bl; return r;
+}
+static __device__ __forceinline__ double eq_u52_to_f64(unsigned long long v) {
+  return __longlong_as_double((long long)(0x4330000000000000ULL | v)) - @TWO52@;
+}
+static __device__ __forceinline__ double eq_zero_low(double x) {
+  return __longlong_as_double((long long)((unsigned long long)__double_as_longlong(x) & 0xffffffff00000000ULL));
+}
+static __device__ __forceinline__ double eq_neg_if(bool neg, double x) { const double n = -x; return eq_sel_f64(neg, n, x); }
+"#;
+
+/// Prints `v` as a C `double` literal that reads back as exactly `v`.
+pub(crate) fn c_double(v: f64) -> String {
+    let s = format!("{v:?}");
+    if s.contains('.') || s.contains('e') || s.contains("inf") || s.contains("NaN") {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// Replaces every `@NAME@` of `template` by the C literal of the constant `NAME`.
+pub(crate) fn fill(template: &str, consts: &[(&str, f64)]) -> String {
+    let mut out = template.to_string();
+    for (name, v) in consts {
+        out = out.replace(&format!("@{name}@"), &c_double(*v));
+    }
+    assert!(!out.contains('@'), "a constant of the C math source is not given: {out}");
+    out
+}
+
+/// `c[0] + z * (c[1] + z * (... + z * c[n-1]))` as C text (the order [`horner`] evaluates).
+pub(crate) fn c_horner(c: &[f64], z: &str) -> String {
+    let mut s = c_double(c[c.len() - 1]);
+    for k in (0..c.len() - 1).rev() {
+        s = format!("{} + {z} * ({s})", c_double(c[k]));
+    }
+    s
+}
+
+/// `c[0] + z * (c[1] + z * (... + z * c[n-1]))`, innermost first.
+#[inline(always)]
+pub(crate) fn horner(c: &[f64], z: f64) -> f64 {
+    let mut p = c[c.len() - 1];
+    let mut k = c.len() - 1;
+    while k > 0 {
+        k -= 1;
+        p = c[k] + z * p;
+    }
+    p
+}
+
+/// The same functions in C, for the code generators: `eq_exp_f32`, `eq_exp_f64`,
+/// `eq_log_f32`, `eq_log_f64`, `eq_sin_*`, `eq_cos_*`, `eq_tan_*`, `eq_tanh_*`, `eq_pow_*`,
+/// `eq_atan2_*`, declared `static __device__ __forceinline__` (the C prelude
 /// makes that plain C), using `__double_as_longlong` and `__longlong_as_double` for the bit
 /// moves. Every constant is printed from the Rust constants above, exactly.
 pub fn c_source() -> String {
@@ -253,7 +471,8 @@ pub fn c_source() -> String {
         s
     };
     let mut out =
-        String::from("// eqfuse's exp and log: the same operations as eqfuse_ir::math, in the same order.\n");
+        String::from("// eqfuse's math: the same operations as eqfuse_ir::math, in the same order.\n");
+    out.push_str(SEL_C);
     out.push_str(&format!(
         "static __device__ __forceinline__ double eq_pow2_shifted(double t, long long adj) {{\n  \
          return __longlong_as_double((long long)(((unsigned long long)__double_as_longlong(t) - 0x{SHIFT_BITS:x}ULL + (unsigned long long)adj + 1023ULL) << 52));\n}}\n"
@@ -266,16 +485,16 @@ pub fn c_source() -> String {
     // exp_f32
     out.push_str("static __device__ __forceinline__ float eq_exp_f32(float x) {\n");
     out.push_str("  const double xd = (double)x;\n");
-    out.push_str("  const double c = xd < -104.0 ? -104.0 : (xd > 89.0 ? 89.0 : xd);\n");
+    out.push_str("  const double c = eq_sel_f64(xd < -104.0, -104.0, eq_sel_f64(xd > 89.0, 89.0, xd));\n");
     out.push_str(&format!("  const double t = c * {} + {};\n", d(INV_LN2), d(SHIFT)));
     out.push_str(&format!("  const double kd = t - {};\n", d(SHIFT)));
     out.push_str(&format!("  const double r = c - kd * {};\n", d(LN2)));
     out.push_str(&horner(&EXP_TAYLOR[..=EXP_F32_DEGREE], "r", "p"));
     out.push_str("  const float res = (float)(p * eq_pow2_shifted(t, 0));\n");
-    out.push_str("  return x != x ? x : res;\n}\n");
+    out.push_str("  return eq_sel_f32(x != x, x, res);\n}\n");
     // exp_f64
     out.push_str("static __device__ __forceinline__ double eq_exp_f64(double x) {\n");
-    out.push_str("  const double c = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);\n");
+    out.push_str("  const double c = eq_sel_f64(x < -746.0, -746.0, eq_sel_f64(x > 710.0, 710.0, x));\n");
     out.push_str(&format!("  const double t = c * {} + {};\n", d(INV_LN2), d(SHIFT)));
     out.push_str(&format!("  const double kd = t - {};\n", d(SHIFT)));
     out.push_str(&format!("  const double r = (c - kd * {}) - kd * {};\n", d(LN2_HI), d(LN2_LO)));
@@ -290,7 +509,7 @@ pub fn c_source() -> String {
     );
     out.push_str("  const double s2 = __longlong_as_double((long long)((unsigned long long)(kk - k1 + 1023) << 52));\n");
     out.push_str("  const double res = (p * s1) * s2;\n");
-    out.push_str("  return x != x ? x : res;\n}\n");
+    out.push_str("  return eq_sel_f64(x != x, x, res);\n}\n");
     // log_f32
     out.push_str("static __device__ __forceinline__ float eq_log_f32(float x) {\n");
     out.push_str("  const double xd = (double)x;\n");
@@ -300,31 +519,28 @@ pub fn c_source() -> String {
         "  const double m0 = __longlong_as_double((long long)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL));\n",
     );
     out.push_str(&format!("  const bool big = m0 > {};\n", d(SQRT2)));
-    out.push_str("  const double mh = m0 * 0.5;\n");
-    out.push_str("  const double m = big ? mh : m0;\n");
-    out.push_str("  const long long e = e0 + (big ? 1 : 0);\n");
+    out.push_str("  const double m = eq_sel_f64(big, m0 * 0.5, m0);\n");
+    out.push_str("  const long long e = big ? e0 + 1 : e0;\n");
     out.push_str("  const double s = (m - 1.0) / (m + 1.0);\n");
     out.push_str("  const double z = s * s;\n");
     out.push_str(&horner(&LOG_F32_SERIES, "z", "p"));
     out.push_str(&format!("  float res = (float)(eq_small_int_f64(e) * {} + s * p);\n", d(LN2)));
-    out.push_str("  res = x == 0.0f ? -__int_as_float(0x7f800000) : res;\n");
-    out.push_str("  res = x < 0.0f ? __int_as_float(0x7fc00000) : res;\n");
-    out.push_str("  res = x == __int_as_float(0x7f800000) ? __int_as_float(0x7f800000) : res;\n");
-    out.push_str("  return x != x ? x : res;\n}\n");
+    out.push_str("  res = eq_sel_f32(x == 0.0f, -__int_as_float(0x7f800000), res);\n");
+    out.push_str("  res = eq_sel_f32(x < 0.0f, __int_as_float(0x7fc00000), res);\n");
+    out.push_str("  res = eq_sel_f32(x == __int_as_float(0x7f800000), __int_as_float(0x7f800000), res);\n");
+    out.push_str("  return eq_sel_f32(x != x, x, res);\n}\n");
     // log_f64
     out.push_str("static __device__ __forceinline__ double eq_log_f64(double x) {\n");
     out.push_str("  const bool sub = x < 2.2250738585072014e-308;\n");
-    out.push_str("  const double xb = x * 18014398509481984.0;\n");
-    out.push_str("  const double xs = sub ? xb : x;\n");
+    out.push_str("  const double xs = eq_sel_f64(sub, x * 18014398509481984.0, x);\n");
     out.push_str("  const unsigned long long bits = (unsigned long long)__double_as_longlong(xs);\n");
     out.push_str("  const long long e0 = (long long)((bits >> 52) & 0x7ffULL) - 1023 - (sub ? 54 : 0);\n");
     out.push_str(
         "  const double m0 = __longlong_as_double((long long)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL));\n",
     );
     out.push_str(&format!("  const bool big = m0 > {};\n", d(SQRT2)));
-    out.push_str("  const double mh = m0 * 0.5;\n");
-    out.push_str("  const double m = big ? mh : m0;\n");
-    out.push_str("  const long long e = e0 + (big ? 1 : 0);\n");
+    out.push_str("  const double m = eq_sel_f64(big, m0 * 0.5, m0);\n");
+    out.push_str("  const long long e = big ? e0 + 1 : e0;\n");
     out.push_str("  const double f = m - 1.0;\n");
     out.push_str("  const double s = f / (2.0 + f);\n");
     out.push_str("  const double z = s * s;\n");
@@ -350,12 +566,20 @@ pub fn c_source() -> String {
         d(LN2_HI),
         d(LN2_LO)
     ));
-    out.push_str("  res = x == 0.0 ? -__longlong_as_double(0x7ff0000000000000LL) : res;\n");
-    out.push_str("  res = x < 0.0 ? __longlong_as_double(0x7ff8000000000000LL) : res;\n");
+    out.push_str("  res = eq_sel_f64(x == 0.0, -__longlong_as_double(0x7ff0000000000000LL), res);\n");
+    out.push_str("  res = eq_sel_f64(x < 0.0, __longlong_as_double(0x7ff8000000000000LL), res);\n");
     out.push_str(
-        "  res = x == __longlong_as_double(0x7ff0000000000000LL) ? __longlong_as_double(0x7ff0000000000000LL) : res;\n",
+        "  res = eq_sel_f64(x == __longlong_as_double(0x7ff0000000000000LL), __longlong_as_double(0x7ff0000000000000LL), res);\n",
     );
-    out.push_str("  return x != x ? x : res;\n}\n");
+    out.push_str("  return eq_sel_f64(x != x, x, res);\n}\n");
+    out.push_str(
+        "// sin, cos, tan, tanh, atan2, pow: the same operations as eqfuse_ir::math, in the same order.\n",
+    );
+    out.push_str(&fill(DD_C, &[("SPLITTER", SPLITTER), ("TWO52", TWO52)]));
+    out.push_str(&trig::c_source());
+    out.push_str(&tanh::c_source());
+    out.push_str(&atan2::c_source());
+    out.push_str(&pow::c_source());
     out
 }
 
@@ -408,6 +632,170 @@ mod tests {
         assert!(exp_f32(-103.5) > 0.0);
     }
 
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    #[test]
+    fn the_new_constants_are_what_they_say() {
+        assert_eq!(ATAN2_BIG, 2f64.powi(960));
+        assert_eq!(ATAN2_DOWN, 2f64.powi(-128));
+        assert_eq!(ATAN2_TINY, 2f64.powi(300));
+        assert_eq!(ATAN2_UP, 2f64.powi(600));
+        assert_eq!(PIO4_BOUND.to_bits(), 0x3fe9_21fb_0000_0000);
+        assert_eq!(TAN_BIG.to_bits(), 0x3fe5_9428_0000_0000);
+        assert_eq!(PIO2_HI + PIO2_LO, std::f64::consts::FRAC_PI_2);
+        assert_eq!(TWO_OVER_PI[2], 0xa2f9_836e, "2/π = 0.a2f9836e4e44...");
+        assert_eq!(POW_YBIG, 2f64.powi(64));
+        assert_eq!(TWO53, 2f64.powi(53));
+        assert_eq!(TWO52, 2f64.powi(52));
+    }
+
+    #[test]
+    fn trig_special_values() {
+        for f in [sin_f64, tan_f64] {
+            assert!(same(f(0.0), 0.0) && same(f(-0.0), -0.0));
+            assert!(same(f(-5e-324), -5e-324) && same(f(1e-300), 1e-300));
+        }
+        assert_eq!(cos_f64(0.0), 1.0);
+        assert_eq!(cos_f64(-0.0), 1.0);
+        for f in [sin_f64, cos_f64, tan_f64] {
+            assert!(f(f64::INFINITY).is_nan() && f(f64::NEG_INFINITY).is_nan() && f(f64::NAN).is_nan());
+            let y = f(f64::MAX);
+            assert!(y.is_finite());
+        }
+        for f in [sin_f32, cos_f32, tan_f32] {
+            assert!(f(f32::INFINITY).is_nan() && f(f32::NAN).is_nan());
+        }
+        assert!(same(f64::from(sin_f32(-0.0)), -0.0));
+        // the closest double to a multiple of π/2 (Kahan and McDonald): cos is -4.687e-19
+        let x = 6381956970095103.0 * 2f64.powi(797);
+        assert!((cos_f64(x) / -4.687165924254628e-19 - 1.0).abs() < 1e-15, "{}", cos_f64(x));
+        assert_eq!(sin_f64(x), 1.0);
+        assert!((sin_f64(1e22) - -0.8522008497671888).abs() < 2e-16);
+        assert!((cos_f64(1e22) - 0.523214785395139).abs() < 2e-16);
+    }
+
+    #[test]
+    fn tanh_special_values() {
+        assert!(same(tanh_f64(0.0), 0.0) && same(tanh_f64(-0.0), -0.0));
+        assert_eq!(tanh_f64(f64::INFINITY), 1.0);
+        assert_eq!(tanh_f64(f64::NEG_INFINITY), -1.0);
+        assert_eq!(tanh_f64(30.0), 1.0);
+        assert_eq!(tanh_f32(-30.0), -1.0);
+        assert!(tanh_f64(f64::NAN).is_nan() && tanh_f32(f32::NAN).is_nan());
+        assert!(same(tanh_f64(5e-324), 5e-324));
+    }
+
+    #[test]
+    fn atan2_special_values() {
+        use std::f64::consts::{FRAC_PI_2 as H, FRAC_PI_4 as Q, PI};
+        let inf = f64::INFINITY;
+        let cases = [
+            (0.0, 0.0, 0.0),
+            (-0.0, 0.0, -0.0),
+            (0.0, -0.0, PI),
+            (-0.0, -0.0, -PI),
+            (0.0, -1.0, PI),
+            (-0.0, -1.0, -PI),
+            (0.0, 1.0, 0.0),
+            (-0.0, 1.0, -0.0),
+            (1.0, 0.0, H),
+            (1.0, -0.0, H),
+            (-1.0, 0.0, -H),
+            (1.0, -inf, PI),
+            (-1.0, -inf, -PI),
+            (1.0, inf, 0.0),
+            (-1.0, inf, -0.0),
+            (inf, 1.0, H),
+            (-inf, -1.0, -H),
+            (inf, -inf, 3.0 * Q),
+            (-inf, -inf, -3.0 * Q),
+            (inf, inf, Q),
+            (-inf, inf, -Q),
+            (1.0, 1.0, Q),
+            (-1.0, -1.0, -3.0 * Q),
+            (0.0, inf, 0.0),
+            (0.0, -inf, PI),
+        ];
+        for (y, x, want) in cases {
+            assert!(same(atan2_f64(y, x), want), "atan2({y}, {x}) = {} (not {want})", atan2_f64(y, x));
+            assert!(
+                same(f64::from(atan2_f32(y as f32, x as f32)), f64::from(want as f32)),
+                "atan2_f32({y}, {x})"
+            );
+        }
+        assert!(atan2_f64(f64::NAN, 1.0).is_nan() && atan2_f64(1.0, f64::NAN).is_nan());
+        assert!(same(atan2_f64(5e-324, 1e300), 0.0));
+        assert!(same(atan2_f64(1e-300, 1e10), 1e-310));
+    }
+
+    #[test]
+    fn pow_special_values() {
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        // C99 F.9.4.4
+        let cases = [
+            (0.0, -3.0, inf),
+            (-0.0, -3.0, -inf),
+            (0.0, -2.0, inf),
+            (-0.0, -2.5, inf),
+            (-0.0, -inf, inf),
+            (0.0, -inf, inf),
+            (0.0, 3.0, 0.0),
+            (-0.0, 3.0, -0.0),
+            (-0.0, 2.0, 0.0),
+            (-0.0, 0.5, 0.0),
+            (-1.0, inf, 1.0),
+            (-1.0, -inf, 1.0),
+            (1.0, nan, 1.0),
+            (1.0, -inf, 1.0),
+            (nan, 0.0, 1.0),
+            (nan, -0.0, 1.0),
+            (inf, 0.0, 1.0),
+            (-2.0, 0.5, nan),
+            (-8.0, 1.0 / 3.0, nan),
+            (0.5, -inf, inf),
+            (-0.5, -inf, inf),
+            (2.0, -inf, 0.0),
+            (-2.0, -inf, 0.0),
+            (0.5, inf, 0.0),
+            (-2.0, inf, inf),
+            (-inf, -3.0, -0.0),
+            (-inf, -2.0, 0.0),
+            (-inf, -0.5, 0.0),
+            (-inf, 3.0, -inf),
+            (-inf, 2.0, inf),
+            (-inf, 0.5, inf),
+            (inf, -1.0, 0.0),
+            (inf, 0.5, inf),
+            (-2.0, 3.0, -8.0),
+            (-2.0, 2.0, 4.0),
+            (-2.0, -1.0, -0.5),
+            (-1.0, 9007199254740993.0, 1.0),
+            (-1.0, 9007199254740991.0, -1.0),
+            (2.0, 1024.0, inf),
+            (2.0, -1074.0, 5e-324),
+            (2.0, -1075.0, 0.0),
+            (-2.0, -1075.0, -0.0),
+            (-2.0, -1073.0, -1e-323),
+            (10.0, 308.0, 1e308),
+            (nan, 1.0, nan),
+            (2.0, nan, nan),
+            (1.0000000001, 1e300, inf),
+            (0.9999999999, 1e300, 0.0),
+        ];
+        for (x, y, want) in cases {
+            assert!(same(pow_f64(x, y), want), "pow({x}, {y}) = {} (not {want})", pow_f64(x, y));
+            let (xf, yf) = (x as f32, y as f32);
+            if f64::from(xf) == x && f64::from(yf) == y {
+                let w = (want as f32) as f64;
+                assert!(same(f64::from(pow_f32(xf, yf)), w), "pow_f32({x}, {y}) = {}", pow_f32(xf, yf));
+            }
+        }
+        assert_eq!(pow_f64(3.0, 40.0), 12157665459056928801.0);
+        assert_eq!(pow_f32(5.756, 2.0), 5.756 * 5.756);
+    }
+
     #[test]
     fn close_to_the_c_library() {
         // a quick check here; the bounds are measured in exec-cpu/tests/math.rs
@@ -420,6 +808,12 @@ mod tests {
             assert!((a - b).abs() <= 4e-16 * b.abs().max(1e-300), "log {y}: {a} vs {b}");
             let xf = x as f32;
             assert!((exp_f32(xf) - xf.exp()).abs() <= f32::EPSILON * xf.exp());
+            for (a, b) in [(sin_f64(x), x.sin()), (cos_f64(x), x.cos()), (tanh_f64(x), x.tanh())] {
+                assert!((a - b).abs() <= 3e-16, "{x}: {a} vs {b}");
+            }
+            assert!(((tan_f64(x) - x.tan()) / x.tan()).abs() <= 3e-16, "tan {x}");
+            assert!(((pow_f64(y, x) - y.powf(x)) / y.powf(x)).abs() <= 3e-16, "pow {y} {x}");
+            assert!((atan2_f64(x, y - 10.0) - x.atan2(y - 10.0)).abs() <= 1e-15, "atan2 {x} {y}");
             x += 0.0123;
         }
     }

@@ -1298,8 +1298,8 @@ fn f64s(xs: &[f64]) -> Value {
 
 fn fixed_cases() -> Vec<Fixed> {
     vec![
-        // glibc's `powf`/`pow` (what the interpreter calls) are not correctly rounded:
-        // `pow x 2` differs from `x * x` in the last bit for about 1 argument in 1,300
+        // a `pow` that is not correctly rounded (glibc's, which the interpreter once called)
+        // can make `pow x 2` differ from `x * x` in the last bit; eqfuse's own computes `x * x`
         Fixed {
             rule: "fm-pow-two",
             pre: &[],

@@ -125,8 +125,10 @@ impl ScalarFn {
             (ScalarFn::Min, &[a, b]) => min(a, b, span),
             (ScalarFn::Max, &[a, b]) => max(a, b, span),
             (ScalarFn::Clamp, &[x, lo, hi]) => min(max(x, lo, span)?, hi, span),
-            (ScalarFn::Pow, &[a, b]) => float2(a, b, span, "pow", f32::powf, f64::powf),
-            (ScalarFn::Atan2, &[a, b]) => float2(a, b, span, "atan2", f32::atan2, f64::atan2),
+            (ScalarFn::Pow, &[a, b]) => float2(a, b, span, "pow", crate::math::pow_f32, crate::math::pow_f64),
+            (ScalarFn::Atan2, &[a, b]) => {
+                float2(a, b, span, "atan2", crate::math::atan2_f32, crate::math::atan2_f64)
+            }
             (ScalarFn::Convert(t), &[a]) => Ok(convert(a, t)),
             (ScalarFn::Abs, &[a]) => Ok(match a {
                 Scalar::I32(v) => Scalar::I32(v.wrapping_abs()),
@@ -140,10 +142,10 @@ impl ScalarFn {
                     ScalarFn::Sqrt => (f32::sqrt, f64::sqrt),
                     ScalarFn::Exp => (crate::math::exp_f32, crate::math::exp_f64),
                     ScalarFn::Log => (crate::math::log_f32, crate::math::log_f64),
-                    ScalarFn::Sin => (f32::sin, f64::sin),
-                    ScalarFn::Cos => (f32::cos, f64::cos),
-                    ScalarFn::Tan => (f32::tan, f64::tan),
-                    ScalarFn::Tanh => (f32::tanh, f64::tanh),
+                    ScalarFn::Sin => (crate::math::sin_f32, crate::math::sin_f64),
+                    ScalarFn::Cos => (crate::math::cos_f32, crate::math::cos_f64),
+                    ScalarFn::Tan => (crate::math::tan_f32, crate::math::tan_f64),
+                    ScalarFn::Tanh => (crate::math::tanh_f32, crate::math::tanh_f64),
                     ScalarFn::Floor => (f32::floor, f64::floor),
                     ScalarFn::Ceil => (f32::ceil, f64::ceil),
                     ScalarFn::Round => (f32::round, f64::round),
