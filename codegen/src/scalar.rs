@@ -187,11 +187,16 @@ impl Emitter<'_, '_> {
         Ok(())
     }
 
-    /// `eq_fail(...); return false;` for an error with `ix` recorded.
-    fn fail(&mut self, code: &str, what: &str, ix: &[String]) -> String {
+    /// `eq_fail(...); return false;` for an error with `ix` recorded, of the instruction
+    /// writing `dst` (its source position goes into the record's code: [`site_code`]).
+    fn fail(&mut self, code: &str, dst: Reg, what: &str, ix: &[String]) -> String {
         if self.cx.layout.dialect() == Dialect::C {
             return "eq_ok = false;".into();
         }
+        let code = match self.func.span_of(dst).and_then(|s| site_code(s.line, s.col)) {
+            Some(site) => format!("({code} + {site}LL)"),
+            None => code.to_string(),
+        };
         let err = self.cx.layout.err();
         let kid = self.cx.layout.kid();
         let list = if ix.is_empty() { "0".to_string() } else { ix.join(", ") };
@@ -236,7 +241,8 @@ impl Emitter<'_, '_> {
                     let d = self.cx.layout.dim(plan, *array, k);
                     let _ = write!(text, "if ((long long)r{axis} == {k}) r{dst} = {d}; else ");
                 }
-                let fail = self.fail("EQ_ERR_DIM", &array.to_string(), &[format!("(long long)r{axis}")]);
+                let fail =
+                    self.fail("EQ_ERR_DIM", *dst, &array.to_string(), &[format!("(long long)r{axis}")]);
                 text.push_str(&fail);
                 self.line(ind, &text);
             }
@@ -333,7 +339,7 @@ impl Emitter<'_, '_> {
                     let (code, name) =
                         if op == BinOp::Div { ("EQ_ERR_DIV", "div") } else { ("EQ_ERR_REM", "rem") };
                     let bits = if t == ElemType::I32 { "32" } else { "64" };
-                    let fail = self.fail(code, bits, &[format!("(long long)r{a}")]);
+                    let fail = self.fail(code, dst, bits, &[format!("(long long)r{a}")]);
                     self.line(ind, &format!("if (r{b} == 0) {fail}"));
                     match self.cx.layout.dialect() {
                         Dialect::Cuda => format!("eq_{name}_{}(r{a}, r{b})", suffix(t)),
@@ -455,7 +461,7 @@ impl Emitter<'_, '_> {
                 return Ok(());
             }
         }
-        let fail = self.fail("EQ_ERR_INDEX", &array.to_string(), &ix);
+        let fail = self.fail("EQ_ERR_INDEX", dst, &array.to_string(), &ix);
         let mut flat = format!("(long long)r{}", index[0]);
         for (r, d) in index.iter().zip(&dims).skip(1) {
             flat = format!("({flat} * {d} + (long long)r{r})");
@@ -524,4 +530,23 @@ mod tests {
         assert_eq!(hex_float(-0.0, "f"), "-0x0p+0f");
         assert_eq!(hex_float(f64::from_bits(1), ""), "0x0.0000000000001p-1022");
     }
+}
+
+/// The source position `line`, `col` packed above an error code of the error record (codes
+/// are below 256): `line << 8 | col << 36`; `None` when either does not fit (28 and 26 bits).
+/// [`site_of`] unpacks it.
+pub fn site_code(line: u32, col: u32) -> Option<i64> {
+    if line == 0 || line >= 1 << 28 || col >= 1 << 26 {
+        return None;
+    }
+    Some((i64::from(line) << 8) | (i64::from(col) << 36))
+}
+
+/// A record's code split into the error code and the source line and column packed with it
+/// by [`site_code`] (`None`: no position).
+pub fn site_of(packed: i64) -> (i64, Option<(u32, u32)>) {
+    let code = packed & 0xff;
+    let line = ((packed >> 8) & ((1 << 28) - 1)) as u32;
+    let col = ((packed >> 36) & ((1 << 26) - 1)) as u32;
+    (code, (line > 0).then_some((line, col)))
 }

@@ -262,6 +262,11 @@ pub struct Facts {
     /// deep runs only from the others, so that a chain of `k` producers gets `k` such
     /// forms, not one per depth and consumer.
     pub fused_nodes: HashSet<ArrayLang>,
+    /// Classes a rewrite built from another by substitution (new class, the class it was
+    /// built from), in the order they were made: the new class stands for the same source
+    /// expression in another context, so it takes that expression's source position when
+    /// it has none of its own.
+    pub derived: Vec<(Id, Id)>,
 }
 
 impl Clone for Facts {
@@ -277,7 +282,13 @@ impl Facts {
     }
 
     fn with_inputs(inputs: HashMap<InputName, Type>) -> Facts {
-        Facts { inputs, walk_memo: HashMap::new(), term_order: Vec::new(), fused_nodes: HashSet::new() }
+        Facts {
+            inputs,
+            walk_memo: HashMap::new(),
+            term_order: Vec::new(),
+            fused_nodes: HashSet::new(),
+            derived: Vec::new(),
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! extracts the best term found so far, and the report says which limit stopped it.
 //!
 //! Top-level `let` names follow the classes from phase to phase, so the final program and
-//! `explain` name intermediate arrays as the source did.
+//! `explain` name intermediate arrays as the source did. Source positions follow them the
+//! same way (a class made by substitution from another takes that one's position when it
+//! has none), so that run-time errors of the optimised plan point into the program.
 
 use crate::stop::{Stage, StopReason};
 use crate::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
@@ -14,7 +16,7 @@ use eqfuse_egraph::lower::Signature;
 use eqfuse_egraph::model::{plan_cost, PlanCost};
 use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
 use eqfuse_ir::check::Checked;
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::plan::Plan;
 use eqfuse_ir::Program;
 use indexmap::IndexMap;
@@ -99,6 +101,8 @@ pub struct Optimized {
     pub term: RecExpr<ArrayLang>,
     /// Names of the term's nodes that were top-level `let`s in the source (by node index).
     pub names: HashMap<usize, String>,
+    /// Source positions of the term's nodes (by node index), where known.
+    pub spans: HashMap<usize, Span>,
     /// The optimised program, decoded (horizontal fusion is written as separate operations).
     pub program: Program,
     /// Each phase's report.
@@ -117,6 +121,8 @@ pub struct Optimized {
     /// The source program's own term (one operation per kernel, nothing fused) and its
     /// `let` names: the baseline `explain` compares with.
     pub source: (RecExpr<ArrayLang>, HashMap<usize, String>),
+    /// The source positions of the nodes of [`Optimized::source`]'s term.
+    pub source_spans: HashMap<usize, Span>,
     /// The plan the term lowers to (what the executors run).
     pub plan: Plan,
     /// Its predicted cost.
@@ -165,8 +171,8 @@ fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)
     eqfuse_egraph::extract::term_of(eg, &choice, root)
 }
 
-/// An extracted term with the source `let` names of its nodes.
-type Named = (RecExpr<ArrayLang>, HashMap<usize, String>);
+/// An extracted term with the source `let` names and the source positions of its nodes.
+type Named = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>);
 
 /// Runs `rules` on `egraph` until it saturates or a limit stops it.
 fn saturate(
@@ -215,6 +221,7 @@ fn phase(
     facts: &Facts,
     term: &RecExpr<ArrayLang>,
     names: &HashMap<usize, String>,
+    spans: &HashMap<usize, Span>,
     stages: &[&[Rewrite]],
     opts: &OptimizeOptions,
     deadline: Instant,
@@ -252,7 +259,7 @@ fn phase(
         if Instant::now() >= deadline {
             stop = stop.or(Some(StopReason::TimeLimit(Stage::Extraction)));
         }
-        if outs.iter().any(|(t, _)| *t == x.term) {
+        if outs.iter().any(|(t, _, _)| *t == x.term) {
             continue;
         }
         // carry the names: source node -> class -> extracted node
@@ -267,7 +274,8 @@ fn phase(
                 }
             }
         }
-        outs.push((x.term, new_names));
+        let new_spans = carry_spans(eg, &loaded.ids, spans, &x.index);
+        outs.push((x.term, new_names, new_spans));
     }
     let report = PhaseReport {
         name,
@@ -303,8 +311,9 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let deadline = started + opts.time_limit;
     let enc = eqfuse_egraph::encode(checked)?;
     let facts = enc.egraph.analysis.clone();
-    let (term0, names0) = source_term(&enc)?;
+    let (term0, names0, spans0) = source_term(&enc)?;
     let source = (term0.clone(), names0.clone());
+    let source_spans = spans0.clone();
     let sets = RuleSets { fast_math: opts.fast_math };
     let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
     let simplify = simplify_rules(sets);
@@ -348,18 +357,19 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         ..opts.clone()
     };
     let opts = &sized;
-    type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, Vec<PhaseReport>);
+    type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>, Vec<PhaseReport>);
     let run = |name: &'static str, rules: &[&[Rewrite]], modes: &[Search], branches: Vec<Branch>| {
         let mut next: Vec<Branch> = Vec::new();
-        for (term, names, reports) in branches {
-            let (outs, report) = phase(name, &sig, &facts, &term, &names, rules, opts, deadline, modes)?;
-            for (t, n) in outs {
-                if next.iter().any(|(t2, _, _)| *t2 == t) {
+        for (term, names, spans, reports) in branches {
+            let (outs, report) =
+                phase(name, &sig, &facts, &term, &names, &spans, rules, opts, deadline, modes)?;
+            for (t, n, sp) in outs {
+                if next.iter().any(|(t2, _, _, _)| *t2 == t) {
                     continue;
                 }
                 let mut r = reports.clone();
                 r.push(report.clone());
-                next.push((t, n, r));
+                next.push((t, n, sp, r));
             }
         }
         Ok::<_, Error>(next)
@@ -368,7 +378,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // round extracts twice (the sharing-aware choice and the fully fused one):
     // horizontal fusion, later, can make fusing everything the better plan (shared work
     // computed once in a multi-output kernel), which the fuse phase cannot see.
-    let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
+    let mut branches: Vec<Branch> = vec![(term0, names0, spans0, Vec::new())];
     // past the deadline no phase starts: the branches so far are kept (at worst the
     // source's own term, the unfused plan)
     let mut late: Option<StopReason> = None;
@@ -425,7 +435,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             best = Some((c, b));
         }
     }
-    let (_, (term, names, phases)) =
+    let (_, (term, names, spans, phases)) =
         best.ok_or_else(|| Error::new(Code::Limit, "internal error: no plan"))?;
     let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
     for p in &phases {
@@ -441,8 +451,9 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         .or(late)
         .unwrap_or(StopReason::Saturated);
     let program = decode_term(&enc, &facts, &term, &names)?;
-    let plan = eqfuse_egraph::lower::lower(&term, &facts, &names, &sig)?;
-    let unfused_plan = eqfuse_egraph::lower::lower(&source.0, &facts, &source.1, &sig)?;
+    let plan = eqfuse_egraph::lower::lower_spanned(&term, &facts, &names, &spans, &sig)?;
+    let unfused_plan =
+        eqfuse_egraph::lower::lower_spanned(&source.0, &facts, &source.1, &source_spans, &sig)?;
     let cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
     let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
     Ok(Optimized {
@@ -453,6 +464,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         cost_model: opts.cost.params.name.clone(),
         term,
         names,
+        spans,
         program,
         phases,
         rules_fired,
@@ -461,11 +473,13 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         gas_left: gas.left(),
         facts,
         source,
+        source_spans,
     })
 }
 
-/// The encoded program's own term (extracted with no rule run) and its `let` names.
-fn source_term(enc: &Encoded) -> Result<(RecExpr<ArrayLang>, HashMap<usize, String>)> {
+/// The encoded program's own term (extracted with no rule run), its `let` names and the
+/// source positions of its nodes.
+fn source_term(enc: &Encoded) -> Result<Named> {
     let (term, index) = extract(&enc.egraph, enc.root)?;
     let mut names = HashMap::new();
     for (id, n) in &enc.lets {
@@ -473,7 +487,45 @@ fn source_term(enc: &Encoded) -> Result<(RecExpr<ArrayLang>, HashMap<usize, Stri
             names.entry(j).or_insert_with(|| n.clone());
         }
     }
-    Ok((term, names))
+    let mut spans = HashMap::new();
+    for (id, s) in &enc.spans {
+        if let Some(&j) = index.get(&enc.egraph.find(*id)) {
+            spans.entry(j).or_insert(*s);
+        }
+    }
+    Ok((term, names, spans))
+}
+
+/// The source positions of an extracted term's nodes: each class takes the position of the
+/// first node (in the loaded term's order) it holds, else that of the class a substitution
+/// built it from ([`Facts::derived`]), else none.
+fn carry_spans(
+    eg: &EG,
+    loaded: &[Id],
+    spans: &HashMap<usize, Span>,
+    index: &HashMap<Id, usize>,
+) -> HashMap<usize, Span> {
+    let mut by_class: HashMap<Id, Span> = HashMap::new();
+    let mut ordered: Vec<(&usize, &Span)> = spans.iter().collect();
+    ordered.sort_by_key(|(i, _)| **i);
+    for (i, s) in ordered {
+        if let Some(&c) = loaded.get(*i) {
+            by_class.entry(eg.find(c)).or_insert(*s);
+        }
+    }
+    for &(made, from) in &eg.analysis.derived {
+        let (made, from) = (eg.find(made), eg.find(from));
+        if let Some(&s) = by_class.get(&from) {
+            by_class.entry(made).or_insert(s);
+        }
+    }
+    let mut out = HashMap::new();
+    for (c, &j) in index {
+        if let Some(&s) = by_class.get(&eg.find(*c)) {
+            out.insert(j, s);
+        }
+    }
+    out
 }
 
 /// Shuffles `v` deterministically by `seed` (xorshift64*, Fisher–Yates).
@@ -530,6 +582,7 @@ fn decode_term(
         outputs: enc.outputs.clone(),
         sizes: enc.sizes.clone(),
         lets,
+        spans: Vec::new(),
     };
     decode(&fin, |id| {
         // a constant class is its literal (folding may have put a node and its operand in
