@@ -233,7 +233,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn new_value(&mut self, name: String, elem: ElemType, rank: usize, origin: Origin) -> ValueId {
-        self.plan.values.push(ValueInfo { name, elem, rank, origin });
+        self.plan.values.push(ValueInfo { name, elem, rank, origin, span: None });
         self.plan.values.len() - 1
     }
 
@@ -702,6 +702,7 @@ impl<'a> Lowerer<'a> {
         let dst = self.new_value(name, e, rank, Origin::Computed);
         let kind = kernel_kind(&self.nodes[i], false).unwrap_or("copy");
         let span = self.spans.get(&i).copied();
+        self.plan.values[dst].span = span;
         self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: vec![Lane { dst, op }], span }));
         self.value_of.insert(i, dst);
         Ok(())
@@ -1143,6 +1144,7 @@ impl<'a> Lowerer<'a> {
                     let (e, rank) = self.elem_rank(j)?;
                     let name = self.name_for(j);
                     let dst = self.new_value(name, e, rank, Origin::Computed);
+                    self.plan.values[dst].span = self.spans.get(&j).copied();
                     self.value_of.insert(j, dst);
                     out.push(Lane { dst, op });
                 }

@@ -70,7 +70,7 @@ pub type Reg = u32;
 /// use eqfuse_ir::types::ElemType;
 /// use eqfuse_ir::value::{Scalar, Value};
 ///
-/// let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+/// let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin, span: None };
 /// let plan = Plan {
 ///     values: vec![
 ///         v("xs", 1, Origin::Input, ElemType::F64),   // value 0
@@ -127,6 +127,9 @@ pub struct ValueInfo {
     pub rank: usize,
     /// Where it comes from.
     pub origin: Origin,
+    /// The source expression a computed value stands for, where known (`explain` names an
+    /// unnamed intermediate after it).
+    pub span: Option<Span>,
 }
 
 /// Where a value comes from.
