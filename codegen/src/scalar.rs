@@ -193,8 +193,9 @@ impl Emitter<'_, '_> {
         if self.cx.layout.dialect() == Dialect::C {
             return "eq_ok = false;".into();
         }
-        let code = match self.func.span_of(dst).and_then(|s| site_code(s.line, s.col)) {
-            Some(site) => format!("({code} + {site}LL)"),
+        // the source line and column, packed above the code as [`site_code`] packs them
+        let code = match self.func.span_of(dst).filter(|s| site_code(s.line, s.col).is_some()) {
+            Some(s) => format!("({code} + ({}LL << 8) + ({}LL << 36))", s.line, s.col),
             None => code.to_string(),
         };
         let err = self.cx.layout.err();
