@@ -25,6 +25,7 @@
 //! from zero (`roundf`/`round`); the rest is the CUDA math library in the operand's
 //! precision (`expf` for `f32`).
 
+use crate::site::site_code;
 use crate::{cty, suffix, Dialect, Layout};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::interp::scalar::ScalarFn;
@@ -531,23 +532,4 @@ mod tests {
         assert_eq!(hex_float(-0.0, "f"), "-0x0p+0f");
         assert_eq!(hex_float(f64::from_bits(1), ""), "0x0.0000000000001p-1022");
     }
-}
-
-/// The source position `line`, `col` packed above an error code of the error record (codes
-/// are below 256): `line << 8 | col << 36`; `None` when either does not fit (28 and 26 bits).
-/// [`site_of`] unpacks it.
-pub fn site_code(line: u32, col: u32) -> Option<i64> {
-    if line == 0 || line >= 1 << 28 || col >= 1 << 26 {
-        return None;
-    }
-    Some((i64::from(line) << 8) | (i64::from(col) << 36))
-}
-
-/// A record's code split into the error code and the source line and column packed with it
-/// by [`site_code`] (`None`: no position).
-pub fn site_of(packed: i64) -> (i64, Option<(u32, u32)>) {
-    let code = packed & 0xff;
-    let line = ((packed >> 8) & ((1 << 28) - 1)) as u32;
-    let col = ((packed >> 36) & ((1 << 26) - 1)) as u32;
-    (code, (line > 0).then_some((line, col)))
 }

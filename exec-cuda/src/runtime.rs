@@ -410,10 +410,10 @@ impl<'p, G: Gpu> Run<'p, G> {
     }
 
     /// The error a record describes, at the failing instruction's source position (packed
-    /// with the code, [`eqfuse_codegen::scalar::site_code`]) else its kernel's.
+    /// with the code, [`eqfuse_codegen::site::site_code`]) else its kernel's.
     fn decode(&self, rec: &[i64]) -> Error {
         let get = |i: usize| rec.get(i).copied().unwrap_or(0);
-        let (code, site) = eqfuse_codegen::scalar::site_of(get(0));
+        let (code, site) = eqfuse_codegen::site::site_of(get(0));
         let site = site.map(|(line, col)| Span { start: 0, end: 0, line, col });
         let launch = usize::try_from(get(1)).ok().and_then(|k| self.launched.get(k));
         self.decode_here(code, rec).or_at(site).or_at(launch.and_then(|l| l.span))
