@@ -137,7 +137,7 @@ fn own2<T: Default + Clone>(v: Vec<T>, r: usize, c: usize) -> ndarray::ArrayD<T>
 fn arr2<T: Clone>(v: &[T], r: usize, c: usize) -> Result<ndarray::ArrayD<T>> {
     ndarray::Array2::from_shape_vec((r, c), v.to_vec())
         .map(|a| a.into_dyn())
-        .map_err(|e| Error::new(Code::Limit, format!("internal error: bench input shape: {e}")))
+        .map_err(|e| eqfuse_ir::error::internal(format!("bench input shape: {e}")))
 }
 
 /// The inputs of benchmark `name` at `scale`, and a hand-written run of it that returns its

@@ -79,6 +79,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod files;
 pub mod optimize;
+pub mod origins;
 pub mod random_inputs;
 
 pub use backend::{run, Backend};

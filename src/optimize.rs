@@ -84,9 +84,20 @@ impl Optimized {
             .kernels
             .iter()
             .map(|k| {
+                // where each value written comes from in the program, where known
+                let origins: Vec<serde_json::Value> = k
+                    .writes
+                    .iter()
+                    .filter_map(|w| {
+                        let o = crate::origins::origin(&self.checked, &self.result.plan, self.value_id(w)?)?;
+                        Some(serde_json::json!({
+                            "value": w, "expr": o.expr, "line": o.line, "column": o.column,
+                        }))
+                    })
+                    .collect();
                 serde_json::json!({
                     "kind": k.kind, "reads": k.reads, "writes": k.writes, "loops": k.loops,
-                    "space": k.space, "predicted_s": k.predicted_s,
+                    "space": k.space, "predicted_s": k.predicted_s, "origins": origins,
                 })
             })
             .collect();
@@ -105,6 +116,12 @@ impl Optimized {
                 "predicted_s": self.unfused.predicted_s,
             },
         })
+    }
+
+    /// The computed value of the plan named `name`.
+    fn value_id(&self, name: &str) -> Option<eqfuse_ir::plan::ValueId> {
+        let values = &self.result.plan.values;
+        values.iter().position(|v| v.name == name && v.origin == eqfuse_ir::plan::Origin::Computed)
     }
 
     /// `explain`: kernels, what was materialised, rules fired, phases and the program
@@ -148,13 +165,22 @@ impl Optimized {
         );
         for (i, k) in self.kernels.kernels.iter().enumerate() {
             let loops = if k.loops > 0 { format!(", {} loop(s)", k.loops) } else { String::new() };
+            // an intermediate the program does not name is shown with what it computes
+            let writes: Vec<String> = k
+                .writes
+                .iter()
+                .map(|w| match self.value_id(w) {
+                    Some(v) => crate::origins::describe(&self.checked, &self.result.plan, v),
+                    None => w.clone(),
+                })
+                .collect();
             let _ = writeln!(
                 s,
                 "  k{i} {} over [{}]: reads {} -> writes {}{loops}; predicted {:.3e} s",
                 k.kind,
                 k.space,
                 if k.reads.is_empty() { "nothing".to_string() } else { k.reads.join(", ") },
-                k.writes.join(", "),
+                writes.join(", "),
                 k.predicted_s
             );
         }

@@ -91,6 +91,11 @@ fn explain_json_has_the_designed_fields() {
     assert_eq!(j["kernels"][0]["loops"], 0);
     assert_eq!(j["unfused"]["kernels"], 2);
     assert!(j["predicted_s"].as_f64() < j["unfused"]["predicted_s"].as_f64());
+    // where each value written comes from in the program (issue 26: added, nothing removed)
+    let origin = &j["kernels"][0]["origins"][0];
+    assert_eq!(origin["value"], "dot", "{j}");
+    assert!(origin["expr"].as_str().is_some_and(|e| e.starts_with("reduce (+) 0")), "{j}");
+    assert!(origin["line"].as_u64().is_some_and(|l| l > 0), "{j}");
 }
 
 /// The fusion budget bisects: no gas is the unfused plan, more gas never adds kernels,

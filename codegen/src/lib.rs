@@ -20,6 +20,7 @@ pub mod cuda;
 pub mod layout;
 pub mod prelude;
 pub mod scalar;
+pub mod site;
 
 pub use layout::{Layout, Slot};
 

@@ -25,6 +25,7 @@
 //! from zero (`roundf`/`round`); the rest is the CUDA math library in the operand's
 //! precision (`expf` for `f32`).
 
+use crate::site::site_code;
 use crate::{cty, suffix, Dialect, Layout};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::interp::scalar::ScalarFn;
@@ -263,11 +264,17 @@ impl Emitter<'_, '_> {
         Ok(())
     }
 
-    /// `eq_fail(...); return false;` for an error with `ix` recorded.
-    fn fail(&mut self, code: &str, what: &str, ix: &[String]) -> String {
+    /// `eq_fail(...); return false;` for an error with `ix` recorded, of the instruction
+    /// writing `dst` (its source position goes into the record's code: [`site_code`]).
+    fn fail(&mut self, code: &str, dst: Reg, what: &str, ix: &[String]) -> String {
         if self.cx.layout.dialect() == Dialect::C {
             return "eq_ok = false;".into();
         }
+        // the source line and column, packed above the code as [`site_code`] packs them
+        let code = match self.func.span_of(dst).filter(|s| site_code(s.line, s.col).is_some()) {
+            Some(s) => format!("({code} + ({}LL << 8) + ({}LL << 36))", s.line, s.col),
+            None => code.to_string(),
+        };
         let err = self.cx.layout.err();
         let kid = self.cx.layout.kid();
         let list = if ix.is_empty() { "0".to_string() } else { ix.join(", ") };
@@ -312,7 +319,8 @@ impl Emitter<'_, '_> {
                     let d = self.cx.layout.dim(plan, *array, k);
                     let _ = write!(text, "if ((long long)r{axis} == {k}) r{dst} = {d}; else ");
                 }
-                let fail = self.fail("EQ_ERR_DIM", &array.to_string(), &[format!("(long long)r{axis}")]);
+                let fail =
+                    self.fail("EQ_ERR_DIM", *dst, &array.to_string(), &[format!("(long long)r{axis}")]);
                 text.push_str(&fail);
                 self.line(ind, &text);
             }
@@ -482,7 +490,7 @@ impl Emitter<'_, '_> {
                     let (code, name) =
                         if op == BinOp::Div { ("EQ_ERR_DIV", "div") } else { ("EQ_ERR_REM", "rem") };
                     let bits = if t == ElemType::I32 { "32" } else { "64" };
-                    let fail = self.fail(code, bits, &[format!("(long long)r{a}")]);
+                    let fail = self.fail(code, dst, bits, &[format!("(long long)r{a}")]);
                     self.line(ind, &format!("if (r{b} == 0) {fail}"));
                     match self.cx.layout.dialect() {
                         Dialect::Cuda => format!("eq_{name}_{}(r{a}, r{b})", suffix(t)),
@@ -603,7 +611,7 @@ impl Emitter<'_, '_> {
                 return Ok(());
             }
         }
-        let fail = self.fail("EQ_ERR_INDEX", &array.to_string(), &ix);
+        let fail = self.fail("EQ_ERR_INDEX", dst, &array.to_string(), &ix);
         let mut flat = format!("(long long)r{}", index[0]);
         for (r, d) in index.iter().zip(&dims).skip(1) {
             flat = format!("({flat} * {d} + (long long)r{r})");

@@ -266,6 +266,11 @@ pub struct Facts {
     /// match nor apply, so that one long iteration stops there too. Like the memos it is
     /// this e-graph's alone (a clone has none).
     pub deadline: Option<std::time::Instant>,
+    /// Classes a rewrite built from another by substitution (new class, the class it was
+    /// built from), in the order they were made: the new class stands for the same source
+    /// expression in another context, so it takes that expression's source position when
+    /// it has none of its own.
+    pub derived: Vec<(Id, Id)>,
 }
 
 impl Clone for Facts {
@@ -287,6 +292,7 @@ impl Facts {
             term_order: Vec::new(),
             fused_nodes: HashSet::new(),
             deadline: None,
+            derived: Vec::new(),
         }
     }
 }

@@ -27,7 +27,7 @@ use crate::lang::ArrayLang;
 use crate::lower::{lower_by, Lowered, Signature};
 use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
 use egg::{EGraph, Id, Language, RecExpr};
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::{Error, Result};
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -189,7 +189,14 @@ impl Ctx<'_> {
         if !index.keys().all(|c| choice.classes.get(c).is_some_and(|x| x.cost.is_finite())) {
             return None;
         }
-        let plan = match lower_by(&term, &self.eg.analysis, &HashMap::new(), self.sig, self.cost.deadline) {
+        let plan = match lower_by(
+            &term,
+            &self.eg.analysis,
+            &HashMap::new(),
+            &HashMap::new(),
+            self.sig,
+            self.cost.deadline,
+        ) {
             Ok(Lowered::Plan(p) | Lowered::Unrolled(p)) => p,
             Ok(Lowered::Late) => {
                 self.late = true;
@@ -540,7 +547,7 @@ pub fn extract(
         return Err(ctx
             .last_error
             .take()
-            .unwrap_or_else(|| Error::new(Code::Limit, "internal error: no plan could be extracted")));
+            .unwrap_or_else(|| eqfuse_ir::error::internal("no plan could be extracted")));
     };
     let _ = best_set;
     Ok(Some(Extracted { term, index, cost: cost_s, evaluated: ctx.evaluated }))

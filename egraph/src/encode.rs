@@ -18,7 +18,7 @@ use crate::lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName}
 use egg::{EGraph, Id};
 use eqfuse_ir::ast::{is_builtin, Expr, ExprKind, Item, Lit, UnOp};
 use eqfuse_ir::check::Checked;
-use eqfuse_ir::error::{Error, Result};
+use eqfuse_ir::error::{Error, Result, Span};
 use eqfuse_ir::types::{ElemType, Type};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
@@ -40,6 +40,10 @@ pub struct Encoded {
     /// The class of every top-level `let`, in program order, with its name (named functions
     /// included). Canonicalise with `egraph.find` before use.
     pub lets: Vec<(Id, String)>,
+    /// The source position of the expressions encoded, by class, innermost first (an
+    /// expression after its operands; a class met again keeps its first position).
+    /// Canonicalise with `egraph.find` before use.
+    pub spans: Vec<(Id, Span)>,
 }
 
 fn internal(what: impl std::fmt::Display) -> Error {
@@ -89,6 +93,7 @@ struct Enc<'p> {
     sizes: HashSet<&'p str>,
     memo: HashMap<(usize, u32), Id>,
     next_inst: usize,
+    spans: Vec<(Id, Span)>,
 }
 
 /// Encodes a checked program. Runs on a thread with a large stack (the encoder recurses
@@ -105,6 +110,7 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
         sizes: checked.sizes.iter().map(String::as_str).collect(),
         memo: HashMap::new(),
         next_inst: 0,
+        spans: Vec::new(),
     };
     let mut outputs = Vec::new();
     let mut out_ids = Vec::new();
@@ -149,6 +155,7 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
         outputs,
         sizes: checked.sizes.clone(),
         lets,
+        spans: enc.spans,
     })
 }
 
@@ -198,8 +205,16 @@ impl<'p> Enc<'p> {
         env.lookup(name).is_some() || self.globals.contains_key(name) || self.sizes.contains(name)
     }
 
-    /// Encodes a value expression at binder depth `d`.
+    /// Encodes a value expression at binder depth `d`, noting its source position.
     fn expr(&mut self, e: &'p Expr, env: &Env<'p>, d: u32) -> Result<Id> {
+        let id = self.expr_here(e, env, d)?;
+        if !e.span.is_dummy() {
+            self.spans.push((id, e.span));
+        }
+        Ok(id)
+    }
+
+    fn expr_here(&mut self, e: &'p Expr, env: &Env<'p>, d: u32) -> Result<Id> {
         Ok(match &e.kind {
             ExprKind::Lit(lit) => {
                 let l = literal(*lit, e)?;

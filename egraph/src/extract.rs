@@ -21,7 +21,7 @@
 use crate::analysis::{Facts, Kind, ParamSet};
 use crate::lang::ArrayLang;
 use egg::{EGraph, Id, Language, RecExpr};
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::Result;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
@@ -324,7 +324,7 @@ pub fn term_of(
     let mut term = RecExpr::default();
     let mut stack: Vec<(Id, bool)> = vec![(eg.find(root), false)];
     let mut open = std::collections::HashSet::new();
-    let missing = || Error::new(Code::Limit, "internal error: a class has no acyclic term to extract");
+    let missing = || eqfuse_ir::error::internal("a class has no acyclic term to extract");
     while let Some((c, done)) = stack.pop() {
         if index.contains_key(&c) {
             continue;
@@ -340,14 +340,14 @@ pub fn term_of(
                 }
             });
             if bad {
-                return Err(Error::new(Code::Limit, "internal error: the extracted term has a cycle"));
+                return Err(eqfuse_ir::error::internal("the extracted term has a cycle"));
             }
             index.insert(c, term.as_ref().len());
             term.add(n);
             continue;
         }
         if !open.insert(c) {
-            return Err(Error::new(Code::Limit, "internal error: the extracted term has a cycle"));
+            return Err(eqfuse_ir::error::internal("the extracted term has a cycle"));
         }
         stack.push((c, true));
         for k in node.children() {

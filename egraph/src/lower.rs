@@ -46,7 +46,7 @@ use crate::strict::{Strict, View};
 use crate::term::TermFacts;
 use egg::{Id, Language, RecExpr};
 use eqfuse_ir::ast::{BinOp, UnOp};
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::{
     Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId, ValueInfo,
@@ -72,14 +72,28 @@ fn internal(what: impl std::fmt::Display) -> Error {
 }
 
 /// Lowers `term` (its last node the `outputs` root) to a plan. `names` are the source `let`
-/// names of term nodes (by node index).
+/// names of term nodes (by node index). The plan knows no source positions
+/// ([`lower_spanned`] gives them).
 pub fn lower(
     term: &RecExpr<ArrayLang>,
     facts: &Facts,
     names: &HashMap<usize, String>,
     sig: &Signature<'_>,
 ) -> Result<Plan> {
-    match lower_by(term, facts, names, sig, None)? {
+    lower_spanned(term, facts, names, &HashMap::new(), sig)
+}
+
+/// [`lower`], with the source positions of term nodes (by node index): the plan's kernels,
+/// checks and the instructions that can fail (reads, `size`, integer division) carry the
+/// position of the node they come from, for run-time errors.
+pub fn lower_spanned(
+    term: &RecExpr<ArrayLang>,
+    facts: &Facts,
+    names: &HashMap<usize, String>,
+    spans: &HashMap<usize, Span>,
+    sig: &Signature<'_>,
+) -> Result<Plan> {
+    match lower_by(term, facts, names, spans, sig, None)? {
         Lowered::Plan(p) | Lowered::Unrolled(p) => Ok(p),
         Lowered::Late => Err(internal("stopped by a deadline it was not given")),
     }
@@ -97,12 +111,13 @@ pub enum Lowered {
     Late,
 }
 
-/// [`lower`] under a deadline: it checks the deadline before each kernel and before loop
-/// rolling, and past it stops with what it has ([`Lowered`]).
+/// [`lower_spanned`] under a deadline: it checks the deadline before each kernel and
+/// before loop rolling, and past it stops with what it has ([`Lowered`]).
 pub fn lower_by(
     term: &RecExpr<ArrayLang>,
     facts: &Facts,
     names: &HashMap<usize, String>,
+    spans: &HashMap<usize, Span>,
     sig: &Signature<'_>,
     deadline: Option<Instant>,
 ) -> Result<Lowered> {
@@ -110,7 +125,7 @@ pub fn lower_by(
         return Ok(Lowered::Late);
     }
     crate::with_big_stack(|| {
-        let mut l = Lowerer::new(term, facts, names, sig);
+        let mut l = Lowerer::new(term, facts, names, spans, sig);
         l.deadline = deadline;
         l.run()
     })
@@ -122,6 +137,8 @@ struct Lowerer<'a> {
     /// Free parameters of each node (over the term).
     free: Vec<Vec<u32>>,
     names: HashMap<usize, String>,
+    /// Source positions of nodes.
+    spans: &'a HashMap<usize, Span>,
     sig: &'a Signature<'a>,
     plan: Plan,
     /// The value each materialised node became.
@@ -161,6 +178,7 @@ impl<'a> Lowerer<'a> {
         term: &'a RecExpr<ArrayLang>,
         facts: &Facts,
         names: &HashMap<usize, String>,
+        spans: &'a HashMap<usize, Span>,
         sig: &'a Signature<'a>,
     ) -> Lowerer<'a> {
         let nodes = term.as_ref();
@@ -186,6 +204,7 @@ impl<'a> Lowerer<'a> {
             kinds,
             free,
             names: all_names,
+            spans,
             sig,
             plan: Plan { values: Vec::new(), steps: Vec::new(), outputs: Vec::new() },
             value_of: HashMap::new(),
@@ -264,7 +283,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn new_value(&mut self, name: String, elem: ElemType, rank: usize, origin: Origin) -> ValueId {
-        self.plan.values.push(ValueInfo { name, elem, rank, origin });
+        self.plan.values.push(ValueInfo { name, elem, rank, origin, span: None });
         self.plan.values.len() - 1
     }
 
@@ -306,6 +325,7 @@ impl<'a> Lowerer<'a> {
                     space,
                     elem,
                     lanes: vec![Lane { dst, op: LaneOp::Generate }],
+                    span: self.spans.get(&o).copied(),
                 }));
                 self.value_of.insert(o, dst);
                 Ok(dst)
@@ -568,6 +588,7 @@ impl<'a> Lowerer<'a> {
                 space: vec![Arg::Const(0); rank],
                 elem: body,
                 lanes: vec![Lane { dst: else_value, op: LaneOp::Generate }],
+                span: None,
             })
         };
         self.plan.steps = outer;
@@ -730,14 +751,44 @@ impl<'a> Lowerer<'a> {
         let name = self.name_for(i);
         let dst = self.new_value(name, e, rank, Origin::Computed);
         let kind = kernel_kind(&self.nodes[i], false).unwrap_or("copy");
-        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: vec![Lane { dst, op }] }));
+        let span = self.spans.get(&i).copied();
+        self.plan.values[dst].span = span;
+        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: vec![Lane { dst, op }], span }));
         self.value_of.insert(i, dst);
         Ok(())
     }
 
+    /// An array operand as a run-time error names it: `` `xs` `` for an input or a named
+    /// value, else "the array" (as the reference interpreter says).
+    fn describe(&self, v: ValueId, n: usize) -> String {
+        let info = &self.plan.values[v];
+        if info.origin == Origin::Input || self.names.contains_key(&n) {
+            format!("`{}`", info.name)
+        } else {
+            "the array".to_string()
+        }
+    }
+
+    /// Node `n`'s shape as a run-time `E-SHAPE` shows it, `{k}` standing for its extents
+    /// ([`eqfuse_ir::plan::named_shape`]).
+    fn shape_shown(&self, n: usize, k: usize) -> String {
+        let symbolic: Option<Vec<String>> = match &self.kinds[n] {
+            Kind::Array { shape, .. } => shape
+                .iter()
+                .map(|d| match d {
+                    SymDim::Const(c) => Some(c.to_string()),
+                    SymDim::Size(s) => Some(s.to_string()),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        eqfuse_ir::plan::named_shape(symbolic.as_deref(), &format!("{{{k}}}"))
+    }
+
     /// Adds `Assert`s that arrays `vs` (term nodes `ns`) have one shape, where the analysis
-    /// does not already know it.
-    fn assert_same_shape(&mut self, op: &str, vs: &[(ValueId, usize)]) -> Result<()> {
+    /// does not already know it (`at`: the operation's node).
+    fn assert_same_shape(&mut self, op: &str, at: usize, vs: &[(ValueId, usize)]) -> Result<()> {
         let Some(&(v0, n0)) = vs.first() else { return Ok(()) };
         let d0 = self.dims_of_value(v0, n0)?;
         for &(v, n) in &vs[1..] {
@@ -753,11 +804,19 @@ impl<'a> Lowerer<'a> {
                 all = fb.and(all, eq);
             }
             let cond = fb.finish(vec![all]);
-            let (a, b) = (self.plan.values[v0].name.clone(), self.plan.values[v].name.clone());
+            let message = format!(
+                "`{op}`: {} has shape {} but {} has shape {}",
+                self.describe(v0, n0),
+                self.shape_shown(n0, 0),
+                self.describe(v, n),
+                self.shape_shown(n, 1)
+            );
             self.plan.steps.push(Step::Assert {
                 cond,
                 code: Code::Shape,
-                message: format!("`{op}`: `{a}` and `{b}` have different shapes"),
+                message,
+                shown: vec![d0.clone(), d],
+                span: self.spans.get(&at).copied(),
             });
         }
         Ok(())
@@ -785,7 +844,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let needed: Vec<(ValueId, usize)> = vs.iter().flatten().copied().collect();
                 let &(v0, n0) = needed.first().ok_or_else(|| internal("map without arrays"))?;
-                self.assert_same_shape("map", &needed)?;
+                self.assert_same_shape("map", i, &needed)?;
                 let space = self.dims_of_value(v0, n0)?;
                 let (_, body) = self.lam(*f)?;
                 let r = space.len();
@@ -953,11 +1012,15 @@ impl<'a> Lowerer<'a> {
                 all = fb.and(all, c3);
                 all = fb.and(all, c4);
                 let cond = fb.finish(vec![all]);
-                let an = self.plan.values[va].name.clone();
                 self.plan.steps.push(Step::Assert {
                     cond,
                     code: Code::Index,
-                    message: format!("slice: start and length out of range for `{an}`"),
+                    message: format!(
+                        "slice: start {{0!}} and length {{1!}} out of range for {} of length {{2!}}",
+                        self.describe(va, usize::from(a))
+                    ),
+                    shown: vec![vec![start], vec![len], vec![na]],
+                    span: self.spans.get(&i).copied(),
                 });
                 let elem = self.elem_func(1, |me, fb, ix| {
                     let rs = Self::load_arg(fb, start);
@@ -1023,11 +1086,15 @@ impl<'a> Lowerer<'a> {
                     let invalid = Self::invalid_shape(&mut fb, &out);
                     let ok = Self::or(&mut fb, eq, invalid);
                     let cond = fb.finish(vec![ok]);
-                    let an = self.plan.values[va].name.clone();
                     self.plan.steps.push(Step::Assert {
                         cond,
                         code: Code::Shape,
-                        message: format!("`reshape`: the new shape's element count differs from `{an}`'s"),
+                        message: format!(
+                            "`reshape` to {{0}} ({{0#}} elements) of {} of shape {{1}} ({{1#}} elements): the element counts differ",
+                            self.describe(va, usize::from(a))
+                        ),
+                        shown: vec![out.clone(), src.clone()],
+                        span: self.spans.get(&i).copied(),
                     });
                 }
                 let r = out.len();
@@ -1127,12 +1194,14 @@ impl<'a> Lowerer<'a> {
                     let (e, rank) = self.elem_rank(j)?;
                     let name = self.name_for(j);
                     let dst = self.new_value(name, e, rank, Origin::Computed);
+                    self.plan.values[dst].span = self.spans.get(&j).copied();
                     self.value_of.insert(j, dst);
                     out.push(Lane { dst, op });
                 }
                 let elem = fb.finish(rets);
                 let kind = if reduces { "reduce" } else { "generate" };
-                self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: out }));
+                let span = self.spans.get(&i).copied();
+                self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: out, span }));
                 Ok(())
             }
             n => Err(internal(format!("not a kernel: {n:?}"))),
@@ -1235,6 +1304,15 @@ impl<'a> Lowerer<'a> {
         self.note_strict(fb, i, env);
         let r = self.scalar_uncached(fb, i, env)?;
         fb.remember(key, r);
+        if let Some(&span) = self.spans.get(&i) {
+            let fails = match &self.nodes[i] {
+                ArrayLang::Index(_) | ArrayLang::Length(_) | ArrayLang::Dim(_) => true,
+                n => matches!(n.bin_op(), Some((BinOp::Div | BinOp::Rem, _))),
+            };
+            if fails {
+                fb.mark(r, span);
+            }
+        }
         Ok(r)
     }
 
@@ -1649,6 +1727,8 @@ struct FuncBuilder {
     /// A guard's test: reads out of bounds and integer divisions by zero give some value
     /// instead of failing.
     safe: bool,
+    /// Source positions of the registers written by instructions that can fail.
+    spans: Vec<(Reg, Span)>,
 }
 
 impl FuncBuilder {
@@ -1663,6 +1743,18 @@ impl FuncBuilder {
             lazy: HashMap::new(),
             placeholders: HashMap::new(),
             safe: false,
+            spans: Vec::new(),
+        }
+    }
+
+    /// Notes that register `r` (written by an instruction that can fail) comes from the
+    /// program text at `span`, unless it has a position already (an inner node's).
+    fn mark(&mut self, r: Reg, span: Span) {
+        if (r as usize) >= self.params.len()
+            && (r as usize) < self.reg_types.len()
+            && !self.spans.iter().any(|(x, _)| *x == r)
+        {
+            self.spans.push((r, span));
         }
     }
 
@@ -1780,6 +1872,6 @@ impl FuncBuilder {
 
     fn finish(mut self, ret: Vec<Reg>) -> Func {
         let body = self.blocks.pop().unwrap_or_default();
-        Func { params: self.params, reg_types: self.reg_types, body, ret }
+        Func { params: self.params, reg_types: self.reg_types, body, ret, spans: self.spans }
     }
 }

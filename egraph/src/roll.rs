@@ -297,7 +297,14 @@ fn build(f: &Func, def: &HashMap<Reg, usize>, steps: &[Step], i_top: usize) -> F
         out.insts.push(Inst::Const { dst: count, value: Scalar::I64(steps.len() as i64) });
         out.insts.push(Inst::Loop { dsts: dsts.clone(), count, inits, vars, body, nexts });
     }
-    let g = Func { params: f.params.clone(), reg_types, body: out, ret: vec![dsts[i_top]] };
+    // the rolled instructions cannot fail: the positions of those that can are unchanged
+    let g = Func {
+        params: f.params.clone(),
+        reg_types,
+        body: out,
+        ret: vec![dsts[i_top]],
+        spans: f.spans.clone(),
+    };
     dead_code(g)
 }
 

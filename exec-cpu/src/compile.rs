@@ -94,6 +94,18 @@ pub(crate) struct Program<'s> {
     pub slice: Vec<Option<usize>>,
     /// The kernel's space, when the parameters are its indices.
     pub space: Option<Vec<usize>>,
+    /// Source positions of the registers of instructions that can fail ([`Func::spans`]:
+    /// registers keep the plan's numbers).
+    pub spans: Vec<(usize, eqfuse_ir::error::Span)>,
+}
+
+impl Program<'_> {
+    /// `err` pointing at the source position of the instruction writing `dst`, when it has
+    /// no position yet and the function knows one.
+    pub(crate) fn locate(&self, err: eqfuse_ir::error::Error, dst: Option<usize>) -> eqfuse_ir::error::Error {
+        let span = dst.and_then(|d| self.spans.iter().find(|(r, _)| *r == d).map(|(_, s)| *s));
+        err.or_at(span)
+    }
 }
 
 /// Compiled straight-line code.
@@ -314,6 +326,7 @@ pub(crate) fn compile<'s>(func: &Func, env: &dyn Env<'s>, space: Option<&[usize]
         arrays: c.arrays,
         slice,
         space: c.space,
+        spans: func.spans.iter().map(|&(r, s)| (r as usize, s)).collect(),
     })
 }
 

@@ -34,7 +34,7 @@
 //! use eqfuse_ir::ast::BinOp;
 //!
 //! // out[i] = xs[i] * 2.0 over [n]
-//! let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+//! let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin, span: None };
 //! let plan = Plan {
 //!     values: vec![
 //!         v("xs", 1, Origin::Input, ElemType::F64),
@@ -53,8 +53,10 @@
 //!                 Inst::Binary { dst: 3, op: BinOp::Mul, a: 1, b: 2 },
 //!             ] },
 //!             ret: vec![3],
+//!             spans: Vec::new(),
 //!         },
 //!         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],
+//!         span: None,
 //!     })],
 //!     outputs: vec![("out".into(), 2)],
 //! };

@@ -249,12 +249,13 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
             }
             Step::Kernel(k) => {
                 let native = match &ctx.native {
-                    Some(p) => crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block)?,
+                    Some(p) => crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block)
+                        .map_err(|e| e.or_at(k.span))?,
                     None => None,
                 };
                 let results = match native {
                     Some(r) => r,
-                    None => kernel::run(&StoreRef(store), k, *kidx, ctx)?,
+                    None => kernel::run(&StoreRef(store), k, *kidx, ctx).map_err(|e| e.or_at(k.span))?,
                 };
                 if results.len() != k.lanes.len() {
                     return Err(internal(format!(
@@ -268,9 +269,13 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
                 }
                 *kidx += 1;
             }
-            Step::Assert { cond, code, message } => match host(store, cond)? {
+            Step::Assert { cond, code, message, shown, span } => match host(store, cond)? {
                 Scalar::Bool(true) => {}
-                Scalar::Bool(false) => return Err(Error::new(*code, message.clone())),
+                Scalar::Bool(false) => {
+                    return Err(eqfuse_ir::plan::assert_error(*code, message, shown, *span, |v| {
+                        store.load(v)
+                    }))
+                }
                 other => {
                     return Err(internal(format!("an assert's condition is {}, not bool", other.elem_type())))
                 }

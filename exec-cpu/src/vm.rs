@@ -374,7 +374,10 @@ fn exec_op(p: &Cx<'_, '_>, op: &Op, frames: &mut [Vec<Col>], n: usize, contig: O
         Op::Loop(l) => exec_loop(p, l, frames, n, contig),
         _ => {
             let regs = frames.first_mut().ok_or_else(|| internal("no frame"))?;
-            simple(p, op, regs, n, contig)
+            simple(p, op, regs, n, contig).map_err(|mut e| {
+                e.err = p.p.locate(e.err, op.dst());
+                e
+            })
         }
     }
 }

@@ -545,7 +545,7 @@ output f = map (\\x -> abs x) xs";
 fn hand_built_loop_with_tuple_state() {
     use eqfuse_ir::plan::{Arg, Block, Func, Kernel, Lane, Origin, Step, ValueInfo};
     use eqfuse_ir::{BinOp, ElemType::*, Scalar};
-    let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+    let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin, span: None };
     let c = |dst, x| Inst::Const { dst, value: Scalar::I64(x) };
     let body = Block {
         insts: vec![
@@ -584,6 +584,7 @@ fn hand_built_loop_with_tuple_state() {
             ],
         },
         ret: vec![10, 11, 12],
+        spans: Vec::new(),
     };
     let plan = Plan {
         values: vec![
@@ -598,6 +599,7 @@ fn hand_built_loop_with_tuple_state() {
             space: vec![Arg::Value(1)],
             elem,
             lanes: (2..5).map(|dst| Lane { dst, op: LaneOp::Generate }).collect(),
+            span: None,
         })],
         outputs: vec![("a".into(), 2), ("b".into(), 3), ("c".into(), 4)],
     };
@@ -669,7 +671,7 @@ fn hand_built_pure_loop_with_swapped_state() {
     use eqfuse_ir::interp::scalar::ScalarFn;
     use eqfuse_ir::plan::{Arg, Block, Func, Kernel, Lane, Origin, Step, ValueInfo};
     use eqfuse_ir::{BinOp, ElemType::*, Scalar};
-    let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+    let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin, span: None };
     // state: r6 a f64, r7 b f64, r8 k i32, r9 flag bool
     // next: (b, if flag then a else sqrt(|a|) * 0.5 - b, min(k + 1, 9), flag || a > b)
     let body = Block {
@@ -723,6 +725,7 @@ fn hand_built_pure_loop_with_swapped_state() {
             ],
         },
         ret: vec![26, 24, 25],
+        spans: Vec::new(),
     };
     let p = Plan {
         values: vec![
@@ -738,6 +741,7 @@ fn hand_built_pure_loop_with_swapped_state() {
             space: vec![Arg::Value(1)],
             elem,
             lanes: (3..6).map(|dst| Lane { dst, op: LaneOp::Generate }).collect(),
+            span: None,
         })],
         outputs: vec![("s".into(), 3), ("k".into(), 4), ("f".into(), 5)],
     };

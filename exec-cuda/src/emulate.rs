@@ -583,7 +583,11 @@ mod tests {
                     }
                 }
                 (Ok(_), Ok(_)) if must_fail => problems.push(format!("{name} ({label}): did not fail")),
-                (Err(w), Err(g)) if w.code == g.code && w.message == g.message => {}
+                // the same error at the same source position (line and column)
+                (Err(w), Err(g))
+                    if w.code == g.code
+                        && w.message == g.message
+                        && w.span.map(|s| (s.line, s.col)) == g.span.map(|s| (s.line, s.col)) => {}
                 (w, g) => problems.push(format!(
                     "{name} ({label}): the interpreter gives {:?}, the emulator {:?}",
                     w.map(|_| ()).map_err(|e| e.to_string()),
@@ -642,8 +646,9 @@ mod tests {
         assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
     }
 
-    /// Device errors name what the interpreter names: an index out of bounds, a permute
-    /// target out of bounds, a division by zero (one failing element each).
+    /// Device errors name what the interpreter names, at the same source position: an
+    /// index out of bounds, a permute target out of bounds, a division by zero (one failing
+    /// element each), a map over arrays of different shapes.
     #[test]
     fn device_errors_match_the_interpreter() {
         let Some(emu) = emu() else { return };
@@ -683,6 +688,25 @@ mod tests {
             "index2d",
             "input m : f32[r, c]\noutput s = reduce (+) 0 (generate [r, c] (\\i j -> m[i, j + i / 2]))",
             Some(i3),
+            true,
+        ));
+        let mut i4 = IndexMap::new();
+        i4.insert("xs".to_string(), xs.clone());
+        problems.extend(agrees(
+            &emu,
+            &opts,
+            "past_the_end",
+            "input xs : f32[n]\noutput d = generate [n] (\\i -> xs[i + 1] - xs[i])",
+            Some(i4.clone()),
+            true,
+        ));
+        i4.insert("ys".to_string(), Value::F32(arr1(&[1.0f32, 2.0]).into_dyn()));
+        problems.extend(agrees(
+            &emu,
+            &opts,
+            "shapes",
+            "input xs : f32[n]\ninput ys : f32[m]\noutput s = map (\\x y -> x + y) xs ys",
+            Some(i4),
             true,
         ));
         assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -91,6 +91,8 @@ impl<B> Val<B> {
 struct Launched {
     kind: &'static str,
     space: Vec<usize>,
+    /// The kernel's source position: that of an error whose instruction has none.
+    span: Option<Span>,
 }
 
 /// One run of a plan.
@@ -407,10 +409,19 @@ impl<'p, G: Gpu> Run<'p, G> {
         Err(self.decode(&rec))
     }
 
-    /// The error a record describes.
+    /// The error a record describes, at the failing instruction's source position (packed
+    /// with the code, [`eqfuse_codegen::site::site_code`]) else its kernel's.
     fn decode(&self, rec: &[i64]) -> Error {
         let get = |i: usize| rec.get(i).copied().unwrap_or(0);
-        let (code, kid, what, elem, n) = (get(0), get(1), get(2), get(3), get(4));
+        let (code, site) = eqfuse_codegen::site::site_of(get(0));
+        let site = site.map(|(line, col)| Span { start: 0, end: 0, line, col });
+        let launch = usize::try_from(get(1)).ok().and_then(|k| self.launched.get(k));
+        self.decode_here(code, rec).or_at(site).or_at(launch.and_then(|l| l.span))
+    }
+
+    fn decode_here(&self, code: i64, rec: &[i64]) -> Error {
+        let get = |i: usize| rec.get(i).copied().unwrap_or(0);
+        let (kid, what, elem, n) = (get(1), get(2), get(3), get(4));
         let ix: Vec<i64> = (0..(n.clamp(0, REC_IX as i64) as usize)).map(|k| get(5 + k)).collect();
         let launch = usize::try_from(kid).ok().and_then(|k| self.launched.get(k));
         let at = |msg: String| -> String {
@@ -536,11 +547,16 @@ impl<'p, G: Gpu> Run<'p, G> {
                     let elem = s.elem_type();
                     self.put(*dst, Val { elem, shape: Vec::new(), host: Some(s), dev: None })?;
                 }
-                Step::Assert { cond, code, message } => {
+                Step::Assert { cond, code, message, shown, span } => {
                     self.check_errors()?;
                     match host::call1(cond, &[], &mut Env(self))? {
                         Scalar::Bool(true) => {}
-                        Scalar::Bool(false) => return Err(Error::new(*code, message.clone())),
+                        Scalar::Bool(false) => {
+                            let mut load = |v| self.host_scalar(v);
+                            return Err(eqfuse_ir::plan::assert_error(
+                                *code, message, shown, *span, &mut load,
+                            ));
+                        }
                         other => {
                             return Err(internal(format!(
                                 "an assert condition that is {}",
@@ -550,7 +566,13 @@ impl<'p, G: Gpu> Run<'p, G> {
                     }
                 }
                 Step::Kernel(k) => {
-                    self.kernel(k, index)?;
+                    self.kernel(k, index).map_err(|e| {
+                        if e.code == eqfuse_ir::error::Code::Device {
+                            e
+                        } else {
+                            e.or_at(k.span)
+                        }
+                    })?;
                     index += 1;
                 }
                 Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
@@ -662,7 +684,7 @@ impl<'p, G: Gpu> Run<'p, G> {
         let code = codegen::generate(self.plan, k, index, self.opts.gen(), &self.host).map_err(internal)?;
         let module = self.gpu.module(&code, self.opts)?;
         let kid = self.launched.len();
-        self.launched.push(Launched { kind: k.kind, space: space.clone() });
+        self.launched.push(Launched { kind: k.kind, space: space.clone(), span: k.span });
         let rank = space.len();
         let outer = space[..rank.saturating_sub(1)].to_vec();
         let inner = space.last().copied().unwrap_or(0);

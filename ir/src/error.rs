@@ -145,6 +145,15 @@ impl Error {
         Error { code, message: message.into(), span, notes: Vec::new() }
     }
 
+    /// The error pointing at `span` when it points nowhere yet (the position of the
+    /// operation, for an error raised without one).
+    pub fn or_at(mut self, span: Option<Span>) -> Error {
+        if self.span.is_none() {
+            self.span = span.filter(|s| !s.is_dummy());
+        }
+        self
+    }
+
     /// Adds a note line.
     pub fn with_note(mut self, note: impl Into<String>) -> Error {
         self.notes.push(note.into());

@@ -9,7 +9,7 @@ use eqfuse_ir::{BinOp, ElemType, Scalar};
 use ElemType::{F32, I64};
 
 fn value(name: &str, elem: ElemType, rank: usize, origin: Origin) -> ValueInfo {
-    ValueInfo { name: name.into(), elem, rank, origin }
+    ValueInfo { name: name.into(), elem, rank, origin, span: None }
 }
 
 /// xs (0), n (1), e (2), s (3).
@@ -34,8 +34,10 @@ fn two_kernels() -> Plan {
                 ],
             },
             ret: vec![2],
+            spans: Vec::new(),
         },
         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],
+        span: None,
     };
     // elem(r0) { r1 = e[r0] } -> r1; reduce (+) 0
     let red = Kernel {
@@ -46,6 +48,7 @@ fn two_kernels() -> Plan {
             reg_types: vec![I64, F32],
             body: Block { insts: vec![Inst::Read { dst: 1, array: 2, index: vec![0] }] },
             ret: vec![1],
+            spans: Vec::new(),
         },
         lanes: vec![Lane {
             dst: 3,
@@ -55,15 +58,18 @@ fn two_kernels() -> Plan {
                     reg_types: vec![F32, F32, F32],
                     body: Block { insts: vec![Inst::Binary { dst: 2, op: BinOp::Add, a: 0, b: 1 }] },
                     ret: vec![2],
+                    spans: Vec::new(),
                 },
                 ne: Func {
                     params: vec![],
                     reg_types: vec![F32],
                     body: Block { insts: vec![Inst::Const { dst: 0, value: Scalar::F32(0.0) }] },
                     ret: vec![0],
+                    spans: Vec::new(),
                 },
             },
         }],
+        span: None,
     };
     Plan { values, steps: vec![Step::Kernel(gen), Step::Kernel(red)], outputs: vec![("s".into(), 3)] }
 }
@@ -119,6 +125,7 @@ fn host_scalars_are_small_ellipses() {
                 reg_types: vec![I64],
                 body: Block { insts: vec![Inst::Load { dst: 0, value: 1 }] },
                 ret: vec![0],
+                spans: Vec::new(),
             },
         },
     );

@@ -128,7 +128,13 @@ impl FB {
 
     fn done(mut self, ret: &[Reg]) -> Func {
         let insts = self.blocks.pop().unwrap();
-        Func { params: self.params, reg_types: self.reg_types, body: Block { insts }, ret: ret.to_vec() }
+        Func {
+            params: self.params,
+            reg_types: self.reg_types,
+            body: Block { insts },
+            ret: ret.to_vec(),
+            spans: Vec::new(),
+        }
     }
 }
 
@@ -165,7 +171,7 @@ impl PB {
     }
 
     fn value(&mut self, name: &str, elem: ElemType, rank: usize, origin: Origin) -> ValueId {
-        self.plan.values.push(ValueInfo { name: name.to_string(), elem, rank, origin });
+        self.plan.values.push(ValueInfo { name: name.to_string(), elem, rank, origin, span: None });
         self.plan.values.len() - 1
     }
 
@@ -187,7 +193,7 @@ impl PB {
 
     fn kernel(&mut self, kind: &'static str, space: Vec<Arg>, elem: Func, lanes: Vec<(ValueId, LaneOp)>) {
         let lanes = lanes.into_iter().map(|(dst, op)| Lane { dst, op }).collect();
-        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes }));
+        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes, span: None }));
     }
 
     fn output(&mut self, name: &str, v: ValueId) {
@@ -746,6 +752,8 @@ fn asserts_inputs_and_limits() {
         cond: cb.done(&[eq]),
         code: Code::Shape,
         message: "shapes differ".into(),
+        shown: Vec::new(),
+        span: None,
     });
     let t = pb.computed("t", I64, 0);
     pb.scalar(t, const_func(Scalar::I64(1)));
@@ -790,6 +798,7 @@ fn malformed_plans_are_errors_not_panics() {
         reg_types: vec![I64, I64],
         body: Block { insts: vec![Inst::Binary { dst: 1, op: BinOp::Add, a: 0, b: 0 }] },
         ret: vec![1],
+        spans: Vec::new(),
     };
     pb.scalar(t, body);
     pb.output("t", t);
@@ -808,7 +817,10 @@ fn malformed_plans_are_errors_not_panics() {
     assert!(e.message.contains("internal error") && e.message.contains("`u`"), "{e}");
     let mut pb = PB::new();
     let t = pb.computed("t", F32, 0);
-    pb.scalar(t, Func { params: vec![], reg_types: vec![], body: Block::default(), ret: vec![7] });
+    pb.scalar(
+        t,
+        Func { params: vec![], reg_types: vec![], body: Block::default(), ret: vec![7], spans: Vec::new() },
+    );
     pb.output("t", t);
     plan_err(&pb.plan, &IndexMap::new(), &[], Code::Limit);
     let mut pb = PB::new();
@@ -827,7 +839,13 @@ fn display_of_a_plan() {
     let mut plan = dotp_plan();
     // Add a host scalar with an `if` and a loop, and a histogram-like permute.
     let t = plan.values.len();
-    plan.values.push(ValueInfo { name: "t".into(), elem: I64, rank: 0, origin: Origin::Computed });
+    plan.values.push(ValueInfo {
+        name: "t".into(),
+        elem: I64,
+        rank: 0,
+        origin: Origin::Computed,
+        span: None,
+    });
     let mut sb = FB::new(&[]);
     let rn = sb.load(2, I64);
     let one = sb.c(Scalar::I64(1));

@@ -4,7 +4,9 @@
 //! extracts the best term found so far, and the report says which limit stopped it.
 //!
 //! Top-level `let` names follow the classes from phase to phase, so the final program and
-//! `explain` name intermediate arrays as the source did.
+//! `explain` name intermediate arrays as the source did. Source positions follow them the
+//! same way (a class made by substitution from another takes that one's position when it
+//! has none), so that run-time errors of the optimised plan point into the program.
 
 use crate::schedule::SizedBackoff;
 use crate::stop::{Stage, StopReason};
@@ -15,7 +17,7 @@ use eqfuse_egraph::lower::{Lowered, Signature};
 use eqfuse_egraph::model::{plan_cost, PlanCost};
 use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
 use eqfuse_ir::check::Checked;
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::{Error, Result, Span};
 use eqfuse_ir::plan::Plan;
 use eqfuse_ir::Program;
 use indexmap::IndexMap;
@@ -103,6 +105,8 @@ pub struct Optimized {
     pub term: RecExpr<ArrayLang>,
     /// Names of the term's nodes that were top-level `let`s in the source (by node index).
     pub names: HashMap<usize, String>,
+    /// Source positions of the term's nodes (by node index), where known.
+    pub spans: HashMap<usize, Span>,
     /// The optimised program, decoded (horizontal fusion is written as separate operations).
     pub program: Program,
     /// Each phase's report.
@@ -121,6 +125,8 @@ pub struct Optimized {
     /// The source program's own term (one operation per kernel, nothing fused) and its
     /// `let` names: the baseline `explain` compares with.
     pub source: (RecExpr<ArrayLang>, HashMap<usize, String>),
+    /// The source positions of the nodes of [`Optimized::source`]'s term.
+    pub source_spans: HashMap<usize, Span>,
     /// The plan the term lowers to (what the executors run).
     pub plan: Plan,
     /// Its predicted cost.
@@ -169,8 +175,8 @@ fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)
     eqfuse_egraph::extract::term_of(eg, &choice, root)
 }
 
-/// An extracted term with the source `let` names of its nodes.
-type Named = (RecExpr<ArrayLang>, HashMap<usize, String>);
+/// An extracted term with the source `let` names and the source positions of its nodes.
+type Named = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>);
 
 /// The backoff scheduler's initial match limit (for e-graphs of up to
 /// `MATCH_LIMIT / schedule::PER_NODE` nodes; above, it grows with the e-graph).
@@ -242,6 +248,7 @@ fn phase(
     facts: &Facts,
     term: &RecExpr<ArrayLang>,
     names: &HashMap<usize, String>,
+    spans: &HashMap<usize, Span>,
     stages: &[&[Rewrite]],
     opts: &OptimizeOptions,
     deadline: Instant,
@@ -249,7 +256,7 @@ fn phase(
 ) -> Result<(Vec<Named>, PhaseReport)> {
     let started = Instant::now();
     let loaded = load(facts, term);
-    let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
+    let root = *loaded.ids.last().ok_or_else(|| eqfuse_ir::error::internal("empty term"))?;
     let mut egraph = loaded.egraph;
     let mut fired: IndexMap<String, usize> = IndexMap::new();
     let mut iterations = 0;
@@ -292,7 +299,7 @@ fn phase(
         && eg.total_number_of_nodes() == term.as_ref().len()
         && eg.number_of_classes() == term.as_ref().len();
     if unchanged {
-        outs.push((term.clone(), names.clone()));
+        outs.push((term.clone(), names.clone(), spans.clone()));
     }
     for mode in modes.iter().filter(|_| !unchanged) {
         // past the deadline, one extraction (its search stops at once) and no other
@@ -314,7 +321,7 @@ fn phase(
         if Instant::now() >= deadline {
             stop = first_stop(stop, StopReason::TimeLimit(Stage::Extraction));
         }
-        if outs.iter().any(|(t, _)| *t == x.term) {
+        if outs.iter().any(|(t, _, _)| *t == x.term) {
             continue;
         }
         // carry the names: source node -> class -> extracted node
@@ -329,12 +336,13 @@ fn phase(
                 }
             }
         }
-        outs.push((x.term, new_names));
+        let new_spans = carry_spans(eg, &loaded.ids, spans, &x.index);
+        outs.push((x.term, new_names, new_spans));
     }
     if outs.is_empty() {
         // nothing extracted by the deadline: the phase's own term (a valid program, the one
         // the previous phase chose, at worst the source's)
-        outs.push((term.clone(), names.clone()));
+        outs.push((term.clone(), names.clone(), spans.clone()));
     }
     let report = PhaseReport {
         name,
@@ -370,12 +378,14 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let deadline = started + opts.time_limit;
     let enc = eqfuse_egraph::encode(checked)?;
     let facts = enc.egraph.analysis.clone();
-    let (term0, names0) = source_term(&enc)?;
+    let (term0, names0, spans0) = source_term(&enc)?;
     let source = (term0.clone(), names0.clone());
+    let source_spans = spans0.clone();
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     // the unfused plan: reported beside the optimised one, and the plan kept when the
     // deadline leaves no other
-    let unfused_plan = eqfuse_egraph::lower::lower(&source.0, &facts, &source.1, &sig)?;
+    let unfused_plan =
+        eqfuse_egraph::lower::lower_spanned(&source.0, &facts, &source.1, &source_spans, &sig)?;
     crate::trace::note("start", "encode, source term, unfused plan", started, String::new);
     // the phases stop early enough to leave the stages after them (lowering the chosen
     // term, decoding it) about the time encoding and lowering the source took: at most a
@@ -424,19 +434,19 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         ..opts.clone()
     };
     let opts = &sized;
-    type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, Vec<PhaseReport>);
+    type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>, Vec<PhaseReport>);
     let run = |name: &'static str, rules: &[&[Rewrite]], modes: &[Search], branches: Vec<Branch>| {
         let mut next: Vec<Branch> = Vec::new();
-        for (term, names, reports) in branches {
+        for (term, names, spans, reports) in branches {
             let (outs, report) =
-                phase(name, &sig, &facts, &term, &names, rules, opts, phases_deadline, modes)?;
-            for (t, n) in outs {
-                if next.iter().any(|(t2, _, _)| *t2 == t) {
+                phase(name, &sig, &facts, &term, &names, &spans, rules, opts, phases_deadline, modes)?;
+            for (t, n, sp) in outs {
+                if next.iter().any(|(t2, _, _, _)| *t2 == t) {
                     continue;
                 }
                 let mut r = reports.clone();
                 r.push(report.clone());
-                next.push((t, n, r));
+                next.push((t, n, sp, r));
             }
         }
         Ok::<_, Error>(next)
@@ -445,7 +455,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // round extracts twice (the sharing-aware choice and the fully fused one):
     // horizontal fusion, later, can make fusing everything the better plan (shared work
     // computed once in a multi-output kernel), which the fuse phase cannot see.
-    let mut branches: Vec<Branch> = vec![(term0, names0, Vec::new())];
+    let mut branches: Vec<Branch> = vec![(term0, names0, spans0, Vec::new())];
     // past the deadline no phase starts: the branches so far are kept (at worst the
     // source's own term, the unfused plan)
     let mut late: Option<StopReason> = None;
@@ -501,11 +511,11 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             late = first_stop(late, StopReason::TimeLimit(Stage::Choice));
             break;
         }
-        first_phases.get_or_insert_with(|| b.2.clone());
+        first_phases.get_or_insert_with(|| b.3.clone());
         let plan = if b.0 == source.0 {
             unfused_plan.clone()
         } else {
-            match eqfuse_egraph::lower::lower_by(&b.0, &facts, &b.1, &sig, Some(deadline))? {
+            match eqfuse_egraph::lower::lower_by(&b.0, &facts, &b.1, &b.2, &sig, Some(deadline))? {
                 Lowered::Plan(p) => p,
                 Lowered::Unrolled(p) => {
                     late = first_stop(late, StopReason::TimeLimit(Stage::Rolling));
@@ -524,11 +534,12 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         }
     }
     crate::trace::note("choice", "lower", t, String::new);
-    let ((term, names, phases), plan) = match best {
+    let ((term, names, spans, phases), plan) = match best {
         Some((_, b, plan)) => (b, plan),
-        None => {
-            ((source.0.clone(), source.1.clone(), first_phases.unwrap_or_default()), unfused_plan.clone())
-        }
+        None => (
+            (source.0.clone(), source.1.clone(), source_spans.clone(), first_phases.unwrap_or_default()),
+            unfused_plan.clone(),
+        ),
     };
     let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
     for p in &phases {
@@ -564,6 +575,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         cost_model: opts.cost.params.name.clone(),
         term,
         names,
+        spans,
         program,
         phases,
         rules_fired,
@@ -572,11 +584,13 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         gas_left: gas.left(),
         facts,
         source,
+        source_spans,
     })
 }
 
-/// The encoded program's own term (extracted with no rule run) and its `let` names.
-fn source_term(enc: &Encoded) -> Result<(RecExpr<ArrayLang>, HashMap<usize, String>)> {
+/// The encoded program's own term (extracted with no rule run), its `let` names and the
+/// source positions of its nodes.
+fn source_term(enc: &Encoded) -> Result<Named> {
     let (term, index) = extract(&enc.egraph, enc.root)?;
     let mut names = HashMap::new();
     for (id, n) in &enc.lets {
@@ -584,7 +598,45 @@ fn source_term(enc: &Encoded) -> Result<(RecExpr<ArrayLang>, HashMap<usize, Stri
             names.entry(j).or_insert_with(|| n.clone());
         }
     }
-    Ok((term, names))
+    let mut spans = HashMap::new();
+    for (id, s) in &enc.spans {
+        if let Some(&j) = index.get(&enc.egraph.find(*id)) {
+            spans.entry(j).or_insert(*s);
+        }
+    }
+    Ok((term, names, spans))
+}
+
+/// The source positions of an extracted term's nodes: each class takes the position of the
+/// first node (in the loaded term's order) it holds, else that of the class a substitution
+/// built it from ([`Facts::derived`]), else none.
+fn carry_spans(
+    eg: &EG,
+    loaded: &[Id],
+    spans: &HashMap<usize, Span>,
+    index: &HashMap<Id, usize>,
+) -> HashMap<usize, Span> {
+    let mut by_class: HashMap<Id, Span> = HashMap::new();
+    let mut ordered: Vec<(&usize, &Span)> = spans.iter().collect();
+    ordered.sort_by_key(|(i, _)| **i);
+    for (i, s) in ordered {
+        if let Some(&c) = loaded.get(*i) {
+            by_class.entry(eg.find(c)).or_insert(*s);
+        }
+    }
+    for &(made, from) in &eg.analysis.derived {
+        let (made, from) = (eg.find(made), eg.find(from));
+        if let Some(&s) = by_class.get(&from) {
+            by_class.entry(made).or_insert(s);
+        }
+    }
+    let mut out = HashMap::new();
+    for (c, &j) in index {
+        if let Some(&s) = by_class.get(&eg.find(*c)) {
+            out.insert(j, s);
+        }
+    }
+    out
 }
 
 /// Shuffles `v` deterministically by `seed` (xorshift64*, Fisher–Yates).
@@ -619,7 +671,7 @@ fn decode_term(
     names: &HashMap<usize, String>,
 ) -> Result<Program> {
     let loaded = load(facts, term);
-    let root = *loaded.ids.last().ok_or_else(|| Error::new(Code::Limit, "internal error: empty term"))?;
+    let root = *loaded.ids.last().ok_or_else(|| eqfuse_ir::error::internal("empty term"))?;
     let lets: Vec<(Id, String)> = {
         let mut v: Vec<(usize, &String)> = names.iter().map(|(i, n)| (*i, n)).collect();
         v.sort();
@@ -641,6 +693,7 @@ fn decode_term(
         outputs: enc.outputs.clone(),
         sizes: enc.sizes.clone(),
         lets,
+        spans: Vec::new(),
     };
     decode(&fin, |id| {
         // a constant class is its literal (folding may have put a node and its operand in

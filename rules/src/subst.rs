@@ -131,7 +131,12 @@ impl Walk<'_> {
                 }
                 let mut it = kids.into_iter();
                 let rebuilt = node.map_children(|_| it.next().unwrap_or(Id::from(0usize)));
-                eg.add(rebuilt)
+                let r = eg.add(rebuilt);
+                if r != c {
+                    // the copy stands for the same source expression: it keeps its position
+                    eg.analysis.derived.push((r, c));
+                }
+                r
             }
         })
     }

@@ -138,7 +138,7 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
     }
     if a.json {
         let j = serde_json::to_string_pretty(&out)
-            .map_err(|e| Error::new(Code::Limit, format!("internal error: JSON: {e}")))?;
+            .map_err(|e| eqfuse_ir::error::internal(format!("JSON: {e}")))?;
         println!("{j}");
     }
     Ok(())

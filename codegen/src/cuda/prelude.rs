@@ -14,8 +14,9 @@ pub const HEAD: &str = r#"// ---- eqfuse prelude ----
 
 /// The error record's writer (after [`crate::prelude::SCALAR_HEAD`]): the first failure wins.
 pub const FAIL: &str = r#"// The error record: [code, kernel, what, element, count, index0 .. index7]. The first
-// failure wins (atomicCAS on the code); the host reads it back after the launches.
-static __device__ __noinline__ void eq_fail(long long* rec, long long kernel, int code, long long what,
+// failure wins (atomicCAS on the code); the host reads it back after the launches. The code
+// may carry the failing instruction's source line and column above its low 8 bits.
+static __device__ __noinline__ void eq_fail(long long* rec, long long kernel, long long code, long long what,
                                             long long elem, int n, const long long* ix) {
   if (atomicCAS((unsigned long long*)rec, 0ull, (unsigned long long)code) == 0ull) {
     rec[1] = kernel;

@@ -354,13 +354,11 @@ impl<'p> Interp<'p> {
                 return Err(Box::new(Error::shape(
                     span,
                     format!(
-                        "`map`: {}{} has shape {} but {}{} has shape {}",
+                        "`map`: {} has shape {} but {} has shape {}",
                         describe(&exprs[0]),
-                        declared(&exprs[0]),
-                        fmt_shape(&first.shape),
+                        named_shape(&exprs[0], &first.shape),
                         describe(ae),
-                        declared(ae),
-                        fmt_shape(&a.shape)
+                        named_shape(ae, &a.shape)
                     ),
                 )));
             }
@@ -678,11 +676,22 @@ fn rank_is(a: &Array, r: usize, op: &str, ae: &Expr, span: Span) -> R<()> {
 
 /// Formats sizes as `[3, -4]`.
 /// ` : f32[n]`, the type the checker gave array expression `e`, to name its size names.
-fn declared(e: &Expr) -> String {
-    match &e.ty {
-        Some(t @ crate::types::Type::Array { .. }) => format!(" : {t}"),
-        _ => String::new(),
-    }
+/// An array's shape as a run-time `E-SHAPE` shows it: `[n] = [10]` when the checker gave
+/// the expression a shape of size names and constants (with a name), else `[10]`
+/// ([`crate::plan::named_shape`]: the plan's checks say the same).
+fn named_shape(e: &Expr, actual: &[usize]) -> String {
+    let symbolic: Option<Vec<String>> = match &e.ty {
+        Some(crate::types::Type::Array { shape, .. }) => shape
+            .iter()
+            .map(|d| match d {
+                crate::types::Dim::Known(n) => Some(n.to_string()),
+                crate::types::Dim::Size(s) => Some(s.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    };
+    crate::plan::named_shape(symbolic.as_deref(), &fmt_shape(actual))
 }
 
 fn fmt_i64s(dims: &[i64]) -> String {

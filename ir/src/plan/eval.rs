@@ -71,16 +71,19 @@ fn run_steps(
                 store.put(*dst, Arr { shape: Vec::new(), data: vec![s] })?;
             }
             Step::Kernel(k) => {
-                let results = kernel(store, k, counts.0, limits.max_array_bytes)?;
+                let results =
+                    kernel(store, k, counts.0, limits.max_array_bytes).map_err(|e| e.or_at(k.span))?;
                 for (lane, arr) in k.lanes.iter().zip(results) {
                     store.put(lane.dst, arr)?;
                 }
                 counts.0 += 1;
             }
-            Step::Assert { cond, code, message } => {
+            Step::Assert { cond, code, message, shown, span } => {
                 match Runner::new(cond).call1(store, &[])? {
                     Scalar::Bool(true) => {}
-                    Scalar::Bool(false) => return Err(Error::new(*code, message.clone())),
+                    Scalar::Bool(false) => {
+                        return Err(super::assert_error(*code, message, shown, *span, |v| store.load(v)))
+                    }
                     other => {
                         return Err(internal(format!(
                             "assert a{}: the condition is {}, not bool",
@@ -498,8 +501,19 @@ impl<'f> Runner<'f> {
         Ok(())
     }
 
-    /// Runs one instruction (pushing a frame for an `if` or a `loop`).
+    /// Runs one instruction (pushing a frame for an `if` or a `loop`); an error points at
+    /// the instruction's position in the program text, when the function knows it.
     fn exec(&mut self, inst: &'f Inst, store: &Store<'_>) -> Result<()> {
+        self.exec_here(inst, store).map_err(|e| match inst {
+            Inst::Binary { dst, .. }
+            | Inst::Call { dst, .. }
+            | Inst::Read { dst, .. }
+            | Inst::Dim { dst, .. } => e.or_at(self.func.span_of(*dst)),
+            _ => e,
+        })
+    }
+
+    fn exec_here(&mut self, inst: &'f Inst, store: &Store<'_>) -> Result<()> {
         let span = Span::default();
         match inst {
             Inst::Const { dst, value } => self.set(*dst, *value),

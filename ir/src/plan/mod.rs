@@ -37,11 +37,15 @@
 //!   elem(i0) = ...; r20 = ...call...; r31 = ...put... -> (r20, r31)
 //! ```
 
+mod assert;
 pub mod dot;
 pub mod eval;
 pub mod print;
 
+pub use assert::{assert_error, named_shape};
+
 use crate::ast::{BinOp, UnOp};
+use crate::error::Span;
 use crate::interp::scalar::ScalarFn;
 use crate::types::ElemType;
 use crate::value::Scalar;
@@ -66,7 +70,7 @@ pub type Reg = u32;
 /// use eqfuse_ir::types::ElemType;
 /// use eqfuse_ir::value::{Scalar, Value};
 ///
-/// let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin };
+/// let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin, span: None };
 /// let plan = Plan {
 ///     values: vec![
 ///         v("xs", 1, Origin::Input, ElemType::F64),   // value 0
@@ -85,8 +89,10 @@ pub type Reg = u32;
 ///                 Inst::Binary { dst: 3, op: BinOp::Mul, a: 1, b: 2 }, // r3 = r1 * r2
 ///             ] },
 ///             ret: vec![3],
+///             spans: vec![],                            // no source positions
 ///         },
 ///         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],  // out[r0] = r3
+///         span: None,
 ///     })],
 ///     outputs: vec![("out".into(), 2)],
 /// };
@@ -121,6 +127,9 @@ pub struct ValueInfo {
     pub rank: usize,
     /// Where it comes from.
     pub origin: Origin,
+    /// The source expression a computed value stands for, where known (`explain` names an
+    /// unnamed intermediate after it).
+    pub span: Option<Span>,
 }
 
 /// Where a value comes from.
@@ -166,15 +175,21 @@ pub enum Step {
     /// A run-time check (`map` over arrays whose shapes are not known to be equal, a
     /// `reshape` whose element counts are not, a `slice` not known to be in range): `cond`
     /// (no parameters, a `bool` result) must hold, else the run fails with `code` and
-    /// `message`.
+    /// `message`, its placeholders filled in ([`assert_error`]).
     Assert {
         /// The condition.
         cond: Func,
         /// The error's code (`E-SHAPE` for shapes that disagree, `E-INDEX` for a slice out
         /// of range).
         code: crate::error::Code,
-        /// What is wrong, for the error (names the operation and the arrays).
+        /// What is wrong, for the error (names the operation and the arrays). `{k}` stands
+        /// for the extents `shown[k]` as a shape (`[10, 3]`), `{k#}` for their product and
+        /// `{k!}` for them without brackets (`10, 3`; one extent: a number).
         message: String,
+        /// The extents the message shows, evaluated when the check fails.
+        shown: Vec<Vec<Arg>>,
+        /// Where in the program text the checked operation is.
+        span: Option<Span>,
     },
 }
 
@@ -202,6 +217,10 @@ pub struct Kernel {
     /// The results computed in this pass (more than one: a multi-output kernel). Every lane
     /// of a kernel with several lanes is a `Generate` or a `Reduce`.
     pub lanes: Vec<Lane>,
+    /// Where in the program text the operation the kernel computes is: the position of its
+    /// own errors (a negative size, a permute target out of bounds), and of an element's
+    /// error whose instruction has none.
+    pub span: Option<Span>,
 }
 
 /// One result of a kernel.
@@ -268,6 +287,17 @@ pub struct Func {
     pub body: Block,
     /// The result registers.
     pub ret: Vec<Reg>,
+    /// Where in the program text the instructions that can fail come from (a read, a `size`,
+    /// an integer division), by the register they write: run-time errors point there, as
+    /// the reference interpreter's do. Registers with no entry have no known position.
+    pub spans: Vec<(Reg, Span)>,
+}
+
+impl Func {
+    /// The source position of the instruction writing register `r`, when known.
+    pub fn span_of(&self, r: Reg) -> Option<Span> {
+        self.spans.iter().find(|(x, _)| *x == r).map(|(_, s)| *s)
+    }
 }
 
 /// A sequence of instructions, run in order.
@@ -423,7 +453,7 @@ impl Kernel {
         name: impl Fn(ValueId) -> String,
     ) -> crate::error::Result<(Vec<usize>, usize)> {
         use crate::error::{Code, Error};
-        let internal = |what: String| Error::new(Code::Limit, format!("internal error: {what}"));
+        let internal = |what: String| crate::error::internal(what);
         if self.space.is_empty() {
             return Err(internal(format!("`{}` kernel over an empty space", self.kind)));
         }
@@ -448,18 +478,23 @@ impl Kernel {
         let mut n: i64 = 1;
         for &d in &dims {
             let Ok(du) = usize::try_from(d) else {
-                return Err(Error::new(
-                    Code::Shape,
-                    format!("`{}`: negative size {d} in shape {}", self.kind, shown()),
-                ));
+                return Err(Error {
+                    span: self.span,
+                    ..Error::new(
+                        Code::Shape,
+                        format!("`{}`: negative size {d} in shape {}", self.kind, shown()),
+                    )
+                });
             };
             n = n.checked_mul(d).ok_or_else(|| {
                 Error::limit(format!("`{}`: the size of shape {} overflows i64", self.kind, shown()))
+                    .or_at(self.span)
             })?;
             shape.push(du);
         }
-        let total = usize::try_from(n)
-            .map_err(|_| Error::limit(format!("`{}`: size {n} does not fit in memory", self.kind)))?;
+        let total = usize::try_from(n).map_err(|_| {
+            Error::limit(format!("`{}`: size {n} does not fit in memory", self.kind)).or_at(self.span)
+        })?;
         Ok((shape, total))
     }
 

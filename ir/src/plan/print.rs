@@ -119,7 +119,7 @@ fn write_steps(
                 }
                 counts.1 += 1;
             }
-            Step::Assert { cond, code, message } => {
+            Step::Assert { cond, code, message, .. } => {
                 write!(f, "{ind}a{} assert", counts.2)?;
                 write_func(f, cond, names)?;
                 writeln!(f, " else {code} {message:?}")?;
