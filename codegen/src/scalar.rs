@@ -201,31 +201,16 @@ fn insts_in(b: &Block) -> usize {
 /// Every instruction in `b` (nested blocks included) that writes register `r`.
 fn definitions<'b>(b: &'b Block, r: Reg, out: &mut Vec<&'b Inst>) {
     for inst in &b.insts {
+        if inst.dsts().contains(&r) || matches!(inst, Inst::Loop { vars, .. } if vars.contains(&r)) {
+            out.push(inst);
+        }
         match inst {
-            Inst::Const { dst, .. }
-            | Inst::Unary { dst, .. }
-            | Inst::Binary { dst, .. }
-            | Inst::Call { dst, .. }
-            | Inst::Read { dst, .. }
-            | Inst::Dim { dst, .. }
-            | Inst::Load { dst, .. } => {
-                if *dst == r {
-                    out.push(inst);
-                }
-            }
-            Inst::If { dst, then_block, else_block, .. } => {
-                if *dst == r {
-                    out.push(inst);
-                }
+            Inst::If { then_block, else_block, .. } => {
                 definitions(then_block, r, out);
                 definitions(else_block, r, out);
             }
-            Inst::Loop { dsts, vars, body, .. } => {
-                if dsts.contains(&r) || vars.contains(&r) {
-                    out.push(inst);
-                }
-                definitions(body, r, out);
-            }
+            Inst::Loop { body, .. } => definitions(body, r, out),
+            _ => {}
         }
     }
 }

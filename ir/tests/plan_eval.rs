@@ -802,7 +802,7 @@ fn malformed_plans_are_errors_not_panics() {
     };
     pb.scalar(t, body);
     pb.output("t", t);
-    let e = plan_err(&pb.plan, &IndexMap::new(), &[], Code::Limit);
+    let e = plan_err(&pb.plan, &IndexMap::new(), &[], Code::Internal);
     assert!(e.message.contains("internal error"), "{e}");
     // A value read before it is computed, a register out of range, a type mismatch.
     let mut pb = PB::new();
@@ -813,7 +813,7 @@ fn malformed_plans_are_errors_not_panics() {
     let r = sb.read(u, F32, &[z]);
     pb.scalar(t, sb.done(&[r]));
     pb.output("t", t);
-    let e = plan_err(&pb.plan, &IndexMap::new(), &[], Code::Limit);
+    let e = plan_err(&pb.plan, &IndexMap::new(), &[], Code::Internal);
     assert!(e.message.contains("internal error") && e.message.contains("`u`"), "{e}");
     let mut pb = PB::new();
     let t = pb.computed("t", F32, 0);
@@ -822,7 +822,7 @@ fn malformed_plans_are_errors_not_panics() {
         Func { params: vec![], reg_types: vec![], body: Block::default(), ret: vec![7], spans: Vec::new() },
     );
     pb.output("t", t);
-    plan_err(&pb.plan, &IndexMap::new(), &[], Code::Limit);
+    plan_err(&pb.plan, &IndexMap::new(), &[], Code::Internal);
     let mut pb = PB::new();
     let t = pb.computed("t", F32, 0);
     let mut sb = FB::new(&[]);
@@ -831,7 +831,7 @@ fn malformed_plans_are_errors_not_panics() {
     let s = sb.bin(BinOp::Add, a, b);
     pb.scalar(t, sb.done(&[s]));
     pb.output("t", t);
-    plan_err(&pb.plan, &IndexMap::new(), &[], Code::Limit);
+    plan_err(&pb.plan, &IndexMap::new(), &[], Code::Internal);
 }
 
 #[test]
