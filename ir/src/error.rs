@@ -100,7 +100,7 @@ pub const ALL_CODES: [Code; 9] = [
 /// ```
 /// let e = eqfuse_ir::error::internal("a kernel without a result");
 /// assert_eq!(e.code, eqfuse_ir::Code::Internal);
-/// assert!(e.to_string().starts_with("E-INTERNAL: internal error: a kernel without a result"));
+/// assert!(e.message.starts_with("internal error: a kernel without a result"));
 /// ```
 pub fn internal(what: impl fmt::Display) -> Error {
     Error::new(
