@@ -13,7 +13,7 @@ const MAX_TEXT: usize = 48;
 /// Where a computed value of a plan comes from in the program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueOrigin {
-    /// The expression, printed on one line (cut to [`MAX_TEXT`] characters).
+    /// The expression, printed on one line (cut to `MAX_TEXT` characters).
     pub expr: String,
     /// Its 1-based line.
     pub line: u32,
