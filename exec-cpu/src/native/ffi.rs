@@ -71,82 +71,56 @@ impl Module {
                 entries.push(None);
                 continue;
             };
-            // SAFETY: the symbols are defined by the generated C with exactly these
-            // signatures (codegen's `c::skeleton`).
-            let run = unsafe { lib.get::<RunFn>(code.run.as_bytes()) }
-                .map(|s| *s)
-                .map_err(|e| format!("`{}` is missing from {}: {e}", code.run, path.display()))?;
+            // SAFETY (every `symbol` call below): the symbols are defined by the generated C
+            // with exactly these signatures (codegen's `c::skeleton`: the entries of
+            // generate/reduce kernels, `scan_entries`, `filter_entries`, `permute_entries`).
+            let run = unsafe { symbol::<RunFn>(&lib, &code.run, path) }?;
             let scan = match &code.scan {
-                Some(sc) => {
-                    let missing = |what: &str, e: libloading::Error| {
-                        format!("`{what}` is missing from {}: {e}", path.display())
-                    };
-                    // SAFETY: defined by the generated C with these signatures (codegen's
-                    // `c::skeleton::scan_entries`).
-                    let scan = unsafe { lib.get::<ScanFn>(code.run.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| missing(&code.run, e))?;
-                    // SAFETY: as above.
-                    let fold = unsafe { lib.get::<FoldFn>(sc.fold.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| missing(&sc.fold, e))?;
-                    // SAFETY: as above.
-                    let prefix = unsafe { lib.get::<PrefixFn>(sc.prefix.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| missing(&sc.prefix, e))?;
-                    Some((scan, fold, prefix))
-                }
+                // SAFETY: as above.
+                Some(sc) => Some(unsafe {
+                    (
+                        symbol::<ScanFn>(&lib, &code.run, path)?,
+                        symbol::<FoldFn>(&lib, &sc.fold, path)?,
+                        symbol::<PrefixFn>(&lib, &sc.prefix, path)?,
+                    )
+                }),
                 None => None,
             };
             let combine = match &code.combine {
                 // SAFETY: as above.
-                Some(c) => Some(
-                    unsafe { lib.get::<CombineFn>(c.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| format!("`{c}` is missing from {}: {e}", path.display()))?,
-                ),
+                Some(c) => Some(unsafe { symbol::<CombineFn>(&lib, c, path) }?),
                 None => None,
             };
             let filter = match &code.filter {
-                Some(fc) => {
-                    let missing = |what: &str, e: libloading::Error| {
-                        format!("`{what}` is missing from {}: {e}", path.display())
-                    };
-                    // SAFETY: defined by the generated C with these signatures (codegen's
-                    // `c::skeleton::filter_entries`).
-                    let count = unsafe { lib.get::<CountFn>(code.run.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| missing(&code.run, e))?;
-                    // SAFETY: as above.
-                    let write = unsafe { lib.get::<WriteFn>(fc.write.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| missing(&fc.write, e))?;
-                    Some((count, write))
-                }
+                // SAFETY: as above.
+                Some(fc) => Some(unsafe {
+                    (symbol::<CountFn>(&lib, &code.run, path)?, symbol::<WriteFn>(&lib, &fc.write, path)?)
+                }),
                 None => None,
             };
             let permute = match &code.permute {
-                Some(pc) => {
-                    let missing = |what: &str, e: libloading::Error| {
-                        format!("`{what}` is missing from {}: {e}", path.display())
-                    };
-                    // SAFETY: defined by the generated C with these signatures (codegen's
-                    // `c::skeleton::permute_entries`).
-                    let permute = unsafe { lib.get::<PermuteFn>(code.run.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| missing(&code.run, e))?;
-                    // SAFETY: as above.
-                    let merge = unsafe { lib.get::<MergeFn>(pc.merge.as_bytes()) }
-                        .map(|s| *s)
-                        .map_err(|e| missing(&pc.merge, e))?;
-                    Some((permute, merge))
-                }
+                // SAFETY: as above.
+                Some(pc) => Some(unsafe {
+                    (symbol::<PermuteFn>(&lib, &code.run, path)?, symbol::<MergeFn>(&lib, &pc.merge, path)?)
+                }),
                 None => None,
             };
             entries.push(Some(Entry { run, combine, scan, filter, permute, code: code.clone() }));
         }
         Ok(Module { _lib: lib, entries })
     }
+}
+
+/// The entry point `name` of the library loaded from `path`.
+///
+/// # Safety
+///
+/// `T` must be the type of the function the library defines under `name`.
+unsafe fn symbol<T: Copy>(lib: &libloading::Library, name: &str, path: &Path) -> Result<T, String> {
+    // SAFETY: the caller's contract: `T` is the symbol's type.
+    unsafe { lib.get::<T>(name.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| format!("`{name}` is missing from {}: {e}", path.display()))
 }
 
 /// A pointer that may cross threads: the entry points' contract keeps what each call

@@ -200,10 +200,7 @@ fn run_native(
         check_alloc(k.kind, t, d.data.len(), max_bytes)?;
         let mut out = d.data.to_col();
         let dshape = d.shape.clone();
-        let mut args = Vec::with_capacity(entry.code.slots.len());
-        for slot in &entry.code.slots {
-            args.push(slot_value(store, *slot, &shape, &mut [])?);
-        }
+        let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
         // the VM's split: per-thread partials only where the destination is no bigger than
         // the source (a histogram), else one pass straight into the result
         let blocks = total.div_ceil(segment.max(1));
@@ -218,10 +215,7 @@ fn run_native(
         return Ok(Some(vec![(dshape, out)]));
     }
     if entry.code.filter.is_some() {
-        let mut args = Vec::with_capacity(entry.code.slots.len());
-        for slot in &entry.code.slots {
-            args.push(slot_value(store, *slot, &shape, &mut [])?);
-        }
+        let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
         return Ok(entry.launch_filter(&args, len, segment).map(|col| vec![(vec![col.len()], col)]));
     }
     let mut outs = Vec::with_capacity(k.lanes.len());
@@ -236,10 +230,7 @@ fn run_native(
         outs.push(Col::zeros(t, n));
         result_shapes.push(sh);
     }
-    let mut args = Vec::with_capacity(entry.code.slots.len());
-    for slot in &entry.code.slots {
-        args.push(slot_value(store, *slot, &shape, &mut outs)?);
-    }
+    let args = arg_block(store, &entry.code.slots, &shape, &mut outs)?;
     let split = if len <= segment {
         ffi::Split::Rows { per_task: (segment / len.max(1)).max(1) }
     } else {
@@ -257,6 +248,11 @@ fn run_native(
         return Ok(None);
     }
     Ok(Some(result_shapes.into_iter().zip(outs).collect()))
+}
+
+/// The argument block: every field's value, in order.
+fn arg_block(store: &Store<'_>, slots: &[Slot], shape: &[usize], outs: &mut [Col]) -> Result<Vec<u64>> {
+    slots.iter().map(|slot| slot_value(store, *slot, shape, outs)).collect()
 }
 
 /// What the argument block's field `slot` holds.
