@@ -141,7 +141,7 @@ pub fn run_with(
     optimize: &OptimizeOptions,
     opts: &eqfuse_exec_cpu::RunOptions,
 ) -> Result<Arrays> {
-    run_optimised(checked, backend, inputs, optimize, opts, false)
+    run_timed(checked, backend, inputs, optimize, opts, false).map(|(out, _)| out)
 }
 
 /// Where a run's time went, stage by stage ([`run_timed`], `eqfuse run --timings`).
@@ -155,19 +155,6 @@ pub struct Timings {
     pub compile: Option<(std::time::Duration, bool)>,
     /// Running the plan (or interpreting the program).
     pub execute: std::time::Duration,
-}
-
-/// [`run_with`] and [`run_unfused_with`]: the reference interprets the program; the other
-/// backends run its optimised plan, or its unfused one.
-fn run_optimised(
-    checked: &Checked,
-    backend: Backend,
-    inputs: &Arrays,
-    optimize: &OptimizeOptions,
-    opts: &eqfuse_exec_cpu::RunOptions,
-    unfused: bool,
-) -> Result<Arrays> {
-    run_timed(checked, backend, inputs, optimize, opts, unfused).map(|(out, _)| out)
 }
 
 /// Runs a checked program as [`run_with`] does (or its unfused plan, as
@@ -256,7 +243,7 @@ pub fn run_unfused_with(
     optimize: &OptimizeOptions,
     opts: &eqfuse_exec_cpu::RunOptions,
 ) -> Result<Arrays> {
-    run_optimised(checked, backend, inputs, optimize, opts, true)
+    run_timed(checked, backend, inputs, optimize, opts, true).map(|(out, _)| out)
 }
 
 /// Runs a plan of `checked` (its optimised or unfused plan) on `backend`: the inputs are
