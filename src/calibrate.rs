@@ -10,7 +10,9 @@
 //! - **operation throughputs** (all cores together): each thread runs a blocked loop
 //!   `out[i] = a[i] op b[i]` over 1024-element blocks that stay in its cache, as the CPU
 //!   executor's block VM does, for a fixed time; the best of two runs;
-//! - **gather**: elements read through random indices from the 128 MiB buffer, per second.
+//! - **gather**: elements read through random indices from the 128 MiB buffer, per second;
+//! - **gemm**: a 384³ `f32` matrix product through the CPU executor's GEMM (the way it runs
+//!   contractions), flops per second, the best of eight.
 //!
 //! Every result is finite and positive: a measurement that fails falls back to
 //! [`CostParams::cpu_default`]'s value, and anything absurd is clamped into a sane range.
@@ -83,6 +85,7 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
     let gathered = stream.as_ref().and_then(|(src, _)| gather(threads, src));
     let gather = rate("gather", gathered, d.gather, "elem/s");
     drop(stream);
+    let gemm = rate("gemm (f32)", eqfuse_exec_cpu::gemm_rate(384, 8), d.gemm, "flop/s");
 
     CostParams {
         name: format!("calibrated on {} {}", hostname(), today()),
@@ -97,6 +100,7 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
         gather,
         // code size is not measured: the default
         code: d.code,
+        gemm,
     }
 }
 
@@ -155,6 +159,7 @@ pub fn load_cpu() -> CostParams {
         compare: ok(p.compare, d.compare),
         gather: ok(p.gather, d.gather),
         code: ok(p.code, d.code),
+        gemm: ok(p.gemm, d.gemm),
     }
 }
 

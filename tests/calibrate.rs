@@ -7,7 +7,7 @@ use eqfuse::CostParams;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn fields(p: &CostParams) -> [(&'static str, f64); 10] {
+fn fields(p: &CostParams) -> [(&'static str, f64); 11] {
     [
         ("bandwidth", p.bandwidth),
         ("launch", p.launch),
@@ -19,6 +19,7 @@ fn fields(p: &CostParams) -> [(&'static str, f64); 10] {
         ("compare", p.compare),
         ("gather", p.gather),
         ("code", p.code),
+        ("gemm", p.gemm),
     ]
 }
 
@@ -81,6 +82,7 @@ fn path_load_and_save_follow_the_environment() {
         compare: 5.5e9,
         gather: 1.9e8,
         code: 2e-8,
+        gemm: 9.5e10,
     };
     assert_eq!(save(&p).unwrap(), file);
     assert!(std::fs::read_to_string(&file).unwrap().contains("bandwidth"));
@@ -141,7 +143,7 @@ fn cli_calibrate_no_save_json_prints_the_parameters() {
         let x = obj.get(name).and_then(|x| x.as_f64());
         assert!(x.is_some_and(|x| x.is_finite() && x > 0.0), "{name} in {stdout}");
     }
-    assert_eq!(obj.len(), 11, "{stdout}");
+    assert_eq!(obj.len(), 12, "{stdout}");
     // the JSON reads back as the parameters
     let p: CostParams = serde_json::from_str(stdout.trim()).unwrap();
     assert!(p.bandwidth > 0.0);

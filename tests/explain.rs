@@ -299,3 +299,26 @@ fn a_thousand_chained_maps_become_one_loop() {
     assert_eq!(o.kernels.kernels[0].loops, 1, "{}", explain(&o));
     assert!(format!("{}", o.result.plan).contains("loop r"), "{}", o.result.plan);
 }
+
+#[test]
+fn a_matrix_product_is_one_contraction() {
+    let o = one_kernel("matmul");
+    let k = &o.kernels.kernels[0];
+    assert_eq!(k.kind, "contract");
+    assert_eq!(k.reads, ["a", "b"]);
+    assert!(explain(&o).contains("as GEMM: c[i, j] = Σp a[i, p] · b[p, j]"), "{}", explain(&o));
+    insta::assert_snapshot!("matmul", explain(&o));
+}
+
+#[test]
+fn attention_runs_its_two_products_as_contractions() {
+    let o = optimized("attention");
+    let kinds: Vec<&str> = o.kernels.kernels.iter().map(|k| k.kind).collect();
+    assert_eq!(kinds, ["contract", "reduce", "reduce", "generate", "contract"], "{}", explain(&o));
+    // the softmax weights are materialised: a product of a fused producer would not be a GEMM
+    assert!(o.kernels.materialized.iter().any(|m| m == "w"), "{}", explain(&o));
+    let text = explain(&o);
+    assert!(text.contains("as GEMM: s[i, j] = Σp q[i, p] · k[j, p]"), "{text}");
+    assert!(text.contains("as GEMM: o[i, j] = Σp w[i, p] · v[p, j]"), "{text}");
+    insta::assert_snapshot!("attention", text);
+}

@@ -2,6 +2,8 @@
 # The CPU peer comparison, in one command, from anywhere:
 #
 #   benches/peers/run.sh [peers.py options]    (e.g. --programs dotp,saxpy --min-time-ms 400)
+#   benches/peers/run.sh contractions [--sizes 512,2048]   (matrix products and attention
+#                                               against NumPy's @ and JAX: contractions.py)
 #
 # 1. creates benches/peers/.venv and installs numpy, numexpr, jax[cpu] and matplotlib into
 #    it from PyPI (once; PYTHON= picks the interpreter, default python3);
@@ -37,4 +39,8 @@ if [ -z "$bin" ]; then
   bin="$root/target/release/eqfuse"
 fi
 
+if [ "${1:-}" = "contractions" ]; then
+  shift
+  exec "$venv/bin/python" "$here/contractions.py" --eqfuse "$bin" "$@"
+fi
 exec "$venv/bin/python" "$here/peers.py" --eqfuse "$bin" "$@"

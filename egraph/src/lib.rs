@@ -46,6 +46,7 @@
 //! - [`kernels`]: the kernels of a plan as `explain` reports them.
 
 pub mod analysis;
+mod contract;
 pub mod cost;
 pub mod dag;
 pub mod decode;

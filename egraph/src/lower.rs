@@ -265,9 +265,11 @@ impl<'a> Lowerer<'a> {
         let outputs: HashSet<ValueId> = self.plan.outputs.iter().map(|(_, v)| *v).collect();
         drop_unread_lanes(&mut self.plan.steps, &outputs);
         if self.late() {
+            crate::contract::mark(&mut self.plan);
             return Ok(Lowered::Unrolled(self.plan));
         }
         roll_kernels(&mut self.plan.steps);
+        crate::contract::mark(&mut self.plan);
         Ok(Lowered::Plan(self.plan))
     }
 
@@ -326,6 +328,7 @@ impl<'a> Lowerer<'a> {
                     elem,
                     lanes: vec![Lane { dst, op: LaneOp::Generate }],
                     span: self.spans.get(&o).copied(),
+                    contraction: None,
                 }));
                 self.value_of.insert(o, dst);
                 Ok(dst)
@@ -589,6 +592,7 @@ impl<'a> Lowerer<'a> {
                 elem: body,
                 lanes: vec![Lane { dst: else_value, op: LaneOp::Generate }],
                 span: None,
+                contraction: None,
             })
         };
         self.plan.steps = outer;
@@ -753,7 +757,14 @@ impl<'a> Lowerer<'a> {
         let kind = kernel_kind(&self.nodes[i], false).unwrap_or("copy");
         let span = self.spans.get(&i).copied();
         self.plan.values[dst].span = span;
-        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: vec![Lane { dst, op }], span }));
+        self.plan.steps.push(Step::Kernel(Kernel {
+            kind,
+            space,
+            elem,
+            lanes: vec![Lane { dst, op }],
+            span,
+            contraction: None,
+        }));
         self.value_of.insert(i, dst);
         Ok(())
     }
@@ -1201,7 +1212,14 @@ impl<'a> Lowerer<'a> {
                 let elem = fb.finish(rets);
                 let kind = if reduces { "reduce" } else { "generate" };
                 let span = self.spans.get(&i).copied();
-                self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: out, span }));
+                self.plan.steps.push(Step::Kernel(Kernel {
+                    kind,
+                    space,
+                    elem,
+                    lanes: out,
+                    span,
+                    contraction: None,
+                }));
                 Ok(())
             }
             n => Err(internal(format!("not a kernel: {n:?}"))),

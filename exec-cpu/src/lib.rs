@@ -57,6 +57,7 @@
 //!         },
 //!         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],
 //!         span: None,
+//!         contraction: None,
 //!     })],
 //!     outputs: vec![("out".into(), 2)],
 //! };
@@ -105,6 +106,7 @@ macro_rules! conversions {
 
 mod col;
 mod compile;
+mod gemm;
 #[cfg(feature = "jit")]
 mod jit;
 mod kernel;
@@ -122,6 +124,7 @@ use indexmap::IndexMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use gemm::rate as gemm_rate;
 pub use native::{default_cache_dir, CompileReport};
 
 /// How the CPU runs kernels.

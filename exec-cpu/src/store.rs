@@ -248,12 +248,19 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
                 store.put(*dst, Arc::new(scalar_buf(s)))?;
             }
             Step::Kernel(k) => {
-                let native = match &ctx.native {
-                    Some(p) => crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block)
-                        .map_err(|e| e.or_at(k.span))?,
+                let gemm = match &k.contraction {
+                    Some(c) => crate::gemm::run(store, k, c, ctx.threads, ctx.max_bytes)
+                        .map_err(|e| e.or_at(k.span))?
+                        .map(|r| vec![r]),
                     None => None,
                 };
-                let results = match native {
+                let done = match (gemm, &ctx.native) {
+                    (Some(r), _) => Some(r),
+                    (None, Some(p)) => crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block)
+                        .map_err(|e| e.or_at(k.span))?,
+                    (None, None) => None,
+                };
+                let results = match done {
                     Some(r) => r,
                     None => kernel::run(&StoreRef(store), k, *kidx, ctx).map_err(|e| e.or_at(k.span))?,
                 };

@@ -193,7 +193,14 @@ impl PB {
 
     fn kernel(&mut self, kind: &'static str, space: Vec<Arg>, elem: Func, lanes: Vec<(ValueId, LaneOp)>) {
         let lanes = lanes.into_iter().map(|(dst, op)| Lane { dst, op }).collect();
-        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes, span: None }));
+        self.plan.steps.push(Step::Kernel(Kernel {
+            kind,
+            space,
+            elem,
+            lanes,
+            span: None,
+            contraction: None,
+        }));
     }
 
     fn output(&mut self, name: &str, v: ValueId) {

@@ -194,7 +194,15 @@ fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) 
         if let Some(why) = &report.failure {
             eprintln!("bench: {label}: no native code: {why}");
         }
-        eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts)?;
+        if let Err(e) = eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts) {
+            // the unfused plan may not fit where the optimised one does (a matrix product
+            // materialises its n·m·k products): the optimised row stands on its own
+            if label == "optimised" {
+                return Err(e.into());
+            }
+            println!("{label:<10} {:>8} not run: {e}", plan.kernels().len());
+            continue;
+        }
         let (lo, med, hi) =
             eqfuse::bench::spread(opts, || eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts));
         let compile = if report.cached {

@@ -38,6 +38,7 @@
 //! ```
 
 mod assert;
+pub mod contract;
 pub mod dot;
 pub mod eval;
 pub mod print;
@@ -93,6 +94,7 @@ pub type Reg = u32;
 ///         },
 ///         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],  // out[r0] = r3
 ///         span: None,
+///         contraction: None,                         // not a matrix product
 ///     })],
 ///     outputs: vec![("out".into(), 2)],
 /// };
@@ -206,7 +208,7 @@ pub enum Arg {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     /// What `explain` calls it: `map`, `generate`, `reduce`, `scan`, `filter`, `permute`,
-    /// `gather` or `copy`.
+    /// `gather`, `copy` or `contract`.
     pub kind: &'static str,
     /// The index space, outermost dimension first (at least one dimension).
     pub space: Vec<Arg>,
@@ -221,6 +223,10 @@ pub struct Kernel {
     /// own errors (a negative size, a permute target out of bounds), and of an element's
     /// error whose instruction has none.
     pub span: Option<Span>,
+    /// Set when the kernel is a matrix product ([`contract::Contraction::of`]): an executor
+    /// with a GEMM library may run it as library calls; `elem` and `lanes` remain its
+    /// definition, which every other executor runs.
+    pub contraction: Option<contract::Contraction>,
 }
 
 /// One result of a kernel.

@@ -91,6 +91,10 @@ fn write_steps(
                 write!(f, "\n{ind}  elem")?;
                 write_func(f, &k.elem, names)?;
                 writeln!(f)?;
+                if let (Some(c), Some(lane)) = (&k.contraction, k.lanes.first()) {
+                    let formula = c.formula(&name(names, lane.dst), k.space.len(), |v| name(names, v));
+                    writeln!(f, "{ind}  as GEMM: {formula}")?;
+                }
                 for (i, lane) in k.lanes.iter().enumerate() {
                     write!(f, "{ind}  {}: {} = ", name(names, lane.dst), value_type(names, lane.dst))?;
                     let what = lane.op.name();
