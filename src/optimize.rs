@@ -97,7 +97,7 @@ impl Optimized {
                     .collect();
                 serde_json::json!({
                     "kind": k.kind, "reads": k.reads, "writes": k.writes, "loops": k.loops,
-                    "space": k.space, "predicted_s": k.predicted_s, "origins": origins,
+                    "space": k.space, "predicted_s": k.predicted_s, "origins": origins, "pass": k.pass,
                 })
             })
             .collect();
@@ -109,6 +109,7 @@ impl Optimized {
             "egraph": { "nodes": nodes, "classes": classes, "iterations": iterations },
             "rules_fired": fired,
             "kernels": kernels,
+            "passes": self.kernels.passes,
             "materialized": self.kernels.materialized,
             "predicted_s": self.kernels.predicted_s,
             "unfused": {
@@ -155,10 +156,17 @@ impl Optimized {
             self.result.stop_reason, nodes, classes, iterations
         );
         let _ = writeln!(s, "cost model: {}", self.result.cost_model);
+        // kernels of a row block run in one pass over memory
+        let n = self.kernels.kernels.len();
+        let passes = self.kernels.passes;
+        let in_passes = if passes < n {
+            format!(" in {passes} pass{}", if passes == 1 { "" } else { "es" })
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "kernels: {} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
-            self.kernels.kernels.len(),
+            "kernels: {n}{in_passes} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
             self.unfused.kernels.len(),
             self.kernels.predicted_s,
             self.unfused.predicted_s

@@ -197,9 +197,13 @@ fn variance_is_at_most_two_kernels() {
 }
 
 #[test]
-fn softmax_rows_is_at_most_three_kernels() {
+fn softmax_rows_is_at_most_three_kernels_in_one_pass() {
     let o = optimized("softmax_rows");
     assert!(o.kernels.kernels.len() <= 3, "{}", explain(&o));
+    // a row block: the matrix crosses memory once
+    assert_eq!(o.kernels.passes, 1, "{}", explain(&o));
+    assert!(o.kernels.kernels.iter().all(|k| k.pass == 0));
+    assert!(explain(&o).contains("kernels: 3 in 1 pass"), "{}", explain(&o));
     insta::assert_snapshot!("softmax_rows", explain(&o));
 }
 

@@ -56,7 +56,7 @@ pub fn host_known(plan: &Plan) -> HashSet<ValueId> {
                     walk(then_steps, out);
                     walk(else_steps, out);
                 }
-                Step::Kernel(_) | Step::Assert { .. } => {}
+                Step::Kernel(_) | Step::RowBlock { .. } | Step::Assert { .. } => {}
             }
         }
     }

@@ -22,7 +22,8 @@ fn walk(steps: &mut [Step], plan: &Plan) {
                 walk(then_steps, plan);
                 walk(else_steps, plan);
             }
-            Step::Scalar { .. } | Step::Assert { .. } => {}
+            // marked before row blocks are grouped; a contraction never joins one
+            Step::RowBlock { .. } | Step::Scalar { .. } | Step::Assert { .. } => {}
         }
     }
 }

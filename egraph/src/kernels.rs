@@ -8,12 +8,13 @@
 
 use crate::lang::ArrayLang;
 use crate::model::PlanCost;
-use eqfuse_ir::plan::{Arg, Func, Inst, LaneOp, Origin, Plan};
+use eqfuse_ir::plan::{Arg, Func, Inst, LaneOp, Origin, Plan, Step};
 
 /// One kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelInfo {
-    /// `map`, `generate`, `reduce`, `scan`, `filter`, `permute`, `gather` or `copy`.
+    /// `map`, `generate`, `reduce`, `scan`, `filter`, `permute`, `gather`, `copy` or
+    /// `contract`.
     pub kind: &'static str,
     /// Names of the arrays and kernel results it reads, sorted.
     pub reads: Vec<String>,
@@ -26,6 +27,8 @@ pub struct KernelInfo {
     pub space: String,
     /// Predicted seconds.
     pub predicted_s: f64,
+    /// The pass over memory it runs in: kernels of one row block share a pass.
+    pub pass: usize,
 }
 
 /// The kernels of a plan, in execution order.
@@ -37,6 +40,29 @@ pub struct KernelSummary {
     pub materialized: Vec<String>,
     /// Predicted seconds for the whole plan.
     pub predicted_s: f64,
+    /// Passes over memory: kernels, a row block counting once.
+    pub passes: usize,
+}
+
+/// The pass of each kernel of `steps` in [`Plan::kernels`] order, numbering from `next`.
+fn passes(steps: &[Step], next: &mut usize, out: &mut Vec<usize>) {
+    for st in steps {
+        match st {
+            Step::Kernel(_) => {
+                out.push(*next);
+                *next += 1;
+            }
+            Step::RowBlock { kernels } => {
+                out.extend(std::iter::repeat_n(*next, kernels.len()));
+                *next += 1;
+            }
+            Step::If { then_steps, else_steps, .. } => {
+                passes(then_steps, next, out);
+                passes(else_steps, next, out);
+            }
+            Step::Scalar { .. } | Step::Assert { .. } => {}
+        }
+    }
 }
 
 /// The kernel kind of an array operation node.
@@ -74,6 +100,8 @@ pub fn summarize(plan: &Plan, cost: &PlanCost) -> KernelSummary {
     let name = |v: usize| plan.values.get(v).map_or_else(|| format!("v{v}"), |x| x.name.clone());
     let outputs: Vec<usize> = plan.outputs.iter().map(|(_, v)| *v).collect();
     let mut out = KernelSummary { predicted_s: cost.total, ..KernelSummary::default() };
+    let mut pass_of = Vec::new();
+    passes(&plan.steps, &mut out.passes, &mut pass_of);
     for (i, k) in plan.kernels().into_iter().enumerate() {
         let mut reads: Vec<String> = k
             .reads()
@@ -120,6 +148,7 @@ pub fn summarize(plan: &Plan, cost: &PlanCost) -> KernelSummary {
             loops,
             space: space.join("*"),
             predicted_s: cost.kernels.get(i).map_or(0.0, |c| c.seconds),
+            pass: pass_of.get(i).copied().unwrap_or(i),
         });
     }
     out

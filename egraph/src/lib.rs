@@ -58,6 +58,7 @@ pub mod lower;
 pub mod model;
 pub mod place;
 pub mod roll;
+mod rowblock;
 mod strict;
 pub mod term;
 

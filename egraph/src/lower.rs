@@ -266,10 +266,12 @@ impl<'a> Lowerer<'a> {
         drop_unread_lanes(&mut self.plan.steps, &outputs);
         if self.late() {
             crate::contract::mark(&mut self.plan);
+            crate::rowblock::group(&mut self.plan);
             return Ok(Lowered::Unrolled(self.plan));
         }
         roll_kernels(&mut self.plan.steps);
         crate::contract::mark(&mut self.plan);
+        crate::rowblock::group(&mut self.plan);
         Ok(Lowered::Plan(self.plan))
     }
 

@@ -22,6 +22,11 @@
 //!   [`UNKNOWN_TRIPS`]); both branches of an `if` count (the worst case).
 //! - **Code size**: each instruction of a kernel's element functions costs
 //!   [`CostParams::code`] once per kernel, so a loop beats its body unrolled.
+//! - **Row blocks** ([`Step::RowBlock`]) are one launch; a phase's reads of what an earlier
+//!   phase of the block read or wrote cost no memory traffic when a row of every phase fits
+//!   in [`ROW_BLOCK_CACHE_BYTES`].
+//! - **Contractions** (kernels marked as matrix products) cost their multiply-adds at
+//!   [`CostParams::gemm`], each operand read once and the result written once.
 //! - **Sizes** are those of the run when known, else each size name's entry in the
 //!   `sizes` map, else [`DEFAULT_SIZE`]; a length known only at run time (a filter's)
 //!   counts as the size of the array filtered.
@@ -152,7 +157,7 @@ impl CostParams {
 use eqfuse_ir::ast::BinOp;
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::{Arg, Block, Func, Inst, Kernel, LaneOp, Origin, Plan, Reg, Step, ValueId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What one kernel of a plan is predicted to cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -405,8 +410,9 @@ fn steps_cost(
                 }
             }
             Step::Assert { .. } => {}
+            Step::RowBlock { kernels: phases } => total += row_block_cost(plan, phases, p, s, kernels),
             Step::Kernel(kernel) => {
-                let c = kernel_cost(plan, kernel, p, s);
+                let c = kernel_cost(plan, kernel, p, s, &HashSet::new());
                 total += c.seconds;
                 kernels.push(StepCost { kernel: kernels.len(), ..c });
             }
@@ -435,7 +441,46 @@ fn steps_cost(
     total
 }
 
-fn kernel_cost(plan: &Plan, kernel: &Kernel, p: &CostParams, s: &mut Sizes<'_>) -> StepCost {
+/// The most bytes of one row of every phase of a row block for the block to be priced as
+/// reading its rows from cache after the first phase (a core's L2 holds a few such rows).
+pub const ROW_BLOCK_CACHE_BYTES: f64 = 512.0 * 1024.0;
+
+/// A row block: one launch; a phase's reads of what an earlier phase read or wrote cost no
+/// memory traffic when a row of every phase fits in [`ROW_BLOCK_CACHE_BYTES`].
+fn row_block_cost(
+    plan: &Plan,
+    phases: &[Kernel],
+    p: &CostParams,
+    s: &mut Sizes<'_>,
+    kernels: &mut Vec<StepCost>,
+) -> f64 {
+    let inner = phases.iter().map(|k| k.space.last().map_or(1.0, |a| s.arg(a))).fold(1.0, f64::max);
+    let fits = inner * 8.0 * phases.len() as f64 <= ROW_BLOCK_CACHE_BYTES;
+    let mut hot = HashSet::new();
+    let mut total = 0.0;
+    for (n, k) in phases.iter().enumerate() {
+        let mut c = kernel_cost(plan, k, p, s, &hot);
+        if n > 0 {
+            c.seconds -= p.launch;
+        }
+        total += c.seconds;
+        kernels.push(StepCost { kernel: kernels.len(), ..c });
+        if fits {
+            hot.extend(k.reads());
+            hot.extend(k.writes());
+        }
+    }
+    total
+}
+
+/// A kernel's cost; reads of the values in `hot` are in cache (no memory traffic).
+fn kernel_cost(
+    plan: &Plan,
+    kernel: &Kernel,
+    p: &CostParams,
+    s: &mut Sizes<'_>,
+    hot: &HashSet<ValueId>,
+) -> StepCost {
     if let Some(c) = kernel.contraction.as_ref().filter(|_| p.gemm > 0.0) {
         return contraction_cost(plan, kernel, c, p, s);
     }
@@ -481,7 +526,7 @@ fn kernel_cost(plan: &Plan, kernel: &Kernel, p: &CostParams, s: &mut Sizes<'_>) 
         ops_total += ops.count() * evals;
         sites.extend(ops.reads.iter().map(|(v, m)| (*v, evals * m)));
     }
-    for (v, evals) in sites {
+    for (v, evals) in sites.into_iter().filter(|(v, _)| !hot.contains(v)) {
         let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;
         bytes += evals.min(s.elements(v)) * elem;
     }

@@ -8,7 +8,7 @@ use crate::internal;
 use crate::kernel::{self, Ctx};
 use crate::vm::{fmt_shape, Vm};
 use eqfuse_ir::error::{Error, Result};
-use eqfuse_ir::plan::{Func, Origin, Plan, Step, ValueId};
+use eqfuse_ir::plan::{Func, Kernel, Origin, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::{Scalar, Value};
 use indexmap::IndexMap;
@@ -240,6 +240,46 @@ fn scalar_buf(s: Scalar) -> Buf<'static> {
     Buf { shape: Vec::new(), data: col.into_data() }
 }
 
+/// Runs kernel `k`, number `kidx` (which it advances): as GEMM calls (a contraction), as
+/// native code, else on the VM.
+fn kernel_step(store: &mut Store<'_>, k: &Kernel, kidx: &mut usize, ctx: &Ctx) -> Result<()> {
+    let gemm = match &k.contraction {
+        Some(c) => crate::gemm::run(store, k, c, ctx.threads, ctx.max_bytes)
+            .map_err(|e| e.or_at(k.span))?
+            .map(|r| vec![r]),
+        None => None,
+    };
+    let done = match (gemm, &ctx.native) {
+        (Some(r), _) => Some(r),
+        (None, Some(p)) => {
+            crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block).map_err(|e| e.or_at(k.span))?
+        }
+        (None, None) => None,
+    };
+    let results = match done {
+        Some(r) => r,
+        None => kernel::run(&StoreRef(store), k, *kidx, ctx).map_err(|e| e.or_at(k.span))?,
+    };
+    put_results(store, k, results, *kidx)?;
+    *kidx += 1;
+    Ok(())
+}
+
+/// Stores kernel `k`'s results, lane by lane.
+fn put_results(store: &mut Store<'_>, k: &Kernel, results: kernel::Results, kidx: usize) -> Result<()> {
+    if results.len() != k.lanes.len() {
+        return Err(internal(format!(
+            "kernel k{kidx}: {} results for {} lanes",
+            results.len(),
+            k.lanes.len()
+        )));
+    }
+    for (lane, (shape, col)) in k.lanes.iter().zip(results) {
+        store.put(lane.dst, Arc::new(Buf { shape, data: col.into_data() }))?;
+    }
+    Ok(())
+}
+
 fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx) -> Result<()> {
     for step in steps {
         match step {
@@ -247,34 +287,27 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
                 let s = host(store, body)?;
                 store.put(*dst, Arc::new(scalar_buf(s)))?;
             }
-            Step::Kernel(k) => {
-                let gemm = match &k.contraction {
-                    Some(c) => crate::gemm::run(store, k, c, ctx.threads, ctx.max_bytes)
-                        .map_err(|e| e.or_at(k.span))?
-                        .map(|r| vec![r]),
-                    None => None,
+            Step::Kernel(k) => kernel_step(store, k, kidx, ctx)?,
+            Step::RowBlock { kernels } => {
+                // block by block where the phases are native code, else one after the other
+                let done = match (&ctx.native, kernels.first()) {
+                    (Some(p), Some(first)) => crate::native::run_row_block(p, store, kernels, ctx.max_bytes)
+                        .map_err(|e| e.or_at(first.span))?,
+                    _ => None,
                 };
-                let done = match (gemm, &ctx.native) {
-                    (Some(r), _) => Some(r),
-                    (None, Some(p)) => crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block)
-                        .map_err(|e| e.or_at(k.span))?,
-                    (None, None) => None,
-                };
-                let results = match done {
-                    Some(r) => r,
-                    None => kernel::run(&StoreRef(store), k, *kidx, ctx).map_err(|e| e.or_at(k.span))?,
-                };
-                if results.len() != k.lanes.len() {
-                    return Err(internal(format!(
-                        "kernel k{kidx}: {} results for {} lanes",
-                        results.len(),
-                        k.lanes.len()
-                    )));
+                match done {
+                    Some(results) => {
+                        for (k, r) in kernels.iter().zip(results) {
+                            put_results(store, k, r, *kidx)?;
+                            *kidx += 1;
+                        }
+                    }
+                    None => {
+                        for k in kernels {
+                            kernel_step(store, k, kidx, ctx)?;
+                        }
+                    }
                 }
-                for (lane, (shape, col)) in k.lanes.iter().zip(results) {
-                    store.put(lane.dst, Arc::new(Buf { shape, data: col.into_data() }))?;
-                }
-                *kidx += 1;
             }
             Step::Assert { cond, code, message, shown, span } => match host(store, cond)? {
                 Scalar::Bool(true) => {}

@@ -181,6 +181,7 @@ fn count_kernels(steps: &[Step]) -> usize {
         .iter()
         .map(|s| match s {
             Step::Kernel(_) => 1,
+            Step::RowBlock { kernels } => kernels.len(),
             Step::If { then_steps, else_steps, .. } => count_kernels(then_steps) + count_kernels(else_steps),
             Step::Scalar { .. } | Step::Assert { .. } => 0,
         })
@@ -536,6 +537,17 @@ impl<'p, G: Gpu> Run<'p, G> {
         Ok(b)
     }
 
+    /// Runs kernel `k`, number `index`; its errors at its position (a device error as it is).
+    fn run_kernel(&mut self, k: &Kernel, index: usize) -> Result<()> {
+        self.kernel(k, index).map_err(|e| {
+            if e.code == eqfuse_ir::error::Code::Device {
+                e
+            } else {
+                e.or_at(k.span)
+            }
+        })
+    }
+
     /// Runs `steps`; `first` is the number of their first kernel in [`Plan::kernels`].
     fn steps(&mut self, steps: &[Step], first: usize) -> Result<()> {
         let mut index = first;
@@ -566,14 +578,15 @@ impl<'p, G: Gpu> Run<'p, G> {
                     }
                 }
                 Step::Kernel(k) => {
-                    self.kernel(k, index).map_err(|e| {
-                        if e.code == eqfuse_ir::error::Code::Device {
-                            e
-                        } else {
-                            e.or_at(k.span)
-                        }
-                    })?;
+                    self.run_kernel(k, index)?;
                     index += 1;
+                }
+                // the phases one after the other (one block per row is future work)
+                Step::RowBlock { kernels } => {
+                    for k in kernels {
+                        self.run_kernel(k, index)?;
+                        index += 1;
+                    }
                 }
                 Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
                     let taken = match self.host_scalar(*cond)? {

@@ -444,3 +444,64 @@ impl Entry {
         ok.load(Ordering::Relaxed)
     }
 }
+
+/// One phase of a row block ([`launch_row_blocks`]).
+pub(crate) struct Phase<'a> {
+    /// Its entry points.
+    pub entry: &'a Entry,
+    /// Its argument block.
+    pub args: &'a [u64],
+    /// Per lane: a reduce lane's result column (one element per row) and its element size.
+    pub red: Vec<Option<(u64, usize)>>,
+    /// A row phase (its rows are the block's rows, each `len` long); else an outer phase
+    /// (one row of `len` elements, the block's rows its elements).
+    pub row_phase: bool,
+    /// The innermost extent.
+    pub len: usize,
+}
+
+/// Runs the phases of a row block over `rows` rows, in blocks of `per_block` rows on rayon
+/// threads, every phase over a block's rows before the next phase; `false` when an element
+/// failed (the results are then incomplete).
+///
+/// The caller guarantees the entry points' contract (module docs) for every phase over the
+/// whole of `rows`: its argument block points to arrays that hold its space and results that
+/// hold one element per point (generate lanes) or per row (`red`), and a phase reads what
+/// an earlier phase wrote only on the rows of its own call.
+pub(crate) fn launch_row_blocks(phases: &[Phase<'_>], rows: usize, per_block: usize) -> bool {
+    let ok = AtomicBool::new(true);
+    let per_block = per_block.max(1);
+    (0..rows.div_ceil(per_block)).into_par_iter().for_each(|b| {
+        let r0 = b * per_block;
+        let r1 = (r0 + per_block).min(rows);
+        for p in phases {
+            if !ok.load(Ordering::Relaxed) {
+                return;
+            }
+            // a reduce lane's slots of rows [r0, r1): in bounds, the column holds `rows`
+            let red: Vec<*mut u8> = p
+                .red
+                .iter()
+                .map(|x| {
+                    x.map_or(std::ptr::null_mut(), |(base, size)| (base as *mut u8).wrapping_add(r0 * size))
+                })
+                .collect();
+            let (a, run) = (p.args.as_ptr(), p.entry.run);
+            // SAFETY: the contract above; rows [r0, r1) (for an outer phase, elements
+            // [r0, r1) of its one row) and their result slots are this call's alone, and the
+            // earlier phases of this block wrote the rows it reads.
+            let r = unsafe {
+                if p.row_phase {
+                    run(a, r0 as i64, r1 as i64, 0, p.len as i64, red.as_ptr())
+                } else {
+                    run(a, 0, 1, r0 as i64, r1 as i64, red.as_ptr())
+                }
+            };
+            if r == 0 {
+                ok.store(false, Ordering::Relaxed);
+                return;
+            }
+        }
+    });
+    ok.load(Ordering::Relaxed)
+}

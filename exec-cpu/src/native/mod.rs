@@ -10,6 +10,7 @@
 
 mod compile;
 mod ffi;
+mod rowblock;
 
 pub use compile::default_cache_dir;
 pub(crate) use compile::{compiler, FLAGS};
@@ -250,17 +251,52 @@ fn run_native(
     Ok(Some(result_shapes.into_iter().zip(outs).collect()))
 }
 
+/// Runs the phases of a row block natively, block by block ([`rowblock`]): each phase's
+/// results, or `None` when the caller must run them one by one.
+pub(crate) fn run_row_block(
+    prep: &Prepared,
+    store: &Store<'_>,
+    kernels: &[Kernel],
+    max_bytes: u64,
+) -> Result<Option<Vec<Results>>> {
+    rowblock::run(prep, store, kernels, max_bytes)
+}
+
 /// The argument block: every field's value, in order.
 fn arg_block(store: &Store<'_>, slots: &[Slot], shape: &[usize], outs: &mut [Col]) -> Result<Vec<u64>> {
-    slots.iter().map(|slot| slot_value(store, *slot, shape, outs)).collect()
+    arg_block_with(store, slots, shape, outs, &HashMap::new())
+}
+
+/// [`arg_block`] where the values in `local` (a row block's results, not yet in the store)
+/// are at the given address, of the given shape.
+fn arg_block_with(
+    store: &Store<'_>,
+    slots: &[Slot],
+    shape: &[usize],
+    outs: &mut [Col],
+    local: &HashMap<usize, (u64, Vec<usize>)>,
+) -> Result<Vec<u64>> {
+    slots.iter().map(|slot| slot_value(store, *slot, shape, outs, local)).collect()
 }
 
 /// What the argument block's field `slot` holds.
-fn slot_value(store: &Store<'_>, slot: Slot, shape: &[usize], outs: &mut [Col]) -> Result<u64> {
+fn slot_value(
+    store: &Store<'_>,
+    slot: Slot,
+    shape: &[usize],
+    outs: &mut [Col],
+    local: &HashMap<usize, (u64, Vec<usize>)>,
+) -> Result<u64> {
     Ok(match slot {
         Slot::Extent(d) => shape.get(d).map_or(0, |&e| e as u64),
-        Slot::Array(v) => data_ptr(store, v)?,
-        Slot::Dim(v, d) => store.get(v)?.shape.get(d).map_or(0, |&e| e as u64),
+        Slot::Array(v) => match local.get(&v) {
+            Some((p, _)) => *p,
+            None => data_ptr(store, v)?,
+        },
+        Slot::Dim(v, d) => match local.get(&v) {
+            Some((_, dims)) => dims.get(d).map_or(0, |&e| e as u64),
+            None => store.get(v)?.shape.get(d).map_or(0, |&e| e as u64),
+        },
         Slot::HostScalar(v) => scalar_bits(store.load(v)?),
         Slot::Out(l) => {
             outs.get_mut(l).map(ffi::col_ptr).ok_or_else(|| internal("an output slot past the lanes"))?

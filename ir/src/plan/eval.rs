@@ -57,6 +57,16 @@ pub fn eval_with(
 }
 
 /// Runs `steps` in order (`counts`: kernels and asserts run so far, for messages). A
+/// Runs kernel `k` (number `counts.0`) and stores its results.
+fn run_kernel(store: &mut Store<'_>, k: &Kernel, counts: &mut (usize, usize), limits: &Limits) -> Result<()> {
+    let results = kernel(store, k, counts.0, limits.max_array_bytes).map_err(|e| e.or_at(k.span))?;
+    for (lane, arr) in k.lanes.iter().zip(results) {
+        store.put(lane.dst, arr)?;
+    }
+    counts.0 += 1;
+    Ok(())
+}
+
 /// `Step::If` runs one of its branches (recursion bounded by the program's `if` nesting).
 fn run_steps(
     store: &mut Store<'_>,
@@ -70,13 +80,12 @@ fn run_steps(
                 let s = Runner::new(body).call1(store, &[])?;
                 store.put(*dst, Arr { shape: Vec::new(), data: vec![s] })?;
             }
-            Step::Kernel(k) => {
-                let results =
-                    kernel(store, k, counts.0, limits.max_array_bytes).map_err(|e| e.or_at(k.span))?;
-                for (lane, arr) in k.lanes.iter().zip(results) {
-                    store.put(lane.dst, arr)?;
+            Step::Kernel(k) => run_kernel(store, k, counts, limits)?,
+            // the phases one after the other: the same results as block by block
+            Step::RowBlock { kernels } => {
+                for k in kernels {
+                    run_kernel(store, k, counts, limits)?;
                 }
-                counts.0 += 1;
             }
             Step::Assert { cond, code, message, shown, span } => {
                 match Runner::new(cond).call1(store, &[])? {

@@ -9,6 +9,7 @@
 //!   `n - 1`);
 //! - [`Step::Kernel`]: a pass over an index space ([`Kernel::space`]) that writes one or
 //!   more results ([`Lane`]s: several results of one pass are a multi-output kernel);
+//! - [`Step::RowBlock`]: kernels over the same rows run as one pass over blocks of rows;
 //! - [`Step::Assert`]: a shape check made at run time (`E-SHAPE` when it fails);
 //! - [`Step::If`]: the program's lazy `if` over arrays: two lists of steps, one runs.
 //!
@@ -157,6 +158,16 @@ pub enum Step {
     },
     /// A pass over an index space.
     Kernel(Kernel),
+    /// Kernels run as one pass over blocks of rows (row-block fusion): consecutive kernels
+    /// over the same outer dimensions (all but the innermost; or, for one outer dimension,
+    /// exactly it), each reading what an earlier one wrote only on its own row (the
+    /// optimiser's `rowblock` pass says exactly what may join). Running them one after the
+    /// other, as kernels of their own, is the same; an executor that can runs every kernel
+    /// over a block of rows before the next block, so the rows cross main memory once.
+    RowBlock {
+        /// The phases, in order.
+        kernels: Vec<Kernel>,
+    },
     /// `dst = if cond then (then_steps; then_value) else (else_steps; else_value)`: an `if`
     /// of the program whose branches compute arrays (or run kernels) — only the taken
     /// branch's steps run, as the language's lazy `if` requires.
@@ -571,19 +582,17 @@ impl Plan {
     /// free: a result computed from one may differ from the reference's by rounding, and a
     /// non-float result where that rounding crosses a comparison.
     pub fn folds_floats(&self) -> bool {
+        fn folds(k: &Kernel, plan: &Plan) -> bool {
+            k.lanes.iter().any(|l| {
+                let float =
+                    plan.values.get(l.dst).is_some_and(|v| matches!(v.elem, ElemType::F32 | ElemType::F64));
+                float && matches!(l.op, LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. })
+            })
+        }
         fn walk(steps: &[Step], plan: &Plan) -> bool {
             steps.iter().any(|s| match s {
-                Step::Kernel(k) => k.lanes.iter().any(|l| {
-                    let float = plan
-                        .values
-                        .get(l.dst)
-                        .is_some_and(|v| matches!(v.elem, ElemType::F32 | ElemType::F64));
-                    float
-                        && matches!(
-                            l.op,
-                            LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. }
-                        )
-                }),
+                Step::Kernel(k) => folds(k, plan),
+                Step::RowBlock { kernels } => kernels.iter().any(|k| folds(k, plan)),
                 Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
                 _ => false,
             })
@@ -598,6 +607,7 @@ impl Plan {
             for s in steps {
                 match s {
                     Step::Kernel(k) => out.push(k),
+                    Step::RowBlock { kernels } => out.extend(kernels),
                     Step::If { then_steps, else_steps, .. } => {
                         walk(then_steps, out);
                         walk(else_steps, out);
@@ -617,6 +627,17 @@ impl Step {
     pub fn reads(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.reads(),
+            Step::RowBlock { kernels } => {
+                // what the phases read from outside the block
+                let inside: Vec<ValueId> = kernels.iter().flat_map(Kernel::writes).collect();
+                let mut out = Vec::new();
+                for r in kernels.iter().flat_map(Kernel::reads) {
+                    if !inside.contains(&r) && !out.contains(&r) {
+                        out.push(r);
+                    }
+                }
+                out
+            }
             Step::If { cond, then_steps, then_value, else_steps, else_value, .. } => {
                 // what the branches read from outside them
                 let mut out = vec![*cond];
@@ -651,6 +672,7 @@ impl Step {
     pub fn writes(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.writes(),
+            Step::RowBlock { kernels } => kernels.iter().flat_map(Kernel::writes).collect(),
             Step::Scalar { dst, .. } | Step::If { dst, .. } => vec![*dst],
             Step::Assert { .. } => Vec::new(),
         }

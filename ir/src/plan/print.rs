@@ -70,58 +70,18 @@ fn write_steps(
                 writeln!(f)?;
                 counts.0 += 1;
             }
-            Step::Kernel(k) => {
-                write!(f, "{ind}k{} {} over [", counts.1, k.kind)?;
-                for (i, a) in k.space.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    match a {
-                        Arg::Const(c) => write!(f, "{c}")?,
-                        Arg::Value(v) => f.write_str(&name(names, *v))?,
-                    }
+            Step::Kernel(k) => write_kernel(f, k, names, counts, ind)?,
+            Step::RowBlock { kernels } => {
+                let first = counts.1;
+                writeln!(
+                    f,
+                    "{ind}row block k{first}..k{}: one pass over blocks of rows",
+                    first + kernels.len().saturating_sub(1)
+                )?;
+                let deeper = format!("{ind}  ");
+                for k in kernels {
+                    write_kernel(f, k, names, counts, &deeper)?;
                 }
-                f.write_str("] -> ")?;
-                for (i, lane) in k.lanes.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    f.write_str(&name(names, lane.dst))?;
-                }
-                write!(f, "\n{ind}  elem")?;
-                write_func(f, &k.elem, names)?;
-                writeln!(f)?;
-                if let (Some(c), Some(lane)) = (&k.contraction, k.lanes.first()) {
-                    let formula = c.formula(&name(names, lane.dst), k.space.len(), |v| name(names, v));
-                    writeln!(f, "{ind}  as GEMM: {formula}")?;
-                }
-                for (i, lane) in k.lanes.iter().enumerate() {
-                    write!(f, "{ind}  {}: {} = ", name(names, lane.dst), value_type(names, lane.dst))?;
-                    let what = lane.op.name();
-                    f.write_str(what)?;
-                    match k.elem.ret.get(i) {
-                        Some(r) => write!(f, " r{r}")?,
-                        None => f.write_str(" ?")?,
-                    }
-                    let funcs: Vec<(&str, &Func)> = match &lane.op {
-                        LaneOp::Generate => vec![],
-                        LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => {
-                            vec![("op", op), ("ne", ne)]
-                        }
-                        LaneOp::Filter { pred } => vec![("pred", pred)],
-                        LaneOp::Permute { op, dest, target } => {
-                            write!(f, " into {}", name(names, *dest))?;
-                            vec![("target", target), ("op", op)]
-                        }
-                    };
-                    writeln!(f)?;
-                    for (label, func) in funcs {
-                        write!(f, "{ind}    {label}")?;
-                        write_func(f, func, names)?;
-                        writeln!(f)?;
-                    }
-                }
-                counts.1 += 1;
             }
             Step::Assert { cond, code, message, .. } => {
                 write!(f, "{ind}a{} assert", counts.2)?;
@@ -145,6 +105,68 @@ fn write_steps(
             }
         }
     }
+    Ok(())
+}
+
+/// Writes kernel `k` (number `counts.1`, which it advances).
+fn write_kernel(
+    f: &mut Formatter<'_>,
+    k: &super::Kernel,
+    names: Option<&[ValueInfo]>,
+    counts: &mut (usize, usize, usize),
+    ind: &str,
+) -> fmt::Result {
+    write!(f, "{ind}k{} {} over [", counts.1, k.kind)?;
+    for (i, a) in k.space.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        match a {
+            Arg::Const(c) => write!(f, "{c}")?,
+            Arg::Value(v) => f.write_str(&name(names, *v))?,
+        }
+    }
+    f.write_str("] -> ")?;
+    for (i, lane) in k.lanes.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        f.write_str(&name(names, lane.dst))?;
+    }
+    write!(f, "\n{ind}  elem")?;
+    write_func(f, &k.elem, names)?;
+    writeln!(f)?;
+    if let (Some(c), Some(lane)) = (&k.contraction, k.lanes.first()) {
+        let formula = c.formula(&name(names, lane.dst), k.space.len(), |v| name(names, v));
+        writeln!(f, "{ind}  as GEMM: {formula}")?;
+    }
+    for (i, lane) in k.lanes.iter().enumerate() {
+        write!(f, "{ind}  {}: {} = ", name(names, lane.dst), value_type(names, lane.dst))?;
+        let what = lane.op.name();
+        f.write_str(what)?;
+        match k.elem.ret.get(i) {
+            Some(r) => write!(f, " r{r}")?,
+            None => f.write_str(" ?")?,
+        }
+        let funcs: Vec<(&str, &Func)> = match &lane.op {
+            LaneOp::Generate => vec![],
+            LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => {
+                vec![("op", op), ("ne", ne)]
+            }
+            LaneOp::Filter { pred } => vec![("pred", pred)],
+            LaneOp::Permute { op, dest, target } => {
+                write!(f, " into {}", name(names, *dest))?;
+                vec![("target", target), ("op", op)]
+            }
+        };
+        writeln!(f)?;
+        for (label, func) in funcs {
+            write!(f, "{ind}    {label}")?;
+            write_func(f, func, names)?;
+            writeln!(f)?;
+        }
+    }
+    counts.1 += 1;
     Ok(())
 }
 

@@ -1,0 +1,183 @@
+//! The lowering pass that groups kernels into row blocks ([`Step::RowBlock`]): consecutive
+//! kernels over the same rows, each reading what the earlier ones computed only on its own
+//! row, run as one pass over blocks of rows. While a block's rows are in cache every phase
+//! runs over them, so the data crosses main memory once: softmax's row maximum, `exp` and
+//! row sum, and division are one pass instead of three.
+//!
+//! This file is the legality; the cost model prices a row block
+//! (`crate::model`: reads of what an earlier phase touched cost no memory traffic), and the
+//! executors run it (the CPU backend block by block, the others phase by phase).
+//!
+//! A group starts with a *row phase*: a kernel over `outer ++ [inner]` (at least two
+//! dimensions) whose lanes are `generate`s and `reduce`s (a reduce lane's result has one
+//! element per row). Each later kernel is a row phase over the same `outer` dimensions, or,
+//! when `outer` is one dimension, an *outer phase*: a `generate` over `outer` itself (a map
+//! over row results, such as `mean = sums / c`). A later phase may read an earlier phase's
+//! result only on its own row:
+//!
+//! - a row result (a reduce lane of a row phase, a generate lane of an outer phase) at
+//!   exactly the outer indices, `mx[i]`;
+//! - a generate lane of a row phase, from a row phase with the same inner extent, at
+//!   exactly its own point, `e[i, j]`.
+//!
+//! Anything else (another index, a read in a reduction's operator, a scan, a filter, a
+//! permute, a contraction) ends the group.
+
+use eqfuse_ir::plan::{Arg, Func, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
+use std::collections::HashMap;
+
+/// Groups the row blocks of `plan`, the steps of `if` branches included.
+pub(crate) fn group(plan: &mut Plan) {
+    let steps = std::mem::take(&mut plan.steps);
+    plan.steps = walk(steps);
+}
+
+/// What a group's earlier phases produced, by value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Made {
+    /// One element per row.
+    Row,
+    /// One element per point of a row phase with this inner extent.
+    Point(Arg),
+}
+
+/// The group being built.
+#[derive(Default)]
+struct Group {
+    kernels: Vec<Kernel>,
+    made: HashMap<ValueId, Made>,
+}
+
+impl Group {
+    fn outer(&self) -> Option<&[Arg]> {
+        self.kernels.first().map(|k| &k.space[..k.space.len() - 1])
+    }
+
+    /// Whether `k` may join the group (start it, when it is empty).
+    fn accepts(&self, k: &Kernel) -> bool {
+        let Some(outer) = self.outer() else { return is_row_phase(k) };
+        let inner = if k.space.len() == outer.len() + 1 && k.space[..outer.len()] == *outer && is_row_phase(k)
+        {
+            Some(k.space[outer.len()])
+        } else if outer.len() == 1 && k.space == outer && generates_only(k) {
+            None
+        } else {
+            return false;
+        };
+        self.reads_on_own_row(k, outer.len(), inner)
+    }
+
+    fn push(&mut self, k: Kernel) {
+        let row_phase = self.outer().is_none_or(|o| k.space.len() == o.len() + 1);
+        for lane in &k.lanes {
+            let made = match (&lane.op, row_phase) {
+                (LaneOp::Reduce { .. }, true) | (LaneOp::Generate, false) => Made::Row,
+                _ => Made::Point(k.space[k.space.len() - 1]),
+            };
+            self.made.insert(lane.dst, made);
+        }
+        self.kernels.push(k);
+    }
+
+    /// Whether every read of `k` of what the group made is on `k`'s own row (module docs).
+    fn reads_on_own_row(&self, k: &Kernel, outer: usize, inner: Option<Arg>) -> bool {
+        let params = |n: usize| (0..n as Reg).collect::<Vec<Reg>>();
+        let mut ok = true;
+        k.elem.body.visit(&mut |i| {
+            if let Inst::Read { array, index, .. } = i {
+                ok &= match self.made.get(array) {
+                    None => true,
+                    Some(Made::Row) => *index == params(outer),
+                    Some(Made::Point(e)) => inner == Some(*e) && *index == params(outer + 1),
+                };
+            }
+            if let Inst::Load { value, .. } = i {
+                ok &= !self.made.contains_key(value);
+            }
+        });
+        // the lanes' own functions read nothing the group made
+        ok && lane_funcs(k).into_iter().all(|f| {
+            let mut clean = true;
+            f.body.visit(&mut |i| match i {
+                Inst::Read { array: v, .. } | Inst::Dim { array: v, .. } | Inst::Load { value: v, .. } => {
+                    clean &= !self.made.contains_key(v)
+                }
+                _ => {}
+            });
+            clean
+        })
+    }
+
+    /// Puts the group into `out`: a row block, or its one kernel.
+    fn flush(&mut self, out: &mut Vec<Step>) {
+        self.made.clear();
+        let mut ks = std::mem::take(&mut self.kernels);
+        match ks.len() {
+            0 => {}
+            1 => out.extend(ks.pop().map(Step::Kernel)),
+            _ => out.push(Step::RowBlock { kernels: ks }),
+        }
+    }
+}
+
+/// A kernel that can be a row phase: two dimensions or more, `generate` and `reduce` lanes,
+/// not a contraction.
+fn is_row_phase(k: &Kernel) -> bool {
+    k.space.len() >= 2
+        && k.contraction.is_none()
+        && k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }))
+}
+
+fn generates_only(k: &Kernel) -> bool {
+    k.contraction.is_none() && k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate))
+}
+
+fn lane_funcs(k: &Kernel) -> Vec<&Func> {
+    let mut out = Vec::new();
+    for l in &k.lanes {
+        match &l.op {
+            LaneOp::Generate => {}
+            LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => out.extend([op, ne]),
+            LaneOp::Filter { pred } => out.push(pred),
+            LaneOp::Permute { op, target, .. } => out.extend([op, target]),
+        }
+    }
+    out
+}
+
+fn walk(steps: Vec<Step>) -> Vec<Step> {
+    let mut out = Vec::with_capacity(steps.len());
+    let mut g = Group::default();
+    for st in steps {
+        match st {
+            Step::Kernel(k) => {
+                if !g.accepts(&k) {
+                    g.flush(&mut out);
+                }
+                // it joins the group, or starts the next one, or stands alone
+                if g.accepts(&k) {
+                    g.push(k);
+                } else {
+                    out.push(Step::Kernel(k));
+                }
+            }
+            Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
+                g.flush(&mut out);
+                out.push(Step::If {
+                    cond,
+                    then_steps: walk(then_steps),
+                    then_value,
+                    else_steps: walk(else_steps),
+                    else_value,
+                    dst,
+                });
+            }
+            other => {
+                g.flush(&mut out);
+                out.push(other);
+            }
+        }
+    }
+    g.flush(&mut out);
+    out
+}

@@ -1,0 +1,127 @@
+//! A row block ([`eqfuse_ir::plan::Step::RowBlock`]) as native code: every phase's results
+//! allocated first, then blocks of rows on rayon threads, each block running every phase
+//! over its rows before the next block starts, so a block's rows stay in cache between the
+//! phases and cross main memory once.
+//!
+//! A block's size aims at a few hundred KiB of the arrays its rows touch (a core's L2), with
+//! at least four blocks per thread. Where anything stands in the way (a phase with no native
+//! code, a read the host cannot prove in bounds, an element that failed) the caller runs the
+//! phases one after the other instead, as kernels of their own, which also gives a failing
+//! element's exact error.
+
+use super::{arg_block_with, count, ffi, Prepared};
+use crate::col::Col;
+use crate::kernel::{check_alloc, Results};
+use crate::store::Store;
+use eqfuse_ir::error::Result;
+use eqfuse_ir::plan::{Kernel, ValueId};
+use std::collections::HashMap;
+
+/// Bytes of rows one block aims at.
+const BLOCK_BYTES: usize = 256 << 10;
+
+/// Runs the phases `kernels` of a row block natively: each phase's results, or `None` when
+/// the caller must run them one by one.
+pub(crate) fn run(
+    prep: &Prepared,
+    store: &Store<'_>,
+    kernels: &[Kernel],
+    max_bytes: u64,
+) -> Result<Option<Vec<Results>>> {
+    // for comparison: the phases one after the other
+    if std::env::var_os("EQFUSE_NO_ROWBLOCK").is_some() {
+        return Ok(None);
+    }
+    let Some(first) = kernels.first() else { return Ok(None) };
+    let (first_shape, _) = first.shape(|v| store.load(v), |v| store.name(v))?;
+    let outer = first_shape[..first_shape.len() - 1].to_vec();
+    let Some(rows) = outer.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) else { return Ok(None) };
+    // the phases, their shapes and entry points, and every result allocated
+    let mut entries = Vec::with_capacity(kernels.len());
+    let mut shapes = Vec::with_capacity(kernels.len());
+    let mut outs: Vec<Vec<Col>> = Vec::with_capacity(kernels.len());
+    let mut result_shapes: Vec<Vec<Vec<usize>>> = Vec::with_capacity(kernels.len());
+    let mut local: HashMap<ValueId, (u64, Vec<usize>)> = HashMap::new();
+    let mut widest = 1usize;
+    for k in kernels {
+        let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
+        let Some(Some(entry)) = prep.module.entries.get(i) else { return Ok(None) };
+        let c = &entry.code;
+        if c.scan.is_some() || c.filter.is_some() || c.permute.is_some() {
+            return Ok(None);
+        }
+        let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v))?;
+        // a row phase over `outer ++ [inner]`, or an outer phase over `outer` (one dimension)
+        let row_phase = shape.len() == outer.len() + 1 && shape[..outer.len()] == outer[..];
+        if !(row_phase || outer.len() == 1 && shape == outer) {
+            return Ok(None);
+        }
+        widest = widest.max(if row_phase { shape[shape.len() - 1] } else { 1 });
+        let mut cols = Vec::with_capacity(k.lanes.len());
+        let mut shs = Vec::with_capacity(k.lanes.len());
+        for (lane, red) in k.lanes.iter().zip(&c.reduce) {
+            let t = store.elem(lane.dst)?;
+            let (n, sh) = match red {
+                Some(_) => (rows, outer.clone()),
+                None => (total, shape.clone()),
+            };
+            check_alloc(k.kind, t, n, max_bytes)?;
+            cols.push(Col::zeros(t, n));
+            shs.push(sh);
+        }
+        for ((lane, col), sh) in k.lanes.iter().zip(&mut cols).zip(&shs) {
+            local.insert(lane.dst, (ffi::col_ptr(col), sh.clone()));
+        }
+        entries.push((entry, row_phase));
+        shapes.push(shape);
+        outs.push(cols);
+        result_shapes.push(shs);
+    }
+    // the reads the generated code does not check must be in bounds
+    for ((entry, _), shape) in entries.iter().zip(&shapes) {
+        for read in &entry.code.in_space {
+            let dims = match local.get(&read.array) {
+                Some((_, d)) => d.clone(),
+                None => store.get(read.array)?.shape.clone(),
+            };
+            let fits = dims.len() == read.axes.len()
+                && read.axes.iter().zip(&dims).all(|(&a, &d)| shape.get(a).is_some_and(|&e| e <= d));
+            if !fits {
+                return Ok(None);
+            }
+        }
+    }
+    let mut args = Vec::with_capacity(kernels.len());
+    for (((entry, _), shape), cols) in entries.iter().zip(&shapes).zip(&mut outs) {
+        args.push(arg_block_with(store, &entry.code.slots, shape, cols, &local)?);
+    }
+    let phases: Vec<ffi::Phase<'_>> = entries
+        .iter()
+        .zip(&args)
+        .zip(&mut outs)
+        .zip(&shapes)
+        .map(|((((entry, row_phase), args), cols), shape)| ffi::Phase {
+            entry,
+            args,
+            red: cols
+                .iter_mut()
+                .zip(&entry.code.reduce)
+                .map(|(col, red)| red.map(|t| (ffi::col_ptr(col), t.size_bytes())))
+                .collect(),
+            row_phase: *row_phase,
+            len: shape[shape.len() - 1],
+        })
+        .collect();
+    let threads = rayon::current_num_threads().max(1);
+    let row_bytes = widest.saturating_mul(8).saturating_mul(kernels.len());
+    let per_block = (BLOCK_BYTES / row_bytes.max(1)).clamp(1, rows.div_ceil(threads * 4).max(1));
+    if !ffi::launch_row_blocks(&phases, rows, per_block) {
+        return Ok(None);
+    }
+    for _ in kernels {
+        count(true);
+    }
+    Ok(Some(
+        outs.into_iter().zip(result_shapes).map(|(cols, shs)| shs.into_iter().zip(cols).collect()).collect(),
+    ))
+}

@@ -1,0 +1,170 @@
+//! Row blocks (docs/fusion.md, "Row blocks"): which plans run their row phases in one
+//! pass, and random row programs — row reductions, maps over their results, generates that
+//! read both, over empty and non-empty rows — on the CPU backend (block by block) against
+//! the reference interpreter.
+#![allow(clippy::unwrap_used)]
+
+use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
+use eqfuse_ir::plan::Step;
+use eqfuse_ir::value::{compare, Tolerance};
+use ndarray::{ArrayD, IxDyn};
+use proptest::prelude::*;
+
+/// The optimised plan's steps: row blocks as their kernel counts, other kernels as 1.
+fn passes(src: &str) -> Vec<usize> {
+    let prog = eqfuse::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let o = eqfuse::optimize(&prog, &OptimizeOptions::default()).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    o.result
+        .plan
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Kernel(_) => Some(1),
+            Step::RowBlock { kernels } => Some(kernels.len()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn row_programs_run_in_one_pass() {
+    let softmax =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/softmax_rows.eqf")).unwrap();
+    let layernorm = "input x : f32[r, c]\n\
+        let mean = map (\\s -> s / f32 c) (reduce (+) 0 x)\n\
+        let d = generate [r, c] (\\i j -> x[i, j] - mean[i])\n\
+        let var = map (\\s -> s / f32 c) (reduce (+) 0 (map (\\v -> v * v) d))\n\
+        output y = generate [r, c] (\\i j -> d[i, j] / sqrt (var[i] + 0.00001))\n";
+    let logsumexp = "input x : f64[r, c]\n\
+        let mx = reduce max (-inf) x\n\
+        output lse = map (\\m s -> m + log s) mx (reduce (+) 0 (generate [r, c] (\\i j -> exp (x[i, j] - mx[i]))))\n";
+    for (name, src) in
+        [("softmax_rows", softmax.as_str()), ("layernorm", layernorm), ("logsumexp", logsumexp)]
+    {
+        let p = passes(src);
+        assert_eq!(p.len(), 1, "{name}: {p:?} (steps: a row block counts its kernels)");
+        assert!(p[0] >= 2, "{name}: {p:?}");
+    }
+    // a column reduction reads other rows: not a row block with its consumer
+    let cols = "input x : f32[r, c]\nlet s = reduce (+) 0 (transpose x)\n\
+        output y = generate [r, c] (\\i j -> x[i, j] - s[j])\n";
+    assert!(passes(cols).iter().all(|&n| n == 1), "{:?}", passes(cols));
+    // another row's result: not a row block
+    let shifted = "input x : f32[r, c]\nlet m = reduce max (-inf) x\n\
+        output y = generate [r - 1, c] (\\i j -> x[i, j] - m[i + 1])\n";
+    assert!(passes(shifted).iter().all(|&n| n == 1), "{:?}", passes(shifted));
+}
+
+/// One random row program: a chain of row operations over `x : t[r, c]`.
+#[derive(Clone, Debug)]
+struct Spec {
+    /// Each step: 0 a row reduction of a point expression, 1 a map over the last row
+    /// result, 2 a generate of a point expression; with a choice of operator.
+    steps: Vec<(u8, u8)>,
+    f64: bool,
+    r: usize,
+    c: usize,
+    seed: u64,
+}
+
+fn spec() -> impl Strategy<Value = Spec> {
+    (
+        proptest::collection::vec((0u8..3, 0u8..4), 1..6),
+        any::<bool>(),
+        prop_oneof![1 => Just(0usize), 8 => 1usize..9],
+        prop_oneof![1 => Just(0usize), 8 => 1usize..40],
+        any::<u64>(),
+    )
+        .prop_map(|(steps, f64, r, c, seed)| Spec { steps, f64, r, c, seed })
+}
+
+impl Spec {
+    fn program(&self) -> (String, Arrays) {
+        let t = if self.f64 { "f64" } else { "f32" };
+        let mut src = format!("input x : {t}[r, c]\n");
+        let (mut rows, mut points) = (Vec::<String>::new(), vec!["x".to_string()]);
+        let mut outputs = Vec::new();
+        for (k, &(kind, op)) in self.steps.iter().enumerate() {
+            let p = points.last().cloned().unwrap_or_else(|| "x".into());
+            // a point expression: the last point array, combined with the last row result
+            let point = match (rows.last(), op) {
+                (Some(m), 0) => format!("{p}[i, j] - {m}[i]"),
+                (Some(m), 1) => format!("exp ({p}[i, j] - {m}[i])"),
+                (Some(m), 2) => format!("{p}[i, j] * {m}[i]"),
+                _ => format!("{p}[i, j] * 0.5"),
+            };
+            match kind {
+                0 => {
+                    let (red, ne) =
+                        [("(+)", "0"), ("max", "(-inf)"), ("min", "inf"), ("(+)", "0")][op as usize];
+                    src.push_str(&format!(
+                        "let r{k} = reduce {red} {ne} (generate [r, c] (\\i j -> {point}))\n"
+                    ));
+                    rows.push(format!("r{k}"));
+                }
+                1 if !rows.is_empty() => {
+                    let m = rows.last().cloned().unwrap_or_default();
+                    src.push_str(&format!("let r{k} = map (\\s -> s * 0.25 + 1.0) {m}\n"));
+                    rows.push(format!("r{k}"));
+                }
+                _ => {
+                    src.push_str(&format!("let p{k} = generate [r, c] (\\i j -> {point})\n"));
+                    points.push(format!("p{k}"));
+                }
+            }
+        }
+        if let Some(m) = rows.last() {
+            outputs.push(m.clone());
+        }
+        if let Some(p) = points.last().filter(|p| *p != "x") {
+            outputs.push(p.clone());
+        }
+        if outputs.is_empty() {
+            outputs.push("x".into());
+        }
+        for (n, o) in outputs.iter().enumerate() {
+            src.push_str(&format!("output o{n} = {o}\n"));
+        }
+        let mut state = self.seed | 1;
+        let data: Vec<f64> = (0..self.r * self.c)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            })
+            .collect();
+        let sh = IxDyn(&[self.r, self.c]);
+        let x = if self.f64 {
+            Value::F64(ArrayD::from_shape_vec(sh, data).unwrap())
+        } else {
+            Value::F32(ArrayD::from_shape_vec(sh, data.into_iter().map(|v| v as f32).collect()).unwrap())
+        };
+        let mut inputs = Arrays::new();
+        inputs.insert("x".into(), x);
+        (src, inputs)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, rng_seed: proptest::test_runner::RngSeed::Fixed(0x50_B10C), ..ProptestConfig::default() })]
+
+    /// Random row programs on the CPU backend (row blocks run block by block) agree with
+    /// the reference interpreter.
+    #[test]
+    fn random_row_programs_agree_with_the_reference(s in spec()) {
+        let (src, inputs) = s.program();
+        let checked = eqfuse::check(&eqfuse::parse(&src).unwrap()).unwrap();
+        let want = eqfuse::run(&checked, Backend::Reference, &inputs).unwrap();
+        let got = eqfuse::run(&checked, Backend::Cpu, &inputs).unwrap();
+        let tol = if s.f64 {
+            Tolerance { rtol: 1e-9, atol: 1e-9, mismatch_fraction: 0.0 }
+        } else {
+            Tolerance { rtol: 1e-4, atol: 1e-4, mismatch_fraction: 0.0 }
+        };
+        for (k, w) in &want {
+            let r = compare(&got[k], w, &tol);
+            prop_assert!(r.is_ok(), "{}: `{}`: {:?} ({}x{})", src, k, r, s.r, s.c);
+        }
+    }
+}
