@@ -15,9 +15,6 @@ optimised plan, median of its runs) are timed in turn. Writes `contractions.md` 
 
 import argparse
 import json
-import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +25,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import peers  # noqa: E402  (the peers' timing and machine description)
 
 MATMUL = """-- the natural matrix product
 input a : {t}[n, k]
@@ -39,13 +38,8 @@ ATTENTION = (ROOT / "tests" / "conformance" / "attention" / "program.eqf").read_
 
 
 def median_time(run, min_runs, min_time):
-    times = []
-    started = time.perf_counter()
-    while len(times) < min_runs or time.perf_counter() - started < min_time:
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """peers.py's median timing (the seconds only)."""
+    return peers.median_time(run, min_runs, min_time)[0]
 
 
 def eqfuse_bench(eqfuse, prog, inputs, min_time_ms):
@@ -138,15 +132,7 @@ def main():
             print(f"{what} {shape} {t}: eqfuse {eq_s * 1e3:.2f} ms, NumPy {np_s * 1e3:.2f} ms, "
                   f"JAX {jax_s * 1e3:.2f} ms, matches {ok}, kernels {kinds}", file=sys.stderr)
 
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), cpu=platform.processor() or platform.machine(),
-                cores=os.cpu_count(), numpy=np.__version__, jax=jax.__version__)
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                meta["cpu"] = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), **peers.machine(), numpy=np.__version__, jax=jax.__version__)
     (HERE / "contractions.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=2) + "\n")
     lines = [
         "# Contractions against NumPy and JAX-CPU",

@@ -46,45 +46,31 @@ trait Float: Copy + Send + Sync + 'static {
     );
 }
 
-impl Float for f32 {
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        alpha: f32,
-        a: *const f32,
-        a_s: (isize, isize),
-        b: *const f32,
-        b_s: (isize, isize),
-        c: *mut f32,
-        c_s: (isize, isize),
-    ) {
-        // SAFETY: the caller's contract is sgemm's.
-        unsafe {
-            matrixmultiply::sgemm(m, k, n, alpha, a, a_s.0, a_s.1, b, b_s.0, b_s.1, 0.0, c, c_s.0, c_s.1)
+/// `Float` for a type through its `matrixmultiply` function.
+macro_rules! float_gemm {
+    ($t:ty, $f:path) => {
+        impl Float for $t {
+            unsafe fn gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                alpha: $t,
+                a: *const $t,
+                a_s: (isize, isize),
+                b: *const $t,
+                b_s: (isize, isize),
+                c: *mut $t,
+                c_s: (isize, isize),
+            ) {
+                // SAFETY: the caller's contract is the GEMM function's.
+                unsafe { $f(m, k, n, alpha, a, a_s.0, a_s.1, b, b_s.0, b_s.1, 0.0, c, c_s.0, c_s.1) }
+            }
         }
-    }
+    };
 }
 
-impl Float for f64 {
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        alpha: f64,
-        a: *const f64,
-        a_s: (isize, isize),
-        b: *const f64,
-        b_s: (isize, isize),
-        c: *mut f64,
-        c_s: (isize, isize),
-    ) {
-        // SAFETY: the caller's contract is dgemm's.
-        unsafe {
-            matrixmultiply::dgemm(m, k, n, alpha, a, a_s.0, a_s.1, b, b_s.0, b_s.1, 0.0, c, c_s.0, c_s.1)
-        }
-    }
-}
+float_gemm!(f32, matrixmultiply::sgemm);
+float_gemm!(f64, matrixmultiply::dgemm);
 
 /// Runs contraction `c` of kernel `k`: its result's shape and elements, or `None` when a
 /// read of the reduction would be out of bounds (the caller then runs the kernel, whose

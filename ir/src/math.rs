@@ -452,8 +452,14 @@ pub(crate) fn horner(c: &[f64], z: f64) -> f64 {
 /// `eq_log_f32`, `eq_log_f64`, `eq_sin_*`, `eq_cos_*`, `eq_tan_*`, `eq_tanh_*`, `eq_pow_*`,
 /// `eq_atan2_*`, declared `static __device__ __forceinline__` (the C prelude
 /// makes that plain C), using `__double_as_longlong` and `__longlong_as_double` for the bit
-/// moves. Every constant is printed from the Rust constants above, exactly.
-pub fn c_source() -> String {
+/// moves. Every constant is printed from the Rust constants above, exactly. Built once per
+/// process (every plan's translation unit includes it).
+pub fn c_source() -> &'static str {
+    static SOURCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SOURCE.get_or_init(build_c_source)
+}
+
+fn build_c_source() -> String {
     let d = |v: f64| {
         let s = format!("{v:?}");
         if s.contains('.') || s.contains('e') {

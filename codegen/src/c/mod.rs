@@ -136,7 +136,7 @@ pub fn generate(plan: &Plan) -> PlanCode {
     src.push_str("// eqfuse: generated C for the CPU; one function per kernel chunk.\n");
     let math = eqfuse_ir::math::c_source();
     for part in
-        [prelude::HEAD, crate::prelude::SCALAR_HEAD, crate::prelude::SCALAR_HELPERS, &math, prelude::TAIL]
+        [prelude::HEAD, crate::prelude::SCALAR_HEAD, crate::prelude::SCALAR_HELPERS, math, prelude::TAIL]
     {
         src.push_str(part);
     }

@@ -119,7 +119,7 @@ pub fn generate(
         crate::prelude::SCALAR_HEAD,
         prelude::FAIL,
         crate::prelude::SCALAR_HELPERS,
-        &eqfuse_ir::math::c_source(),
+        eqfuse_ir::math::c_source(),
         prelude::TAIL,
     ] {
         src.push_str(part);
