@@ -10,10 +10,12 @@ use std::process::Command;
 /// Runs a case through `parse` → `check` → `run`; `Err` describes a failure.
 fn via_api(case: &Case, backend: Backend) -> Result<(), String> {
     // The same order as `eqfuse run`: parse, check, read the inputs, run.
-    let result = eqfuse::parse(&case.source()).and_then(|p| eqfuse::check(&p)).and_then(|c| {
-        let inputs = eqfuse::files::read_inputs(Some(&case.inputs_dir()), &[])?;
-        eqfuse::run(&c, backend, &inputs)
-    });
+    let result = eqfuse::parse(&case.source().unwrap_or_else(|e| panic!("{e}")))
+        .and_then(|p| eqfuse::check(&p))
+        .and_then(|c| {
+            let inputs = eqfuse::files::read_inputs(Some(&case.inputs_dir()), &[])?;
+            eqfuse::run(&c, backend, &inputs)
+        });
     match (&case.spec.error, result) {
         (Some(code), Err(e)) if e.code.as_str() == code => Ok(()),
         (Some(code), Err(e)) => Err(format!("expected {code}, got {e}")),
@@ -56,7 +58,7 @@ fn via_binary(case: &Case, backend: &str) -> Result<(), String> {
                 return Err(format!("exit status {:?}; stderr: {stderr}", output.status.code()));
             }
             let mut outs = eqfuse::Arrays::new();
-            for name in case.spec.outputs.clone().unwrap_or_default() {
+            for name in case.spec.outputs.clone() {
                 let p = out_dir.join(format!("{name}.npy"));
                 outs.insert(name, eqfuse::ir::npy::read_value(&p).map_err(|e| e.to_string())?);
             }

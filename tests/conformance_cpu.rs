@@ -29,23 +29,26 @@ fn judge(case: &Case, result: eqfuse::Result<eqfuse::Arrays>) -> Result<(), Stri
 
 /// Runs a case's plan on the CPU executor through the API.
 fn via_api(case: &Case, which: Which) -> Result<(), String> {
-    let result = eqfuse::parse(&case.source()).and_then(|p| eqfuse::check(&p)).and_then(|c| {
-        let inputs = eqfuse::files::read_inputs(Some(&case.inputs_dir()), &[])?;
-        // input errors come first, as `eqfuse run` reports them
-        eqfuse::ir::bind::bind_inputs(&c, &inputs, &eqfuse::Limits::default())?;
-        let opt = eqfuse::optimize_checked(c.clone(), &OptimizeOptions::default())?;
-        let plan = match which {
-            Which::Optimised => &opt.result.plan,
-            Which::Unfused => &opt.result.unfused_plan,
-        };
-        eqfuse::backend::run_plan(plan, &c, Backend::Cpu, &inputs)
-    });
+    let result = eqfuse::parse(&case.source().unwrap_or_else(|e| panic!("{e}")))
+        .and_then(|p| eqfuse::check(&p))
+        .and_then(|c| {
+            let inputs = eqfuse::files::read_inputs(Some(&case.inputs_dir()), &[])?;
+            // input errors come first, as `eqfuse run` reports them
+            eqfuse::ir::bind::bind_inputs(&c, &inputs, &eqfuse::Limits::default())?;
+            let opt = eqfuse::optimize_checked(c.clone(), &OptimizeOptions::default())?;
+            let plan = match which {
+                Which::Optimised => &opt.result.plan,
+                Which::Unfused => &opt.result.unfused_plan,
+            };
+            eqfuse::backend::run_plan(plan, &c, Backend::Cpu, &inputs)
+        });
     judge(case, result)
 }
 
 /// The facade's own entry points: `eqfuse::run` on the CPU and `Optimized::run`.
 fn via_facade(case: &Case) -> Result<(), String> {
-    let checked = eqfuse::parse(&case.source()).and_then(|p| eqfuse::check(&p));
+    let checked =
+        eqfuse::parse(&case.source().unwrap_or_else(|e| panic!("{e}"))).and_then(|p| eqfuse::check(&p));
     let inputs = || eqfuse::files::read_inputs(Some(&case.inputs_dir()), &[]);
     let direct = checked.clone().and_then(|c| eqfuse::run(&c, Backend::Cpu, &inputs()?));
     judge(case, direct).map_err(|m| format!("eqfuse::run: {m}"))?;
@@ -101,7 +104,7 @@ fn via_binary_with(case: &Case, no_opt: bool, extra: &[&str]) -> Result<(), Stri
                 return Err(format!("exit status {:?}; stderr: {stderr}", output.status.code()));
             }
             let mut outs = eqfuse::Arrays::new();
-            for name in case.spec.outputs.clone().unwrap_or_default() {
+            for name in case.spec.outputs.clone() {
                 let p = out_dir.join(format!("{name}.npy"));
                 outs.insert(name, eqfuse::ir::npy::read_value(&p).map_err(|e| e.to_string())?);
             }

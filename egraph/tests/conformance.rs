@@ -3,55 +3,23 @@
 //! the original, within the case's tolerances of the expected outputs.
 
 use eqfuse_ir::check::check;
+use eqfuse_ir::conformance::cases;
 use eqfuse_ir::interp::interpret;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::print::print_program;
 use eqfuse_ir::testgen::identical;
-use eqfuse_ir::value::{compare, Tolerance};
 use eqfuse_ir::Value;
 use indexmap::IndexMap;
-use std::path::{Path, PathBuf};
-
-fn conformance_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance")
-}
-
-/// `key = value` lines of a case.toml.
-fn case_toml(dir: &Path) -> IndexMap<String, String> {
-    let text = std::fs::read_to_string(dir.join("case.toml")).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
-}
-
-fn read_dir_values(dir: &Path) -> IndexMap<String, Value> {
-    let mut out = IndexMap::new();
-    let Ok(rd) = std::fs::read_dir(dir) else { return out };
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.extension().is_some_and(|e| e == "npy") {
-            let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-            let v = eqfuse_ir::npy::read_value(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            out.insert(name, v);
-        }
-    }
-    out
-}
+use std::path::Path;
 
 #[test]
 fn conformance_programs_roundtrip() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(conformance_dir())
-        .expect("conformance dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("program.eqf").exists())
-        .collect();
-    dirs.sort();
+    let all = cases(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance"))
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut ran = 0;
-    for dir in &dirs {
-        let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-        let src = std::fs::read_to_string(dir.join("program.eqf")).expect("program");
+    for case in &all {
+        let name = &case.name;
+        let src = case.source().unwrap_or_else(|e| panic!("{e}"));
         let Ok(prog) = parse(&src) else { continue };
         let Ok(checked) = check(&prog) else { continue };
         let decoded = eqfuse_egraph::roundtrip(&checked).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -67,8 +35,7 @@ fn conformance_programs_roundtrip() {
             parse(&text).unwrap_or_else(|e| panic!("{name}: decoded text does not parse: {e}\n{text}"));
         let dchecked =
             check(&reparsed).unwrap_or_else(|e| panic!("{name}: decoded does not check: {e}\n{text}"));
-        let toml = case_toml(dir);
-        let inputs = read_dir_values(&dir.join("inputs"));
+        let inputs = case.inputs().unwrap_or_else(|e| panic!("{name}: {e}"));
         let orig = interpret(&checked, &inputs);
         let got = interpret(&dchecked, &inputs);
         if let (Ok(g), Ok(r)) = (&got, interpret(&rec_checked, &inputs)) {
@@ -82,18 +49,8 @@ fn conformance_programs_roundtrip() {
                 for (k, v) in o {
                     assert!(identical(v, &g[k]), "{name}: output {k} differs from the original\n{text}");
                 }
-                let num = |k: &str| toml.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-                let tol = Tolerance {
-                    rtol: num("rtol"),
-                    atol: num("atol"),
-                    mismatch_fraction: num("mismatch_fraction"),
-                };
-                let expected = read_dir_values(&dir.join("expected"));
-                for (k, want) in &expected {
-                    let have = g.get(k).unwrap_or_else(|| panic!("{name}: no output {k}"));
-                    if let Err(m) = compare(have, want, &tol) {
-                        panic!("{name}: output {k}: {m}\n{text}");
-                    }
+                if let Err(m) = case.compare(g) {
+                    panic!("{name}: {m}\n{text}");
                 }
             }
             (Err(a), Err(b)) => assert_eq!(a.code, b.code, "{name}: {a} vs {b}"),

@@ -357,45 +357,6 @@ mod tests {
     use indexmap::IndexMap;
     use std::path::Path;
 
-    /// What `case.toml` says (the keys the suite uses).
-    struct Spec {
-        tol: Tolerance,
-        error: Option<String>,
-    }
-
-    fn read_spec(dir: &Path) -> Spec {
-        let text = std::fs::read_to_string(dir.join("case.toml")).unwrap_or_default();
-        let mut spec = Spec { tol: Tolerance::EXACT, error: None };
-        for line in text.lines() {
-            let line = line.split('#').next().unwrap_or("");
-            let Some((k, v)) = line.split_once('=') else { continue };
-            let v = v.trim();
-            let num = || v.parse::<f64>().unwrap_or(0.0);
-            match k.trim() {
-                "rtol" => spec.tol.rtol = num(),
-                "atol" => spec.tol.atol = num(),
-                "mismatch_fraction" => spec.tol.mismatch_fraction = num(),
-                "error" => spec.error = Some(v.trim_matches('"').to_string()),
-                _ => {}
-            }
-        }
-        spec
-    }
-
-    fn read_values(dir: &Path) -> std::result::Result<IndexMap<String, Value>, Error> {
-        let mut out = IndexMap::new();
-        let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
-        let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for p in paths {
-            if p.extension().is_some_and(|e| e == "npy") {
-                let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-                out.insert(name, eqfuse_ir::npy::read_value(&p)?);
-            }
-        }
-        Ok(out)
-    }
-
     fn emu() -> Option<Emu> {
         let e = Emu::new();
         if e.is_none() {
@@ -416,25 +377,15 @@ mod tests {
     fn conformance_cases_on_the_emulator() {
         let Some(emu) = emu() else { return };
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance");
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.join("program.eqf").exists())
-            .collect();
-        dirs.sort();
+        let cases = eqfuse_ir::conformance::cases(&root).unwrap();
         let opts = CudaOptions { block_size: 64, disk_cache: false, ..CudaOptions::default() };
         let mut failures = Vec::new();
-        for dir in &dirs {
-            let name = dir.file_name().unwrap().to_string_lossy().to_string();
-            let spec = read_spec(dir);
-            let src = std::fs::read_to_string(dir.join("program.eqf")).unwrap();
+        for case in &cases {
+            let (name, spec) = (&case.name, &case.spec);
+            let src = case.source().unwrap();
             let Ok(checked) = parse(&src).and_then(|p| check(&p)) else { continue };
             let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
-            let inputs = match read_values(&dir.join("inputs")) {
-                Ok(i) => i,
-                Err(_) => continue,
-            };
-            let expected = read_values(&dir.join("expected")).unwrap();
+            let Ok(inputs) = case.inputs() else { continue };
             for (label, plan) in [("optimised", &opt.plan), ("unfused", &opt.unfused_plan)] {
                 // (unfused plans of unrolled loops have dozens of kernels: slow to build here)
                 if plan.kernels().len() > 8 {
@@ -450,15 +401,8 @@ mod tests {
                         .push(format!("{name} ({label}): expected {code}, got {:?}", other.map(|_| ()))),
                     (None, Err(e)) => failures.push(format!("{name} ({label}): {e}")),
                     (None, Ok(out)) => {
-                        for (k, want) in &expected {
-                            match out.get(k) {
-                                Some(g) => {
-                                    if let Err(m) = compare(g, want, &spec.tol) {
-                                        failures.push(format!("{name} ({label}): `{k}`: {m}"));
-                                    }
-                                }
-                                None => failures.push(format!("{name} ({label}): no output `{k}`")),
-                            }
+                        if let Err(m) = case.compare(&out) {
+                            failures.push(format!("{name} ({label}): {m}"));
                         }
                     }
                 }

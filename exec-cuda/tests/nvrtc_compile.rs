@@ -47,28 +47,11 @@ fn require_nvrtc() -> bool {
     false
 }
 
-fn case_dirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> =
-        rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("program.eqf").exists()).collect();
-    v.sort();
-    v
-}
-
 /// The optimised and unfused plans of a program (`None`: it does not check).
 fn plans(src: &str) -> Result<(Plan, Plan), eqfuse_ir::Error> {
     let checked = parse(src).and_then(|p| check(&p))?;
     let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
     Ok((opt.plan, opt.unfused_plan))
-}
-
-/// The error code a conformance case expects (`error = "E-..."` in its `case.toml`).
-fn expected_error(dir: &std::path::Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("case.toml")).ok()?;
-    text.lines().find_map(|line| {
-        let (k, v) = line.split('#').next()?.split_once('=')?;
-        (k.trim() == "error").then(|| v.trim().trim_matches('"').to_string())
-    })
 }
 
 /// Programs that reach skeletons and operations the conformance programs may not.
@@ -113,18 +96,13 @@ fn every_kernel_of_every_conformance_program_compiles() {
     }
     let version = nvrtc::version().unwrap();
     let mut programs: Vec<(String, String)> = Vec::new();
-    let mut dirs = case_dirs(&root().join("tests/conformance"));
-    if let Some(extra) = std::env::var_os("EQFUSE_EXTRA_CONFORMANCE") {
-        let extra = PathBuf::from(extra);
-        assert!(extra.is_dir(), "EQFUSE_EXTRA_CONFORMANCE={} is not a directory", extra.display());
-        dirs.extend(case_dirs(&extra));
-    }
     let mut expected_errors = std::collections::HashMap::new();
-    for d in &dirs {
-        if let Some(code) = expected_error(d) {
-            expected_errors.insert(d.display().to_string(), code);
+    for case in eqfuse_ir::conformance::project_cases(&root()).unwrap() {
+        let name = case.dir.display().to_string();
+        if let Some(code) = &case.spec.error {
+            expected_errors.insert(name.clone(), code.clone());
         }
-        programs.push((d.display().to_string(), std::fs::read_to_string(d.join("program.eqf")).unwrap()));
+        programs.push((name, case.source().unwrap()));
     }
     for (name, src) in EXTRA {
         programs.push((name.to_string(), src.to_string()));
@@ -163,7 +141,7 @@ fn every_kernel_of_every_conformance_program_compiles() {
         "NVRTC {}.{}: {kernels} kernels of {checked} programs ({} conformance cases, {} extra) compiled for sm_80",
         version.0,
         version.1,
-        dirs.len(),
+        programs.len() - EXTRA.len(),
         EXTRA.len()
     );
     assert!(checked >= EXTRA.len(), "the extra programs must all check");

@@ -17,6 +17,8 @@ pub mod ast;
 pub mod bind;
 pub mod builder;
 pub mod check;
+#[cfg(feature = "testgen")]
+pub mod conformance;
 pub mod error;
 pub mod interp;
 pub mod lexer;

@@ -13,78 +13,17 @@
 #![allow(clippy::unwrap_used)]
 
 use eqfuse_ir::check::check;
+use eqfuse_ir::conformance::{cases, Case, Spec};
 use eqfuse_ir::error::{Code, Error};
 use eqfuse_ir::interp::interpret;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::print::print_program;
 use eqfuse_ir::testgen::identical;
-use eqfuse_ir::value::{compare, Tolerance};
+use eqfuse_ir::value::compare;
 use eqfuse_ir::Value;
 use eqfuse_rules::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
-
-/// What `case.toml` says (the few keys the suite uses, read line by line: the rules crate
-/// has no TOML parser among its dependencies).
-#[derive(Debug)]
-struct Spec {
-    outputs: Vec<String>,
-    tol: Tolerance,
-    error: Option<String>,
-}
-
-fn unquote(s: &str) -> String {
-    s.trim().trim_matches('"').to_string()
-}
-
-fn read_spec(dir: &Path) -> Spec {
-    let path = dir.join("case.toml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut spec = Spec { outputs: Vec::new(), tol: Tolerance::EXACT, error: None };
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or("");
-        let Some((k, v)) = line.split_once('=') else { continue };
-        let v = v.trim();
-        let num = || v.parse::<f64>().unwrap_or_else(|e| panic!("{}: {k}: {e}", path.display()));
-        match k.trim() {
-            "outputs" => {
-                let inner = v.trim_start_matches('[').trim_end_matches(']');
-                spec.outputs = inner.split(',').map(unquote).filter(|s| !s.is_empty()).collect();
-            }
-            "rtol" => spec.tol.rtol = num(),
-            "atol" => spec.tol.atol = num(),
-            "mismatch_fraction" => spec.tol.mismatch_fraction = num(),
-            "error" => spec.error = Some(unquote(v)),
-            _ => {}
-        }
-    }
-    spec
-}
-
-/// Every `DIR/NAME.npy` as `NAME`, in name order; a file that cannot be read is the error.
-fn read_values(dir: &Path) -> Result<IndexMap<String, Value>, Error> {
-    let mut out = IndexMap::new();
-    let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.extension().is_some_and(|e| e == "npy") {
-            let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-            out.insert(name, eqfuse_ir::npy::read_value(&p)?);
-        }
-    }
-    Ok(out)
-}
-
-fn case_dirs(root: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(root) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("program.eqf").exists() && p.join("case.toml").exists())
-        .collect();
-    dirs.sort();
-    dirs
-}
 
 /// Codes that the parser or the checker gives (the program never reaches the optimiser).
 fn is_static(code: &str) -> bool {
@@ -92,9 +31,9 @@ fn is_static(code: &str) -> bool {
 }
 
 /// Runs one case, adding what it saw to `log`; `Err` says what went wrong.
-fn run_case(dir: &Path, log: &mut Vec<String>) -> Result<(), String> {
-    let spec = read_spec(dir);
-    let src = std::fs::read_to_string(dir.join("program.eqf")).map_err(|e| e.to_string())?;
+fn run_case(case: &Case, log: &mut Vec<String>) -> Result<(), String> {
+    let spec = &case.spec;
+    let src = case.source()?;
     let checked = match parse(&src).and_then(|p| check(&p)) {
         Ok(c) => c,
         Err(e) => {
@@ -126,18 +65,18 @@ fn run_case(dir: &Path, log: &mut Vec<String>) -> Result<(), String> {
     if opt.stop_reason != "saturated" {
         problems.push(format!("stopped by `{}`, not saturated", opt.stop_reason));
     }
-    let inputs = read_values(&dir.join("inputs"));
+    let inputs = case.inputs();
     let orig = inputs.clone().and_then(|inputs| interpret(&checked, &inputs));
     let got = inputs.clone().and_then(|inputs| interpret(&ochecked, &inputs));
-    let expected = read_values(&dir.join("expected")).map_err(|e| e.to_string())?;
-    check_outcome(&spec, "the optimised program", got.clone(), &expected, &mut problems, &text);
+    let expected = case.expected().map_err(|e| e.to_string())?;
+    check_outcome(spec, "the optimised program", got.clone(), &expected, &mut problems, &text);
     // the plans the executors run, under the plan interpreter
     for (label, plan) in [("the plan", &opt.plan), ("the unfused plan", &opt.unfused_plan)] {
         let out = inputs.clone().and_then(|inputs| {
             let b = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())?;
             eqfuse_ir::plan::eval::eval(plan, &inputs, &b.sizes)
         });
-        check_outcome(&spec, label, out, &expected, &mut problems, &format!("{plan}"));
+        check_outcome(spec, label, out, &expected, &mut problems, &format!("{plan}"));
     }
     match (&spec.error, orig, got) {
         (Some(code), _, Err(e)) if e.code.as_str() == code => log.push(format!("{code} as expected")),
@@ -196,15 +135,14 @@ fn check_outcome(
 
 /// Runs every case under `root`; `label` prefixes the log lines. Returns the case count.
 fn run_suite(root: &Path, label: &str) -> usize {
-    let dirs = case_dirs(root);
+    let dirs = cases(root).unwrap_or_else(|e| panic!("{e}"));
     let mut failures = Vec::new();
-    for dir in &dirs {
-        let name = dir.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    for case in &dirs {
         let mut log = Vec::new();
-        let result = run_case(dir, &mut log);
-        eprintln!("{label}/{name}: {}", log.join("; "));
+        let result = run_case(case, &mut log);
+        eprintln!("{label}/{}: {}", case.name, log.join("; "));
         if let Err(m) = result {
-            failures.push(format!("  {name}: {m}"));
+            failures.push(format!("  {}: {m}", case.name));
         }
     }
     assert!(
