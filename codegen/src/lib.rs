@@ -24,9 +24,7 @@ pub mod site;
 
 pub use layout::{Layout, Slot};
 
-use eqfuse_ir::ast::BinOp;
-use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Func, Inst, Kernel, Origin, Plan, Reg, Step, ValueId};
+use eqfuse_ir::plan::{Func, Kernel, Origin, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;
 use std::collections::HashSet;
 
@@ -98,36 +96,9 @@ pub fn scalar_member(t: ElemType) -> &'static str {
     }
 }
 
-/// A binary operator the runtime knows to be commutative (and, for permute, to have a
-/// hardware atomic for some types).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KnownOp {
-    Add,
-    Mul,
-    Min,
-    Max,
-}
-
-/// Recognises `op(a, b) = a + b` (either order), `a * b`, `min a b`, `max a b`.
-pub fn known_op(op: &Func) -> Option<KnownOp> {
-    if op.params.len() != 2 || op.ret.len() != 1 {
-        return None;
-    }
-    let [inst] = op.body.insts.as_slice() else { return None };
-    let both = |a: Reg, b: Reg| (a, b) == (0, 1) || (a, b) == (1, 0);
-    let (dst, k) = match inst {
-        Inst::Binary { dst, op: BinOp::Add, a, b } if both(*a, *b) => (*dst, KnownOp::Add),
-        Inst::Binary { dst, op: BinOp::Mul, a, b } if both(*a, *b) => (*dst, KnownOp::Mul),
-        Inst::Call { dst, f: ScalarFn::Min, args } if args.len() == 2 && both(args[0], args[1]) => {
-            (*dst, KnownOp::Min)
-        }
-        Inst::Call { dst, f: ScalarFn::Max, args } if args.len() == 2 && both(args[0], args[1]) => {
-            (*dst, KnownOp::Max)
-        }
-        _ => return None,
-    };
-    (op.ret == [dst]).then_some(k)
-}
+/// The operators the runtime knows to be commutative (recognised in the plan: the
+/// contraction pass uses the same recogniser).
+pub use eqfuse_ir::plan::{known_op, KnownOp};
 
 /// `reduce over [n] -> dot` for the file's header.
 pub fn describe(plan: &Plan, k: &Kernel) -> String {

@@ -8,7 +8,7 @@
 
 use crate::lang::ArrayLang;
 use crate::model::PlanCost;
-use eqfuse_ir::plan::{Arg, Func, Inst, LaneOp, Origin, Plan, Step};
+use eqfuse_ir::plan::{Arg, Func, Inst, Origin, Plan, Step};
 
 /// One kernel.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,15 +121,8 @@ pub fn summarize(plan: &Plan, cost: &PlanCost) -> KernelSummary {
                 out.materialized.push(name(*w));
             }
         }
-        let mut loops = loops_in(&k.elem);
-        for l in &k.lanes {
-            loops += match &l.op {
-                LaneOp::Generate => 0,
-                LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => loops_in(op) + loops_in(ne),
-                LaneOp::Filter { pred } => loops_in(pred),
-                LaneOp::Permute { op, target, .. } => loops_in(op) + loops_in(target),
-            };
-        }
+        let loops =
+            loops_in(&k.elem) + k.lanes.iter().flat_map(|l| l.op.funcs()).map(loops_in).sum::<usize>();
         let space: Vec<String> = k
             .space
             .iter()

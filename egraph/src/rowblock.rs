@@ -23,7 +23,7 @@
 //! Anything else (another index, a read in a reduction's operator, a scan, a filter, a
 //! permute, a contraction) ends the group.
 
-use eqfuse_ir::plan::{Arg, Func, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
+use eqfuse_ir::plan::{Arg, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
 use std::collections::HashMap;
 
 /// Groups the row blocks of `plan`, the steps of `if` branches included.
@@ -96,7 +96,7 @@ impl Group {
             }
         });
         // the lanes' own functions read nothing the group made
-        ok && lane_funcs(k).into_iter().all(|f| {
+        ok && k.lanes.iter().flat_map(|l| l.op.funcs()).all(|f| {
             let mut clean = true;
             f.body.visit(&mut |i| match i {
                 Inst::Read { array: v, .. } | Inst::Dim { array: v, .. } | Inst::Load { value: v, .. } => {
@@ -132,29 +132,15 @@ fn generates_only(k: &Kernel) -> bool {
     k.contraction.is_none() && k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate))
 }
 
-fn lane_funcs(k: &Kernel) -> Vec<&Func> {
-    let mut out = Vec::new();
-    for l in &k.lanes {
-        match &l.op {
-            LaneOp::Generate => {}
-            LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => out.extend([op, ne]),
-            LaneOp::Filter { pred } => out.push(pred),
-            LaneOp::Permute { op, target, .. } => out.extend([op, target]),
-        }
-    }
-    out
-}
-
 fn walk(steps: Vec<Step>) -> Vec<Step> {
     let mut out = Vec::with_capacity(steps.len());
     let mut g = Group::default();
     for st in steps {
         match st {
+            // it joins the group, or starts the next one, or stands alone
+            Step::Kernel(k) if g.accepts(&k) => g.push(k),
             Step::Kernel(k) => {
-                if !g.accepts(&k) {
-                    g.flush(&mut out);
-                }
-                // it joins the group, or starts the next one, or stands alone
+                g.flush(&mut out);
                 if g.accepts(&k) {
                     g.push(k);
                 } else {

@@ -16,6 +16,7 @@
 use crate::col::{Col, ColMut, ColRef};
 use crate::internal;
 use crate::kernel::check_alloc;
+use crate::ptr::Ptr;
 use crate::store::Store;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::contract::{Contraction, Factor, Layout};
@@ -140,40 +141,25 @@ fn factor(store: &Store<'_>, f: &Factor) -> Result<Scalar> {
     }
 }
 
-/// A pointer that may cross threads: each task writes its own part of the result.
-#[derive(Clone, Copy)]
-struct Out<T>(*mut T);
-// SAFETY: tasks write disjoint elements (distinct batch points, or distinct rows or columns
-// of one product), and the buffer outlives the parallel loop that uses the pointer.
-unsafe impl<T: Send> Send for Out<T> {}
-// SAFETY: as for Send: no element is written by two tasks.
-unsafe impl<T: Send> Sync for Out<T> {}
-
-impl<T> Out<T> {
-    /// The pointer (a method, so that closures capture the `Out`, not its field).
-    fn ptr(self) -> *mut T {
-        self.0
-    }
-}
-
 /// Every product of `l`: `z = alpha · x · y` per batch point.
 fn products<T: Float>(l: &Layout, alpha: T, x: &[T], y: &[T], z: &mut [T], threads: usize) {
     let starts = l.batch_offsets();
-    let out = Out(z.as_mut_ptr());
+    // each task writes its own part of the result: distinct batch points, or distinct rows
+    // or columns of one product
+    let out = Ptr(z.as_mut_ptr());
     let (xp, yp) = (x.as_ptr() as usize, y.as_ptr() as usize);
     // SAFETY (every call below): `Contraction::layout` built `l` from the operands' own
     // shapes and checked that every axis holds its dimension's extent from its offset on,
     // so each element the extents and strides address, from `base` plus each batch point's
-    // offsets, is inside `x`,
-    // `y` and `z` (row-major arrays whose lengths are their shapes' products); the result's
-    // strides are row-major over its own shape, so distinct batch points, and distinct
-    // row (column) ranges of one product, are disjoint elements of `z`.
+    // offsets, is inside `x`, `y` and `z` (row-major arrays whose lengths are their shapes'
+    // products); the result's strides are row-major over its own shape, so distinct batch
+    // points, and distinct row (column) ranges of one product, are disjoint elements of `z`.
     let call = |(oa, ob, oc): (isize, isize, isize), rows: (usize, usize), cols: (usize, usize)| {
         let (r0, r1) = rows;
         let (c0, c1) = cols;
         let a = (xp as *const T).wrapping_offset(l.base.0 + oa + r0 as isize * l.a.0);
         let b = (yp as *const T).wrapping_offset(l.base.1 + ob + c0 as isize * l.b.1);
-        let c = out.ptr().wrapping_offset(oc + r0 as isize * l.c.0 + c0 as isize * l.c.1);
+        let c = out.get().wrapping_offset(oc + r0 as isize * l.c.0 + c0 as isize * l.c.1);
         // SAFETY: the extents and strides stay inside `x`, `y` and this task's part of `z` (above).
         unsafe { T::gemm(r1 - r0, l.k, c1 - c0, alpha, a, l.a, b, l.b, c, l.c) };
     };

@@ -114,6 +114,7 @@ mod lanes;
 mod native;
 mod num;
 mod pages;
+mod ptr;
 mod store;
 mod vm;
 

@@ -12,6 +12,8 @@
 #![allow(unsafe_code)]
 
 use crate::col::Col;
+// shared by the calls: the entry points' contract keeps what each call writes disjoint
+use crate::ptr::Ptr;
 use eqfuse_codegen::c::KernelCode;
 use rayon::prelude::*;
 use std::path::Path;
@@ -122,22 +124,6 @@ unsafe fn symbol<T: Copy>(lib: &libloading::Library, name: &str, path: &Path) ->
         .map(|s| *s)
         .map_err(|e| format!("`{name}` is missing from {}: {e}", path.display()))
 }
-
-/// A pointer that may cross threads: the entry points' contract keeps what each call
-/// writes disjoint.
-#[derive(Clone, Copy)]
-struct Ptr(*mut u8);
-
-impl Ptr {
-    /// The pointer (a method, so that a closure captures the whole `Ptr`, which is `Sync`).
-    fn get(self) -> *mut u8 {
-        self.0
-    }
-}
-// SAFETY: see the module's documentation: concurrent calls write disjoint elements.
-unsafe impl Send for Ptr {}
-// SAFETY: as above.
-unsafe impl Sync for Ptr {}
 
 /// A column's first element, for the argument block.
 pub(crate) fn col_ptr(c: &mut Col) -> u64 {

@@ -19,6 +19,7 @@ use crate::col::Col;
 use crate::internal;
 use crate::kernel::{check_alloc, Results};
 use crate::store::Store;
+use eqfuse_codegen::c::KernelCode;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Kernel, Plan};
@@ -184,13 +185,8 @@ fn run_native(
     let len = shape[rank - 1];
     let rows = shape[..rank - 1].iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let Some(rows) = rows else { return Ok(None) };
-    for read in &entry.code.in_space {
-        let dims = &store.get(read.array)?.shape;
-        let fits = dims.len() == read.axes.len()
-            && read.axes.iter().zip(dims).all(|(&a, &d)| shape.get(a).is_some_and(|&e| e <= d));
-        if !fits {
-            return Ok(None);
-        }
+    if !reads_fit(&entry.code, &shape, |v| Ok(store.get(v)?.shape.clone()))? {
+        return Ok(None);
     }
     if let Some(pc) = &entry.code.permute {
         let d = store.get(pc.dest)?;
@@ -219,18 +215,7 @@ fn run_native(
         let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
         return Ok(entry.launch_filter(&args, len, segment).map(|col| vec![(vec![col.len()], col)]));
     }
-    let mut outs = Vec::with_capacity(k.lanes.len());
-    let mut result_shapes = Vec::with_capacity(k.lanes.len());
-    for (lane, red) in k.lanes.iter().zip(&entry.code.reduce) {
-        let t = store.elem(lane.dst)?;
-        let (n, sh) = match red {
-            Some(_) => (rows, shape[..rank - 1].to_vec()),
-            None => (total, shape.clone()),
-        };
-        check_alloc(k.kind, t, n, max_bytes)?;
-        outs.push(Col::zeros(t, n));
-        result_shapes.push(sh);
-    }
+    let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, max_bytes)?;
     let args = arg_block(store, &entry.code.slots, &shape, &mut outs)?;
     let split = if len <= segment {
         ffi::Split::Rows { per_task: (segment / len.max(1)).max(1) }
@@ -249,6 +234,47 @@ fn run_native(
         return Ok(None);
     }
     Ok(Some(result_shapes.into_iter().zip(outs).collect()))
+}
+
+/// Whether the reads the generated code does not check (`code.in_space`) are in bounds:
+/// each array (its shape from `dims`) holds the kernel's `shape` along the axes it is read.
+fn reads_fit(
+    code: &KernelCode,
+    shape: &[usize],
+    mut dims: impl FnMut(usize) -> Result<Vec<usize>>,
+) -> Result<bool> {
+    for read in &code.in_space {
+        let d = dims(read.array)?;
+        let fits = d.len() == read.axes.len()
+            && read.axes.iter().zip(&d).all(|(&a, &len)| shape.get(a).is_some_and(|&e| e <= len));
+        if !fits {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Kernel `k`'s results over a space of `shape`, allocated (zeros) lane by lane, and their
+/// shapes: a reduce lane holds one element per row, a generate lane one per point.
+fn alloc_results(
+    store: &Store<'_>,
+    k: &Kernel,
+    code: &KernelCode,
+    shape: &[usize],
+    max_bytes: u64,
+) -> Result<(Vec<Col>, Vec<Vec<usize>>)> {
+    let outer = &shape[..shape.len().saturating_sub(1)];
+    let mut cols = Vec::with_capacity(k.lanes.len());
+    let mut shapes = Vec::with_capacity(k.lanes.len());
+    for (lane, red) in k.lanes.iter().zip(&code.reduce) {
+        let t = store.elem(lane.dst)?;
+        let sh = if red.is_some() { outer.to_vec() } else { shape.to_vec() };
+        let n = sh.iter().product();
+        check_alloc(k.kind, t, n, max_bytes)?;
+        cols.push(Col::zeros(t, n));
+        shapes.push(sh);
+    }
+    Ok((cols, shapes))
 }
 
 /// Runs the phases of a row block natively, block by block ([`rowblock`]): each phase's

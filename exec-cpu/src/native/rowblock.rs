@@ -9,9 +9,9 @@
 //! phases one after the other instead, as kernels of their own, which also gives a failing
 //! element's exact error.
 
-use super::{arg_block_with, count, ffi, Prepared};
+use super::{alloc_results, arg_block_with, count, ffi, reads_fit, Prepared};
 use crate::col::Col;
-use crate::kernel::{check_alloc, Results};
+use crate::kernel::Results;
 use crate::store::Store;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Kernel, ValueId};
@@ -50,25 +50,14 @@ pub(crate) fn run(
         if c.scan.is_some() || c.filter.is_some() || c.permute.is_some() {
             return Ok(None);
         }
-        let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v))?;
+        let (shape, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
         // a row phase over `outer ++ [inner]`, or an outer phase over `outer` (one dimension)
         let row_phase = shape.len() == outer.len() + 1 && shape[..outer.len()] == outer[..];
         if !(row_phase || outer.len() == 1 && shape == outer) {
             return Ok(None);
         }
         widest = widest.max(if row_phase { shape[shape.len() - 1] } else { 1 });
-        let mut cols = Vec::with_capacity(k.lanes.len());
-        let mut shs = Vec::with_capacity(k.lanes.len());
-        for (lane, red) in k.lanes.iter().zip(&c.reduce) {
-            let t = store.elem(lane.dst)?;
-            let (n, sh) = match red {
-                Some(_) => (rows, outer.clone()),
-                None => (total, shape.clone()),
-            };
-            check_alloc(k.kind, t, n, max_bytes)?;
-            cols.push(Col::zeros(t, n));
-            shs.push(sh);
-        }
+        let (mut cols, shs) = alloc_results(store, k, c, &shape, max_bytes)?;
         for ((lane, col), sh) in k.lanes.iter().zip(&mut cols).zip(&shs) {
             local.insert(lane.dst, (ffi::col_ptr(col), sh.clone()));
         }
@@ -79,16 +68,12 @@ pub(crate) fn run(
     }
     // the reads the generated code does not check must be in bounds
     for ((entry, _), shape) in entries.iter().zip(&shapes) {
-        for read in &entry.code.in_space {
-            let dims = match local.get(&read.array) {
-                Some((_, d)) => d.clone(),
-                None => store.get(read.array)?.shape.clone(),
-            };
-            let fits = dims.len() == read.axes.len()
-                && read.axes.iter().zip(&dims).all(|(&a, &d)| shape.get(a).is_some_and(|&e| e <= d));
-            if !fits {
-                return Ok(None);
-            }
+        let dims = |v| match local.get(&v) {
+            Some((_, d)) => Ok(d.clone()),
+            None => Ok(store.get(v)?.shape.clone()),
+        };
+        if !reads_fit(&entry.code, shape, dims)? {
+            return Ok(None);
         }
     }
     let mut args = Vec::with_capacity(kernels.len());

@@ -33,7 +33,7 @@
 //! question (`eqfuse_egraph::model`), which prices it at the GEMM rate, and the extraction
 //! chooses what to materialise so that products of materialised arrays appear.
 
-use super::{Func, Inst, Kernel, LaneOp, Plan, Reg, ValueId};
+use super::{known_op, Func, Inst, Kernel, KnownOp, LaneOp, Plan, Reg, ValueId};
 use crate::ast::BinOp;
 use crate::types::ElemType;
 use crate::value::Scalar;
@@ -113,7 +113,10 @@ impl Contraction {
         let [lane] = kernel.lanes.as_slice() else { return None };
         let LaneOp::Reduce { op, ne } = &lane.op else { return None };
         let elem = plan.values.get(lane.dst)?.elem;
-        if !matches!(elem, ElemType::F32 | ElemType::F64) || !is_add(op) || !is_plus_zero(ne) {
+        if !matches!(elem, ElemType::F32 | ElemType::F64)
+            || known_op(op) != Some(KnownOp::Add)
+            || !is_plus_zero(ne)
+        {
             return None;
         }
         let f = &kernel.elem;
@@ -271,9 +274,7 @@ impl Contraction {
     pub fn is_matrix_product(&self, rank: usize) -> bool {
         self.roles(rank).is_some_and(|r| r.contains(&Role::M) && r.contains(&Role::N))
     }
-}
 
-impl Contraction {
     /// The product as a formula over index letters, values named by `name`:
     /// `c[i, j] = Σp a[i, p] · b[p, j]`, `y[i] = 0.5 · Σp m[i, p] · v[p]`,
     /// `c[h0, i, j] = Σp q[h0, i, p] · k[h0, j, p]` (batch dimensions `h0`, `h1`, ...).
@@ -328,15 +329,6 @@ impl Layout {
         }
         out
     }
-}
-
-/// Whether `op` is `(r0, r1) -> r0 + r1` (or `r1 + r0`).
-fn is_add(op: &Func) -> bool {
-    matches!(
-        (op.params.len(), op.body.insts.as_slice(), op.ret.as_slice()),
-        (2, [Inst::Binary { dst, op: BinOp::Add, a, b }], [r])
-            if dst == r && ((*a, *b) == (0, 1) || (*a, *b) == (1, 0))
-    )
 }
 
 /// Whether `ne` is the constant `+0.0`.

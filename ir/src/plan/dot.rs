@@ -82,12 +82,6 @@ impl Dot<'_> {
     /// Draws `steps` (lines indented by `ind`); pushes (value, consumer node) for each read.
     fn steps(&mut self, steps: &[Step], ind: &str, edges: &mut Vec<(ValueId, String)>) {
         for step in steps {
-            if let Step::RowBlock { kernels } = step {
-                // its phases, drawn as the kernels they are
-                let phases: Vec<Step> = kernels.iter().cloned().map(Step::Kernel).collect();
-                self.steps(&phases, ind, edges);
-                continue;
-            }
             let (id, reads) = match step {
                 Step::Scalar { dst, .. } => {
                     let id = format!("s{}", self.counts[0]);
@@ -126,7 +120,12 @@ impl Dot<'_> {
                     );
                     (id, step.reads())
                 }
-                Step::RowBlock { .. } => continue,
+                Step::RowBlock { kernels } => {
+                    // its phases, drawn as the kernels they are
+                    let phases: Vec<Step> = kernels.iter().cloned().map(Step::Kernel).collect();
+                    self.steps(&phases, ind, edges);
+                    continue;
+                }
                 Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
                     let id = format!("if{}", self.counts[3]);
                     self.counts[3] += 1;

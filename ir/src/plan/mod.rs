@@ -310,6 +310,41 @@ pub struct Func {
     pub spans: Vec<(Reg, Span)>,
 }
 
+/// A binary operator the runtime knows to be commutative (and, for permute, to have a
+/// hardware atomic for some types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnownOp {
+    /// `a + b`
+    Add,
+    /// `a * b`
+    Mul,
+    /// `min a b`
+    Min,
+    /// `max a b`
+    Max,
+}
+
+/// Recognises `op(a, b) = a + b` (either order), `a * b`, `min a b`, `max a b`.
+pub fn known_op(op: &Func) -> Option<KnownOp> {
+    if op.params.len() != 2 || op.ret.len() != 1 {
+        return None;
+    }
+    let [inst] = op.body.insts.as_slice() else { return None };
+    let both = |a: Reg, b: Reg| (a, b) == (0, 1) || (a, b) == (1, 0);
+    let (dst, k) = match inst {
+        Inst::Binary { dst, op: BinOp::Add, a, b } if both(*a, *b) => (*dst, KnownOp::Add),
+        Inst::Binary { dst, op: BinOp::Mul, a, b } if both(*a, *b) => (*dst, KnownOp::Mul),
+        Inst::Call { dst, f: ScalarFn::Min, args } if args.len() == 2 && both(args[0], args[1]) => {
+            (*dst, KnownOp::Min)
+        }
+        Inst::Call { dst, f: ScalarFn::Max, args } if args.len() == 2 && both(args[0], args[1]) => {
+            (*dst, KnownOp::Max)
+        }
+        _ => return None,
+    };
+    (op.ret == [dst]).then_some(k)
+}
+
 impl Func {
     /// The source position of the instruction writing register `r`, when known.
     pub fn span_of(&self, r: Reg) -> Option<Span> {
@@ -444,6 +479,17 @@ impl Inst {
 }
 
 impl LaneOp {
+    /// The lane's own functions: a reduction's or scan's operator and neutral element, a
+    /// filter's predicate, a permute's operator and target (none for a generate).
+    pub fn funcs(&self) -> Vec<&Func> {
+        match self {
+            LaneOp::Generate => Vec::new(),
+            LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => vec![op, ne],
+            LaneOp::Filter { pred } => vec![pred],
+            LaneOp::Permute { op, target, .. } => vec![op, target],
+        }
+    }
+
     /// What the lane does, in one word: `generate`, `reduce`, `scan`, `scan_exclusive`,
     /// `filter` or `permute`.
     pub fn name(&self) -> &'static str {
@@ -531,15 +577,10 @@ impl Kernel {
         }
         let mut fs: Vec<&Func> = vec![&self.elem];
         for l in &self.lanes {
-            match &l.op {
-                LaneOp::Generate => {}
-                LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => fs.extend([op, ne]),
-                LaneOp::Filter { pred } => fs.push(pred),
-                LaneOp::Permute { op, dest, target } => {
-                    add(*dest);
-                    fs.extend([op, target]);
-                }
+            if let LaneOp::Permute { dest, .. } = &l.op {
+                add(*dest);
             }
+            fs.extend(l.op.funcs());
         }
         for f in fs {
             f.body.visit(&mut |i| match i {
