@@ -4,6 +4,8 @@
 #   benches/peers/run.sh [peers.py options]    (e.g. --programs dotp,saxpy --min-time-ms 400)
 #   benches/peers/run.sh contractions [--sizes 512,2048]   (matrix products and attention
 #                                               against NumPy's @ and JAX: contractions.py)
+#   benches/peers/run.sh rowblocks              (softmax and a layer normalisation, row
+#                                               blocks on and off, against NumPy and JAX)
 #
 # 1. creates benches/peers/.venv and installs numpy, numexpr, jax[cpu] and matplotlib into
 #    it from PyPI (once; PYTHON= picks the interpreter, default python3);
@@ -39,8 +41,11 @@ if [ -z "$bin" ]; then
   bin="$root/target/release/eqfuse"
 fi
 
-if [ "${1:-}" = "contractions" ]; then
-  shift
-  exec "$venv/bin/python" "$here/contractions.py" --eqfuse "$bin" "$@"
-fi
+case "${1:-}" in
+  contractions | rowblocks)
+    script="$here/$1.py"
+    shift
+    exec "$venv/bin/python" "$script" --eqfuse "$bin" "$@"
+    ;;
+esac
 exec "$venv/bin/python" "$here/peers.py" --eqfuse "$bin" "$@"
