@@ -7,8 +7,9 @@
 //! ([`eqfuse_ir::bind::bind_inputs`]), so input errors are the same everywhere. The CUDA
 //! backend runs the same plans on `eqfuse-exec-cuda`.
 
-use crate::{Arrays, Checked, Code, Error, Limits, OptimizeOptions, Optimized, Result};
+use crate::{Arrays, Checked, Code, Error, Limits, OptimizeOptions, Optimized, Result, ValueView};
 use eqfuse_ir::plan::Plan;
+use indexmap::IndexMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -287,6 +288,37 @@ pub fn run_plan_with(
             eqfuse_exec_cuda::run(plan, inputs, &bound.sizes, &copts)
         }
     }
+}
+
+/// [`run_plan_with`] on inputs borrowed where they lie ([`ValueView`]s: NumPy arrays from
+/// Python). The CPU reads row-major, contiguous inputs in place; the plan interpreter and the
+/// GPU take an owned copy (the GPU copies its inputs to the device anyway).
+///
+/// ```
+/// use eqfuse::{Backend, ValueView};
+/// let opt = eqfuse::optimize(&eqfuse::parse("input xs : f64[n]\noutput s = reduce (+) 0 xs")?, &Default::default())?;
+/// let data = [1.0, 2.0, 3.5];
+/// let mut inputs = indexmap::IndexMap::new();
+/// inputs.insert("xs".to_string(), ValueView::F64(ndarray::ArrayView1::from(&data[..]).into_dyn()));
+/// let opts = eqfuse_exec_cpu::RunOptions::default();
+/// let out = eqfuse::backend::run_plan_views(&opt.result.plan, opt.source(), Backend::Cpu, &inputs, &opts)?;
+/// assert_eq!(out["s"], eqfuse::Value::from(ndarray::arr0(6.5).into_dyn()));
+/// # Ok::<(), eqfuse::Error>(())
+/// ```
+pub fn run_plan_views(
+    plan: &Plan,
+    checked: &Checked,
+    backend: Backend,
+    inputs: &IndexMap<String, ValueView<'_>>,
+    opts: &eqfuse_exec_cpu::RunOptions,
+) -> Result<Arrays> {
+    if backend != Backend::Cpu {
+        let owned: Arrays = inputs.iter().map(|(k, v)| (k.clone(), v.to_value())).collect();
+        return run_plan_with(plan, checked, backend, &owned, opts);
+    }
+    let limits = Limits { max_array_bytes: opts.max_array_bytes, ..Limits::default() };
+    let bound = eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
+    eqfuse_exec_cpu::run(plan, inputs, &bound.sizes, opts)
 }
 
 /// Runs an optimised program: the reference interpreter runs the decoded optimised program,

@@ -77,6 +77,7 @@
 pub mod backend;
 pub mod bench;
 pub mod calibrate;
+pub mod chunks;
 pub mod files;
 pub mod optimize;
 pub mod origins;
@@ -88,6 +89,7 @@ pub use eqfuse_egraph::model::CostParams;
 pub use eqfuse_ir as ir;
 pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
+pub use eqfuse_ir::value::ValueView;
 pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value, Warning};
 pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized, Variant};
 

@@ -17,6 +17,10 @@ const NOT_EQFUSE: &[(&str, &str)] = &[
     ("cargo test --workspace --release", "this test is part of it"),
     ("cargo run --release --example builder_saxpy", "a Rust example: `cargo test` builds it"),
     (
+        "python -m pip install ./python",
+        "the Python package: `.ci/run` installs it so into a fresh virtualenv and runs python/tests, whose test_readme.py runs the README's Python blocks",
+    ),
+    (
         "cargo run --release --example run_npy -- examples/blackscholes.eqf tests/conformance/blackscholes/inputs target/bs-out",
         "a Rust example: `cargo test` builds it",
     ),

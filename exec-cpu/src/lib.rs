@@ -120,7 +120,7 @@ mod vm;
 
 use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::plan::Plan;
-use eqfuse_ir::value::Value;
+use eqfuse_ir::value::{AsValueView, Value};
 use indexmap::IndexMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -216,9 +216,9 @@ impl RunOptions {
 /// assert_eq!(out, eqfuse_ir::plan::eval::eval(&plan, &inputs, &bound.sizes)?);
 /// # Ok::<(), eqfuse_ir::Error>(())
 /// ```
-pub fn run(
+pub fn run<V: AsValueView + Sync>(
     plan: &Plan,
-    inputs: &IndexMap<String, Value>,
+    inputs: &IndexMap<String, V>,
     sizes: &IndexMap<String, i64>,
     opts: &RunOptions,
 ) -> Result<IndexMap<String, Value>> {
@@ -281,6 +281,13 @@ pub fn compile_plan(plan: &Plan, opts: &RunOptions) -> CompileReport {
 #[doc(hidden)]
 pub fn c_compiler_and_flags() -> (String, &'static [&'static str]) {
     (native::compiler(), native::FLAGS)
+}
+
+/// How many inputs this process has copied because they were not row-major and contiguous
+/// (every other input is read where it lies): for tests that check inputs are not copied.
+#[doc(hidden)]
+pub fn input_copies() -> usize {
+    store::INPUT_COPIES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// See [`NativeCounts`].

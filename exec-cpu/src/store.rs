@@ -10,9 +10,9 @@ use crate::vm::{fmt_shape, Vm};
 use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::plan::{Func, Kernel, Origin, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;
-use eqfuse_ir::value::{Scalar, Value};
+use eqfuse_ir::value::{AsValueView, Scalar, Value, ValueView};
 use indexmap::IndexMap;
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -55,27 +55,35 @@ impl<'s> Env<'s> for StoreRef<'s, '_> {
     }
 }
 
-/// Borrows an input's elements when they are in standard (row-major, contiguous) layout.
-fn input_data(v: &Value) -> Data<'_> {
-    fn cow<T: Clone>(a: &ArrayD<T>) -> Cow<'_, [T]> {
-        match a.as_slice() {
+/// Borrows an input's elements when they are in standard (row-major, contiguous) layout;
+/// copies them otherwise (and counts the copy in [`INPUT_COPIES`]).
+fn input_data(v: ValueView<'_>) -> Data<'_> {
+    fn cow<T: Clone>(a: ArrayViewD<'_, T>) -> Cow<'_, [T]> {
+        match a.to_slice() {
             Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(a.iter().cloned().collect()),
+            None => {
+                INPUT_COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Cow::Owned(a.iter().cloned().collect())
+            }
         }
     }
     match v {
-        Value::Bool(a) => Data::Bool(cow(a)),
-        Value::I32(a) => Data::I32(cow(a)),
-        Value::I64(a) => Data::I64(cow(a)),
-        Value::F32(a) => Data::F32(cow(a)),
-        Value::F64(a) => Data::F64(cow(a)),
+        ValueView::Bool(a) => Data::Bool(cow(a)),
+        ValueView::I32(a) => Data::I32(cow(a)),
+        ValueView::I64(a) => Data::I64(cow(a)),
+        ValueView::F32(a) => Data::F32(cow(a)),
+        ValueView::F64(a) => Data::F64(cow(a)),
     }
 }
 
+/// Inputs this process has copied because they were not row-major and contiguous: for tests
+/// that check an input is read in place ([`crate::input_copies`]).
+pub(crate) static INPUT_COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl<'a> Store<'a> {
-    fn new(
+    fn new<V: AsValueView>(
         plan: &'a Plan,
-        inputs: &'a IndexMap<String, Value>,
+        inputs: &'a IndexMap<String, V>,
         sizes: &IndexMap<String, i64>,
         jit: bool,
     ) -> Result<Self> {
@@ -84,8 +92,10 @@ impl<'a> Store<'a> {
             let name = &info.name;
             let v = match info.origin {
                 Origin::Input => {
-                    let v =
-                        inputs.get(name).ok_or_else(|| Error::input(format!("missing input `{name}`")))?;
+                    let v = inputs
+                        .get(name)
+                        .ok_or_else(|| Error::input(format!("missing input `{name}`")))?
+                        .as_view();
                     if v.elem_type() != info.elem || v.shape().len() != info.rank {
                         return Err(Error::input(format!(
                             "input `{name}` is {} of rank {}, the plan expects {} of rank {}",
@@ -197,9 +207,9 @@ pub(crate) fn host(store: &Store<'_>, f: &Func) -> Result<Scalar> {
 }
 
 /// Runs the whole plan (on the calling thread, which is a worker of the pool).
-pub(crate) fn run_plan(
+pub(crate) fn run_plan<V: AsValueView>(
     plan: &Plan,
-    inputs: &IndexMap<String, Value>,
+    inputs: &IndexMap<String, V>,
     sizes: &IndexMap<String, i64>,
     ctx: &Ctx,
 ) -> Result<IndexMap<String, Value>> {

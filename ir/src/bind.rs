@@ -8,7 +8,7 @@ use crate::ast::Limits;
 use crate::check::Checked;
 use crate::error::{Code, Error, Result};
 use crate::types::{Dim, Type};
-use crate::value::Value;
+use crate::value::AsValueView;
 use indexmap::IndexMap;
 
 /// What binding the inputs established.
@@ -24,7 +24,11 @@ pub struct Bindings {
 /// or an input of the wrong element type or rank, is `E-INPUT`; a literal dimension that
 /// differs, or a size name bound to two different values, is `E-SHAPE`; a dimension above
 /// `i64::MAX`, or an input whose bytes exceed `limits.max_array_bytes`, is `E-LIMIT`.
-pub fn bind_inputs(checked: &Checked, inputs: &IndexMap<String, Value>, limits: &Limits) -> Result<Bindings> {
+pub fn bind_inputs<V: AsValueView>(
+    checked: &Checked,
+    inputs: &IndexMap<String, V>,
+    limits: &Limits,
+) -> Result<Bindings> {
     let declared = &checked.inputs;
     for (name, ty) in declared {
         if !inputs.contains_key(name) {
@@ -52,6 +56,7 @@ pub fn bind_inputs(checked: &Checked, inputs: &IndexMap<String, Value>, limits: 
     let mut bound_by: IndexMap<String, String> = IndexMap::new();
     for (name, ty) in declared {
         let Some(value) = inputs.get(name) else { continue };
+        let value = value.as_view();
         let (elem, dims): (_, &[Dim]) = match ty {
             Type::Scalar(e) => (*e, &[]),
             Type::Array { elem, shape } => (*elem, shape),

@@ -4,7 +4,7 @@
 //! is a 0-dimensional array. Inputs and outputs of every backend are `Value`s.
 
 use crate::types::ElemType;
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use std::fmt;
 
 /// One scalar of any element type.
@@ -71,6 +71,108 @@ pub enum Value {
     F32(ArrayD<f32>),
     /// `f64` elements.
     F64(ArrayD<f64>),
+}
+
+/// A borrowed array of one of the element types: an input read where it lies (a NumPy
+/// array from Python, a memory-mapped file), never copied. The executors take their inputs
+/// as anything that gives such a view ([`AsValueView`]); a [`Value`] does.
+#[derive(Clone, Debug)]
+pub enum ValueView<'a> {
+    /// `bool` elements.
+    Bool(ArrayViewD<'a, bool>),
+    /// `i32` elements.
+    I32(ArrayViewD<'a, i32>),
+    /// `i64` elements.
+    I64(ArrayViewD<'a, i64>),
+    /// `f32` elements.
+    F32(ArrayViewD<'a, f32>),
+    /// `f64` elements.
+    F64(ArrayViewD<'a, f64>),
+}
+
+impl ValueView<'_> {
+    /// Its element type.
+    pub fn elem_type(&self) -> ElemType {
+        match self {
+            ValueView::Bool(_) => ElemType::Bool,
+            ValueView::I32(_) => ElemType::I32,
+            ValueView::I64(_) => ElemType::I64,
+            ValueView::F32(_) => ElemType::F32,
+            ValueView::F64(_) => ElemType::F64,
+        }
+    }
+
+    /// Its shape (empty for a scalar).
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            ValueView::Bool(a) => a.shape(),
+            ValueView::I32(a) => a.shape(),
+            ValueView::I64(a) => a.shape(),
+            ValueView::F32(a) => a.shape(),
+            ValueView::F64(a) => a.shape(),
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// `true` when it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An owned copy (for the backends that copy their inputs anyway: the reference
+    /// interpreter, the GPU).
+    pub fn to_value(&self) -> Value {
+        match self {
+            ValueView::Bool(a) => Value::Bool(a.to_owned()),
+            ValueView::I32(a) => Value::I32(a.to_owned()),
+            ValueView::I64(a) => Value::I64(a.to_owned()),
+            ValueView::F32(a) => Value::F32(a.to_owned()),
+            ValueView::F64(a) => Value::F64(a.to_owned()),
+        }
+    }
+}
+
+/// What an executor's input can be: anything that lends a [`ValueView`] of itself.
+///
+/// ```
+/// use eqfuse_ir::value::{AsValueView, Value, ValueView};
+/// let v = Value::from(ndarray::arr1(&[1.0f32, 2.0]).into_dyn());
+/// let data = [1.0f32, 2.0];
+/// let borrowed = ValueView::F32(ndarray::ArrayView1::from(&data[..]).into_dyn());
+/// assert_eq!(v.as_view().shape(), borrowed.as_view().shape());
+/// assert_eq!(borrowed.to_value(), v);
+/// ```
+pub trait AsValueView {
+    /// The view.
+    fn as_view(&self) -> ValueView<'_>;
+}
+
+impl AsValueView for Value {
+    fn as_view(&self) -> ValueView<'_> {
+        match self {
+            Value::Bool(a) => ValueView::Bool(a.view()),
+            Value::I32(a) => ValueView::I32(a.view()),
+            Value::I64(a) => ValueView::I64(a.view()),
+            Value::F32(a) => ValueView::F32(a.view()),
+            Value::F64(a) => ValueView::F64(a.view()),
+        }
+    }
+}
+
+impl AsValueView for ValueView<'_> {
+    fn as_view(&self) -> ValueView<'_> {
+        match self {
+            ValueView::Bool(a) => ValueView::Bool(a.view()),
+            ValueView::I32(a) => ValueView::I32(a.view()),
+            ValueView::I64(a) => ValueView::I64(a.view()),
+            ValueView::F32(a) => ValueView::F32(a.view()),
+            ValueView::F64(a) => ValueView::F64(a.view()),
+        }
+    }
 }
 
 /// Applies `$body` to the inner `ArrayD` of a [`Value`], whatever its element type.

@@ -1,0 +1,211 @@
+"""eqfuse: array programs made fast by equality saturation.
+
+Write the clear version of an array program in eqfuse's ``.eqf`` language (``map``,
+``reduce``, ``scan``, gathers, intermediate arrays everywhere); eqfuse fuses it into the
+kernels an expert would write and runs them on CPU threads or a GPU.
+
+>>> import numpy as np, eqfuse
+>>> prog = eqfuse.compile('''
+... input xs : f32[n]
+... input ys : f32[n]
+... output dot = reduce (+) 0 (map (\\\\x y -> x * y) xs ys)
+... ''')
+>>> out = prog(xs=np.arange(4, dtype=np.float32), ys=np.ones(4, dtype=np.float32))
+>>> float(out["dot"])
+6.0
+
+``eqfuse.dask.run`` runs a compiled program over chunked Dask arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import _eqfuse
+from ._errors import (
+    BoundsError,
+    DeviceError,
+    DivisionByZeroError,
+    Error,
+    InputError,
+    LimitError,
+    ParseError,
+    ShapeError,
+    TypeCheckError,
+    from_code,
+    input_error,
+)
+
+__all__ = [
+    "compile",
+    "Program",
+    "Arg",
+    "Error",
+    "ParseError",
+    "TypeCheckError",
+    "ShapeError",
+    "InputError",
+    "BoundsError",
+    "DivisionByZeroError",
+    "LimitError",
+    "DeviceError",
+]
+
+__version__: str = _eqfuse.__version__
+
+
+class Arg(NamedTuple):
+    """An input or output of a program: its name, NumPy dtype and shape (an ``int`` per
+    literal size, a ``str`` per size name or size expression, ``None`` for a size known only
+    at run time)."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int | str | None, ...]
+
+
+def _args(pairs) -> dict[str, Arg]:
+    return {name: Arg(name, np.dtype(dtype), tuple(shape)) for name, (dtype, shape) in pairs}
+
+
+def _convert(name: str, value: Any, want: np.dtype) -> np.ndarray:
+    """The array the plan reads for input ``name``: ``value`` itself when it is a NumPy array
+    of the declared dtype in C order (read in place, no copy); otherwise a converted copy where
+    the conversion loses nothing, else an ``InputError`` that says why."""
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif isinstance(value, np.generic):
+        arr = np.asarray(value)
+    else:
+        # Python numbers and lists carry no dtype of their own: they take the declared one
+        # where that is the same kind (an int where a float is declared; not a float where
+        # an int is).
+        try:
+            arr = np.asarray(value)
+        except Exception as e:  # noqa: BLE001 - NumPy raises many kinds
+            raise input_error(f"input `{name}` is not an array: {e}") from None
+        if arr.dtype == object or not np.can_cast(arr.dtype, want, "same_kind"):
+            raise input_error(f"input `{name}` holds {arr.dtype} values, the program declares {want}") from None
+        return np.asarray(arr, dtype=want, order="C")
+    if arr.dtype == want:
+        # a strided or Fortran-order array is copied into C order
+        return np.asarray(arr, order="C")
+    if np.can_cast(arr.dtype, want, "safe"):
+        return np.asarray(arr, dtype=want, order="C")
+    raise input_error(
+        f"input `{name}` is {arr.dtype}, the program declares {want}; converting would lose "
+        f"precision or range, so eqfuse does not: pass `{name}.astype(np.{want.name})` to convert"
+    )
+
+
+class Program:
+    """A program compiled by :func:`compile`: parsed, checked and optimised once, run as
+    often as you like by calling it."""
+
+    def __init__(self, native: Any, fast_math: bool) -> None:
+        self._native = native
+        self.fast_math = fast_math
+        self.inputs: dict[str, Arg] = _args((n, t) for n, t in native.inputs())
+        """The inputs in declaration order, by name."""
+        self.outputs: dict[str, Arg] = _args((n, t) for n, t in native.outputs())
+        """The outputs in program order, by name."""
+
+    @property
+    def backend(self) -> str:
+        """Where the plan runs: ``"cpu"``, ``"cuda"`` or ``"reference"``."""
+        return self._native.backend
+
+    @property
+    def source(self) -> str:
+        """The program's ``.eqf`` text."""
+        return self._native.source
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Runs the program. Inputs by name, or positionally in declaration order; sizes
+        come from their shapes. Returns a dict from output name to a NumPy array (a NumPy
+        scalar for a 0-d output). The GIL is released while the plan runs."""
+        names = list(self.inputs)
+        if len(args) > len(names):
+            raise input_error(f"{len(args)} inputs given positionally, the program has {len(names)}")
+        given: dict[str, Any] = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k in given:
+                raise input_error(f"input `{k}` is given twice (positionally and by name)")
+            given[k] = v
+        arrays = {}
+        for k, v in given.items():
+            arg = self.inputs.get(k)
+            # an unknown name goes through as it is: the run names it with the known ones
+            arrays[k] = v if arg is None else _convert(k, v, arg.dtype)
+        try:
+            out = self._native.run(arrays)
+        except _eqfuse.RawError as e:
+            err = from_code(*e.args)
+        else:
+            return {k: (v[()] if v.ndim == 0 else v) for k, v in out.items()}
+        # raised outside the handler, so that it carries no context (the internal RawError):
+        # it pickles anywhere, Dask's workers included
+        raise err
+
+    def explain(self) -> dict[str, Any]:
+        """``eqfuse explain --json``: the kernels, what fused, what is written to memory,
+        the predicted time."""
+        return json.loads(self._native.explain_json())
+
+    def explain_text(self) -> str:
+        """``eqfuse explain``: the same, as text."""
+        return self._native.explain_text()
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{a.name}: {a.dtype}{list(a.shape) if a.shape else ''}" for a in self.inputs.values())
+        outs = ", ".join(self.outputs)
+        return f"<eqfuse.Program ({ins}) -> ({outs}) on {self.backend}>"
+
+    def __reduce__(self):  # picklable: Dask ships programs to worker processes
+        return (_recompile, (self.source, self.fast_math, self.backend))
+
+    def __dask_tokenize__(self):  # the same program is the same task input
+        return ("eqfuse.Program", self.source, self.fast_math, self.backend)
+
+
+@functools.lru_cache(maxsize=64)
+def _recompile(source: str, fast_math: bool, backend: str) -> Program:
+    """A pickled program, compiled again where it is unpickled (once per process)."""
+    return compile(source, fast_math=fast_math, backend=backend)
+
+
+def compile(source: str | os.PathLike[str], *, fast_math: bool = False, backend: str = "auto") -> Program:
+    """Parses, checks and optimises an ``.eqf`` program, once.
+
+    ``source`` is the program's text, or a path to an ``.eqf`` file (a ``pathlib.Path``, or
+    a ``str`` naming a file that exists). ``fast_math`` turns on the rewrites that change
+    float results; ``backend`` is ``"auto"`` (the GPU where there is one, else the CPU),
+    ``"cpu"``, ``"cuda"`` or ``"reference"`` (the interpreter, the oracle).
+
+    Raises :class:`ParseError`, :class:`TypeCheckError` or :class:`ShapeError` for a program
+    that is not valid, with the message the command line prints.
+    """
+    file = "<source>"
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and os.path.isfile(source)):
+        file = os.fspath(source)
+        try:
+            with open(file, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise input_error(f"cannot read the program {file}: {e.strerror}") from None
+    elif isinstance(source, str):
+        text = source
+    else:
+        raise TypeError(f"eqfuse.compile takes the program's text or a path, not {type(source).__name__}")
+    try:
+        native = _eqfuse.compile(text, file, fast_math=fast_math, backend=backend)
+    except _eqfuse.RawError as e:
+        err = from_code(*e.args)
+    else:
+        return Program(native, fast_math)
+    raise err

@@ -1,0 +1,228 @@
+"""Running a compiled eqfuse program over chunked Dask arrays.
+
+>>> import dask.array as da, numpy as np, eqfuse, eqfuse.dask
+>>> prog = eqfuse.compile('''
+... input xs : f64[n]
+... let mean = reduce (+) 0 xs / f64 n
+... output var = reduce (+) 0 (map (\\\\x -> (x - mean) * (x - mean)) xs) / f64 n
+... ''')
+>>> xs = da.from_array(np.arange(10.0), chunks=3)
+>>> out = eqfuse.dask.run(prog, xs=xs)
+>>> float(out["var"].compute())
+8.25
+
+The inputs whose first dimension is the chunked size name arrive in blocks of rows. The
+program is split (in Rust, ``eqfuse::chunks``) into ordinary eqfuse programs: *passes* that
+run once per block and compute the partials of the reductions over the rows (combined across
+blocks with the program's own operator) and the block totals of its scans (turned into each
+block's carry); a *globals* program for the outputs that are not along the rows; a *rows*
+program, run per block, for those that are. A program takes as many passes as its reductions
+are deep (a variance: two). The tasks are Dask's: any scheduler runs them, the
+``distributed`` one with worker processes included (each process compiles a program once).
+
+A value that needs rows of other blocks (a gather or permute by data, a stencil, a filter) is
+refused with :class:`ChunkError` naming it, unless the chunked inputs are one chunk: then
+the whole program runs as one task.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import Program, _convert, _eqfuse, _recompile
+from ._errors import InputError, ShapeError, from_code, input_error
+
+try:
+    import dask
+    import dask.array as da
+except ImportError as e:  # pragma: no cover - the message is the point
+    raise ImportError("eqfuse.dask needs Dask: python -m pip install 'dask[array]' distributed") from e
+
+__all__ = ["run", "ChunkError"]
+
+
+class ChunkError(InputError):
+    """``E-INPUT``: the program needs rows of other blocks, and its inputs are in several."""
+
+
+def _run_block(prog: Program, inputs: dict[str, Any]) -> dict[str, Any]:
+    return prog(**inputs)
+
+
+def _combine(prog: Program, parts: list[Any]) -> Any:
+    return prog(parts=np.asarray(parts))["value"]
+
+
+def _carries(prog: Program, parts: list[Any]) -> list[Any]:
+    return list(prog(parts=np.asarray(parts))["carries"])
+
+
+def _shape(shape: tuple[Any, ...], sizes: dict[str, int]) -> tuple[float, ...]:
+    """A declared shape with its size names resolved (``nan`` where only the run knows)."""
+    return tuple(
+        d if isinstance(d, int) else sizes.get(d, np.nan) if isinstance(d, str) else np.nan for d in shape
+    )
+
+
+def _sizes(prog: Program, given: dict[str, Any]) -> dict[str, int]:
+    """The size names bound by the inputs' shapes; two inputs that disagree are an error,
+    as in a run."""
+    sizes: dict[str, int] = {}
+    bound_by: dict[str, str] = {}
+    for name, arg in prog.inputs.items():
+        value = given[name]
+        shape = tuple(np.shape(value)) if not hasattr(value, "shape") else tuple(value.shape)
+        if len(shape) != len(arg.shape):
+            raise input_error(f"input `{name}` has rank {len(shape)}, the program declares rank {len(arg.shape)}")
+        for d, actual in zip(arg.shape, shape):
+            if isinstance(d, str):
+                if d in sizes and sizes[d] != actual:
+                    raise ShapeError(
+                        "E-SHAPE", f"size `{d}` is {sizes[d]} from `{bound_by[d]}` but {actual} from `{name}`"
+                    )
+                sizes[d] = int(actual)
+                bound_by.setdefault(d, name)
+    return sizes
+
+
+def _whole(name: str, value: Any, prog: Program) -> Any:
+    """An input every block reads whole: a NumPy array (a Dask array is computed)."""
+    if isinstance(value, da.Array):
+        value = value.compute()
+    return _convert(name, value, prog.inputs[name].dtype)
+
+
+def _one_task(prog: Program, given: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
+    """The whole program as one task (inputs in one chunk, or no Dask input at all)."""
+    inputs = {}
+    for name, value in given.items():
+        if isinstance(value, da.Array):
+            value = value.rechunk(-1).to_delayed().ravel()[0] if value.ndim else value.to_delayed().item()
+        inputs[name] = value
+    result = dask.delayed(_run_block)(prog, inputs)
+    return _outputs(result, prog, sizes, prog.outputs, rows=None)
+
+
+def _outputs(result, prog, sizes, wanted, rows):
+    out = {}
+    for name in wanted:
+        arg = prog.outputs[name]
+        value = dask.delayed(operator.getitem)(result, name)
+        if not arg.shape:
+            out[name] = value
+        else:
+            out[name] = da.from_delayed(value, shape=_shape(arg.shape, sizes), dtype=arg.dtype)
+    return out
+
+
+def run(prog: Program, **arrays: Any) -> dict[str, Any]:
+    """Runs ``prog`` over Dask arrays (NumPy arrays and scalars may be given too).
+
+    Returns a dict from output name to a Dask array (the outputs along the chunked rows keep
+    their blocks) or a ``dask.delayed`` value for a 0-d output; nothing runs until you
+    compute them. The chunked axis is the first dimension of the first input given as a
+    Dask array; every input declared with that size name first is split into the same
+    blocks of rows, every other input is read whole by every block.
+    """
+    if not isinstance(prog, Program):
+        raise TypeError(f"eqfuse.dask.run takes a program from eqfuse.compile, not {type(prog).__name__}")
+    missing = [n for n in prog.inputs if n not in arrays]
+    unknown = [n for n in arrays if n not in prog.inputs]
+    if missing or unknown:
+        what = [f"missing input `{n}`" for n in missing] + [f"unknown input `{n}`" for n in unknown]
+        raise input_error("; ".join(what) + f"; the program's inputs are {', '.join(prog.inputs)}")
+    sizes = _sizes(prog, arrays)
+    axis = next(
+        (
+            arg.shape[0]
+            for name, arg in prog.inputs.items()
+            if isinstance(arrays[name], da.Array) and arg.shape and isinstance(arg.shape[0], str)
+        ),
+        None,
+    )
+    if axis is None:
+        return _one_task(prog, arrays, sizes)
+    try:
+        plan = json.loads(prog._native.chunk_plan(axis))
+    except _eqfuse.RawError as e:
+        err = from_code(*e.args)
+        plan = None
+    if plan is None:
+        along = [v for n, v in arrays.items() if prog.inputs[n].shape[:1] == (axis,) and isinstance(v, da.Array)]
+        if all(v.numblocks[0] == 1 for v in along):
+            return _one_task(prog, arrays, sizes)
+        raise ChunkError(err.code, err.message, err.rendered)
+
+    # the blocks: those of the first chunked Dask input, for every chunked input
+    first = next(arrays[n] for n in plan["chunked"] if isinstance(arrays[n], da.Array))
+    row_chunks = first.chunks[0]
+    chunked = {}
+    for name in plan["chunked"]:
+        arg = prog.inputs[name]
+        value = arrays[name]
+        if not isinstance(value, da.Array):
+            value = da.from_array(_convert(name, value, arg.dtype), chunks=(row_chunks,) + (-1,) * (len(arg.shape) - 1))
+        elif value.dtype != arg.dtype:
+            if not np.can_cast(value.dtype, arg.dtype, "safe"):
+                raise input_error(
+                    f"input `{name}` is {value.dtype}, the program declares {arg.dtype}; converting would lose "
+                    f"precision or range, so eqfuse does not: pass `{name}.astype(np.{arg.dtype.name})`"
+                )
+            value = value.astype(arg.dtype)
+        # one block of rows holds whole rows: the other dimensions in one chunk
+        value = value.rechunk((row_chunks,) + tuple((d,) for d in value.shape[1:]))
+        chunked[name] = list(value.to_delayed().ravel())
+    common: dict[str, Any] = {n: np.int64(v) for n, v in sizes.items()}
+    for name in prog.inputs:
+        if name not in chunked:
+            common[name] = _whole(name, arrays[name], prog)
+    offsets = np.concatenate([[0], np.cumsum(row_chunks)[:-1]]).astype(np.int64)
+    blocks = []
+    for b, rows in enumerate(row_chunks):
+        env = dict(common)
+        env.update({n: parts[b] for n, parts in chunked.items()})
+        env["__offset"] = np.int64(offsets[b])
+        env["__rows"] = np.int64(rows)
+        blocks.append(env)
+
+    def call(source: str, env: dict[str, Any]):
+        p = _recompile(source, prog.fast_math, prog.backend)
+        return p, dask.delayed(_run_block)(p, {n: env[n] for n in p.inputs})
+
+    for step in plan["passes"]:
+        results = [call(step["source"], env)[1] for env in blocks]
+        for c in step["combine"]:
+            combiner = _recompile(c["source"], prog.fast_math, prog.backend)
+            parts = [dask.delayed(operator.getitem)(r, c["name"]) for r in results]
+            if c["carry"] is None:
+                value = dask.delayed(_combine)(combiner, parts)
+                common[c["name"]] = value
+                for env in blocks:
+                    env[c["name"]] = value
+            else:
+                carries = dask.delayed(_carries)(combiner, parts)
+                for b, env in enumerate(blocks):
+                    env[c["carry"]] = dask.delayed(operator.getitem)(carries, b)
+
+    out: dict[str, Any] = {}
+    if plan["globals"] is not None:
+        gp, g = call(plan["globals"], common)
+        out.update(_outputs(g, gp, sizes, [n for n, rows in plan["outputs"] if not rows], rows=None))
+    if plan["rows"] is not None:
+        rp = _recompile(plan["rows"], prog.fast_math, prog.backend)
+        per_block = [dask.delayed(_run_block)(rp, {n: env[n] for n in rp.inputs}) for env in blocks]
+        for name, from_rows in plan["outputs"]:
+            if not from_rows:
+                continue
+            arg = rp.outputs[name]
+            trailing = _shape(arg.shape[1:], sizes)
+            parts = [
+                da.from_delayed(dask.delayed(operator.getitem)(r, name), shape=(rows,) + trailing, dtype=arg.dtype)
+                for r, rows in zip(per_block, row_chunks)
+            ]
+            out[name] = da.concatenate(parts, axis=0)
+    return {name: out[name] for name, _ in plan["outputs"]}

@@ -1,0 +1,271 @@
+//! `eqfuse._eqfuse`: the Rust half of the Python package (the Python half, `python/eqfuse`,
+//! is the API users call: argument conversion, error classes, `eqfuse.dask`).
+//!
+//! What crosses here, and how:
+//! - `compile(source, file, fast_math, backend)` parses, checks and optimises once (on a
+//!   thread with the command line's stack, with the GIL released) and returns a [`Program`].
+//! - `Program.run(inputs)` takes NumPy arrays that the Python half has already made
+//!   C-contiguous and of the declared dtype, borrows them as [`ValueView`]s (no copy), releases
+//!   the GIL, runs the plan, and hands each result's buffer to NumPy (no copy either).
+//! - Errors are `RawError(code, message, rendered)`; the Python half raises the
+//!   `eqfuse.Error` subclass of the code.
+
+use eqfuse::{Backend, ElemType, Error, Optimized, Type, Value, ValueView};
+use indexmap::IndexMap;
+use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+pyo3::create_exception!(
+    _eqfuse,
+    RawError,
+    PyException,
+    "An eqfuse error: args are (code, message, rendered)."
+);
+
+/// The stack the optimiser and checker run on: the command line's (`src/main.rs`).
+const STACK_BYTES: usize = 256 << 20;
+
+/// A compiled program: the optimised plan, the backend it runs on and its source text (for
+/// error messages that quote it).
+#[pyclass(frozen, module = "eqfuse._eqfuse")]
+struct Program {
+    opt: Optimized,
+    backend: Backend,
+    file: String,
+    source: String,
+    run_opts: eqfuse_exec_cpu::RunOptions,
+}
+
+fn raise(e: &Error, file: &str, source: &str) -> PyErr {
+    RawError::new_err((e.code.as_str(), e.message.clone(), e.render(file, source, false)))
+}
+
+/// Runs `f` on a thread with [`STACK_BYTES`] of stack (the optimiser recurses over the
+/// program), as the command line does.
+fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("eqfuse-compile".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(s, f)
+            .ok()
+            .and_then(|h| h.join().ok())
+    })
+}
+
+/// Parses, checks and optimises `source` (`file` names it in messages).
+#[pyfunction]
+#[pyo3(signature = (source, file, fast_math = false, backend = "auto"))]
+fn compile(
+    py: Python<'_>,
+    source: String,
+    file: String,
+    fast_math: bool,
+    backend: &str,
+) -> PyResult<Program> {
+    let backend: Backend = backend.parse().map_err(|e: Error| raise(&e, &file, &source))?;
+    let result = py.detach(|| {
+        on_big_stack(|| {
+            let program = eqfuse::parse(&source)?;
+            let checked = eqfuse::check(&program)?;
+            let params = match backend {
+                Backend::Cuda => eqfuse::CostParams::gpu_default(),
+                Backend::Cpu | Backend::Reference => eqfuse::cpu_cost_params(),
+            };
+            let opts = eqfuse::OptimizeOptions {
+                fast_math,
+                cost: eqfuse::CostContext { params, ..Default::default() },
+                ..Default::default()
+            };
+            eqfuse::optimize_checked(checked, &opts)
+        })
+    });
+    let opt = match result {
+        Some(Ok(opt)) => opt,
+        Some(Err(e)) => return Err(raise(&e, &file, &source)),
+        None => {
+            let e = Error::new(eqfuse::Code::Limit, "the optimiser could not start or finish its thread");
+            return Err(raise(&e, &file, &source));
+        }
+    };
+    Ok(Program { opt, backend, file, source, run_opts: eqfuse_exec_cpu::RunOptions::default() })
+}
+
+/// A declared type as `(dtype, shape)`: the NumPy dtype name and one entry per dimension, an
+/// `int` for a literal size, a `str` for a size name or size expression, `None` for a size
+/// known only at run time.
+fn type_tuple<'py>(py: Python<'py>, ty: &Type) -> PyResult<Bound<'py, PyAny>> {
+    let (elem, shape): (ElemType, Vec<Bound<'py, PyAny>>) = match ty {
+        Type::Scalar(e) => (*e, Vec::new()),
+        Type::Array { elem, shape } => {
+            let dims = shape
+                .iter()
+                .map(|d| match d {
+                    eqfuse::Dim::Known(n) => n.into_pyobject(py).map(|v| v.into_any()).map_err(PyErr::from),
+                    eqfuse::Dim::Size(s) => Ok(s.into_pyobject(py)?.into_any()),
+                    eqfuse::Dim::Expr(e) => Ok(e.into_pyobject(py)?.into_any()),
+                    eqfuse::Dim::Dynamic => Ok(py.None().into_bound(py)),
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            (*elem, dims)
+        }
+        other => (ElemType::F64, vec![other.to_string().into_pyobject(py)?.into_any()]),
+    };
+    (dtype_name(elem), PyList::new(py, shape)?).into_pyobject(py).map(|t| t.into_any())
+}
+
+fn dtype_name(e: ElemType) -> &'static str {
+    match e {
+        ElemType::Bool => "bool",
+        ElemType::I32 => "int32",
+        ElemType::I64 => "int64",
+        ElemType::F32 => "float32",
+        ElemType::F64 => "float64",
+    }
+}
+
+/// Borrows a NumPy array of one of the five dtypes as a [`ValueView`]: `None` for any other
+/// dtype (the Python half converts or refuses before this).
+fn borrow<'py>(a: &Bound<'py, PyAny>) -> PyResult<Option<Kept<'py>>> {
+    macro_rules! try_dtype {
+        ($t:ty, $variant:ident) => {
+            if let Ok(arr) = a.cast::<PyArrayDyn<$t>>() {
+                return Ok(Some(Kept::$variant(arr.try_readonly()?)));
+            }
+        };
+    }
+    try_dtype!(bool, Bool);
+    try_dtype!(i32, I32);
+    try_dtype!(i64, I64);
+    try_dtype!(f32, F32);
+    try_dtype!(f64, F64);
+    Ok(None)
+}
+
+/// A read-only borrow of a NumPy array, held while the plan runs.
+enum Kept<'py> {
+    Bool(PyReadonlyArrayDyn<'py, bool>),
+    I32(PyReadonlyArrayDyn<'py, i32>),
+    I64(PyReadonlyArrayDyn<'py, i64>),
+    F32(PyReadonlyArrayDyn<'py, f32>),
+    F64(PyReadonlyArrayDyn<'py, f64>),
+}
+
+impl Kept<'_> {
+    fn view(&self) -> ValueView<'_> {
+        match self {
+            Kept::Bool(a) => ValueView::Bool(a.as_array()),
+            Kept::I32(a) => ValueView::I32(a.as_array()),
+            Kept::I64(a) => ValueView::I64(a.as_array()),
+            Kept::F32(a) => ValueView::F32(a.as_array()),
+            Kept::F64(a) => ValueView::F64(a.as_array()),
+        }
+    }
+}
+
+/// Hands a result's buffer to NumPy (no copy: NumPy owns the `Vec` from now on).
+fn to_numpy<'py>(py: Python<'py>, v: Value) -> Bound<'py, PyAny> {
+    match v {
+        Value::Bool(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::I32(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::I64(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::F32(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::F64(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+    }
+}
+
+#[pymethods]
+impl Program {
+    /// Runs the plan on `inputs` (a dict from input name to a C-contiguous NumPy array of the
+    /// declared dtype) and returns a dict from output name to a NumPy array.
+    fn run<'py>(&self, py: Python<'py>, inputs: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        let items: Vec<(String, Bound<'py, PyAny>)> =
+            inputs.iter().map(|(k, v)| Ok((k.extract::<String>()?, v))).collect::<PyResult<_>>()?;
+        let mut kept: Vec<Kept<'_>> = Vec::with_capacity(items.len());
+        let mut names = Vec::with_capacity(items.len());
+        for (name, value) in &items {
+            let Some(k) = borrow(value)? else {
+                let e = Error::input(format!(
+                    "input `{name}` is not a NumPy array of bool, int32, int64, float32 or float64"
+                ));
+                return Err(raise(&e, &self.file, &self.source));
+            };
+            kept.push(k);
+            names.push(name.clone());
+        }
+        let views: IndexMap<String, ValueView<'_>> =
+            names.into_iter().zip(kept.iter().map(Kept::view)).collect();
+        let plan = &self.opt.result.plan;
+        let checked = self.opt.source();
+        let out = py
+            .detach(|| eqfuse::backend::run_plan_views(plan, checked, self.backend, &views, &self.run_opts));
+        drop(views);
+        drop(kept);
+        let out = out.map_err(|e| raise(&e, &self.file, &self.source))?;
+        let dict = PyDict::new(py);
+        for (name, value) in out {
+            dict.set_item(name, to_numpy(py, value))?;
+        }
+        Ok(dict)
+    }
+
+    /// `eqfuse explain --json` for this program, as JSON text.
+    fn explain_json(&self) -> String {
+        self.opt.explain_json().to_string()
+    }
+
+    /// `eqfuse explain` for this program, as text.
+    fn explain_text(&self) -> String {
+        self.opt.explain_with(true)
+    }
+
+    /// The inputs as `[(name, dtype, shape)]` in declaration order.
+    fn inputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        self.opt.source().inputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
+    }
+
+    /// The outputs as `[(name, dtype, shape)]` in program order.
+    fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        self.opt.source().outputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
+    }
+
+    /// The program split for inputs in blocks of rows along the size name `axis`
+    /// (`eqfuse::chunks::split`), as JSON text: what `eqfuse.dask` runs.
+    fn chunk_plan(&self, axis: &str) -> PyResult<String> {
+        let plan = eqfuse::chunks::split(self.opt.source(), axis)
+            .map_err(|e| raise(&e, &self.file, &self.source))?;
+        serde_json::to_string(&plan)
+            .map_err(|e| raise(&eqfuse::ir::error::internal(e), &self.file, &self.source))
+    }
+
+    /// The backend the plan runs on (`cpu`, `cuda` or `reference`).
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    /// The program's source text.
+    #[getter]
+    fn source(&self) -> &str {
+        &self.source
+    }
+}
+
+/// How many inputs the CPU executor has copied in this process because they were not
+/// row-major and contiguous (tests check that NumPy inputs are read in place).
+#[pyfunction]
+fn _input_copies() -> usize {
+    eqfuse_exec_cpu::input_copies()
+}
+
+#[pymodule]
+fn _eqfuse(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Program>()?;
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(_input_copies, m)?)?;
+    m.add("RawError", m.py().get_type::<RawError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
