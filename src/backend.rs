@@ -321,6 +321,20 @@ pub fn run_plan_views(
     eqfuse_exec_cpu::run(plan, inputs, &bound.sizes, opts)
 }
 
+/// [`run_plan_views`] on the CPU with a plan compiled once ([`eqfuse_exec_cpu::CompiledPlan`]):
+/// what a program called many times (from Python) runs, so that no call generates or looks
+/// up its code again.
+pub fn run_compiled_views(
+    compiled: &eqfuse_exec_cpu::CompiledPlan,
+    checked: &Checked,
+    inputs: &IndexMap<String, ValueView<'_>>,
+    max_array_bytes: u64,
+) -> Result<Arrays> {
+    let limits = Limits { max_array_bytes, ..Limits::default() };
+    let bound = eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
+    compiled.run(inputs, &bound.sizes)
+}
+
 /// Runs an optimised program: the reference interpreter runs the decoded optimised program,
 /// the CPU its plan (what [`Optimized::run`] does).
 pub fn run_optimized(opt: &Optimized, backend: Backend, inputs: &Arrays) -> Result<Arrays> {

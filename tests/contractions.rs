@@ -13,7 +13,7 @@ use proptest::prelude::*;
 fn kinds(src: &str) -> Vec<&'static str> {
     let prog = eqfuse::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let o = eqfuse::optimize(&prog, &OptimizeOptions::default()).unwrap_or_else(|e| panic!("{e}\n{src}"));
-    o.result.plan.kernels().iter().map(|k| k.kind).collect()
+    o.result.plan.kernels().iter().map(|k| k.kind.as_str()).collect()
 }
 
 const MM: &str = "input a : f32[n, k]\ninput b : f32[k, m]\n";

@@ -5,7 +5,7 @@
 //! search over what to materialise sees that price (docs/contractions.md).
 
 use eqfuse_ir::plan::contract::Contraction;
-use eqfuse_ir::plan::{Kernel, Plan, Step};
+use eqfuse_ir::plan::{Kernel, KernelKind, Plan, Step};
 
 /// Marks the contractions of `plan`, the kernels of `if` branches included.
 pub(crate) fn mark(plan: &mut Plan) {
@@ -31,6 +31,6 @@ fn walk(steps: &mut [Step], plan: &Plan) {
 fn mark_kernel(k: &mut Kernel, plan: &Plan) {
     if let Some(c) = Contraction::of(k, plan).filter(|c| c.is_matrix_product(k.space.len())) {
         k.contraction = Some(c);
-        k.kind = "contract";
+        k.kind = KernelKind::Contract;
     }
 }

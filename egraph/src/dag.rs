@@ -28,6 +28,7 @@ use crate::lower::{lower_by, Lowered, Signature};
 use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
 use egg::{EGraph, Id, Language, RecExpr};
 use eqfuse_ir::error::{Error, Result};
+use eqfuse_ir::plan::KernelKind;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -97,7 +98,10 @@ pub fn is_kernel_node(n: &ArrayLang) -> bool {
 /// kernel (or a node within a kernel: not a kernel itself). Scans, filters and permutes
 /// never join a group (`horizontal-fuse` groups generates and reductions).
 fn joins_horizontally(n: &ArrayLang) -> bool {
-    !matches!(crate::kernels::kernel_kind(n, false), Some("scan" | "filter" | "permute"))
+    !matches!(
+        crate::kernels::kernel_kind(n, false),
+        Some(KernelKind::Scan | KernelKind::Filter | KernelKind::Permute)
+    )
 }
 
 /// A materialised set's true cost, with the term it extracts and the term's index.

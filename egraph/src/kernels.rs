@@ -8,7 +8,7 @@
 
 use crate::lang::ArrayLang;
 use crate::model::PlanCost;
-use eqfuse_ir::plan::{Arg, Func, Inst, Origin, Plan, Step};
+use eqfuse_ir::plan::{Arg, Func, Inst, KernelKind, Origin, Plan, Step};
 
 /// One kernel.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,21 +66,21 @@ fn passes(steps: &[Step], next: &mut usize, out: &mut Vec<usize>) {
 }
 
 /// The kernel kind of an array operation node.
-pub fn kernel_kind(n: &ArrayLang, lanes_reduce: bool) -> Option<&'static str> {
+pub fn kernel_kind(n: &ArrayLang, lanes_reduce: bool) -> Option<KernelKind> {
     use ArrayLang as L;
     Some(match n {
-        L::Map(_) => "map",
-        L::Generate(_) | L::Iota(_) | L::Fill(_) => "generate",
-        L::Reduce(_) | L::Redomap(_) => "reduce",
-        L::Scan(_) | L::ScanEx(_) | L::Scanomap(_) | L::Scanexomap(_) => "scan",
-        L::Filter(_) | L::Filtermap(_) => "filter",
-        L::Permute(_) | L::Permutemap(_) => "permute",
+        L::Map(_) => KernelKind::Map,
+        L::Generate(_) | L::Iota(_) | L::Fill(_) => KernelKind::Generate,
+        L::Reduce(_) | L::Redomap(_) => KernelKind::Reduce,
+        L::Scan(_) | L::ScanEx(_) | L::Scanomap(_) | L::Scanexomap(_) => KernelKind::Scan,
+        L::Filter(_) | L::Filtermap(_) => KernelKind::Filter,
+        L::Permute(_) | L::Permutemap(_) => KernelKind::Permute,
         L::Gather(_) | L::Backpermute(_) | L::Transpose(_) | L::Reverse(_) | L::Slice(_) | L::Concat(_) => {
-            "gather"
+            KernelKind::Gather
         }
-        L::Reshape(_) => "copy",
-        L::Multi(_) if lanes_reduce => "reduce",
-        L::Multi(_) => "generate",
+        L::Reshape(_) => KernelKind::Copy,
+        L::Multi(_) if lanes_reduce => KernelKind::Reduce,
+        L::Multi(_) => KernelKind::Generate,
         _ => return None,
     })
 }
@@ -135,7 +135,7 @@ pub fn summarize(plan: &Plan, cost: &PlanCost) -> KernelSummary {
             })
             .collect();
         out.kernels.push(KernelInfo {
-            kind: k.kind,
+            kind: k.kind.as_str(),
             reads,
             writes: writes.into_iter().map(name).collect(),
             loops,

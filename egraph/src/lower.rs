@@ -49,7 +49,7 @@ use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::{
-    Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId, ValueInfo,
+    Arg, Block, Func, Inst, Kernel, KernelKind, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId, ValueInfo,
 };
 use eqfuse_ir::types::{ElemType, Type};
 use eqfuse_ir::value::Scalar;
@@ -325,7 +325,7 @@ impl<'a> Lowerer<'a> {
                 let r = fb.emit(elem, |dst| Inst::Read { dst, array: src, index: ix });
                 let elem = fb.finish(vec![r]);
                 self.plan.steps.push(Step::Kernel(Kernel {
-                    kind: "copy",
+                    kind: KernelKind::Copy,
                     space,
                     elem,
                     lanes: vec![Lane { dst, op: LaneOp::Generate }],
@@ -589,7 +589,7 @@ impl<'a> Lowerer<'a> {
         } else {
             // an empty array of its rank
             Step::Kernel(Kernel {
-                kind: "generate",
+                kind: KernelKind::Generate,
                 space: vec![Arg::Const(0); rank],
                 elem: body,
                 lanes: vec![Lane { dst: else_value, op: LaneOp::Generate }],
@@ -756,7 +756,7 @@ impl<'a> Lowerer<'a> {
         let (e, rank) = self.elem_rank(i)?;
         let name = self.name_for(i);
         let dst = self.new_value(name, e, rank, Origin::Computed);
-        let kind = kernel_kind(&self.nodes[i], false).unwrap_or("copy");
+        let kind = kernel_kind(&self.nodes[i], false).unwrap_or(KernelKind::Copy);
         let span = self.spans.get(&i).copied();
         self.plan.values[dst].span = span;
         self.plan.steps.push(Step::Kernel(Kernel {
@@ -1212,7 +1212,7 @@ impl<'a> Lowerer<'a> {
                     out.push(Lane { dst, op });
                 }
                 let elem = fb.finish(rets);
-                let kind = if reduces { "reduce" } else { "generate" };
+                let kind = if reduces { KernelKind::Reduce } else { KernelKind::Generate };
                 let span = self.spans.get(&i).copied();
                 self.plan.steps.push(Step::Kernel(Kernel {
                     kind,

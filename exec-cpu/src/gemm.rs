@@ -91,7 +91,7 @@ pub(crate) fn run(
     let elem = store.elem(dst)?;
     let shape = space[..space.len() - 1].to_vec();
     let len: usize = shape.iter().product();
-    check_alloc(k.kind, elem, len, max_bytes)?;
+    check_alloc(k.kind.as_str(), elem, len, max_bytes)?;
     let mut out = Col::zeros(elem, len);
     if len == 0 || layout.k == 0 {
         // no products: every element is the neutral element, +0.0

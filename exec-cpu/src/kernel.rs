@@ -503,7 +503,7 @@ fn folds(
     total: usize,
     ctx: &Ctx,
 ) -> Result<Results> {
-    let kind = k.kind;
+    let kind = k.kind.as_str();
     let (&inner, outer) =
         shape.split_last().ok_or_else(|| internal(format!("kernel k{kidx} over an empty space")))?;
     let rows = count(kind, outer)?;
@@ -689,7 +689,7 @@ fn scan(
     total: usize,
     ctx: &Ctx,
 ) -> Result<(Vec<usize>, Col)> {
-    let kind = k.kind;
+    let kind = k.kind.as_str();
     let (&inner, outer) = shape.split_last().ok_or_else(|| internal("a scan over an empty space"))?;
     let rows = count(kind, outer)?;
     let ty = env.0.elem(lane.dst)?;
@@ -785,7 +785,7 @@ fn filter(
     total: usize,
     ctx: &Ctx,
 ) -> Result<(Vec<usize>, Col)> {
-    let kind = k.kind;
+    let kind = k.kind.as_str();
     if shape.len() != 1 {
         return Err(internal(format!("a filter over a space of rank {}", shape.len())));
     }
@@ -914,7 +914,7 @@ fn permute(
     total: usize,
     ctx: &Ctx,
 ) -> Result<(Vec<usize>, Col)> {
-    let kind = k.kind;
+    let kind = k.kind.as_str();
     let d = env.0.get(dest)?;
     let ty = env.0.elem(lane.dst)?;
     if d.data.ty() != ty {

@@ -543,7 +543,7 @@ output f = map (\\x -> abs x) xs";
 /// branch divides by zero; three generate lanes.
 #[test]
 fn hand_built_loop_with_tuple_state() {
-    use eqfuse_ir::plan::{Arg, Block, Func, Kernel, Lane, Origin, Step, ValueInfo};
+    use eqfuse_ir::plan::{Arg, Block, Func, Kernel, KernelKind, Lane, Origin, Step, ValueInfo};
     use eqfuse_ir::{BinOp, ElemType::*, Scalar};
     let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin, span: None };
     let c = |dst, x| Inst::Const { dst, value: Scalar::I64(x) };
@@ -595,7 +595,7 @@ fn hand_built_loop_with_tuple_state() {
             v("c", 1, Origin::Computed, I64),
         ],
         steps: vec![Step::Kernel(Kernel {
-            kind: "map",
+            kind: KernelKind::Map,
             space: vec![Arg::Value(1)],
             elem,
             lanes: (2..5).map(|dst| Lane { dst, op: LaneOp::Generate }).collect(),
@@ -670,7 +670,7 @@ output a = generate [r, c] (\\i j -> v[j] + z[i, j])";
 #[test]
 fn hand_built_pure_loop_with_swapped_state() {
     use eqfuse_ir::interp::scalar::ScalarFn;
-    use eqfuse_ir::plan::{Arg, Block, Func, Kernel, Lane, Origin, Step, ValueInfo};
+    use eqfuse_ir::plan::{Arg, Block, Func, Kernel, KernelKind, Lane, Origin, Step, ValueInfo};
     use eqfuse_ir::{BinOp, ElemType::*, Scalar};
     let v = |name: &str, rank, origin, elem| ValueInfo { name: name.into(), elem, rank, origin, span: None };
     // state: r6 a f64, r7 b f64, r8 k i32, r9 flag bool
@@ -738,7 +738,7 @@ fn hand_built_pure_loop_with_swapped_state() {
             v("f", 1, Origin::Computed, Bool),
         ],
         steps: vec![Step::Kernel(Kernel {
-            kind: "map",
+            kind: KernelKind::Map,
             space: vec![Arg::Value(1)],
             elem,
             lanes: (3..6).map(|dst| Lane { dst, op: LaneOp::Generate }).collect(),

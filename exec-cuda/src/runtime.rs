@@ -644,7 +644,7 @@ impl<'p, G: Gpu> Run<'p, G> {
         let dst = k.lanes.get(lane).ok_or_else(|| internal("a lane out of range"))?.dst;
         let elem = self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;
         let count: usize = shape.iter().product();
-        self.check_alloc(k.kind, elem, count)?;
+        self.check_alloc(k.kind.as_str(), elem, count)?;
         let buf = self.alloc(count * elem.size_bytes())?;
         Ok(Val { elem, shape, host: None, dev: Some(Arc::new(buf)) })
     }
@@ -697,7 +697,7 @@ impl<'p, G: Gpu> Run<'p, G> {
         let code = codegen::generate(self.plan, k, index, self.opts.gen(), &self.host).map_err(internal)?;
         let module = self.gpu.module(&code, self.opts)?;
         let kid = self.launched.len();
-        self.launched.push(Launched { kind: k.kind, space: space.clone(), span: k.span });
+        self.launched.push(Launched { kind: k.kind.as_str(), space: space.clone(), span: k.span });
         let rank = space.len();
         let outer = space[..rank.saturating_sub(1)].to_vec();
         let inner = space.last().copied().unwrap_or(0);
@@ -789,7 +789,7 @@ impl<'p, G: Gpu> Run<'p, G> {
             Skeleton::Filter { count, offsets, scatter } => {
                 let lane = k.lanes.first().ok_or_else(|| internal("a filter with no lane"))?;
                 let elem = self.plan.values.get(lane.dst).ok_or_else(|| internal("no filter output"))?.elem;
-                self.check_alloc(k.kind, elem, total)?;
+                self.check_alloc(k.kind.as_str(), elem, total)?;
                 if total == 0 {
                     vals.push(self.new_output(k, 0, vec![0])?);
                 } else {

@@ -3,7 +3,9 @@
 
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::dot::to_dot;
-use eqfuse_ir::plan::{Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Step, ValueInfo};
+use eqfuse_ir::plan::{
+    Arg, Block, Func, Inst, Kernel, KernelKind, Lane, LaneOp, Origin, Plan, Step, ValueInfo,
+};
 use eqfuse_ir::{BinOp, ElemType, Scalar};
 
 use ElemType::{F32, I64};
@@ -22,7 +24,7 @@ fn two_kernels() -> Plan {
     ];
     // elem(r0) { r1 = xs[r0]; r2 = exp r1 } -> r2
     let gen = Kernel {
-        kind: "generate",
+        kind: KernelKind::Generate,
         space: vec![Arg::Value(1)],
         elem: Func {
             params: vec![I64],
@@ -42,7 +44,7 @@ fn two_kernels() -> Plan {
     };
     // elem(r0) { r1 = e[r0] } -> r1; reduce (+) 0
     let red = Kernel {
-        kind: "reduce",
+        kind: KernelKind::Reduce,
         space: vec![Arg::Value(1)],
         elem: Func {
             params: vec![I64],

@@ -194,7 +194,7 @@ impl PB {
     fn kernel(&mut self, kind: &'static str, space: Vec<Arg>, elem: Func, lanes: Vec<(ValueId, LaneOp)>) {
         let lanes = lanes.into_iter().map(|(dst, op)| Lane { dst, op }).collect();
         self.plan.steps.push(Step::Kernel(Kernel {
-            kind,
+            kind: eqfuse_ir::plan::KernelKind::from_name(kind).expect("a kernel kind"),
             space,
             elem,
             lanes,

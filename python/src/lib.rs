@@ -3,10 +3,11 @@
 //!
 //! What crosses here, and how:
 //! - `compile(source, file, fast_math, backend)` parses, checks and optimises once (on a
-//!   thread with the command line's stack, with the GIL released) and returns a [`Program`].
+//!   thread with the command line's stack, with the GIL released) and returns a `Program`.
 //! - `Program.run(inputs)` takes NumPy arrays that the Python half has already made
 //!   C-contiguous and of the declared dtype, borrows them as [`ValueView`]s (no copy), releases
-//!   the GIL, runs the plan, and hands each result's buffer to NumPy (no copy either).
+//!   the GIL, runs the plan (on the CPU, compiled to native code once, at `compile`), and
+//!   hands each result's buffer to NumPy (no copy either).
 //! - Errors are `RawError(code, message, rendered)`; the Python half raises the
 //!   `eqfuse.Error` subclass of the code.
 
@@ -36,6 +37,8 @@ struct Program {
     file: String,
     source: String,
     run_opts: eqfuse_exec_cpu::RunOptions,
+    /// The CPU plan with its native code, made at compile time (no call makes it again).
+    compiled: Option<eqfuse_exec_cpu::CompiledPlan>,
 }
 
 fn raise(e: &Error, file: &str, source: &str) -> PyErr {
@@ -90,7 +93,10 @@ fn compile(
             return Err(raise(&e, &file, &source));
         }
     };
-    Ok(Program { opt, backend, file, source, run_opts: eqfuse_exec_cpu::RunOptions::default() })
+    let run_opts = eqfuse_exec_cpu::RunOptions::default();
+    let compiled = (backend == Backend::Cpu)
+        .then(|| py.detach(|| eqfuse_exec_cpu::CompiledPlan::new(opt.result.plan.clone(), &run_opts)));
+    Ok(Program { opt, backend, file, source, run_opts, compiled })
 }
 
 /// A declared type as `(dtype, shape)`: the NumPy dtype name and one entry per dimension, an
@@ -199,8 +205,10 @@ impl Program {
             names.into_iter().zip(kept.iter().map(Kept::view)).collect();
         let plan = &self.opt.result.plan;
         let checked = self.opt.source();
-        let out = py
-            .detach(|| eqfuse::backend::run_plan_views(plan, checked, self.backend, &views, &self.run_opts));
+        let out = py.detach(|| match &self.compiled {
+            Some(c) => eqfuse::backend::run_compiled_views(c, checked, &views, self.run_opts.max_array_bytes),
+            None => eqfuse::backend::run_plan_views(plan, checked, self.backend, &views, &self.run_opts),
+        });
         drop(views);
         drop(kept);
         let out = out.map_err(|e| raise(&e, &self.file, &self.source))?;

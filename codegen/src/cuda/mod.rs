@@ -90,8 +90,12 @@ pub struct GenOptions {
 
 /// The kernel's file name: `k<index>_<kind>.cu`.
 pub fn file_name(index: usize, kernel: &Kernel) -> String {
-    let kind: String =
-        kernel.kind.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    let kind: String = kernel
+        .kind
+        .as_str()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
     format!("k{index}_{kind}.cu")
 }
 

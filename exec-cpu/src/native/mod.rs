@@ -194,7 +194,7 @@ fn run_native(
         if d.data.ty() != t {
             return Ok(None);
         }
-        check_alloc(k.kind, t, d.data.len(), max_bytes)?;
+        check_alloc(k.kind.as_str(), t, d.data.len(), max_bytes)?;
         let mut out = d.data.to_col();
         let dshape = d.shape.clone();
         let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
@@ -204,7 +204,7 @@ fn run_native(
         let threads = rayon::current_num_threads();
         let tasks = if threads > 1 && blocks > 1 && out.len() <= total { threads.min(blocks) } else { 1 };
         for _ in 1..tasks {
-            check_alloc(k.kind, t, out.len(), max_bytes)?;
+            check_alloc(k.kind.as_str(), t, out.len(), max_bytes)?;
         }
         if !entry.launch_permute(&args, &mut out, total, tasks) {
             return Ok(None);
@@ -270,7 +270,7 @@ fn alloc_results(
         let t = store.elem(lane.dst)?;
         let sh = if red.is_some() { outer.to_vec() } else { shape.to_vec() };
         let n = sh.iter().product();
-        check_alloc(k.kind, t, n, max_bytes)?;
+        check_alloc(k.kind.as_str(), t, n, max_bytes)?;
         cols.push(Col::zeros(t, n));
         shapes.push(sh);
     }

@@ -719,7 +719,7 @@ fn folds(
     total: usize,
     max_bytes: u64,
 ) -> Result<Vec<Arr>> {
-    let kind = k.kind;
+    let kind = k.kind.as_str();
     let (outer, inner) = match shape.split_last() {
         Some((&inner, outer)) => (outer, inner),
         None => return Err(internal(format!("kernel k{kidx} over an empty space"))),
@@ -802,7 +802,7 @@ fn filter(
     total: usize,
     max_bytes: u64,
 ) -> Result<Arr> {
-    let kind = k.kind;
+    let kind = k.kind.as_str();
     if shape.len() != 1 {
         return Err(internal(format!("a filter over a space of rank {}", shape.len())));
     }
@@ -836,7 +836,7 @@ fn permute(
     total: usize,
     max_bytes: u64,
 ) -> Result<Arr> {
-    let kind = k.kind;
+    let kind = k.kind.as_str();
     let d = store.get(dest)?;
     check_alloc(kind, store.elem(lane.dst)?, d.data.len(), max_bytes)?;
     let mut out = d.clone();

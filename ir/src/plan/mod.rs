@@ -68,7 +68,7 @@ pub type Reg = u32;
 ///
 /// ```
 /// use eqfuse_ir::ast::BinOp;
-/// use eqfuse_ir::plan::{Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Step, ValueInfo};
+/// use eqfuse_ir::plan::{Arg, Block, Func, Inst, Kernel, KernelKind, Lane, LaneOp, Origin, Plan, Step, ValueInfo};
 /// use eqfuse_ir::types::ElemType;
 /// use eqfuse_ir::value::{Scalar, Value};
 ///
@@ -80,7 +80,7 @@ pub type Reg = u32;
 ///         v("out", 1, Origin::Computed, ElemType::F64), // value 2
 ///     ],
 ///     steps: vec![Step::Kernel(Kernel {
-///         kind: "map",
+///         kind: KernelKind::Map,
 ///         space: vec![Arg::Value(1)],                  // over [n]
 ///         elem: Func {
 ///             params: vec![ElemType::I64],             // r0: the index
@@ -215,12 +215,93 @@ pub enum Arg {
     Value(ValueId),
 }
 
+/// What a kernel does, as `explain` names it (the strings of [`KernelKind::as_str`], which
+/// `explain --json` and messages use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelKind {
+    /// One element per point of the space from the inputs' elements at that point.
+    Map,
+    /// One element per point from an index function (`generate`, `iota`, `fill`, and
+    /// multi-output passes that do not reduce).
+    Generate,
+    /// A reduction of the innermost dimension (a multi-output pass that reduces too).
+    Reduce,
+    /// An inclusive or exclusive scan.
+    Scan,
+    /// A `filter`: the elements that pass, in order.
+    Filter,
+    /// A `permute`: elements combined into their targets.
+    Permute,
+    /// Reads at computed positions: `gather`, `backpermute`, `transpose`, `reverse`,
+    /// `slice`, `concat`.
+    Gather,
+    /// A copy of whole elements (`reshape`, a materialised value).
+    Copy,
+    /// A matrix product, run as a GEMM call where the executor has one
+    /// ([`contract::Contraction`]).
+    Contract,
+}
+
+impl KernelKind {
+    /// Every kind.
+    pub const ALL: [KernelKind; 9] = [
+        KernelKind::Map,
+        KernelKind::Generate,
+        KernelKind::Reduce,
+        KernelKind::Scan,
+        KernelKind::Filter,
+        KernelKind::Permute,
+        KernelKind::Gather,
+        KernelKind::Copy,
+        KernelKind::Contract,
+    ];
+
+    /// The kind named `name` (as [`KernelKind::as_str`] writes it).
+    ///
+    /// ```
+    /// use eqfuse_ir::plan::KernelKind;
+    /// for k in KernelKind::ALL {
+    ///     assert_eq!(KernelKind::from_name(k.as_str()), Some(k));
+    /// }
+    /// assert_eq!(KernelKind::from_name("fold"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<KernelKind> {
+        KernelKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// Its name in `explain` and in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelKind::Map => "map",
+            KernelKind::Generate => "generate",
+            KernelKind::Reduce => "reduce",
+            KernelKind::Scan => "scan",
+            KernelKind::Filter => "filter",
+            KernelKind::Permute => "permute",
+            KernelKind::Gather => "gather",
+            KernelKind::Copy => "copy",
+            KernelKind::Contract => "contract",
+        }
+    }
+}
+
+impl std::fmt::Display for KernelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for KernelKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A pass over an index space, writing one result per lane.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
-    /// What `explain` calls it: `map`, `generate`, `reduce`, `scan`, `filter`, `permute`,
-    /// `gather`, `copy` or `contract`.
-    pub kind: &'static str,
+    /// What `explain` calls it.
+    pub kind: KernelKind,
     /// The index space, outermost dimension first (at least one dimension).
     pub space: Vec<Arg>,
     /// The element function: one `i64` parameter per dimension of the space (outermost
