@@ -79,6 +79,7 @@ impl Optimized {
     /// ```
     pub fn explain_json(&self) -> serde_json::Value {
         let (nodes, classes, iterations) = self.result.egraph_size();
+        let index = crate::origins::Origins::new(&self.checked, &self.result.plan);
         let kernels: Vec<serde_json::Value> = self
             .kernels
             .kernels
@@ -89,7 +90,7 @@ impl Optimized {
                     .writes
                     .iter()
                     .filter_map(|w| {
-                        let o = crate::origins::origin(&self.checked, &self.result.plan, self.value_id(w)?)?;
+                        let o = index.origin(index.value_id(w)?)?;
                         Some(serde_json::json!({
                             "value": w, "expr": o.expr, "line": o.line, "column": o.column,
                         }))
@@ -117,12 +118,6 @@ impl Optimized {
                 "predicted_s": self.unfused.predicted_s,
             },
         })
-    }
-
-    /// The computed value of the plan named `name`.
-    fn value_id(&self, name: &str) -> Option<eqfuse_ir::plan::ValueId> {
-        let values = &self.result.plan.values;
-        values.iter().position(|v| v.name == name && v.origin == eqfuse_ir::plan::Origin::Computed)
     }
 
     /// `explain`: kernels, what was materialised, rules fired, phases and the program
@@ -171,14 +166,15 @@ impl Optimized {
             self.kernels.predicted_s,
             self.unfused.predicted_s
         );
+        let index = crate::origins::Origins::new(&self.checked, &self.result.plan);
         for (i, k) in self.kernels.kernels.iter().enumerate() {
             let loops = if k.loops > 0 { format!(", {} loop(s)", k.loops) } else { String::new() };
             // an intermediate the program does not name is shown with what it computes
             let writes: Vec<String> = k
                 .writes
                 .iter()
-                .map(|w| match self.value_id(w) {
-                    Some(v) => crate::origins::describe(&self.checked, &self.result.plan, v),
+                .map(|w| match index.value_id(w) {
+                    Some(v) => index.describe(v),
                     None => w.clone(),
                 })
                 .collect();

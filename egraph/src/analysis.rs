@@ -36,7 +36,7 @@ use eqfuse_ir::ast::UnOp;
 use eqfuse_ir::error::Span;
 use eqfuse_ir::interp::scalar::{self, ScalarFn};
 use eqfuse_ir::types::{Dim, ElemType, Type};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// One dimension of an array class's shape, as known before the program runs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -223,45 +223,23 @@ pub struct ClassFacts {
     pub size: u64,
 }
 
-/// What one fusion walk found: what each (class, binder depth) became.
-pub type WalkMemo = HashMap<(Id, u32), Id>;
-
-/// How far a fusion walk (`fuse-read`) fuses the reads of an index function's body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WalkKind {
-    /// Whole chains of producers.
-    Chains,
-    /// Whole chains, but the reads of the program's outputs stay reads.
-    KeepOutputs,
-    /// Whole chains, but the reads of the program's outputs stay reads except those at an
-    /// index that does not depend on the index parameters (one value).
-    KeepOutputArrays,
-    /// Only the producers read directly: their own reads stay reads.
-    OneProducer,
+/// A token no analysis has had before.
+fn next_run() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The e-class analysis. It holds the declared types of the program's inputs, which the
-/// kinds of `Input` leaves come from, and a memo the rules may keep about this e-graph.
-#[derive(Debug, Default)]
+/// kinds of `Input` leaves come from; the rules' own state about the e-graph is theirs
+/// (`eqfuse_rules::context`).
+#[derive(Debug)]
 pub struct Facts {
     /// Declared type of every input, by name.
     pub inputs: HashMap<InputName, Type>,
-    /// What the fusion walks of *this* e-graph found in the current iteration, per index
-    /// space: what each (class, binder depth) became. Its ids mean nothing in another
-    /// e-graph, so a clone (the analysis of a new e-graph) starts it empty; and what a walk
-    /// found goes stale as soon as the e-graph learns more (a read that was not provably in
-    /// bounds becomes so when its index is merged with a parameter), so the runner empties
-    /// it before every iteration.
-    /// Keyed by the space and by the kind of walk.
-    pub walk_memo: HashMap<(Vec<SymDim>, WalkKind), WalkMemo>,
-    /// The classes of the term this e-graph was loaded from, one per node in the term's
-    /// order (children first): a canonical order of the classes that does not depend on
-    /// the order in which rules added nodes (horizontal fusion groups kernels in it).
-    pub term_order: Vec<Id>,
-    /// The nodes `fuse-read` added (as they were when added): a walk fusing one producer
-    /// deep runs only from the others, so that a chain of `k` producers gets `k` such
-    /// forms, not one per depth and consumer.
-    pub fused_nodes: HashSet<ArrayLang>,
+    /// Which run of the rules this e-graph belongs to: the rules keep their own state
+    /// about it (`eqfuse_rules::context`) under this token. Unique to this analysis: a
+    /// clone (the analysis of a new e-graph) gets a new one.
+    pub run: u64,
     /// The optimisation's deadline: past it the rules written in Rust (node rules) neither
     /// match nor apply, so that one long iteration stops there too. Like the memos it is
     /// this e-graph's alone (a clone has none).
@@ -279,6 +257,12 @@ impl Clone for Facts {
     }
 }
 
+impl Default for Facts {
+    fn default() -> Facts {
+        Facts::with_inputs(HashMap::new())
+    }
+}
+
 impl Facts {
     /// An analysis knowing the inputs' declared types.
     pub fn new<'a>(inputs: impl IntoIterator<Item = (&'a str, &'a Type)>) -> Facts {
@@ -286,14 +270,7 @@ impl Facts {
     }
 
     fn with_inputs(inputs: HashMap<InputName, Type>) -> Facts {
-        Facts {
-            inputs,
-            walk_memo: HashMap::new(),
-            term_order: Vec::new(),
-            fused_nodes: HashSet::new(),
-            deadline: None,
-            derived: Vec::new(),
-        }
+        Facts { inputs, run: next_run(), deadline: None, derived: Vec::new() }
     }
 }
 

@@ -62,7 +62,7 @@ mod rowblock;
 mod strict;
 pub mod term;
 
-pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim, WalkKind};
+pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;
 pub use decode::{decode, decode_recexpr, Signature};
 pub use encode::{encode, Encoded};

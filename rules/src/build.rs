@@ -132,7 +132,8 @@ fn size_owner(eg: &EG, a: Id) -> Id {
     if arrays.len() == 1 {
         return arrays[0];
     }
-    eg.analysis.term_order.iter().map(|c| eg.find(*c)).find(|c| arrays.contains(c)).unwrap_or(arrays[0])
+    crate::context::with(eg, |c| c.term_order.iter().map(|t| eg.find(*t)).find(|t| arrays.contains(t)))
+        .unwrap_or(arrays[0])
 }
 
 /// The `i64` classes of every dimension of array `a`.

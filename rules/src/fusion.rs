@@ -32,12 +32,13 @@
 use crate::build::{
     arity, array_info, closed, dim_ids, dims, elem, index_params, lam, lit_i64, param, same_shape, shape_of,
 };
+use crate::context::{self, WalkKind};
 use crate::legal::{in_bounds, neutral_pair, IndexSpace};
 use crate::node_rule::{node_rule, Build, Select};
 use crate::subst::{beta, lam_body, walk_at, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
 use egg::{rewrite, Id};
-use eqfuse_egraph::{ArrayLang, SymDim, WalkKind};
+use eqfuse_egraph::{ArrayLang, SymDim};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -523,7 +524,7 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
                 *c = new_f;
             }
         }
-        eg.analysis.fused_nodes.insert(m.clone());
+        context::with(eg, |c| c.fused_nodes.insert(m.clone()));
         eg.add(m)
     };
     let full = walk_reads(eg, at, &ds, body, WalkKind::Chains, &[]);
@@ -531,7 +532,7 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     // so that what the next producer computes can stay a read whether or not it had an
     // index form when the walk passed
     let mut partial = Vec::new();
-    if !eg.analysis.fused_nodes.contains(n) {
+    if !context::with(eg, |c| c.fused_nodes.contains(n)) {
         partial.push(walk_reads(eg, at, &ds, body, WalkKind::OneProducer, &[]));
     }
     if !outputs.is_empty() {
@@ -569,17 +570,20 @@ fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, kind: WalkKind, keep
     };
     // what the walks of this e-graph found over this index space: a chain of producers is
     // fused once, not once per consumer and per iteration
-    let mut space_memo = eg.analysis.walk_memo.remove(&key).unwrap_or_default();
+    let mut space_memo = context::with(eg, |c| c.walk_memo.remove(&key)).unwrap_or_default();
     let new_body = walk_with(eg, body, &mut v, &mut space_memo);
-    eg.analysis.walk_memo.insert(key, space_memo);
+    context::with(eg, |c| c.walk_memo.insert(key, space_memo));
     let new_body = new_body?;
     (eg.find(new_body) != eg.find(body)).then_some(new_body)
 }
 
 /// The classes of the arrays the program outputs (the root of the term the e-graph was
-/// loaded from is its last class).
+/// loaded from is its last class), found once per iteration.
 fn output_classes(eg: &EG) -> Vec<Id> {
-    let Some(&root) = eg.analysis.term_order.last() else { return Vec::new() };
+    if let Some(out) = context::with(eg, |c| c.outputs.clone()) {
+        return out;
+    }
+    let Some(root) = context::with(eg, |c| c.term_order.last().copied()) else { return Vec::new() };
     let mut out: Vec<Id> = eg[root]
         .nodes
         .iter()
@@ -589,6 +593,7 @@ fn output_classes(eg: &EG) -> Vec<Id> {
         .collect();
     out.sort();
     out.dedup();
+    context::with(eg, |c| c.outputs = Some(out.clone()));
     out
 }
 

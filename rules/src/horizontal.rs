@@ -153,9 +153,11 @@ impl egg::Applier<ArrayLang, eqfuse_egraph::Facts> for Horizontal {
         // members in the loaded term's order (children first, so a dependency order too),
         // not in the order of the e-graph's ids, which depends on the order rules fired
         let mut rank: HashMap<Id, usize> = HashMap::new();
-        for (i, id) in eg.analysis.term_order.iter().enumerate() {
-            rank.entry(eg.find(*id)).or_insert(i);
-        }
+        crate::context::with(eg, |c| {
+            for (i, id) in c.term_order.iter().enumerate() {
+                rank.entry(eg.find(*id)).or_insert(i);
+            }
+        });
         let mut by_rank: Vec<usize> = (0..members.len()).collect();
         by_rank.sort_by_key(|&k| (rank.get(&members[k].class).copied().unwrap_or(usize::MAX), k));
         let mut groups: Vec<(Vec<SymDim>, Vec<usize>)> = Vec::new();

@@ -13,7 +13,9 @@
 //! | loops | [`loops`] | a chain of applications of one function becomes an `iterate` |
 //!
 //! Legality (may this fire?) lives in [`legal`], the mechanics of substitution in [`subst`],
-//! and the cost of a choice in the extractor. The rule policy is in `rules/README.md`.
+//! what the rules remember about the e-graph they run on in [`context`] (not in the
+//! analysis, which holds facts about classes only), and the cost of a choice in the
+//! extractor. The rule policy is in `rules/README.md`.
 //!
 //! ```
 //! let p = eqfuse_ir::parse::parse("input xs : f32[n]\noutput s = reduce (+) 0 (map (\\x -> x * x) xs)").unwrap();
@@ -25,6 +27,7 @@
 
 pub mod build;
 pub mod cond;
+pub mod context;
 pub mod fast_math;
 pub mod fusion;
 pub mod horizontal;

@@ -162,7 +162,7 @@ fn load(facts: &Facts, term: &RecExpr<ArrayLang>) -> Loaded {
         ids.push(egraph.add(m));
     }
     egraph.rebuild();
-    egraph.analysis.term_order = ids.clone();
+    crate::context::start(&egraph, ids.clone());
     Loaded { egraph, ids }
 }
 
@@ -222,7 +222,7 @@ fn saturate(
         // a walk's findings are only good for the e-graph it walked: memoised across
         // iterations they would hide a fusion that a later merge makes legal
         .with_hook(|r| {
-            r.egraph.analysis.walk_memo.clear();
+            crate::context::new_iteration(&r.egraph);
             Ok(())
         });
     if opts.variant.simple_scheduler {
