@@ -225,11 +225,15 @@ pub fn run<V: AsValueView + Sync>(
     sizes: &IndexMap<String, i64>,
     opts: &RunOptions,
 ) -> Result<IndexMap<String, Value>> {
-    let native = match opts.codegen {
+    run_native(plan, prepare_native(plan, opts), inputs, sizes, opts)
+}
+
+/// The plan's native code as `opts` asks (none with the VM, or where none can be made).
+fn prepare_native(plan: &Plan, opts: &RunOptions) -> Option<Arc<native::Prepared>> {
+    match opts.codegen {
         Codegen::C => native::prepare(plan, &native::CacheOpts { dir: opts.cache_dir.clone() }).map(Arc::new),
         Codegen::Vm => None,
-    };
-    run_native(plan, native, inputs, sizes, opts)
+    }
 }
 
 /// A plan with its native code made once ([`CompiledPlan::new`]), to run many times: a run
@@ -267,14 +271,9 @@ impl std::fmt::Debug for CompiledPlan {
 impl CompiledPlan {
     /// Compiles `plan` as [`run`] would with `opts` (from the cache when it is there).
     pub fn new(plan: Plan, opts: &RunOptions) -> CompiledPlan {
-        let native = match opts.codegen {
-            // the native code is keyed by the addresses of the plan's kernels: it is made
-            // for the plan this value owns, which never moves its kernels
-            Codegen::C => {
-                native::prepare(&plan, &native::CacheOpts { dir: opts.cache_dir.clone() }).map(Arc::new)
-            }
-            Codegen::Vm => None,
-        };
+        // the native code is keyed by the addresses of the plan's kernels: it is made for
+        // the plan this value owns, which never moves its kernels
+        let native = prepare_native(&plan, opts);
         CompiledPlan { plan, native, opts: opts.clone() }
     }
 

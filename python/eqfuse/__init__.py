@@ -95,12 +95,17 @@ def _convert(name: str, value: Any, want: np.dtype) -> np.ndarray:
     if arr.dtype == want:
         # a strided or Fortran-order array is copied into C order
         return np.asarray(arr, order="C")
-    if np.can_cast(arr.dtype, want, "safe"):
-        return np.asarray(arr, dtype=want, order="C")
-    raise input_error(
-        f"input `{name}` is {arr.dtype}, the program declares {want}; converting would lose "
-        f"precision or range, so eqfuse does not: pass `{name}.astype(np.{want.name})` to convert"
-    )
+    _check_cast(name, arr.dtype, want)
+    return np.asarray(arr, dtype=want, order="C")
+
+
+def _check_cast(name: str, have: np.dtype, want: np.dtype) -> None:
+    """Refuses a conversion from ``have`` to ``want`` that would lose precision or range."""
+    if not np.can_cast(have, want, "safe"):
+        raise input_error(
+            f"input `{name}` is {have}, the program declares {want}; converting would lose "
+            f"precision or range, so eqfuse does not: pass `{name}.astype(np.{want.name})` to convert"
+        )
 
 
 class Program:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Program, _convert, _eqfuse, _recompile
+from . import Program, _check_cast, _convert, _eqfuse, _recompile
 from ._errors import InputError, ShapeError, from_code, input_error
 
 try:
@@ -104,10 +104,10 @@ def _one_task(prog: Program, given: dict[str, Any], sizes: dict[str, int]) -> di
             value = value.rechunk(-1).to_delayed().ravel()[0] if value.ndim else value.to_delayed().item()
         inputs[name] = value
     result = dask.delayed(_run_block)(prog, inputs)
-    return _outputs(result, prog, sizes, prog.outputs, rows=None)
+    return _outputs(result, prog, sizes, prog.outputs)
 
 
-def _outputs(result, prog, sizes, wanted, rows):
+def _outputs(result, prog, sizes, wanted):
     out = {}
     for name in wanted:
         arg = prog.outputs[name]
@@ -167,11 +167,7 @@ def run(prog: Program, **arrays: Any) -> dict[str, Any]:
         if not isinstance(value, da.Array):
             value = da.from_array(_convert(name, value, arg.dtype), chunks=(row_chunks,) + (-1,) * (len(arg.shape) - 1))
         elif value.dtype != arg.dtype:
-            if not np.can_cast(value.dtype, arg.dtype, "safe"):
-                raise input_error(
-                    f"input `{name}` is {value.dtype}, the program declares {arg.dtype}; converting would lose "
-                    f"precision or range, so eqfuse does not: pass `{name}.astype(np.{arg.dtype.name})`"
-                )
+            _check_cast(name, value.dtype, arg.dtype)
             value = value.astype(arg.dtype)
         # one block of rows holds whole rows: the other dimensions in one chunk
         value = value.rechunk((row_chunks,) + tuple((d,) for d in value.shape[1:]))
@@ -211,7 +207,7 @@ def run(prog: Program, **arrays: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if plan["globals"] is not None:
         gp, g = call(plan["globals"], common)
-        out.update(_outputs(g, gp, sizes, [n for n, rows in plan["outputs"] if not rows], rows=None))
+        out.update(_outputs(g, gp, sizes, [n for n, rows in plan["outputs"] if not rows]))
     if plan["rows"] is not None:
         rp = _recompile(plan["rows"], prog.fast_math, prog.backend)
         per_block = [dask.delayed(_run_block)(rp, {n: env[n] for n in rp.inputs}) for env in blocks]

@@ -19,6 +19,7 @@ use eqfuse_egraph::analysis::SymDim;
 use eqfuse_egraph::ArrayLang;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// What one fusion walk found: what each (class, binder depth) became.
 pub type WalkMemo = HashMap<(Id, u32), Id>;
@@ -55,7 +56,7 @@ pub struct RuleCtx {
     pub walk_memo: HashMap<(Vec<SymDim>, WalkKind), WalkMemo>,
     /// The classes of the program's output arrays, found once per iteration (finding them
     /// at every `fuse-read` made a program of many outputs quadratic).
-    pub outputs: Option<Vec<Id>>,
+    pub outputs: Option<Rc<[Id]>>,
 }
 
 /// How many e-graphs' states a thread keeps (the runner's current one, and the few it
@@ -108,7 +109,7 @@ mod tests {
         let a = EG::new(Facts::default());
         let b = EG::new(Facts::default());
         start(&a, vec![Id::from(3usize)]);
-        with(&a, |c| c.outputs = Some(vec![Id::from(1usize)]));
+        with(&a, |c| c.outputs = Some(Rc::from(vec![Id::from(1usize)])));
         assert!(with(&b, |c| c.term_order.is_empty() && c.outputs.is_none()));
         assert_eq!(with(&a, |c| c.term_order.clone()), vec![Id::from(3usize)]);
         // a new iteration forgets what was found, not the term

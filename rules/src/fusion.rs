@@ -579,11 +579,14 @@ fn walk_reads(eg: &mut EG, at: Id, ds: &[SymDim], body: Id, kind: WalkKind, keep
 
 /// The classes of the arrays the program outputs (the root of the term the e-graph was
 /// loaded from is its last class), found once per iteration.
-fn output_classes(eg: &EG) -> Vec<Id> {
+fn output_classes(eg: &EG) -> std::rc::Rc<[Id]> {
+    // shared, not copied: a copy per application would be linear in the outputs again
     if let Some(out) = context::with(eg, |c| c.outputs.clone()) {
         return out;
     }
-    let Some(root) = context::with(eg, |c| c.term_order.last().copied()) else { return Vec::new() };
+    let Some(root) = context::with(eg, |c| c.term_order.last().copied()) else {
+        return std::rc::Rc::from([]);
+    };
     let mut out: Vec<Id> = eg[root]
         .nodes
         .iter()
@@ -593,6 +596,7 @@ fn output_classes(eg: &EG) -> Vec<Id> {
         .collect();
     out.sort();
     out.dedup();
+    let out: std::rc::Rc<[Id]> = out.into();
     context::with(eg, |c| c.outputs = Some(out.clone()));
     out
 }
