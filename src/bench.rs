@@ -377,8 +377,18 @@ pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Resul
             )
         })?;
     }
-    let fused_s = median(opts, || run(&opt.result.plan));
-    let unfused_s = median(opts, || run(&opt.result.unfused_plan));
+    let (fused_s, unfused_s) = if cuda {
+        // as a peer's arrays live on the device: inputs uploaded once per plan, outputs
+        // left there; each run returns when the device has finished
+        let on_device = |plan: &eqfuse_ir::plan::Plan| -> Result<f64> {
+            let up = eqfuse_exec_cuda::upload(plan, &inputs, &bound.sizes, &copts)?;
+            eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
+            Ok(median(opts, || eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)))
+        };
+        (on_device(&opt.result.plan)?, on_device(&opt.result.unfused_plan)?)
+    } else {
+        (median(opts, || run(&opt.result.plan)), median(opts, || run(&opt.result.unfused_plan)))
+    };
     let (handwritten_s, copy_s) = if cuda {
         (None, None)
     } else {

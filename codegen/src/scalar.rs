@@ -46,6 +46,11 @@ pub struct FnCtx<'a> {
     /// parameter that indexes it. The host must then check, before the launch, that the
     /// space's extent along each such parameter is at most the array's dimension.
     pub in_space: Option<&'a mut Vec<InSpace>>,
+    /// For a vectorised copy of an element function over a 1-d space (CUDA tiles): the
+    /// rank-1 arrays whose read at the space's index comes from a parameter `eq_t<v>` (the
+    /// caller loaded it with the neighbouring elements in one vector load) instead of from
+    /// memory. The parameters follow the index parameters, in this order.
+    pub tile: &'a [ValueId],
 }
 
 /// An array read without bounds checks, and for each of its axes the parameter (an axis of
@@ -56,6 +61,15 @@ pub struct InSpace {
     pub array: ValueId,
     /// Per axis of the array, the axis of the space that indexes it.
     pub axes: Vec<usize>,
+}
+
+impl InSpace {
+    /// Whether the read is in bounds over a space of extents `space` when the array has
+    /// `shape`: its dimension along each axis is at least the space's extent there.
+    pub fn fits(&self, space: &[usize], shape: &[usize]) -> bool {
+        shape.len() == self.axes.len()
+            && self.axes.iter().zip(shape).all(|(&a, &len)| space.get(a).is_some_and(|&e| e <= len))
+    }
 }
 
 /// Emits `func` as a device function called `name`.
@@ -77,6 +91,10 @@ pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, Strin
             return Err(format!("`{name}`: parameter r{k} is {t} but its register is {}", e.ty(k as Reg)?));
         }
         let _ = write!(sig, ", {} r{k}", cty(*t));
+    }
+    for &v in e.cx.tile {
+        let t = e.cx.plan.values.get(v).ok_or_else(|| format!("no value v{v}"))?.elem;
+        let _ = write!(sig, ", const {} eq_t{v}", cty(t));
     }
     for (k, &r) in func.ret.iter().enumerate() {
         let _ = write!(sig, ", {}* eq_o{k}", cty(e.ty(r)?));
@@ -579,6 +597,10 @@ impl Emitter<'_, '_> {
             .collect();
         let ix: Vec<String> = index.iter().map(|r| format!("(long long)r{r}")).collect();
         if let Some(axes) = self.unchecked_read(array, index) {
+            if axes == [0] && self.cx.tile.contains(&array) {
+                self.line(ind, &format!("r{dst} = eq_t{array};  // loaded with its neighbours"));
+                return Ok(());
+            }
             if let Some(list) = self.cx.in_space.as_deref_mut() {
                 let entry = InSpace { array, axes };
                 if !list.contains(&entry) {

@@ -75,6 +75,13 @@ inline float __uint_as_float(unsigned x) { return eqemu_from<float>(eqemu_bits(x
 inline long long __double_as_longlong(double x) { return eqemu_from<long long>(eqemu_bits(x)); }
 inline double __longlong_as_double(long long x) { return eqemu_from<double>(eqemu_bits(x)); }
 template <class T> inline T __ldg(const T* p) { return *p; }
+// CUDA's vector types (the tiles' 16-byte loads and stores)
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+struct alignas(16) longlong2 { long long x, y; };
 inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long c, unsigned long long v) {
   __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return c;
@@ -590,6 +597,49 @@ mod tests {
         assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
     }
 
+    /// Tiles (16-byte loads and stores over a 1-d space): every element is written or
+    /// folded exactly once for lengths around the tile widths (4 for 4-byte types, 2 when an
+    /// 8-byte type takes part), mixed types, bool outputs stored one by one, a read of a
+    /// neighbour (checked) beside tiled reads, and a reduction with generate lanes.
+    #[test]
+    fn tiles_cover_every_element() {
+        let Some(emu) = emu() else { return };
+        use ndarray::Array1;
+        let programs: &[(&str, &str)] = &[
+            ("map_f32", "input xs : f32[n]\ninput ys : f32[n]\noutput z = map (\\x y -> x * 2.0 + y) xs ys"),
+            ("map_mixed", "input xs : f32[n]\ninput ds : f64[n]\noutput z = map (\\x d -> f64 x + d) xs ds\noutput b = map (\\x -> x > 0.5) xs\noutput i = map (\\x -> i32 (x * 10.0)) xs"),
+            ("neighbour", "input xs : f32[n]\noutput d = generate [n] (\\i -> xs[i] - xs[(i + 1) % n])"),
+            ("reduce_gen", "input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)\noutput z = map (\\x y -> x - y) xs ys"),
+            ("reduce_i64", "input ks : i64[n]\noutput s = reduce (+) 0 ks\noutput m = reduce max (-1) ks"),
+        ];
+        let opts = CudaOptions { block_size: 32, disk_cache: false, ..CudaOptions::default() };
+        let mut problems = Vec::new();
+        for n in [0usize, 1, 3, 4, 5, 8, 13, 4 * 32 + 3, 4 * 32 * 3 + 1] {
+            let f = |k: usize| ((k * 37 % 101) as f32) / 101.0;
+            let mut inputs = IndexMap::new();
+            inputs.insert("xs".to_string(), Value::F32(Array1::from_shape_fn(n, f).into_dyn()));
+            inputs.insert("ys".to_string(), Value::F32(Array1::from_shape_fn(n, |k| f(k + 5)).into_dyn()));
+            inputs.insert(
+                "ds".to_string(),
+                Value::F64(Array1::from_shape_fn(n, |k| k as f64 * 0.25).into_dyn()),
+            );
+            inputs.insert(
+                "ks".to_string(),
+                Value::I64(Array1::from_shape_fn(n, |k| (k * 7 % 13) as i64).into_dyn()),
+            );
+            for (name, src) in programs {
+                let checked = check(&parse(src).unwrap()).unwrap();
+                let mine: IndexMap<String, Value> = inputs
+                    .iter()
+                    .filter(|(k, _)| checked.inputs.contains_key(*k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                problems.extend(agrees(&emu, &opts, &format!("{name} n={n}"), src, Some(mine), false));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
     /// Device errors name what the interpreter names, at the same source position: an
     /// index out of bounds, a permute target out of bounds, a division by zero (one failing
     /// element each), a map over arrays of different shapes.
@@ -656,8 +706,9 @@ mod tests {
         assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 
-    /// Inputs loaded once serve several runs (the device-resident API of benchmarks), and
-    /// outputs stay on the device until downloaded.
+    /// Inputs loaded once serve several runs (the device-resident API of benchmarks), with
+    /// kernels generated once for all of them, and outputs stay on the device until
+    /// downloaded.
     #[test]
     fn inputs_loaded_once_serve_several_runs() {
         let Some(emu) = emu() else { return };
@@ -671,8 +722,12 @@ mod tests {
         let opts = CudaOptions { block_size: 64, disk_cache: false, ..CudaOptions::default() };
         let vals = crate::runtime::load_inputs(&emu, &plan, &inputs, &sizes).unwrap();
         let tol = Tolerance { rtol: 1e-4, atol: 1e-6, mismatch_fraction: 0.0 };
-        for _ in 0..2 {
-            let outs = crate::runtime::run_loaded(&emu, &plan, vals.clone(), &opts).unwrap();
+        let codes = crate::runtime::Codes::default();
+        for run in 0..2 {
+            let outs = crate::runtime::run_loaded(&emu, &plan, vals.clone(), &opts, Some(&codes)).unwrap();
+            // the first run generated and loaded each kernel once; the second reuses them
+            let kept = codes.lock().unwrap().len();
+            assert_eq!(kept, plan.kernels().len(), "run {run}");
             let got = crate::runtime::download_outputs(&emu, outs).unwrap();
             assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
             for (k, w) in &want {

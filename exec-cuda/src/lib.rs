@@ -102,7 +102,7 @@ impl CudaOptions {
     }
 
     pub(crate) fn gen(&self) -> codegen::GenOptions {
-        codegen::GenOptions { block: self.block(), fast_math: self.fast_math }
+        codegen::GenOptions { block: self.block(), fast_math: self.fast_math, unchecked: true }
     }
 }
 
@@ -177,6 +177,9 @@ pub fn run(
 pub struct DeviceInputs {
     dev: std::sync::Arc<device::Device>,
     vals: runtime::Values<cudarc::driver::CudaSlice<u8>>,
+    /// The plan's kernels, generated and loaded by the first run (no code is generated or
+    /// hashed again at later runs).
+    codes: runtime::Codes<device::Loaded>,
 }
 
 /// The outputs of [`run_uploaded`], still on the GPU.
@@ -194,14 +197,16 @@ pub fn upload(
 ) -> Result<DeviceInputs> {
     let dev = device::Device::get(opts.device)?;
     let vals = device::guarded("CUDA", || runtime::load_inputs(&*dev, plan, inputs, sizes))?;
-    Ok(DeviceInputs { dev, vals })
+    Ok(DeviceInputs { dev, vals, codes: Default::default() })
 }
 
 /// Runs `plan` (the plan `inputs` were uploaded for) on the inputs already on the device;
 /// returns when the device has finished, with the outputs left on it. Errors as [`run`].
 pub fn run_uploaded(plan: &Plan, inputs: &DeviceInputs, opts: &CudaOptions) -> Result<DeviceOutputs> {
     let dev = inputs.dev.clone();
-    let outs = device::guarded("CUDA", || runtime::run_loaded(&*dev, plan, inputs.vals.clone(), opts))?;
+    let outs = device::guarded("CUDA", || {
+        runtime::run_loaded(&*dev, plan, inputs.vals.clone(), opts, Some(&inputs.codes))
+    })?;
     Ok(DeviceOutputs { dev, outs })
 }
 

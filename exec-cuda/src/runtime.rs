@@ -20,7 +20,7 @@ use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::{Scalar, Value};
 use indexmap::IndexMap;
 use ndarray::{ArrayD, IxDyn};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Length of the error record, in `i64`s: code, kernel, what, element, count, 8 indices.
@@ -96,10 +96,17 @@ struct Launched {
 }
 
 /// One run of a plan.
+/// Kernels generated and loaded for one plan, kept across its runs (inputs uploaded once
+/// and run several times): keyed by the kernel's number and the generation options (whose
+/// `unchecked` says whether its in-space reads go unchecked).
+pub(crate) type Codes<M> = std::sync::Mutex<HashMap<(usize, codegen::GenOptions), Arc<(KernelCode, M)>>>;
+
 struct Run<'p, G: Gpu> {
     plan: &'p Plan,
     gpu: &'p G,
     opts: &'p CudaOptions,
+    /// Where generated kernels are kept between runs of the plan, when anywhere.
+    codes: Option<&'p Codes<G::Module>>,
     host: HashSet<ValueId>,
     vals: Vec<Option<Val<G::Buf>>>,
     record: G::Buf,
@@ -203,7 +210,7 @@ pub(crate) fn run<G: Gpu>(
     opts: &CudaOptions,
 ) -> Result<IndexMap<String, Value>> {
     let vals = load_inputs(gpu, plan, inputs, sizes)?;
-    let outs = run_loaded(gpu, plan, vals, opts)?;
+    let outs = run_loaded(gpu, plan, vals, opts, None)?;
     download_outputs(gpu, outs)
 }
 
@@ -267,17 +274,20 @@ pub(crate) type Outputs<B> = Vec<(String, Val<B>)>;
 
 /// Runs `plan` from `vals` (as [`load_inputs`] gives them, which may be reused across runs:
 /// buffers are shared, never written); returns the outputs on the device, after the device
-/// has finished (the error record is read).
+/// has finished (the error record is read). With `codes`, kernels are generated and
+/// loaded once for all the runs that share it (which must all run `plan`).
 pub(crate) fn run_loaded<G: Gpu>(
     gpu: &G,
     plan: &Plan,
     vals: Values<G::Buf>,
     opts: &CudaOptions,
+    codes: Option<&Codes<G::Module>>,
 ) -> Result<Outputs<G::Buf>> {
     if vals.len() != plan.values.len() {
         return Err(internal("inputs loaded for another plan"));
     }
     let mut r = Run::new(gpu, plan, vals, opts)?;
+    r.codes = codes;
     r.steps(&plan.steps, 0)?;
     r.check_errors()?;
     let mut out = Vec::with_capacity(plan.outputs.len());
@@ -321,6 +331,7 @@ impl<'p, G: Gpu> Run<'p, G> {
             plan,
             gpu,
             opts,
+            codes: None,
             host: codegen::host_known(plan),
             vals,
             record,
@@ -694,8 +705,12 @@ impl<'p, G: Gpu> Run<'p, G> {
     /// Runs kernel number `index` (in [`Plan::kernels`] order).
     fn kernel(&mut self, k: &Kernel, index: usize) -> Result<()> {
         let (space, total) = self.space(k)?;
-        let code = codegen::generate(self.plan, k, index, self.opts.gen(), &self.host).map_err(internal)?;
-        let module = self.gpu.module(&code, self.opts)?;
+        let mut loaded = self.code(k, index, self.opts.gen())?;
+        if !self.reads_fit(&loaded.0, &space)? {
+            // a read at an index of the space may fall outside its array: every read checked
+            loaded = self.code(k, index, codegen::GenOptions { unchecked: false, ..self.opts.gen() })?;
+        }
+        let (code, module) = (&loaded.0, &loaded.1);
         let kid = self.launched.len();
         self.launched.push(Launched { kind: k.kind.as_str(), space: space.clone(), span: k.span });
         let rank = space.len();
@@ -749,15 +764,15 @@ impl<'p, G: Gpu> Run<'p, G> {
         match &code.skeleton {
             Skeleton::Map { entry } | Skeleton::Permute { entry, .. } => {
                 if total > 0 {
-                    let mut a = self.args(&code, &l)?;
-                    self.launch(&module, entry, grid(total, b, sms * 16), &mut a)?;
+                    let mut a = self.args(code, &l)?;
+                    self.launch(module, entry, grid(total, b, sms * 16), &mut a)?;
                 }
             }
             Skeleton::FullReduce { entry } => {
                 let g = grid(total, b, (sms * 8).min(4096));
-                l.scratch = self.scratch(&code, g)?;
-                let mut a = self.args(&code, &l)?;
-                self.launch(&module, entry, g, &mut a)?;
+                l.scratch = self.scratch(code, g)?;
+                let mut a = self.args(code, &l)?;
+                self.launch(module, entry, g, &mut a)?;
             }
             Skeleton::RowReduce { warp, block } => {
                 if rows > 0 {
@@ -766,24 +781,24 @@ impl<'p, G: Gpu> Run<'p, G> {
                     } else {
                         (block, grid(rows, 1, sms * 16))
                     };
-                    let mut a = self.args(&code, &l)?;
-                    self.launch(&module, entry, g, &mut a)?;
+                    let mut a = self.args(code, &l)?;
+                    self.launch(module, entry, g, &mut a)?;
                 }
             }
             Skeleton::Scan1d { up, mid, down } => {
                 if total > 0 {
                     let g = self.chunks(&mut l, total, b, sms);
-                    l.scratch = self.scratch(&code, g)?;
-                    let mut a = self.args(&code, &l)?;
-                    self.launch(&module, up, g, &mut a)?;
-                    self.launch(&module, mid, 1, &mut a)?;
-                    self.launch(&module, down, g, &mut a)?;
+                    l.scratch = self.scratch(code, g)?;
+                    let mut a = self.args(code, &l)?;
+                    self.launch(module, up, g, &mut a)?;
+                    self.launch(module, mid, 1, &mut a)?;
+                    self.launch(module, down, g, &mut a)?;
                 }
             }
             Skeleton::ScanRows { entry } => {
                 if total > 0 {
-                    let mut a = self.args(&code, &l)?;
-                    self.launch(&module, entry, grid(rows, 1, sms * 16), &mut a)?;
+                    let mut a = self.args(code, &l)?;
+                    self.launch(module, entry, grid(rows, 1, sms * 16), &mut a)?;
                 }
             }
             Skeleton::Filter { count, offsets, scatter } => {
@@ -794,10 +809,10 @@ impl<'p, G: Gpu> Run<'p, G> {
                     vals.push(self.new_output(k, 0, vec![0])?);
                 } else {
                     let g = self.chunks(&mut l, total, b, sms);
-                    l.scratch = self.scratch(&code, g)?;
-                    let mut a = self.args(&code, &l)?;
-                    self.launch(&module, count, g, &mut a)?;
-                    self.launch(&module, offsets, 1, &mut a)?;
+                    l.scratch = self.scratch(code, g)?;
+                    let mut a = self.args(code, &l)?;
+                    self.launch(module, count, g, &mut a)?;
+                    self.launch(module, offsets, 1, &mut a)?;
                     let total_buf = l.scratch.get(1).ok_or_else(|| internal("no filter total"))?.clone();
                     let bytes = self.download(&total_buf, 0, 8)?;
                     let kept = match scalar_from_bytes(ElemType::I64, &bytes)? {
@@ -812,8 +827,8 @@ impl<'p, G: Gpu> Run<'p, G> {
                     let out = self.new_output(k, 0, vec![kept])?;
                     if kept > 0 {
                         l.outs = vec![out.dev.clone()];
-                        let mut a = self.args(&code, &l)?;
-                        self.launch(&module, scatter, g, &mut a)?;
+                        let mut a = self.args(code, &l)?;
+                        self.launch(module, scatter, g, &mut a)?;
                     }
                     vals.push(out);
                 }
@@ -823,6 +838,39 @@ impl<'p, G: Gpu> Run<'p, G> {
             self.put(lane.dst, v)?;
         }
         Ok(())
+    }
+
+    /// Kernel `index`'s code generated with `gen`, and its module: from `codes` when an
+    /// earlier run of the plan made them, else made (and kept there).
+    fn code(
+        &self,
+        k: &Kernel,
+        index: usize,
+        gen: codegen::GenOptions,
+    ) -> Result<Arc<(KernelCode, G::Module)>> {
+        let key = (index, gen);
+        if let Some(hit) = self.codes.and_then(|c| c.lock().ok()?.get(&key).cloned()) {
+            return Ok(hit);
+        }
+        let code = codegen::generate(self.plan, k, index, gen, &self.host).map_err(internal)?;
+        let module = self.gpu.module(&code, self.opts)?;
+        let made = Arc::new((code, module));
+        if let Some(mut c) = self.codes.and_then(|c| c.lock().ok()) {
+            c.insert(key, made.clone());
+        }
+        Ok(made)
+    }
+
+    /// Whether the reads `code` does without a bounds check (`code.in_space`) are in bounds
+    /// over `space`: each array's dimension is at least the space's extent along the axis
+    /// that indexes it.
+    fn reads_fit(&self, code: &KernelCode, space: &[usize]) -> Result<bool> {
+        for read in &code.in_space {
+            if !read.fits(space, &self.val(read.array)?.shape) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Splits `total` elements into chunks of whole blocks' work for a chunked launch (scan,

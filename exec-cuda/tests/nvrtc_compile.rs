@@ -201,3 +201,43 @@ fn float_constants_reach_the_ptx_exactly() {
         );
     }
 }
+
+/// The PTX of every kernel of `name`'s optimised plan (sm_90), with the CUDA sources.
+fn ptx_of(name: &str) -> Vec<(String, String, String)> {
+    let src = std::fs::read_to_string(root().join(format!("tests/conformance/{name}/program.eqf"))).unwrap();
+    let (plan, _) = plans(&src).unwrap();
+    kernel_sources(&plan, &CudaOptions::default())
+        .into_iter()
+        .map(|(file, cu)| {
+            let c = nvrtc::compile(&file, &cu, Target::Ptx(90), false).unwrap();
+            (file, cu, nvrtc::ptx_text(&c).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn streaming_kernels_load_16_bytes_at_a_time_without_bounds_checks() {
+    if !require_nvrtc() {
+        return;
+    }
+    for name in ["dotp", "saxpy", "map_chain"] {
+        let kernels = ptx_of(name);
+        assert!(!kernels.is_empty(), "{name}: no kernels");
+        for (file, cu, ptx) in kernels {
+            // vector loads of the inputs (through the read-only cache)
+            assert!(ptx.contains("ld.global.nc.v4.f32"), "{name} {file}: no 16-byte loads in\n{ptx}");
+            // the element functions check no read: the host checks the shapes once
+            let elem = cu.split("// the element function").nth(1).unwrap();
+            let elem = elem.split("\n}\n").next().unwrap();
+            assert!(!elem.contains("EQ_ERR_INDEX"), "{name} {file}: a checked read in\n{elem}");
+            assert!(!elem.contains("eq_fail"), "{name} {file}: a failure path in\n{elem}");
+            assert!(!ptx.contains("eq_fail"), "{name} {file}: a call of eq_fail in the PTX");
+        }
+    }
+    // outputs too: saxpy and map_chain store 16 bytes at a time
+    for name in ["saxpy", "map_chain"] {
+        for (file, _, ptx) in ptx_of(name) {
+            assert!(ptx.contains("st.global.v4.f32"), "{name} {file}: no 16-byte stores in\n{ptx}");
+        }
+    }
+}

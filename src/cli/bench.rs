@@ -118,7 +118,9 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
     }
     for p in chosen {
         eprintln!("bench: {} ...", p.name);
+        let started = std::time::Instant::now();
         let m = eqfuse::bench::bench(p, &opts, backend)?;
+        eprintln!("bench: {} took {:.1} s", p.name, started.elapsed().as_secs_f64());
         if !a.json {
             let ms = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |x| format!("{:.3}ms", x * 1e3));
             let ratio = m.handwritten_s.map_or_else(|| "-".to_string(), |h| format!("{:.2}x", m.fused_s / h));

@@ -71,15 +71,19 @@ pub(crate) fn generate(
     let mut funcs = String::new();
     let prefix = format!("eq_k{index}");
     let mut in_space = Vec::new();
-    let mut func =
-        |layout: &mut Layout, fname: &str, f: &Func, what: &str, elem: bool| -> Result<(), String> {
-            let mut cx =
-                FnCtx { plan, host, layout, in_space: if elem { Some(&mut in_space) } else { None } };
-            let text = emit(&mut cx, fname, f)?;
-            w!(funcs, "// {what}");
-            funcs.push_str(&text);
-            Ok(())
-        };
+    let mut func = |layout: &mut Layout,
+                    fname: &str,
+                    f: &Func,
+                    what: &str,
+                    elem: bool|
+     -> Result<(), String> {
+        let mut cx =
+            FnCtx { plan, host, layout, in_space: if elem { Some(&mut in_space) } else { None }, tile: &[] };
+        let text = emit(&mut cx, fname, f)?;
+        w!(funcs, "// {what}");
+        funcs.push_str(&text);
+        Ok(())
+    };
     func(&mut layout, &format!("{prefix}_elem"), &k.elem, "the element function", true)?;
     if let Some((pred, t)) = filter {
         func(&mut layout, &format!("{prefix}_pred"), pred, "the filter's predicate", false)?;

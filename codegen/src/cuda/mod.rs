@@ -77,15 +77,24 @@ pub struct KernelCode {
     pub slots: Vec<Slot>,
     /// Scratch buffers.
     pub scratch: Vec<Scratch>,
+    /// Arrays the element function reads without a bounds check, at indices of the space
+    /// (with [`GenOptions::unchecked`]): before the launch the host checks that the space's
+    /// extent along each axis that indexes the array is at most the array's dimension, and
+    /// generates the kernel again with every read checked where one is not (that run
+    /// reports the read that fails).
+    pub in_space: Vec<crate::scalar::InSpace>,
 }
 
 /// Options that change the generated source.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GenOptions {
     /// Threads per block (a multiple of 32, at most 1024).
     pub block: u32,
     /// Allow `atomicAdd` on `f32` (flushes subnormals) in permutes.
     pub fast_math: bool,
+    /// Emit reads at indices of the space without a bounds check
+    /// ([`KernelCode::in_space`]); off, every read is checked.
+    pub unchecked: bool,
 }
 
 /// The kernel's file name: `k<index>_<kind>.cu`.
@@ -110,7 +119,7 @@ pub fn generate(
 ) -> Result<KernelCode, String> {
     let mut g = skeleton::Gen::new(plan, kernel, index, opts, host)?;
     let skel = g.build()?;
-    let (layout, funcs, kernels, scratch) = g.finish();
+    let (layout, funcs, kernels, scratch, in_space) = g.finish();
     let mut src = String::new();
     let _ = writeln!(src, "// eqfuse: kernel k{index}, {}", crate::describe(plan, kernel));
     let _ = writeln!(src, "// generated CUDA C; compiled by NVRTC on its own (no #include).");
@@ -139,6 +148,7 @@ pub fn generate(
         skeleton: skel,
         slots: layout.slots(),
         scratch,
+        in_space,
     })
 }
 

@@ -2,7 +2,7 @@
 //! See the table in [`super`] for which skeleton each kernel gets.
 
 use super::{GenOptions, Scratch, Skeleton};
-use crate::scalar::{emit, FnCtx};
+use crate::scalar::{emit, FnCtx, InSpace};
 use crate::{cty, known_op, Dialect, KnownOp, Layout};
 use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
@@ -22,6 +22,8 @@ pub(crate) struct Gen<'a> {
     scratch: Vec<Scratch>,
     /// The lanes' element types (their values' types).
     types: Vec<ElemType>,
+    /// The reads the element function does without a bounds check.
+    in_space: Vec<InSpace>,
 }
 
 /// Appends a formatted line to a `String` (writing to a `String` cannot fail).
@@ -30,6 +32,34 @@ macro_rules! w {
         let _ = writeln!($dst, $($arg)*);
     }};
 }
+
+/// A kernel over a 1-d space run in tiles: each thread takes `w` consecutive elements per
+/// step, loading each array read at the space's index (and storing each output) with one
+/// 16-byte vector access (`float4`, `double2`, ...) when every pointer is 16-byte aligned.
+struct Tile {
+    /// Elements per step: 16 bytes over the widest element.
+    w: usize,
+    /// The arrays loaded a vector at a time, with their element types.
+    arrays: Vec<(ValueId, ElemType)>,
+    /// The element function a step calls: `eq_elem_v` (the tiled arrays' elements passed
+    /// in), or `eq_elem` itself when no array is tiled (only outputs are stored a vector at
+    /// a time).
+    func: &'static str,
+}
+
+/// The CUDA vector type of `w` elements of `t` (not `bool`).
+fn vec_type(t: ElemType, w: usize) -> String {
+    let base = match t {
+        ElemType::F32 => "float",
+        ElemType::F64 => "double",
+        ElemType::I32 => "int",
+        ElemType::I64 | ElemType::Bool => "longlong",
+    };
+    format!("{base}{w}")
+}
+
+/// The name of component `c` of a CUDA vector.
+const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
 impl<'a> Gen<'a> {
     pub(crate) fn new(
@@ -51,12 +81,14 @@ impl<'a> Gen<'a> {
             kernels: String::new(),
             scratch: Vec::new(),
             types,
+            in_space: Vec::new(),
         })
     }
 
-    /// The argument block, the device functions, the entry points and the scratch buffers.
-    pub(crate) fn finish(self) -> (Layout, String, String, Vec<Scratch>) {
-        (self.layout, self.funcs, self.kernels, self.scratch)
+    /// The argument block, the device functions, the entry points, the scratch buffers and
+    /// the reads left unchecked.
+    pub(crate) fn finish(self) -> (Layout, String, String, Vec<Scratch>, Vec<InSpace>) {
+        (self.layout, self.funcs, self.kernels, self.scratch, self.in_space)
     }
 
     fn rank(&self) -> usize {
@@ -67,9 +99,13 @@ impl<'a> Gen<'a> {
         format!("eq_k{}_{what}", self.index)
     }
 
-    /// Emits `func` as device function `fname`.
+    /// Emits `func` as device function `fname`; the element function (`elem`) reads at
+    /// indices of the space without checks when the options allow it.
     fn func(&mut self, fname: &str, func: &Func, what: &str) -> Result<(), String> {
-        let mut cx = FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout, in_space: None };
+        let elem = fname == "eq_elem" && self.opts.unchecked;
+        let in_space = if elem { Some(&mut self.in_space) } else { None };
+        let mut cx =
+            FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout, in_space, tile: &[] };
         let text = emit(&mut cx, fname, func)?;
         w!(self.funcs, "// {what}");
         self.funcs.push_str(&text);
@@ -175,7 +211,7 @@ impl<'a> Gen<'a> {
         let all_gen = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate));
         let gen_or_reduce = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }));
         if all_gen {
-            return Ok(self.map());
+            return self.map();
         }
         if gen_or_reduce {
             return if self.rank() == 1 { self.full_reduce() } else { self.row_reduce() };
@@ -207,7 +243,175 @@ impl<'a> Gen<'a> {
         self.layout.out(k, self.types[k], &nm)
     }
 
-    fn map(&mut self) -> Skeleton {
+    /// The tile of a kernel over a 1-d space, with its element function's vector copy
+    /// `eq_elem_v` emitted; `None` when nothing would be loaded or stored a vector at a
+    /// time. Call after `eq_elem` (whose unchecked reads it uses).
+    fn tile(&mut self) -> Result<Option<Tile>, String> {
+        if self.rank() != 1 || !self.opts.unchecked {
+            return Ok(None);
+        }
+        let mut arrays: Vec<(ValueId, ElemType)> = Vec::new();
+        for read in &self.in_space {
+            let t = self.plan.values.get(read.array).map(|i| i.elem);
+            if let (true, Some(t)) = (read.axes == [0], t) {
+                if t != ElemType::Bool && !arrays.iter().any(|a| a.0 == read.array) {
+                    arrays.push((read.array, t));
+                }
+            }
+        }
+        let stored: Vec<ElemType> = self
+            .k
+            .lanes
+            .iter()
+            .zip(&self.types)
+            .filter(|(l, t)| matches!(l.op, LaneOp::Generate) && **t != ElemType::Bool)
+            .map(|(_, t)| *t)
+            .collect();
+        let widest = arrays.iter().map(|a| a.1).chain(stored).map(ElemType::size_bytes).max();
+        let Some(widest) = widest else { return Ok(None) };
+        let ids: Vec<ValueId> = arrays.iter().map(|a| a.0).collect();
+        let w = 16 / widest.max(1);
+        if ids.is_empty() {
+            return Ok(Some(Tile { w, arrays, func: "eq_elem" }));
+        }
+        let mut unused = Vec::new();
+        let mut cx = FnCtx {
+            plan: self.plan,
+            host: self.host,
+            layout: &mut self.layout,
+            in_space: Some(&mut unused),
+            tile: &ids,
+        };
+        let text = emit(&mut cx, "eq_elem_v", &self.k.elem)?;
+        w!(self.funcs, "// the element function, its tiled arrays' elements passed in");
+        self.funcs.push_str(&text);
+        self.funcs.push('\n');
+        Ok(Some(Tile { w, arrays, func: "eq_elem_v" }))
+    }
+
+    /// The condition under which `tile`'s vector accesses are aligned: every array it
+    /// loads and every output it stores starts on 16 bytes.
+    fn tile_aligned(&mut self, tile: &Tile) -> String {
+        let mut ptrs: Vec<String> =
+            tile.arrays.iter().map(|&(v, _)| self.layout.array(self.plan, v)).collect();
+        for (i, lane) in self.k.lanes.iter().enumerate() {
+            if matches!(lane.op, LaneOp::Generate) && self.types[i] != ElemType::Bool {
+                ptrs.push(self.out(i));
+            }
+        }
+        let ors: Vec<String> = ptrs.iter().map(|p| format!("(unsigned long long){p}")).collect();
+        format!("(({}) & 15ull) == 0ull", ors.join(" | "))
+    }
+
+    /// One step of `tile` over elements `[q * w, q * w + w)`: a vector load per tiled
+    /// array, the element function per element (folding the reduce lanes into `acc<i>`),
+    /// a vector store per output.
+    fn tile_step(&mut self, tile: &Tile, ind: &str) -> String {
+        let w = tile.w;
+        let mut s = String::new();
+        w!(s, "{ind}const long long f0 = q * {w};");
+        for &(v, t) in &tile.arrays {
+            let base = self.layout.array(self.plan, v);
+            let vt = vec_type(t, w);
+            w!(s, "{ind}const {vt} eq_tv{v} = __ldg((const {vt}*){base} + q);");
+        }
+        let mut stores = Vec::new();
+        for (i, lane) in self.k.lanes.iter().enumerate() {
+            if matches!(lane.op, LaneOp::Generate) && self.types[i] != ElemType::Bool {
+                let vt = vec_type(self.types[i], w);
+                w!(s, "{ind}{vt} eq_y{i} = {{}};");
+                stores.push((i, vt));
+            }
+        }
+        let decls: Vec<String> =
+            self.types.iter().enumerate().map(|(k, t)| format!("{} eq_x{k};", cty(*t))).collect();
+        for (c, comp) in COMPONENTS.iter().enumerate().take(w) {
+            let mut call = format!("{}(A, f, i0", tile.func);
+            for &(v, _) in &tile.arrays {
+                let _ = write!(call, ", eq_tv{v}.{comp}");
+            }
+            for k in 0..self.types.len() {
+                let _ = write!(call, ", &eq_x{k}");
+            }
+            call.push(')');
+            w!(s, "{ind}{{");
+            w!(s, "{ind}  const long long f = f0 + {c};");
+            w!(s, "{ind}  const long long i0 = f;");
+            w!(s, "{ind}  {}", decls.join(" "));
+            w!(s, "{ind}  if ({call}) {{");
+            for (i, lane) in self.k.lanes.iter().enumerate() {
+                match lane.op {
+                    LaneOp::Reduce { .. } => w!(s, "{ind}    acc{i} = op{i}(acc{i}, eq_x{i});"),
+                    _ if self.types[i] == ElemType::Bool => {
+                        let nm = name(self.plan, lane.dst);
+                        let o = self.layout.out(i, self.types[i], &nm);
+                        w!(s, "{ind}    {o}[f] = eq_x{i};");
+                    }
+                    _ => w!(s, "{ind}    eq_y{i}.{comp} = eq_x{i};"),
+                }
+            }
+            w!(s, "{ind}  }}");
+            w!(s, "{ind}}}");
+        }
+        for (i, vt) in stores {
+            let o = self.out(i);
+            w!(s, "{ind}(({vt}*){o})[q] = eq_y{i};");
+        }
+        s
+    }
+
+    /// The tiled loop over `[0, n / w * w)` (when aligned), setting `start`, the first
+    /// element the scalar loop after it takes; `g` is the thread's index, `nthreads` the
+    /// grid's threads.
+    fn tile_loop(&mut self, tile: &Tile, n: &str, ind: &str) -> String {
+        let aligned = self.tile_aligned(tile);
+        let step = self.tile_step(tile, &format!("{ind}    "));
+        let w = tile.w;
+        let mut s = String::new();
+        w!(s, "{ind}// tiles of {w} elements per thread, 16-byte loads and stores where aligned");
+        w!(s, "{ind}long long start = g;");
+        w!(s, "{ind}if ({aligned}) {{");
+        w!(s, "{ind}  const long long nq = {n} / {w};");
+        w!(s, "{ind}  for (long long q = g; q < nq; q += nthreads) {{");
+        s.push_str(&step);
+        w!(s, "{ind}  }}");
+        w!(s, "{ind}  start = nq * {w} + g;");
+        w!(s, "{ind}}}");
+        s
+    }
+
+    fn map(&mut self) -> Result<Skeleton, String> {
+        if let Some(tile) = self.tile()? {
+            return Ok(self.map_tiled(&tile));
+        }
+        Ok(self.map_plain())
+    }
+
+    /// A map over a 1-d space in tiles, the remainder (or all, unaligned) element by element.
+    fn map_tiled(&mut self, tile: &Tile) -> Skeleton {
+        let entry = self.entry("map");
+        let total = self.layout.total();
+        let outs: Vec<String> = (0..self.types.len()).map(|k| self.out(k)).collect();
+        let tiled = self.tile_loop(tile, &total, "  ");
+        let (decls, call) = self.elem_call("f");
+        self.kernel_head(&entry);
+        let k = &mut self.kernels;
+        w!(k, "  const long long nthreads = (long long)gridDim.x * EQ_BLOCK;");
+        w!(k, "  const long long g = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x;");
+        k.push_str(&tiled);
+        w!(k, "  for (long long f = start; f < {total}; f += nthreads) {{");
+        w!(k, "    const long long i0 = f;");
+        w!(k, "    {decls}");
+        w!(k, "    if (!{call}) continue;");
+        for (i, o) in outs.iter().enumerate() {
+            w!(k, "    {o}[f] = eq_x{i};");
+        }
+        w!(k, "  }}");
+        w!(k, "}}\n");
+        Skeleton::Map { entry }
+    }
+
+    fn map_plain(&mut self) -> Skeleton {
         let entry = self.entry("map");
         let total = self.layout.total();
         let outs: Vec<String> = (0..self.types.len()).map(|k| self.out(k)).collect();
@@ -298,6 +502,12 @@ impl<'a> Gen<'a> {
         let setup = self.reduce_setup(&reds, "  ", true);
         let body = self.fold_body("f", "    ");
         let unflat = self.unflatten("f", 1, "    ");
+        // the operators commute: whole tiles per thread, then the rest element by element
+        let tile = if commutative { self.tile()? } else { None };
+        let tiled = match &tile {
+            Some(t) => self.tile_loop(t, "n", "  "),
+            None => "  const long long start = g;\n".to_string(),
+        };
         let mut k = String::new();
         w!(k, "  __shared__ bool eq_last;");
         for &i in &reds {
@@ -308,7 +518,8 @@ impl<'a> Gen<'a> {
         w!(k, "  const long long nthreads = (long long)gridDim.x * EQ_BLOCK;");
         w!(k, "  const long long g = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x;");
         if commutative {
-            w!(k, "  for (long long f = g; f < n; f += nthreads) {{");
+            k.push_str(&tiled);
+            w!(k, "  for (long long f = start; f < n; f += nthreads) {{");
         } else {
             w!(k, "  // the operator may not commute: each thread folds a contiguous chunk, in order");
             w!(k, "  const long long per = (n + nthreads - 1) / nthreads;");
@@ -332,6 +543,8 @@ impl<'a> Gen<'a> {
         w!(k, "  }}");
         w!(k, "  __syncthreads();");
         w!(k, "  if (eq_last) {{");
+        w!(k, "    // acquire: the other blocks' partials, published before their increments");
+        w!(k, "    __threadfence();");
         w!(k, "    const long long nb = gridDim.x;");
         w!(k, "    const long long per_b = (nb + EQ_BLOCK - 1) / EQ_BLOCK;");
         w!(k, "    const long long lo_b = (long long)threadIdx.x * per_b < nb ? (long long)threadIdx.x * per_b : nb;");

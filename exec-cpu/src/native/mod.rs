@@ -244,10 +244,7 @@ fn reads_fit(
     mut dims: impl FnMut(usize) -> Result<Vec<usize>>,
 ) -> Result<bool> {
     for read in &code.in_space {
-        let d = dims(read.array)?;
-        let fits = d.len() == read.axes.len()
-            && read.axes.iter().zip(&d).all(|(&a, &len)| shape.get(a).is_some_and(|&e| e <= len));
-        if !fits {
+        if !read.fits(shape, &dims(read.array)?) {
             return Ok(false);
         }
     }

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# One short device call with everything a GPU session checks and times, for a lease of a
+# few minutes (run_on_gpu.sh is the long form, one process per case). On the GPU machine,
+# from the repository root, after
+#
+#   TEST_ARGS="-p eqfuse-exec-cuda" TESTS="gpu-*" EXTRA_CONFORMANCE=../shared/conformance \
+#     scripts/gpu/build.sh
+#
+# on the build machine. Steps, each under its own time limit (seconds in brackets):
+#
+#   0. the GPU, the driver and where NVRTC is;
+#   1. one program through the command line (smoke test) [45];
+#   2. the GPU conformance test binary: every case, optimised and unfused, at two block
+#      sizes, in one process (device-bin/tests/gpu-*) [150];
+#   3. bandwidth ceilings and peers' primitives with CuPy at 2^27 f32: a device-to-device
+#      copy, a sum, an inclusive scan, a compaction (scripts/gpu/ceilings.py) [45];
+#   4. `eqfuse bench --backend cuda --scale 8` (2^27 elements for the 1-d programs) [150];
+#   5. the peers (CuPy, JAX) at 2^27 (scripts/gpu/peers.py) [100].
+#
+# SKIP="3 5" leaves steps out. Results go to $OUT (default device-bin/results): log.txt,
+# smoke.txt, gpu_tests.txt, ceilings.txt, ceilings.json, bench.txt, peers.json (each step's
+# standard error goes to log.txt). The last lines printed are a summary.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-device-bin/results}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+summary=()
+
+# 0. driver, NVRTC
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+for lib in $(python3 - <<'PY' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+    for p in nvidia.__path__:
+        for f in glob.glob(os.path.join(p, "**", "libnvrtc.so*"), recursive=True):
+            print(os.path.dirname(f))
+except Exception:
+    pass
+PY
+); do LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$lib"; done
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  ls /usr/local/cuda/lib64 2>/dev/null | grep -E 'nvrtc|cublas' | head
+} 2>&1 | tee "$OUT/log.txt"
+
+root=$(cat device-bin/BUILD_ROOT 2>/dev/null || true)
+if [ -n "$root" ] && [ ! -e "$root" ] && [ "$root" != "$PWD" ]; then
+  mkdir -p "$(dirname "$root")" 2>/dev/null && ln -s "$PWD" "$root" 2>/dev/null || true
+fi
+
+step() { # name limit output-file command...: stdout to the file (its end to the log), stderr to the log
+  local name=$1 limit=$2 file=$3
+  shift 3
+  local t0=$SECONDS
+  echo "== $name" | tee -a "$OUT/log.txt"
+  timeout "$limit" "$@" >"$file" 2>>"$OUT/log.txt"
+  local rc=$?
+  [ "$file" = "$OUT/log.txt" ] || tail -25 "$file" | tee -a "$OUT/log.txt"
+  summary+=("$name: exit $rc in $((SECONDS - t0)) s")
+  echo "== $name: exit $rc in $((SECONDS - t0)) s" | tee -a "$OUT/log.txt"
+}
+
+# 1. smoke
+skip 1 || step smoke 45 "$OUT/smoke.txt" device-bin/eqfuse run examples/dotp.eqf --random-inputs 1 --backend cuda
+
+# 2. conformance on the device, in one process
+if ! skip 2; then
+  extra=()
+  [ -d device-bin/conformance-extra ] && extra=(env EQFUSE_EXTRA_CONFORMANCE="$PWD/device-bin/conformance-extra")
+  for t in device-bin/tests/gpu-*; do
+    step "conformance $(basename "$t")" 150 "$OUT/gpu_tests.txt" "${extra[@]}" "$t" --test-threads=1 --nocapture
+  done
+fi
+
+# 3. ceilings and the peers' primitives
+skip 3 || step ceilings 45 "$OUT/ceilings.txt" python3 scripts/gpu/ceilings.py --out "$OUT/ceilings.json"
+
+# 4. eqfuse's benchmarks (the table, printed a line per program as it goes)
+skip 4 || step bench 150 "$OUT/bench.txt" device-bin/eqfuse bench --backend cuda --scale "${BENCH_SCALE:-8}"
+
+# 5. the peers
+skip 5 || step peers 100 "$OUT/peers.json" python3 scripts/gpu/peers.py --scale "${PEER_SCALE:-27}" --repeats 10
+
+echo "== summary" | tee -a "$OUT/log.txt"
+printf '%s\n' "${summary[@]}" | tee -a "$OUT/log.txt"
