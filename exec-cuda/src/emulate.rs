@@ -214,6 +214,8 @@ pub(crate) struct Emu {
     dir: PathBuf,
     cxx: &'static str,
     libs: Mutex<HashMap<String, Arc<libloading::Library>>>,
+    /// Lines put before every kernel file (tests' `#define`s).
+    defines: String,
 }
 
 /// A compiled kernel file.
@@ -234,7 +236,7 @@ impl Emu {
             std::fs::write(&tmp, EMU_HEADER).ok()?;
             std::fs::rename(&tmp, &header).ok()?;
         }
-        Some(Emu { dir, cxx, libs: Mutex::new(HashMap::new()) })
+        Some(Emu { dir, cxx, libs: Mutex::new(HashMap::new()), defines: String::new() })
     }
 }
 
@@ -252,8 +254,7 @@ fn entries(s: &Skeleton) -> Vec<&str> {
         | Skeleton::ScanRows { entry }
         | Skeleton::Permute { entry, .. } => vec![entry],
         Skeleton::RowReduce { warp, block } => vec![warp, block],
-        Skeleton::Scan1d { up, mid, down } => vec![up, mid, down],
-        Skeleton::Filter { count, offsets, scatter } => vec![count, offsets, scatter],
+        Skeleton::Scan1d { entry, .. } | Skeleton::Filter { entry, .. } => vec![entry],
     }
 }
 
@@ -292,11 +293,11 @@ impl Gpu for Emu {
     }
 
     fn module(&self, code: &KernelCode, _opts: &CudaOptions) -> Result<EmuModule> {
-        let key = crate::cache::key(&[&code.source]);
+        let key = crate::cache::key(&[&self.defines, &code.source]);
         if let Some(lib) = self.libs.lock().map_err(emu_err)?.get(&key) {
             return Ok(EmuModule { lib: lib.clone() });
         }
-        let mut src = code.source.clone();
+        let mut src = format!("{}{}", self.defines, code.source);
         for e in entries(&code.skeleton) {
             src.push_str(&format!("EQEMU_ENTRY({e})\n"));
         }
@@ -635,6 +636,50 @@ mod tests {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 problems.extend(agrees(&emu, &opts, &format!("{name} n={n}"), src, Some(mine), false));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// Single-pass scans and filters over many tiles (a tile is 8 elements per thread, 256
+    /// at 32 threads), commutative or not, inclusive and exclusive, with every tile
+    /// publishing its inclusive prefix and, with `EQ_LOOKBACK_SPARSE`, only every fourth
+    /// (so that the look-back walks across aggregates), against the interpreter.
+    #[test]
+    fn lookback_scans_and_filters_over_many_tiles() {
+        let Some(mut emu) = emu() else { return };
+        use ndarray::Array1;
+        let programs: &[(&str, &str)] = &[
+            ("scan_add", "input ks : i64[n]\noutput s = scan (+) 0 ks\noutput e = scan_exclusive (+) 0 ks"),
+            ("scan_ordered", "input ks : i64[n]\noutput p = scan (\\a b -> a + b) 0 ks\noutput q = scan_exclusive (\\a b -> a + b) 0 ks"),
+            ("scan_f32_max", "input xs : f32[n]\noutput m = scan max (-inf) xs"),
+            ("filter", "input xs : f32[n]\noutput k = filter (\\x -> x > 0.5) xs\noutput c = reduce (+) 0 (map (\\x -> if x > 0.5 then 1 else 0) xs)"),
+            ("filter_then_scan", "input ks : i64[n]\noutput s = scan (+) 0 (filter (\\k -> k % 3 == 1) ks)"),
+        ];
+        let opts = CudaOptions { block_size: 32, disk_cache: false, ..CudaOptions::default() };
+        let mut problems = Vec::new();
+        for sparse in [false, true] {
+            emu.defines = if sparse { "#define EQ_LOOKBACK_SPARSE 1\n".into() } else { String::new() };
+            for n in [1usize, 255, 256, 257, 256 * 9 + 17] {
+                let mut inputs = IndexMap::new();
+                inputs.insert(
+                    "ks".to_string(),
+                    Value::I64(Array1::from_shape_fn(n, |k| (k * 7 % 13) as i64 - 5).into_dyn()),
+                );
+                inputs.insert(
+                    "xs".to_string(),
+                    Value::F32(Array1::from_shape_fn(n, |k| ((k * 37 % 101) as f32) / 101.0).into_dyn()),
+                );
+                for (name, src) in programs {
+                    let checked = check(&parse(src).unwrap()).unwrap();
+                    let mine: IndexMap<String, Value> = inputs
+                        .iter()
+                        .filter(|(k, _)| checked.inputs.contains_key(*k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    let label = format!("{name} n={n} sparse={sparse}");
+                    problems.extend(agrees(&emu, &opts, &label, src, Some(mine), false));
+                }
             }
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));

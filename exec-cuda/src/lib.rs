@@ -2,8 +2,8 @@
 //!
 //! The CUDA executor: every kernel of an [`eqfuse_ir::plan::Plan`] becomes a self-contained
 //! CUDA C file generated from a small set of skeletons (the table below: grid-stride
-//! elementwise loops, one-launch full reductions, warp- or block-per-row reductions,
-//! reduce-then-scan, flag/scan/scatter filters, atomic permutes), compiled at run time by
+//! elementwise loops in 16-byte tiles, one-launch full reductions, warp- or block-per-row
+//! reductions, single-pass scans and filters, atomic permutes), compiled at run time by
 //! NVRTC ([`nvrtc`]) into a cubin for the device's architecture (PTX as a fallback), cached
 //! by the hash of (source, architecture, options) in memory and on disk, and launched
 //! through cudarc's driver API. Host steps of the plan (scalars, asserts, the conditions of
@@ -26,11 +26,15 @@
 //!
 //! | kernel | skeleton |
 //! | --- | --- |
-//! | generate lanes (`map`, `gather`, ...) | grid-stride loop, multi-index from the flat index |
-//! | reduce over a 1-d space | one launch: threads fold, warp shuffles, the last block combines |
+//! | generate lanes (`map`, `gather`, ...) | grid-stride loop, multi-index from the flat index; over a 1-d space, tiles of 16-byte loads and stores |
+//! | reduce over a 1-d space | one launch: threads fold (in tiles when the operator commutes), warp shuffles, the last block combines |
 //! | reduce along rows | a warp per row (rows up to 1024 long) or a block per row |
-//! | scan | reduce-then-scan (1-d), a block per row (rank >= 2) |
-//! | filter | count per block, scan of the counts, scatter |
+//! | scan | one pass with decoupled look-back (1-d), a block per row (rank >= 2) |
+//! | filter | one pass with decoupled look-back into room for every element; the count read after it |
+//!
+//! Reads at the indices of the kernel's space (`xs[i]` over `[n]`, `m[i, j]` over `[r, c]`)
+//! carry no bounds check: before the launch the host checks each such array's shape against
+//! the space, and generates the kernel with every read checked where one does not cover it.
 //! | permute | atomics: `atomicAdd`, `atomicMin`/`Max`, compare-and-swap loops |
 //!
 //! ```

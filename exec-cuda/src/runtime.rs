@@ -196,6 +196,16 @@ fn count_kernels(steps: &[Step]) -> usize {
 }
 
 /// `ceil(a / b)` clamped to `1 ..= cap`, as a grid size.
+/// The grid of a single-pass tile loop: a block per tile of `tile` elements.
+fn tiles(total: usize, tile: usize) -> Result<u32> {
+    u32::try_from(total.div_ceil(tile.max(1))).map_err(|_| {
+        Error::new(
+            eqfuse_ir::error::Code::Limit,
+            format!("{total} elements are too many tiles for one launch"),
+        )
+    })
+}
+
 fn grid(a: usize, b: usize, cap: usize) -> u32 {
     let g = a.div_ceil(b.max(1)).clamp(1, cap.max(1));
     u32::try_from(g).unwrap_or(u32::MAX)
@@ -785,14 +795,12 @@ impl<'p, G: Gpu> Run<'p, G> {
                     self.launch(module, entry, g, &mut a)?;
                 }
             }
-            Skeleton::Scan1d { up, mid, down } => {
+            Skeleton::Scan1d { entry, tile } => {
                 if total > 0 {
-                    let g = self.chunks(&mut l, total, b, sms);
+                    let g = tiles(total, *tile)?;
                     l.scratch = self.scratch(code, g)?;
                     let mut a = self.args(code, &l)?;
-                    self.launch(module, up, g, &mut a)?;
-                    self.launch(module, mid, 1, &mut a)?;
-                    self.launch(module, down, g, &mut a)?;
+                    self.launch(module, entry, g, &mut a)?;
                 }
             }
             Skeleton::ScanRows { entry } => {
@@ -801,20 +809,23 @@ impl<'p, G: Gpu> Run<'p, G> {
                     self.launch(module, entry, grid(rows, 1, sms * 16), &mut a)?;
                 }
             }
-            Skeleton::Filter { count, offsets, scatter } => {
+            Skeleton::Filter { entry, tile } => {
                 let lane = k.lanes.first().ok_or_else(|| internal("a filter with no lane"))?;
                 let elem = self.plan.values.get(lane.dst).ok_or_else(|| internal("no filter output"))?.elem;
                 self.check_alloc(k.kind.as_str(), elem, total)?;
                 if total == 0 {
                     vals.push(self.new_output(k, 0, vec![0])?);
                 } else {
-                    let g = self.chunks(&mut l, total, b, sms);
+                    // room for every element; the pass writes the kept ones and their count,
+                    // read once, after it
+                    let mut out = self.new_output(k, 0, vec![total])?;
+                    let g = tiles(total, *tile)?;
                     l.scratch = self.scratch(code, g)?;
+                    l.outs = vec![out.dev.clone()];
                     let mut a = self.args(code, &l)?;
-                    self.launch(module, count, g, &mut a)?;
-                    self.launch(module, offsets, 1, &mut a)?;
-                    let total_buf = l.scratch.get(1).ok_or_else(|| internal("no filter total"))?.clone();
-                    let bytes = self.download(&total_buf, 0, 8)?;
+                    self.launch(module, entry, g, &mut a)?;
+                    let kept_buf = l.scratch.get(4).ok_or_else(|| internal("no filter count"))?.clone();
+                    let bytes = self.download(&kept_buf, 0, 8)?;
                     let kept = match scalar_from_bytes(ElemType::I64, &bytes)? {
                         Scalar::I64(c) => {
                             usize::try_from(c).map_err(|_| internal("a negative filter count"))?
@@ -824,12 +835,7 @@ impl<'p, G: Gpu> Run<'p, G> {
                     if kept > total {
                         return Err(internal("a filter that kept more elements than it saw"));
                     }
-                    let out = self.new_output(k, 0, vec![kept])?;
-                    if kept > 0 {
-                        l.outs = vec![out.dev.clone()];
-                        let mut a = self.args(code, &l)?;
-                        self.launch(module, scatter, g, &mut a)?;
-                    }
+                    out.shape = vec![kept];
                     vals.push(out);
                 }
             }
@@ -871,15 +877,6 @@ impl<'p, G: Gpu> Run<'p, G> {
             }
         }
         Ok(true)
-    }
-
-    /// Splits `total` elements into chunks of whole blocks' work for a chunked launch (scan,
-    /// filter): sets `l.chunk` and `l.blocks`, returns the grid.
-    fn chunks(&self, l: &mut LaunchVals<G::Buf>, total: usize, block: usize, sms: usize) -> u32 {
-        let g = grid(total, block * 16, sms * 8) as usize;
-        l.chunk = total.div_ceil(g);
-        l.blocks = total.div_ceil(l.chunk);
-        u32::try_from(l.blocks).unwrap_or(u32::MAX)
     }
 
     /// The kernel's scratch buffers for a grid of `g` blocks (zeroed).

@@ -241,3 +241,21 @@ fn streaming_kernels_load_16_bytes_at_a_time_without_bounds_checks() {
         }
     }
 }
+
+#[test]
+fn scans_and_filters_are_one_pass() {
+    if !require_nvrtc() {
+        return;
+    }
+    let mut seen = 0;
+    for name in ["scans", "filter_reduce"] {
+        for (file, _, ptx) in ptx_of(name) {
+            if file.contains("scan") || file.contains("filter") {
+                seen += 1;
+                let entries = ptx.matches(".entry").count();
+                assert_eq!(entries, 1, "{name} {file}: {entries} entry points");
+            }
+        }
+    }
+    assert!(seen >= 2, "no scan or filter kernel found");
+}

@@ -17,7 +17,8 @@
 #   4. `eqfuse bench --backend cuda --scale 8` (2^27 elements for the 1-d programs) [150];
 #   5. the peers (CuPy, JAX) at 2^27 (scripts/gpu/peers.py) [100].
 #
-# SKIP="3 5" leaves steps out. Results go to $OUT (default device-bin/results): log.txt,
+# SKIP="3 5" leaves steps out; BENCH_PROGRAMS and PEER_PROGRAMS (space- and comma-separated
+# names) restrict steps 4 and 5. Results go to $OUT (default device-bin/results): log.txt,
 # smoke.txt, gpu_tests.txt, ceilings.txt, ceilings.json, bench.txt, peers.json (each step's
 # standard error goes to log.txt). The last lines printed are a summary.
 set -uo pipefail
@@ -83,10 +84,22 @@ fi
 skip 3 || step ceilings 45 "$OUT/ceilings.txt" python3 scripts/gpu/ceilings.py --out "$OUT/ceilings.json"
 
 # 4. eqfuse's benchmarks (the table, printed a line per program as it goes)
-skip 4 || step bench 150 "$OUT/bench.txt" device-bin/eqfuse bench --backend cuda --scale "${BENCH_SCALE:-8}"
+# (BENCH_PROGRAMS="dotp scans ..." benchmarks only those)
+bench_all() {
+  if [ -z "${BENCH_PROGRAMS:-}" ]; then
+    device-bin/eqfuse bench --backend cuda --scale "${BENCH_SCALE:-8}"
+    return
+  fi
+  for p in $BENCH_PROGRAMS; do
+    device-bin/eqfuse bench --backend cuda --scale "${BENCH_SCALE:-8}" --filter "$p" || return
+  done
+}
+export -f bench_all
+skip 4 || step bench 150 "$OUT/bench.txt" bash -c bench_all
 
 # 5. the peers
-skip 5 || step peers 100 "$OUT/peers.json" python3 scripts/gpu/peers.py --scale "${PEER_SCALE:-27}" --repeats 10
+skip 5 || step peers 100 "$OUT/peers.json" python3 scripts/gpu/peers.py --scale "${PEER_SCALE:-27}" --repeats 10 \
+  ${PEER_PROGRAMS:+--programs "$PEER_PROGRAMS"}
 
 echo "== summary" | tee -a "$OUT/log.txt"
 printf '%s\n' "${summary[@]}" | tee -a "$OUT/log.txt"

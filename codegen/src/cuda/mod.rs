@@ -13,9 +13,9 @@
 //! | generate lanes only (`map`, `gather`, `copy`, ...) | grid-stride loop, multi-index from the flat index | `_map` |
 //! | reduce over a 1-d space (plus generate lanes) | one launch: each thread folds a chunk, block tree with warp shuffles, the last block (atomic counter) combines the per-block partials | `_reduce` |
 //! | reduce over rank >= 2 (rows) | a warp per row or a block per row, chosen at launch by the row length | `_reduce_warp`, `_reduce_block` |
-//! | scan over a 1-d space | reduce-then-scan: per-block reduce, one-block scan of the block sums, final scan | `_scan_up`, `_scan_mid`, `_scan_down` |
+//! | scan over a 1-d space | one pass: a block per tile, `EQ_ITEMS` consecutive elements per thread, the tile's prefix by decoupled look-back | `_scan` |
 //! | scan over rank >= 2 | a block per row, tiles with a carry | `_scan_rows` |
-//! | filter | count per block, scan of the counts, scatter | `_filter_count`, `_filter_offsets`, `_filter_scatter` |
+//! | filter | one pass as the scan, on counts: each tile writes its kept elements from its offset; the count is read after the pass | `_filter` |
 //! | permute | grid-stride loop, atomics (`atomicAdd`, `atomicMin`/`Max`, compare-and-swap loops) | `_permute` |
 //!
 //! Every entry point takes one parameter, `const EqArgs A`: a struct of 8-byte fields
@@ -52,14 +52,17 @@ pub enum Skeleton {
     FullReduce { entry: String },
     /// Reduce (and generate) lanes over rank >= 2: a warp or a block per row.
     RowReduce { warp: String, block: String },
-    /// A scan over a 1-d space: `up` (per-block reduce into scratch 0), `mid` (one block:
-    /// exclusive scan of the block sums), `down` (final scan seeded by the block's prefix).
-    Scan1d { up: String, mid: String, down: String },
+    /// A scan over a 1-d space in one pass: a block per tile of `tile` elements, each tile
+    /// taking its prefix from its predecessors by decoupled look-back. Scratch 0 is the
+    /// tile counter; 1, 2 and 3 the tiles' flags, aggregates and inclusive prefixes.
+    Scan1d { entry: String, tile: usize },
     /// A scan along rows (rank >= 2): a block per row.
     ScanRows { entry: String },
-    /// A filter: `count` (kept per block into scratch 0), `offsets` (one block: exclusive scan
-    /// of the counts, the total into scratch 1), then the host sizes the output, `scatter`.
-    Filter { count: String, offsets: String, scatter: String },
+    /// A filter in one pass, into an output with room for every element: a block per tile
+    /// of `tile` elements, whose offset comes from its predecessors' counts by decoupled
+    /// look-back; the last tile writes the number kept into scratch 4 (the host reads it
+    /// after the pass). Scratch 0 to 3 as for [`Skeleton::Scan1d`], on counts.
+    Filter { entry: String, tile: usize },
     /// A permute: the output starts as a copy of `dest`, then `entry` combines atomically.
     Permute { entry: String, dest: ValueId },
 }
@@ -124,6 +127,7 @@ pub fn generate(
     let _ = writeln!(src, "// eqfuse: kernel k{index}, {}", crate::describe(plan, kernel));
     let _ = writeln!(src, "// generated CUDA C; compiled by NVRTC on its own (no #include).");
     let _ = writeln!(src, "#define EQ_BLOCK {}", opts.block);
+    let _ = writeln!(src, "#define EQ_ITEMS {}", skeleton::ITEMS);
     if opts.fast_math {
         src.push_str("#define EQ_FAST_MATH 1\n");
     }

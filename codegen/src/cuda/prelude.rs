@@ -104,6 +104,42 @@ __device__ __forceinline__ void eq_block_scan(T x, T carry, T ne, const Op& op, 
   __syncthreads();
 }
 
+// Decoupled look-back (single-pass scan and compaction; Merrill and Garland): called by one
+// thread of tile `tile` (tiles numbered in the order their blocks started) with the tile's
+// aggregate. It publishes the aggregate (flag 1), walks back over the predecessors until
+// one has published its inclusive prefix (flag 2), folding their aggregates on the way,
+// publishes its own inclusive prefix and returns its exclusive prefix. A value is written
+// before its flag, with a fence between; a reader fences between the flag and the value.
+// A predecessor started earlier and publishes its aggregate without waiting for anyone, so
+// the spin ends. Tests define EQ_LOOKBACK_SPARSE: only every fourth tile publishes an
+// inclusive prefix, so that the walk crosses aggregates.
+template <typename T, typename Op>
+__device__ __forceinline__ T eq_lookback(long long tile, T agg, T ne, const Op& op, unsigned int* flags, T* aggs, T* incs) {
+  T prefix = ne;
+  if (tile > 0) {
+    aggs[tile] = agg;
+    __threadfence();
+    *(volatile unsigned int*)&flags[tile] = 1u;
+    for (long long p = tile - 1; p >= 0; --p) {
+      unsigned int fl;
+      do { fl = *(volatile unsigned int*)&flags[p]; } while (fl == 0u);
+      __threadfence();
+      if (fl == 2u) {
+        prefix = op(eq_load_volatile(&incs[p]), prefix);
+        break;
+      }
+      prefix = op(eq_load_volatile(&aggs[p]), prefix);
+    }
+  }
+#ifdef EQ_LOOKBACK_SPARSE
+  if (tile % 4 != 0) return prefix;
+#endif
+  incs[tile] = op(prefix, agg);
+  __threadfence();
+  *(volatile unsigned int*)&flags[tile] = 2u;
+  return prefix;
+}
+
 struct EqAddI64 {
   __device__ __forceinline__ long long operator()(long long a, long long b) const { return a + b; }
 };

@@ -58,6 +58,9 @@ fn vec_type(t: ElemType, w: usize) -> String {
     format!("{base}{w}")
 }
 
+/// Elements per thread in a single-pass tile (scan, filter): `EQ_ITEMS` in the source.
+pub(crate) const ITEMS: usize = 8;
+
 /// The name of component `c` of a CUDA vector.
 const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
@@ -641,89 +644,85 @@ impl<'a> Gen<'a> {
         Ok(Skeleton::RowReduce { warp, block })
     }
 
-    fn scan_1d(&mut self, exclusive: bool, commutative: bool) -> Skeleton {
-        let t = cty(self.types[0]);
+    /// The scratch buffers of a single-pass tile loop over values of type `t` (C name
+    /// `ct`): the tile counter, the flags, the aggregates and the inclusive prefixes.
+    fn lookback_scratch(&mut self, ct: &str, size: usize) -> [String; 4] {
+        let counter = self.layout.scratch(0, "unsigned int", "tile_counter");
+        self.scratch.push(Scratch { fixed: 8, per_block: 0 });
+        let flags = self.layout.scratch(1, "unsigned int", "flags");
+        self.scratch.push(Scratch { fixed: 0, per_block: 4 });
+        let aggs = self.layout.scratch(2, ct, "aggregates");
+        self.scratch.push(Scratch { fixed: 0, per_block: size });
+        let incs = self.layout.scratch(3, ct, "inclusive");
+        self.scratch.push(Scratch { fixed: 0, per_block: size });
+        [counter, flags, aggs, incs]
+    }
+
+    /// The opening of a single-pass tile loop: the tile number (in the order blocks start,
+    /// so that every predecessor is running or done), and `lo`, the first of the
+    /// `EQ_ITEMS` consecutive elements this thread takes.
+    fn tile_head(k: &mut String, counter: &str, total: &str) {
+        w!(k, "  __shared__ long long eq_tile;");
+        w!(k, "  if (threadIdx.x == 0) eq_tile = (long long)atomicAdd({counter}, 1u);");
+        w!(k, "  __syncthreads();");
+        w!(k, "  const long long tile = eq_tile;");
+        w!(k, "  const long long n = {total};");
+        w!(k, "  const long long lo = tile * (EQ_BLOCK * EQ_ITEMS) + (long long)threadIdx.x * EQ_ITEMS;");
+    }
+
+    fn scan_1d(&mut self, exclusive: bool, _commutative: bool) -> Skeleton {
+        let ty = self.types[0];
+        let t = cty(ty);
         let total = self.layout.total();
-        let chunk = self.layout.chunk();
-        let blocks = self.layout.blocks();
-        let sums = self.layout.scratch(0, t, "sums");
-        self.scratch.push(Scratch { fixed: 0, per_block: self.types[0].size_bytes() });
+        let [counter, flags, aggs, incs] = self.lookback_scratch(t, ty.size_bytes());
         let out = self.out(0);
         let (decls, call) = self.elem_call("f");
-        let (up, mid, down) = (self.entry("scan_up"), self.entry("scan_mid"), self.entry("scan_down"));
-        let head = |k: &mut String| {
-            w!(k, "  __shared__ {t} eq_sh[EQ_WARPS];");
-            w!(k, "  const EqOp0 op0 = {{&A}};");
-            w!(k, "  {t} ne0;");
-            w!(k, "  eq_ne0(A, -1, &ne0);");
-        };
-        let chunk_bounds = |k: &mut String| {
-            w!(k, "  const long long n = {total};");
-            w!(k, "  const long long lo = (long long)blockIdx.x * {chunk} < n ? (long long)blockIdx.x * {chunk} : n;");
-            w!(k, "  const long long hi = lo + {chunk} < n ? lo + {chunk} : n;");
-        };
-        // 1: each block reduces its chunk
+        let entry = self.entry("scan");
         let mut k = String::new();
-        w!(k, "  // reduce-then-scan, 1/3: each block reduces its chunk");
-        head(&mut k);
-        chunk_bounds(&mut k);
-        w!(k, "  {t} acc = ne0;");
-        if commutative {
-            w!(k, "  for (long long f = lo + threadIdx.x; f < hi; f += EQ_BLOCK) {{");
-        } else {
-            w!(k, "  const long long per = (hi - lo + EQ_BLOCK - 1) / EQ_BLOCK;");
-            w!(k, "  const long long a = lo + (long long)threadIdx.x * per < hi ? lo + (long long)threadIdx.x * per : hi;");
-            w!(k, "  const long long b = a + per < hi ? a + per : hi;");
-            w!(k, "  for (long long f = a; f < b; ++f) {{");
-        }
-        w!(k, "    const long long i0 = f;");
-        w!(k, "    {decls}");
-        w!(k, "    if ({call}) acc = op0(acc, eq_x0);");
-        w!(k, "  }}");
-        w!(k, "  acc = eq_block_reduce(acc, ne0, op0, eq_sh);");
-        w!(k, "  if (threadIdx.x == 0) {sums}[blockIdx.x] = acc;");
-        w!(k, "}}\n");
-        self.kernel_head(&up);
-        self.kernels.push_str(&k);
-        // 2: one block scans the block sums
-        let mut k = String::new();
-        w!(k, "  // reduce-then-scan, 2/3: one block turns the block sums into exclusive prefixes");
-        head(&mut k);
-        w!(k, "  {t} carry = ne0;");
-        w!(k, "  for (long long base = 0; base < {blocks}; base += EQ_BLOCK) {{");
-        w!(k, "    const long long b = base + threadIdx.x;");
-        w!(k, "    const {t} x = b < {blocks} ? {sums}[b] : ne0;");
-        w!(k, "    {t} inc, exc, tot;");
-        w!(k, "    eq_block_scan(x, carry, ne0, op0, eq_sh, inc, exc, tot);");
-        w!(k, "    if (b < {blocks}) {sums}[b] = exc;");
-        w!(k, "    carry = tot;");
-        w!(k, "  }}");
-        w!(k, "}}\n");
-        self.kernel_head(&mid);
-        self.kernels.push_str(&k);
-        // 3: each block scans its chunk from its prefix
-        let mut k = String::new();
-        w!(k, "  // reduce-then-scan, 3/3: each block scans its chunk, tile by tile, from its prefix");
-        head(&mut k);
-        chunk_bounds(&mut k);
-        w!(k, "  {t} carry = {sums}[blockIdx.x];");
-        w!(k, "  for (long long base = lo; base < hi; base += EQ_BLOCK) {{");
-        w!(k, "    const long long f = base + threadIdx.x;");
+        w!(k, "  // one pass: scan the tile, take its prefix from the predecessors (look-back)");
+        w!(k, "  __shared__ {t} eq_sh[EQ_WARPS];");
+        w!(k, "  __shared__ {t} eq_prefix;");
+        w!(k, "  const EqOp0 op0 = {{&A}};");
+        w!(k, "  {t} ne0;");
+        w!(k, "  eq_ne0(A, -1, &ne0);");
+        Gen::tile_head(&mut k, &counter, &total);
+        w!(k, "  {t} xs[EQ_ITEMS];");
+        w!(k, "  {t} agg = ne0;");
+        w!(k, "#pragma unroll");
+        w!(k, "  for (int c = 0; c < EQ_ITEMS; ++c) {{");
+        w!(k, "    const long long f = lo + c;");
         w!(k, "    {t} x = ne0;");
-        w!(k, "    if (f < hi) {{");
+        w!(k, "    if (f < n) {{");
         w!(k, "      const long long i0 = f;");
         w!(k, "      {decls}");
         w!(k, "      if ({call}) x = eq_x0;");
         w!(k, "    }}");
-        w!(k, "    {t} inc, exc, tot;");
-        w!(k, "    eq_block_scan(x, carry, ne0, op0, eq_sh, inc, exc, tot);");
-        w!(k, "    if (f < hi) {out}[f] = {};", if exclusive { "exc" } else { "inc" });
-        w!(k, "    carry = tot;");
+        w!(k, "    xs[c] = x;");
+        w!(k, "    agg = op0(agg, x);");
+        w!(k, "  }}");
+        w!(k, "  {t} inc, exc, tot;");
+        w!(k, "  eq_block_scan(agg, ne0, ne0, op0, eq_sh, inc, exc, tot);");
+        w!(
+            k,
+            "  if (threadIdx.x == 0) eq_prefix = eq_lookback(tile, tot, ne0, op0, {flags}, {aggs}, {incs});"
+        );
+        w!(k, "  __syncthreads();");
+        w!(k, "  {t} run = op0(eq_prefix, exc);");
+        w!(k, "#pragma unroll");
+        w!(k, "  for (int c = 0; c < EQ_ITEMS; ++c) {{");
+        w!(k, "    const long long f = lo + c;");
+        if exclusive {
+            w!(k, "    if (f < n) {out}[f] = run;");
+            w!(k, "    run = op0(run, xs[c]);");
+        } else {
+            w!(k, "    run = op0(run, xs[c]);");
+            w!(k, "    if (f < n) {out}[f] = run;");
+        }
         w!(k, "  }}");
         w!(k, "}}\n");
-        self.kernel_head(&down);
+        self.kernel_head(&entry);
         self.kernels.push_str(&k);
-        Skeleton::Scan1d { up, mid, down }
+        Skeleton::Scan1d { entry, tile: self.opts.block as usize * ITEMS }
     }
 
     fn scan_rows(&mut self, exclusive: bool) -> Skeleton {
@@ -780,79 +779,48 @@ impl<'a> Gen<'a> {
         self.func("eq_pred", pred, "the predicate")?;
         let t = cty(ty);
         let total = self.layout.total();
-        let chunk = self.layout.chunk();
-        let blocks = self.layout.blocks();
-        let counts = self.layout.scratch(0, "long long", "counts");
-        self.scratch.push(Scratch { fixed: 0, per_block: 8 });
-        let kept = self.layout.scratch(1, "long long", "kept");
+        let [counter, flags, aggs, incs] = self.lookback_scratch("long long", 8);
+        let kept = self.layout.scratch(4, "long long", "kept");
         self.scratch.push(Scratch { fixed: 8, per_block: 0 });
         let out = self.out(0);
         let (decls, call) = self.elem_call("f");
-        let (count, offsets, scatter) =
-            (self.entry("filter_count"), self.entry("filter_offsets"), self.entry("filter_scatter"));
-        let chunk_bounds = |k: &mut String| {
-            w!(k, "  const long long n = {total};");
-            w!(k, "  const long long lo = (long long)blockIdx.x * {chunk} < n ? (long long)blockIdx.x * {chunk} : n;");
-            w!(k, "  const long long hi = lo + {chunk} < n ? lo + {chunk} : n;");
-        };
-        let keep = format!("({call} && eq_pred(A, f, eq_x0, &eq_keep) && eq_keep)");
-        // 1: count per block
+        let entry = self.entry("filter");
         let mut k = String::new();
-        w!(k, "  // filter, 1/3: each block counts the elements it keeps");
+        w!(k, "  // one pass: count the tile's kept elements, take its offset from the predecessors");
+        w!(k, "  // (look-back), write them in order; the last tile records how many were kept");
         w!(k, "  __shared__ long long eq_sh[EQ_WARPS];");
-        chunk_bounds(&mut k);
-        w!(k, "  long long c = 0;");
-        w!(k, "  for (long long f = lo + threadIdx.x; f < hi; f += EQ_BLOCK) {{");
-        w!(k, "    const long long i0 = f;");
-        w!(k, "    {decls} bool eq_keep = false;");
-        w!(k, "    if {keep} ++c;");
-        w!(k, "  }}");
-        w!(k, "  c = eq_block_reduce(c, 0LL, EqAddI64(), eq_sh);");
-        w!(k, "  if (threadIdx.x == 0) {counts}[blockIdx.x] = c;");
-        w!(k, "}}\n");
-        self.kernel_head(&count);
-        self.kernels.push_str(&k);
-        // 2: offsets
-        let mut k = String::new();
-        w!(k, "  // filter, 2/3: one block turns the counts into offsets; the total for the host");
-        w!(k, "  __shared__ long long eq_sh[EQ_WARPS];");
-        w!(k, "  long long carry = 0;");
-        w!(k, "  for (long long base = 0; base < {blocks}; base += EQ_BLOCK) {{");
-        w!(k, "    const long long b = base + threadIdx.x;");
-        w!(k, "    const long long x = b < {blocks} ? {counts}[b] : 0LL;");
-        w!(k, "    long long inc, exc, tot;");
-        w!(k, "    eq_block_scan(x, carry, 0LL, EqAddI64(), eq_sh, inc, exc, tot);");
-        w!(k, "    if (b < {blocks}) {counts}[b] = exc;");
-        w!(k, "    carry = tot;");
-        w!(k, "  }}");
-        w!(k, "  if (threadIdx.x == 0) {kept}[0] = carry;");
-        w!(k, "}}\n");
-        self.kernel_head(&offsets);
-        self.kernels.push_str(&k);
-        // 3: scatter
-        let mut k = String::new();
-        w!(k, "  // filter, 3/3: each block writes its kept elements in order from its offset");
-        w!(k, "  __shared__ long long eq_sh[EQ_WARPS];");
-        chunk_bounds(&mut k);
-        w!(k, "  long long carry = {counts}[blockIdx.x];");
-        w!(k, "  for (long long base = lo; base < hi; base += EQ_BLOCK) {{");
-        w!(k, "    const long long f = base + threadIdx.x;");
-        w!(k, "    {t} v = {};", crate::scalar::zero(ty));
-        w!(k, "    bool keep = false;");
-        w!(k, "    if (f < hi) {{");
+        w!(k, "  __shared__ long long eq_prefix;");
+        Gen::tile_head(&mut k, &counter, &total);
+        w!(k, "  {t} vs[EQ_ITEMS];");
+        w!(k, "  bool keeps[EQ_ITEMS];");
+        w!(k, "  long long c_kept = 0;");
+        w!(k, "#pragma unroll");
+        w!(k, "  for (int c = 0; c < EQ_ITEMS; ++c) {{");
+        w!(k, "    const long long f = lo + c;");
+        w!(k, "    keeps[c] = false;");
+        w!(k, "    vs[c] = {};", crate::scalar::zero(ty));
+        w!(k, "    if (f < n) {{");
         w!(k, "      const long long i0 = f;");
         w!(k, "      {decls} bool eq_keep = false;");
-        w!(k, "      if {keep} {{ keep = true; v = eq_x0; }}");
+        w!(k, "      if ({call} && eq_pred(A, f, eq_x0, &eq_keep) && eq_keep) {{ keeps[c] = true; vs[c] = eq_x0; ++c_kept; }}");
         w!(k, "    }}");
-        w!(k, "    long long inc, exc, tot;");
-        w!(k, "    eq_block_scan(keep ? 1LL : 0LL, carry, 0LL, EqAddI64(), eq_sh, inc, exc, tot);");
-        w!(k, "    if (keep) {out}[exc] = v;");
-        w!(k, "    carry = tot;");
+        w!(k, "  }}");
+        w!(k, "  long long inc, exc, tot;");
+        w!(k, "  eq_block_scan(c_kept, 0LL, 0LL, EqAddI64(), eq_sh, inc, exc, tot);");
+        w!(k, "  if (threadIdx.x == 0) {{");
+        w!(k, "    eq_prefix = eq_lookback(tile, tot, 0LL, EqAddI64(), {flags}, {aggs}, {incs});");
+        w!(k, "    if (tile == (long long)gridDim.x - 1) {kept}[0] = eq_prefix + tot;");
+        w!(k, "  }}");
+        w!(k, "  __syncthreads();");
+        w!(k, "  long long at = eq_prefix + exc;");
+        w!(k, "#pragma unroll");
+        w!(k, "  for (int c = 0; c < EQ_ITEMS; ++c) {{");
+        w!(k, "    if (keeps[c]) {out}[at++] = vs[c];");
         w!(k, "  }}");
         w!(k, "}}\n");
-        self.kernel_head(&scatter);
+        self.kernel_head(&entry);
         self.kernels.push_str(&k);
-        Ok(Skeleton::Filter { count, offsets, scatter })
+        Ok(Skeleton::Filter { entry, tile: self.opts.block as usize * ITEMS })
     }
 
     fn permute(&mut self, op: &Func, dest: ValueId, target: &Func) -> Result<Skeleton, String> {
