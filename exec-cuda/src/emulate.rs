@@ -60,6 +60,14 @@ template <class T> inline T __shfl_down_sync(unsigned, T v, int d) {
   pthread_barrier_wait(&eqemu_warp->bar);
   return r;
 }
+template <class T> inline T __shfl_sync(unsigned, T v, int src) {
+  const unsigned lane = threadIdx.x & 31;
+  eqemu_warp->slots[lane] = eqemu_bits(v);
+  pthread_barrier_wait(&eqemu_warp->bar);
+  const T r = eqemu_from<T>(eqemu_warp->slots[src & 31]);
+  pthread_barrier_wait(&eqemu_warp->bar);
+  return r;
+}
 template <class T> inline T __shfl_up_sync(unsigned, T v, int d) {
   const unsigned lane = threadIdx.x & 31;
   eqemu_warp->slots[lane] = eqemu_bits(v);
@@ -643,8 +651,9 @@ mod tests {
 
     /// Single-pass scans and filters over many tiles (a tile is 8 elements per thread, 256
     /// at 32 threads), commutative or not, inclusive and exclusive, with every tile
-    /// publishing its inclusive prefix and, with `EQ_LOOKBACK_SPARSE`, only every fourth
-    /// (so that the look-back walks across aggregates), against the interpreter.
+    /// publishing its inclusive prefix and, with `EQ_LOOKBACK_SPARSE`, only every fortieth
+    /// (so that the look-back folds aggregates across more than one 32-tile window),
+    /// against the interpreter.
     #[test]
     fn lookback_scans_and_filters_over_many_tiles() {
         let Some(mut emu) = emu() else { return };
@@ -660,7 +669,7 @@ mod tests {
         let mut problems = Vec::new();
         for sparse in [false, true] {
             emu.defines = if sparse { "#define EQ_LOOKBACK_SPARSE 1\n".into() } else { String::new() };
-            for n in [1usize, 255, 256, 257, 256 * 9 + 17] {
+            for n in [1usize, 255, 256, 257, 256 * 9 + 17, 256 * 90 + 5] {
                 let mut inputs = IndexMap::new();
                 inputs.insert(
                     "ks".to_string(),

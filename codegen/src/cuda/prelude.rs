@@ -104,39 +104,60 @@ __device__ __forceinline__ void eq_block_scan(T x, T carry, T ne, const Op& op, 
   __syncthreads();
 }
 
-// Decoupled look-back (single-pass scan and compaction; Merrill and Garland): called by one
-// thread of tile `tile` (tiles numbered in the order their blocks started) with the tile's
-// aggregate. It publishes the aggregate (flag 1), walks back over the predecessors until
-// one has published its inclusive prefix (flag 2), folding their aggregates on the way,
-// publishes its own inclusive prefix and returns its exclusive prefix. A value is written
-// before its flag, with a fence between; a reader fences between the flag and the value.
-// A predecessor started earlier and publishes its aggregate without waiting for anyone, so
-// the spin ends. Tests define EQ_LOOKBACK_SPARSE: only every fourth tile publishes an
-// inclusive prefix, so that the walk crosses aggregates.
+// Decoupled look-back (single-pass scan and compaction; Merrill and Garland): called by
+// the 32 lanes of warp 0 of tile `tile` (tiles numbered in the order their blocks started)
+// with the tile's aggregate; returns the tile's exclusive prefix in lane 0. Lane 0
+// publishes the aggregate (flag 1); the warp then inspects the 32 predecessors below
+// `base` at once: lane l waits for tile base - 32 + l to publish anything, the highest lane
+// whose tile has published its inclusive prefix (flag 2) takes it, the lanes above take
+// the aggregates, the lanes below the neutral element, and an ordered warp reduction folds
+// them; when no lane found an inclusive prefix the window moves 32 tiles down. Lane 0
+// then publishes the tile's inclusive prefix. A value is written before its flag with a
+// fence between; a reader fences between the flag and the value. A predecessor started
+// earlier and publishes its aggregate without waiting for anyone, so the waits end. Tests
+// define EQ_LOOKBACK_SPARSE: only every fortieth tile publishes an inclusive prefix, so that
+// the look-back crosses aggregates and moves its window.
 template <typename T, typename Op>
 __device__ __forceinline__ T eq_lookback(long long tile, T agg, T ne, const Op& op, unsigned int* flags, T* aggs, T* incs) {
+  const int lane = threadIdx.x & 31;
   T prefix = ne;
   if (tile > 0) {
-    aggs[tile] = agg;
-    __threadfence();
-    *(volatile unsigned int*)&flags[tile] = 1u;
-    for (long long p = tile - 1; p >= 0; --p) {
-      unsigned int fl;
-      do { fl = *(volatile unsigned int*)&flags[p]; } while (fl == 0u);
+    if (lane == 0) {
+      aggs[tile] = agg;
       __threadfence();
-      if (fl == 2u) {
-        prefix = op(eq_load_volatile(&incs[p]), prefix);
-        break;
+      *(volatile unsigned int*)&flags[tile] = 1u;
+    }
+    for (long long base = tile; base > 0; base -= 32) {
+      const long long p = base - 32 + lane;
+      unsigned int fl = 2u;
+      if (p >= 0) {
+        do { fl = *(volatile unsigned int*)&flags[p]; } while (fl == 0u);
       }
-      prefix = op(eq_load_volatile(&aggs[p]), prefix);
+      __threadfence();
+      // the highest lane holding an inclusive prefix (lanes below 0 hold the start: 2)
+      int k = (fl == 2u && p >= 0) || p < 0 ? lane : -1;
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        const int o = __shfl_down_sync(EQ_FULL_MASK, k, off);
+        k = o > k ? o : k;
+      }
+      k = __shfl_sync(EQ_FULL_MASK, k, 0);
+      T v = ne;
+      if (p >= 0 && lane > k) v = eq_load_volatile(&aggs[p]);
+      if (p >= 0 && lane == k) v = eq_load_volatile(&incs[p]);
+      v = eq_warp_reduce(v, op);
+      prefix = op(v, prefix);
+      if (k >= 0) break;
     }
   }
 #ifdef EQ_LOOKBACK_SPARSE
-  if (tile % 4 != 0) return prefix;
+  if (tile % 40 != 0) return prefix;
 #endif
-  incs[tile] = op(prefix, agg);
-  __threadfence();
-  *(volatile unsigned int*)&flags[tile] = 2u;
+  if (lane == 0) {
+    incs[tile] = op(prefix, agg);
+    __threadfence();
+    *(volatile unsigned int*)&flags[tile] = 2u;
+  }
   return prefix;
 }
 

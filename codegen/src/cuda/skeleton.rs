@@ -702,10 +702,10 @@ impl<'a> Gen<'a> {
         w!(k, "  }}");
         w!(k, "  {t} inc, exc, tot;");
         w!(k, "  eq_block_scan(agg, ne0, ne0, op0, eq_sh, inc, exc, tot);");
-        w!(
-            k,
-            "  if (threadIdx.x == 0) eq_prefix = eq_lookback(tile, tot, ne0, op0, {flags}, {aggs}, {incs});"
-        );
+        w!(k, "  if (threadIdx.x < 32) {{");
+        w!(k, "    const {t} p = eq_lookback(tile, tot, ne0, op0, {flags}, {aggs}, {incs});");
+        w!(k, "    if (threadIdx.x == 0) eq_prefix = p;");
+        w!(k, "  }}");
         w!(k, "  __syncthreads();");
         w!(k, "  {t} run = op0(eq_prefix, exc);");
         w!(k, "#pragma unroll");
@@ -807,9 +807,12 @@ impl<'a> Gen<'a> {
         w!(k, "  }}");
         w!(k, "  long long inc, exc, tot;");
         w!(k, "  eq_block_scan(c_kept, 0LL, 0LL, EqAddI64(), eq_sh, inc, exc, tot);");
-        w!(k, "  if (threadIdx.x == 0) {{");
-        w!(k, "    eq_prefix = eq_lookback(tile, tot, 0LL, EqAddI64(), {flags}, {aggs}, {incs});");
-        w!(k, "    if (tile == (long long)gridDim.x - 1) {kept}[0] = eq_prefix + tot;");
+        w!(k, "  if (threadIdx.x < 32) {{");
+        w!(k, "    const long long p = eq_lookback(tile, tot, 0LL, EqAddI64(), {flags}, {aggs}, {incs});");
+        w!(k, "    if (threadIdx.x == 0) {{");
+        w!(k, "      eq_prefix = p;");
+        w!(k, "      if (tile == (long long)gridDim.x - 1) {kept}[0] = p + tot;");
+        w!(k, "    }}");
         w!(k, "  }}");
         w!(k, "  __syncthreads();");
         w!(k, "  long long at = eq_prefix + exc;");
