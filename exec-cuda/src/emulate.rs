@@ -606,6 +606,15 @@ mod tests {
         assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
     }
 
+    /// The arrays of `all` that program `src` takes as inputs.
+    fn inputs_of(src: &str, all: &IndexMap<String, Value>) -> IndexMap<String, Value> {
+        let checked = check(&parse(src).unwrap()).unwrap();
+        all.iter()
+            .filter(|(k, _)| checked.inputs.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
     /// Tiles (16-byte loads and stores over a 1-d space): every element is written or
     /// folded exactly once for lengths around the tile widths (4 for 4-byte types, 2 when an
     /// 8-byte type takes part), mixed types, bool outputs stored one by one, a read of a
@@ -637,13 +646,8 @@ mod tests {
                 Value::I64(Array1::from_shape_fn(n, |k| (k * 7 % 13) as i64).into_dyn()),
             );
             for (name, src) in programs {
-                let checked = check(&parse(src).unwrap()).unwrap();
-                let mine: IndexMap<String, Value> = inputs
-                    .iter()
-                    .filter(|(k, _)| checked.inputs.contains_key(*k))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                problems.extend(agrees(&emu, &opts, &format!("{name} n={n}"), src, Some(mine), false));
+                let label = format!("{name} n={n}");
+                problems.extend(agrees(&emu, &opts, &label, src, Some(inputs_of(src, &inputs)), false));
             }
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -680,14 +684,8 @@ mod tests {
                     Value::F32(Array1::from_shape_fn(n, |k| ((k * 37 % 101) as f32) / 101.0).into_dyn()),
                 );
                 for (name, src) in programs {
-                    let checked = check(&parse(src).unwrap()).unwrap();
-                    let mine: IndexMap<String, Value> = inputs
-                        .iter()
-                        .filter(|(k, _)| checked.inputs.contains_key(*k))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
                     let label = format!("{name} n={n} sparse={sparse}");
-                    problems.extend(agrees(&emu, &opts, &label, src, Some(mine), false));
+                    problems.extend(agrees(&emu, &opts, &label, src, Some(inputs_of(src, &inputs)), false));
                 }
             }
         }

@@ -383,19 +383,18 @@ impl<'a> Gen<'a> {
         s
     }
 
+    /// A map: over a 1-d space in tiles where there are any, then (the rest, or all)
+    /// element by element in a grid-stride loop.
     fn map(&mut self) -> Result<Skeleton, String> {
-        if let Some(tile) = self.tile()? {
-            return Ok(self.map_tiled(&tile));
-        }
-        Ok(self.map_plain())
-    }
-
-    /// A map over a 1-d space in tiles, the remainder (or all, unaligned) element by element.
-    fn map_tiled(&mut self, tile: &Tile) -> Skeleton {
+        let tile = self.tile()?;
         let entry = self.entry("map");
         let total = self.layout.total();
         let outs: Vec<String> = (0..self.types.len()).map(|k| self.out(k)).collect();
-        let tiled = self.tile_loop(tile, &total, "  ");
+        let tiled = match &tile {
+            Some(t) => self.tile_loop(t, &total, "  "),
+            None => "  const long long start = g;\n".to_string(),
+        };
+        let unflat = self.unflatten("f", self.rank(), "    ");
         let (decls, call) = self.elem_call("f");
         self.kernel_head(&entry);
         let k = &mut self.kernels;
@@ -403,27 +402,6 @@ impl<'a> Gen<'a> {
         w!(k, "  const long long g = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x;");
         k.push_str(&tiled);
         w!(k, "  for (long long f = start; f < {total}; f += nthreads) {{");
-        w!(k, "    const long long i0 = f;");
-        w!(k, "    {decls}");
-        w!(k, "    if (!{call}) continue;");
-        for (i, o) in outs.iter().enumerate() {
-            w!(k, "    {o}[f] = eq_x{i};");
-        }
-        w!(k, "  }}");
-        w!(k, "}}\n");
-        Skeleton::Map { entry }
-    }
-
-    fn map_plain(&mut self) -> Skeleton {
-        let entry = self.entry("map");
-        let total = self.layout.total();
-        let outs: Vec<String> = (0..self.types.len()).map(|k| self.out(k)).collect();
-        let unflat = self.unflatten("f", self.rank(), "    ");
-        let (decls, call) = self.elem_call("f");
-        self.kernel_head(&entry);
-        let k = &mut self.kernels;
-        w!(k, "  const long long stride = (long long)gridDim.x * EQ_BLOCK;");
-        w!(k, "  for (long long f = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x; f < {total}; f += stride) {{");
         k.push_str(&unflat);
         w!(k, "    {decls}");
         w!(k, "    if (!{call}) continue;");
@@ -432,7 +410,7 @@ impl<'a> Gen<'a> {
         }
         w!(k, "  }}");
         w!(k, "}}\n");
-        Skeleton::Map { entry }
+        Ok(Skeleton::Map { entry })
     }
 
     /// The reduce lanes' functors and neutral elements; `true` when every operator is a
