@@ -28,7 +28,7 @@ pub mod parse;
 pub mod plan;
 pub mod print;
 mod report;
-mod stack;
+pub mod stack;
 #[cfg(feature = "testgen")]
 pub mod testgen;
 pub mod types;

@@ -25,9 +25,6 @@ pyo3::create_exception!(
     "An eqfuse error: args are (code, message, rendered)."
 );
 
-/// The stack the optimiser and checker run on: the command line's (`src/main.rs`).
-const STACK_BYTES: usize = 256 << 20;
-
 /// A compiled program: the optimised plan, the backend it runs on and its source text (for
 /// error messages that quote it).
 #[pyclass(frozen, module = "eqfuse._eqfuse")]
@@ -45,17 +42,14 @@ fn raise(e: &Error, file: &str, source: &str) -> PyErr {
     RawError::new_err((e.code.as_str(), e.message.clone(), e.render(file, source, false)))
 }
 
-/// Runs `f` on a thread with [`STACK_BYTES`] of stack (the optimiser recurses over the
-/// program), as the command line does.
-fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
-    std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .name("eqfuse-compile".into())
-            .stack_size(STACK_BYTES)
-            .spawn_scoped(s, f)
-            .ok()
-            .and_then(|h| h.join().ok())
-    })
+/// Runs `f` on a thread with the stack the command line gives a request (the optimiser
+/// recurses over the program); `None` where `f` panicked (a bug in eqfuse).
+fn on_big_stack<T: Send>(f: impl Fn() -> T + Sync) -> Option<T> {
+    let stack = eqfuse::ir::stack::REQUEST_STACK_BYTES;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eqfuse::ir::stack::with_stack("eqfuse-compile", stack, &f)
+    }))
+    .ok()
 }
 
 /// Parses, checks and optimises `source` (`file` names it in messages).
