@@ -3,7 +3,7 @@
 # few minutes (run_on_gpu.sh is the long form, one process per case). On the GPU machine,
 # from the repository root, after
 #
-#   TEST_ARGS="-p eqfuse-exec-cuda" TESTS="gpu-*" EXTRA_CONFORMANCE=../shared/conformance \
+#   TEST_ARGS="-p eqfuse-exec-cuda" TESTS="gpu-*" EXTRA_CONFORMANCE=$EQFUSE_EXTRA_CONFORMANCE \
 #     scripts/gpu/build.sh
 #
 # on the build machine. Steps, each under its own time limit (seconds in brackets):
