@@ -382,6 +382,7 @@ pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Resul
         // left there; each run returns when the device has finished
         let on_device = |plan: &eqfuse_ir::plan::Plan| -> Result<f64> {
             let up = eqfuse_exec_cuda::upload(plan, &inputs, &bound.sizes, &copts)?;
+            // one run whose error is reported (the timed runs' results are not looked at)
             eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
             Ok(median(opts, || eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)))
         };

@@ -23,10 +23,6 @@ pub enum Slot {
     Total,
     /// The product of every extent but the innermost (`i64`).
     Rows,
-    /// Elements per block of a chunked launch (scan and filter over 1-d spaces).
-    Chunk,
-    /// Blocks of a chunked launch.
-    Blocks,
     /// 1 when every extent, the number of elements and the number of rows are below 2^32
     /// (indices can be computed in 32 bits), else 0.
     Narrow,
@@ -105,14 +101,8 @@ impl Layout {
     pub fn rows(&mut self) -> String {
         self.field(Slot::Rows, || ("long long".into(), "rows".into()))
     }
-    pub fn chunk(&mut self) -> String {
-        self.field(Slot::Chunk, || ("long long".into(), "chunk".into()))
-    }
     pub fn narrow(&mut self) -> String {
         self.field(Slot::Narrow, || ("long long".into(), "narrow".into()))
-    }
-    pub fn blocks(&mut self) -> String {
-        self.field(Slot::Blocks, || ("long long".into(), "blocks".into()))
     }
     /// Value `v`'s buffer, read-only.
     pub fn array(&mut self, plan: &Plan, v: ValueId) -> String {

@@ -72,6 +72,22 @@ impl InSpace {
     }
 }
 
+/// Whether every read of `reads` (the reads a kernel's code does without a check) is in
+/// bounds over a space of extents `space`, each array's shape given by `shape`: the check
+/// the host makes before a launch, on the CPU and on the GPU.
+pub fn reads_fit<E>(
+    reads: &[InSpace],
+    space: &[usize],
+    mut shape: impl FnMut(ValueId) -> Result<Vec<usize>, E>,
+) -> Result<bool, E> {
+    for read in reads {
+        if !read.fits(space, &shape(read.array)?) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Emits `func` as a device function called `name`.
 pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, String> {
     let dialect = cx.layout.dialect();

@@ -14,6 +14,7 @@
 use crate::host::{self, internal};
 use crate::CudaOptions;
 use eqfuse_codegen::cuda::{self as codegen, KernelCode, Skeleton, Slot};
+use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_ir::error::{Error, Result, Span};
 use eqfuse_ir::plan::{Kernel, LaneOp, Origin, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;
@@ -296,8 +297,7 @@ pub(crate) fn run_loaded<G: Gpu>(
     if vals.len() != plan.values.len() {
         return Err(internal("inputs loaded for another plan"));
     }
-    let mut r = Run::new(gpu, plan, vals, opts)?;
-    r.codes = codes;
+    let mut r = Run::new(gpu, plan, vals, opts, codes)?;
     r.steps(&plan.steps, 0)?;
     r.check_errors()?;
     let mut out = Vec::with_capacity(plan.outputs.len());
@@ -335,13 +335,19 @@ fn upload<G: Gpu>(gpu: &G, bytes: &[u8]) -> Result<G::Buf> {
 }
 
 impl<'p, G: Gpu> Run<'p, G> {
-    fn new(gpu: &'p G, plan: &'p Plan, vals: Values<G::Buf>, opts: &'p CudaOptions) -> Result<Run<'p, G>> {
+    fn new(
+        gpu: &'p G,
+        plan: &'p Plan,
+        vals: Values<G::Buf>,
+        opts: &'p CudaOptions,
+        codes: Option<&'p Codes<G::Module>>,
+    ) -> Result<Run<'p, G>> {
         let record = gpu.alloc_zeroed(REC_LEN * 8)?;
         Ok(Run {
             plan,
             gpu,
             opts,
-            codes: None,
+            codes,
             host: codegen::host_known(plan),
             vals,
             record,
@@ -680,8 +686,6 @@ impl<'p, G: Gpu> Run<'p, G> {
                 Slot::Extent(k) => l.space.get(k).copied().unwrap_or(0) as u64,
                 Slot::Total => l.total as u64,
                 Slot::Rows => l.rows as u64,
-                Slot::Chunk => l.chunk as u64,
-                Slot::Blocks => l.blocks as u64,
                 Slot::Narrow => {
                     let fits = |x: usize| x < (1usize << 32);
                     u64::from(l.space.iter().all(|&d| fits(d)) && fits(l.total) && fits(l.rows))
@@ -716,7 +720,7 @@ impl<'p, G: Gpu> Run<'p, G> {
     fn kernel(&mut self, k: &Kernel, index: usize) -> Result<()> {
         let (space, total) = self.space(k)?;
         let mut loaded = self.code(k, index, self.opts.gen())?;
-        if !self.reads_fit(&loaded.0, &space)? {
+        if !reads_fit(&loaded.0.in_space, &space, |v| Ok::<_, Error>(self.val(v)?.shape.clone()))? {
             // a read at an index of the space may fall outside its array: every read checked
             loaded = self.code(k, index, codegen::GenOptions { unchecked: false, ..self.opts.gen() })?;
         }
@@ -729,16 +733,8 @@ impl<'p, G: Gpu> Run<'p, G> {
         let rows: usize = outer.iter().product();
         let b = self.opts.block() as usize;
         let sms = self.gpu.sms().max(1) as usize;
-        let mut l = LaunchVals {
-            kid,
-            space: space.clone(),
-            total,
-            rows,
-            chunk: 0,
-            blocks: 0,
-            outs: Vec::new(),
-            scratch: Vec::new(),
-        };
+        let mut l =
+            LaunchVals { kid, space: space.clone(), total, rows, outs: Vec::new(), scratch: Vec::new() };
         // Outputs: generate lanes and scans have the space's shape, reductions the outer
         // shape, a permute its destination's, a filter is sized after counting.
         let mut vals = Vec::with_capacity(k.lanes.len());
@@ -867,18 +863,6 @@ impl<'p, G: Gpu> Run<'p, G> {
         Ok(made)
     }
 
-    /// Whether the reads `code` does without a bounds check (`code.in_space`) are in bounds
-    /// over `space`: each array's dimension is at least the space's extent along the axis
-    /// that indexes it.
-    fn reads_fit(&self, code: &KernelCode, space: &[usize]) -> Result<bool> {
-        for read in &code.in_space {
-            if !read.fits(space, &self.val(read.array)?.shape) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
     /// The kernel's scratch buffers for a grid of `g` blocks (zeroed).
     fn scratch(&self, code: &KernelCode, g: u32) -> Result<Vec<Arc<G::Buf>>> {
         code.scratch
@@ -894,8 +878,6 @@ struct LaunchVals<B> {
     space: Vec<usize>,
     total: usize,
     rows: usize,
-    chunk: usize,
-    blocks: usize,
     outs: Vec<Option<Arc<B>>>,
     scratch: Vec<Arc<B>>,
 }

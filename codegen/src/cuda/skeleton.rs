@@ -41,6 +41,9 @@ struct Tile {
     w: usize,
     /// The arrays loaded a vector at a time, with their element types.
     arrays: Vec<(ValueId, ElemType)>,
+    /// The lanes stored a vector at a time: the generate lanes but bool ones (those are
+    /// stored element by element).
+    stored: Vec<usize>,
     /// The element function a step calls: `eq_elem_v` (the tiled arrays' elements passed
     /// in), or `eq_elem` itself when no array is tiled (only outputs are stored a vector at
     /// a time).
@@ -228,7 +231,7 @@ impl<'a> Gen<'a> {
                 self.op_functor(0, op, ty)?;
                 self.ne_func(0, ne, ty)?;
                 if self.rank() == 1 {
-                    Ok(self.scan_1d(*exclusive, known_op(op).is_some()))
+                    Ok(self.scan_1d(*exclusive))
                 } else {
                     Ok(self.scan_rows(*exclusive))
                 }
@@ -262,20 +265,15 @@ impl<'a> Gen<'a> {
                 }
             }
         }
-        let stored: Vec<ElemType> = self
-            .k
-            .lanes
-            .iter()
-            .zip(&self.types)
-            .filter(|(l, t)| matches!(l.op, LaneOp::Generate) && **t != ElemType::Bool)
-            .map(|(_, t)| *t)
+        let stored: Vec<usize> = (0..self.k.lanes.len())
+            .filter(|&i| matches!(self.k.lanes[i].op, LaneOp::Generate) && self.types[i] != ElemType::Bool)
             .collect();
-        let widest = arrays.iter().map(|a| a.1).chain(stored).map(ElemType::size_bytes).max();
-        let Some(widest) = widest else { return Ok(None) };
+        let widths = arrays.iter().map(|a| a.1).chain(stored.iter().map(|&i| self.types[i]));
+        let Some(widest) = widths.map(ElemType::size_bytes).max() else { return Ok(None) };
         let ids: Vec<ValueId> = arrays.iter().map(|a| a.0).collect();
         let w = 16 / widest.max(1);
         if ids.is_empty() {
-            return Ok(Some(Tile { w, arrays, func: "eq_elem" }));
+            return Ok(Some(Tile { w, arrays, stored, func: "eq_elem" }));
         }
         let mut unused = Vec::new();
         let mut cx = FnCtx {
@@ -289,7 +287,7 @@ impl<'a> Gen<'a> {
         w!(self.funcs, "// the element function, its tiled arrays' elements passed in");
         self.funcs.push_str(&text);
         self.funcs.push('\n');
-        Ok(Some(Tile { w, arrays, func: "eq_elem_v" }))
+        Ok(Some(Tile { w, arrays, stored, func: "eq_elem_v" }))
     }
 
     /// The condition under which `tile`'s vector accesses are aligned: every array it
@@ -297,10 +295,8 @@ impl<'a> Gen<'a> {
     fn tile_aligned(&mut self, tile: &Tile) -> String {
         let mut ptrs: Vec<String> =
             tile.arrays.iter().map(|&(v, _)| self.layout.array(self.plan, v)).collect();
-        for (i, lane) in self.k.lanes.iter().enumerate() {
-            if matches!(lane.op, LaneOp::Generate) && self.types[i] != ElemType::Bool {
-                ptrs.push(self.out(i));
-            }
+        for &i in &tile.stored {
+            ptrs.push(self.out(i));
         }
         let ors: Vec<String> = ptrs.iter().map(|p| format!("(unsigned long long){p}")).collect();
         format!("(({}) & 15ull) == 0ull", ors.join(" | "))
@@ -318,13 +314,8 @@ impl<'a> Gen<'a> {
             let vt = vec_type(t, w);
             w!(s, "{ind}const {vt} eq_tv{v} = __ldg((const {vt}*){base} + q);");
         }
-        let mut stores = Vec::new();
-        for (i, lane) in self.k.lanes.iter().enumerate() {
-            if matches!(lane.op, LaneOp::Generate) && self.types[i] != ElemType::Bool {
-                let vt = vec_type(self.types[i], w);
-                w!(s, "{ind}{vt} eq_y{i} = {{}};");
-                stores.push((i, vt));
-            }
+        for &i in &tile.stored {
+            w!(s, "{ind}{} eq_y{i} = {{}};", vec_type(self.types[i], w));
         }
         let decls: Vec<String> =
             self.types.iter().enumerate().map(|(k, t)| format!("{} eq_x{k};", cty(*t))).collect();
@@ -345,20 +336,20 @@ impl<'a> Gen<'a> {
             for (i, lane) in self.k.lanes.iter().enumerate() {
                 match lane.op {
                     LaneOp::Reduce { .. } => w!(s, "{ind}    acc{i} = op{i}(acc{i}, eq_x{i});"),
-                    _ if self.types[i] == ElemType::Bool => {
+                    _ if tile.stored.contains(&i) => w!(s, "{ind}    eq_y{i}.{comp} = eq_x{i};"),
+                    _ => {
                         let nm = name(self.plan, lane.dst);
                         let o = self.layout.out(i, self.types[i], &nm);
                         w!(s, "{ind}    {o}[f] = eq_x{i};");
                     }
-                    _ => w!(s, "{ind}    eq_y{i}.{comp} = eq_x{i};"),
                 }
             }
             w!(s, "{ind}  }}");
             w!(s, "{ind}}}");
         }
-        for (i, vt) in stores {
+        for &i in &tile.stored {
             let o = self.out(i);
-            w!(s, "{ind}(({vt}*){o})[q] = eq_y{i};");
+            w!(s, "{ind}(({}*){o})[q] = eq_y{i};", vec_type(self.types[i], w));
         }
         s
     }
@@ -648,7 +639,7 @@ impl<'a> Gen<'a> {
         w!(k, "  const long long lo = tile * (EQ_BLOCK * EQ_ITEMS) + (long long)threadIdx.x * EQ_ITEMS;");
     }
 
-    fn scan_1d(&mut self, exclusive: bool, _commutative: bool) -> Skeleton {
+    fn scan_1d(&mut self, exclusive: bool) -> Skeleton {
         let ty = self.types[0];
         let t = cty(ty);
         let total = self.layout.total();

@@ -20,6 +20,7 @@ use crate::internal;
 use crate::kernel::{check_alloc, Results};
 use crate::store::Store;
 use eqfuse_codegen::c::KernelCode;
+use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Kernel, Plan};
@@ -185,7 +186,7 @@ fn run_native(
     let len = shape[rank - 1];
     let rows = shape[..rank - 1].iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let Some(rows) = rows else { return Ok(None) };
-    if !reads_fit(&entry.code, &shape, |v| Ok(store.get(v)?.shape.clone()))? {
+    if !reads_fit(&entry.code.in_space, &shape, |v| Ok(store.get(v)?.shape.clone()))? {
         return Ok(None);
     }
     if let Some(pc) = &entry.code.permute {
@@ -234,21 +235,6 @@ fn run_native(
         return Ok(None);
     }
     Ok(Some(result_shapes.into_iter().zip(outs).collect()))
-}
-
-/// Whether the reads the generated code does not check (`code.in_space`) are in bounds:
-/// each array (its shape from `dims`) holds the kernel's `shape` along the axes it is read.
-fn reads_fit(
-    code: &KernelCode,
-    shape: &[usize],
-    mut dims: impl FnMut(usize) -> Result<Vec<usize>>,
-) -> Result<bool> {
-    for read in &code.in_space {
-        if !read.fits(shape, &dims(read.array)?) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 /// Kernel `k`'s results over a space of `shape`, allocated (zeros) lane by lane, and their

@@ -9,10 +9,11 @@
 //! phases one after the other instead, as kernels of their own, which also gives a failing
 //! element's exact error.
 
-use super::{alloc_results, arg_block_with, count, ffi, reads_fit, Prepared};
+use super::{alloc_results, arg_block_with, count, ffi, Prepared};
 use crate::col::Col;
 use crate::kernel::Results;
 use crate::store::Store;
+use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Kernel, ValueId};
 use std::collections::HashMap;
@@ -72,7 +73,7 @@ pub(crate) fn run(
             Some((_, d)) => Ok(d.clone()),
             None => Ok(store.get(v)?.shape.clone()),
         };
-        if !reads_fit(&entry.code, shape, dims)? {
+        if !reads_fit(&entry.code.in_space, shape, dims)? {
             return Ok(None);
         }
     }
