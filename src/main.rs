@@ -6,6 +6,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let args = cli::Args::parse();
     let worker = std::thread::Builder::new()
         .name("eqfuse".into())
@@ -18,5 +19,19 @@ fn main() -> ExitCode {
             eprintln!("error[E-LIMIT]: eqfuse could not start or finish its worker thread");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A command line tool whose reader goes away (`eqfuse explain big.eqf | head`) stops
+/// quietly, as `cat` does, instead of failing to print: Rust ignores `SIGPIPE`, which turns
+/// the closed pipe into a write error on every `println!`. The default action ends the
+/// process at the first write to the closed pipe.
+#[allow(unsafe_code)]
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; `SIG_DFL` is a
+    // valid disposition for `SIGPIPE`, and no signal handler of ours is replaced.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -449,3 +449,42 @@ fn version_names_the_commit() {
     let want = format!("eqfuse {} (commit {})\n", env!("CARGO_PKG_VERSION"), expected_commit());
     assert_eq!(text(&out.stdout), want);
 }
+
+/// A reader that goes away early (`eqfuse explain big.eqf | head -1`) ends the command
+/// quietly: no panic, no error line, and no status of failure other than the pipe's signal.
+#[test]
+fn a_closed_output_pipe_is_not_an_error() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = scratch("closed_pipe");
+    // a plan long enough that `explain` writes far more than a pipe holds
+    let mut src = String::from("input a0 : f32[n]\n");
+    for k in 1..=3000 {
+        src.push_str(&format!("let a{k} = map (\\x -> x + 1.0) a{}\n", k - 1));
+    }
+    src.push_str("output out = a3000\n");
+    let prog = write(&dir, "long.eqf", src.as_bytes());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_eqfuse"))
+        .args(["explain", "--no-opt", &prog])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start eqfuse");
+    let mut first = [0u8; 64];
+    let mut stdout = child.stdout.take().expect("stdout");
+    stdout.read_exact(&mut first).expect("the first bytes of the explanation");
+    drop(stdout);
+    let out = child.wait_with_output().expect("wait for eqfuse");
+    let err = text(&out.stderr);
+    assert!(err.is_empty(), "stderr: {err}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "status {:?}",
+            out.status
+        );
+    }
+}
+

@@ -22,246 +22,15 @@
 //!
 //! Loads of 0-d values become constants: their values are known before the kernel runs.
 
-use crate::col::ColRef;
 use crate::internal;
+use crate::num::MulAdd;
+use crate::program::{ArrInfo, Block, Branch, Env, IfOp, LoopOp, Op, Program};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::Result;
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::{Block as PBlock, Func, Inst, Reg, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
-
-/// An array a program reads: resolved before the kernel runs.
-#[derive(Clone, Debug)]
-pub(crate) struct ArrInfo<'s> {
-    /// Its name, for messages.
-    pub name: String,
-    /// Its shape.
-    pub shape: Vec<usize>,
-    /// Row-major strides, in elements.
-    pub strides: Vec<usize>,
-    /// The elements.
-    pub data: ColRef<'s>,
-}
-
-impl ArrInfo<'_> {
-    /// Its element type.
-    pub(crate) fn ty(&self) -> ElemType {
-        match self.data {
-            ColRef::Bool(_) => ElemType::Bool,
-            ColRef::I32(_) => ElemType::I32,
-            ColRef::I64(_) => ElemType::I64,
-            ColRef::F32(_) => ElemType::F32,
-            ColRef::F64(_) => ElemType::F64,
-        }
-    }
-}
-
-/// What the compiler needs to know of the plan's values.
-pub(crate) trait Env<'s> {
-    /// A materialised array (for `Read` and `Dim`).
-    fn array(&self, v: ValueId) -> Result<ArrInfo<'s>>;
-    /// A 0-d value (for `Load`).
-    fn load(&self, v: ValueId) -> Result<Scalar>;
-    /// Whether pure loops are compiled to machine code ([`crate::RunOptions::jit`]).
-    fn jit(&self) -> bool;
-}
-
-/// A compiled function.
-#[derive(Debug)]
-pub(crate) struct Program<'s> {
-    /// Every register's type.
-    pub types: Vec<ElemType>,
-    /// Every register's uniformity.
-    pub uniform: Vec<bool>,
-    /// Parameter count (registers `0..nparams`).
-    pub nparams: usize,
-    /// Whether each parameter is read.
-    pub param_used: Vec<bool>,
-    /// The code.
-    pub body: Block,
-    /// The result registers.
-    pub ret: Vec<usize>,
-    /// How many nested frames the code may need beyond the first.
-    pub depth: usize,
-    /// How many registers may hold a column (parameters and instructions' results; the
-    /// plan's register numbers may leave many unused), for the block length.
-    pub live: usize,
-    /// The arrays read, by slot.
-    pub arrays: Vec<ArrInfo<'s>>,
-    /// Registers that are never written: contiguous reads of the function's own block that
-    /// only its own instructions use as operands read the array's slice in place (no copy).
-    pub slice: Vec<Option<usize>>,
-    /// The kernel's space, when the parameters are its indices.
-    pub space: Option<Vec<usize>>,
-    /// Source positions of the registers of instructions that can fail ([`Func::spans`]:
-    /// registers keep the plan's numbers).
-    pub spans: Vec<(usize, eqfuse_ir::error::Span)>,
-}
-
-impl Program<'_> {
-    /// `err` pointing at the source position of the instruction writing `dst`, when it has
-    /// no position yet and the function knows one.
-    pub(crate) fn locate(&self, err: eqfuse_ir::error::Error, dst: Option<usize>) -> eqfuse_ir::error::Error {
-        let span = dst.and_then(|d| self.spans.iter().find(|(r, _)| *r == d).map(|(_, s)| *s));
-        err.or_at(span)
-    }
-}
-
-/// Compiled straight-line code.
-#[derive(Debug, Default)]
-pub(crate) struct Block {
-    pub ops: Vec<Op>,
-    /// Runs of pure instructions ending in a loop, or with none (straight-line code),
-    /// compiled to machine code together ([`crate::jit`]; the function's own block only),
-    /// in order.
-    #[cfg(feature = "jit")]
-    pub regions: Vec<JitRegion>,
-}
-
-impl Block {
-    pub fn new(ops: Vec<Op>) -> Block {
-        Block {
-            ops,
-            #[cfg(feature = "jit")]
-            regions: Vec::new(),
-        }
-    }
-}
-
-/// `ops[start..=end]` of a block (`end` a loop, or a pure instruction) compiled to
-/// machine code.
-#[cfg(feature = "jit")]
-#[derive(Debug)]
-pub(crate) struct JitRegion {
-    pub start: usize,
-    pub end: usize,
-    pub jit: std::sync::Arc<crate::jit::JitLoop>,
-}
-
-/// One compiled instruction (register numbers as `usize`).
-#[derive(Debug)]
-pub(crate) enum Op {
-    Const {
-        dst: usize,
-        value: Scalar,
-    },
-    Unary {
-        dst: usize,
-        op: UnOp,
-        a: usize,
-    },
-    Binary {
-        dst: usize,
-        op: BinOp,
-        a: usize,
-        b: usize,
-    },
-    Call {
-        dst: usize,
-        f: ScalarFn,
-        args: Vec<usize>,
-    },
-    /// `a * b` whose product only an addition or subtraction uses, fused with it (the two
-    /// operations, each rounded as its own: one pass instead of two).
-    MulAdd {
-        dst: usize,
-        a: usize,
-        b: usize,
-        c: usize,
-        form: MulAdd,
-    },
-    /// `contiguous`: the index is the function's own parameters, in order, into an array of
-    /// the space's shape (a slice per block). `params`: every index is a parameter of the
-    /// function's own block (the read is a run of slices, strided reads or repeats).
-    Read {
-        dst: usize,
-        arr: usize,
-        index: Vec<usize>,
-        contiguous: bool,
-        params: bool,
-    },
-    Dim {
-        dst: usize,
-        arr: usize,
-        axis: usize,
-    },
-    If(Box<IfOp>),
-    Loop(Box<LoopOp>),
-}
-
-impl Op {
-    /// The one register the instruction itself writes (a loop writes several: `None`).
-    pub(crate) fn dst(&self) -> Option<usize> {
-        match self {
-            Op::Const { dst, .. }
-            | Op::Unary { dst, .. }
-            | Op::Binary { dst, .. }
-            | Op::Call { dst, .. }
-            | Op::MulAdd { dst, .. }
-            | Op::Read { dst, .. }
-            | Op::Dim { dst, .. } => Some(*dst),
-            Op::If(i) => Some(i.dst),
-            Op::Loop(_) => None,
-        }
-    }
-}
-
-/// Which of `a * b` and `c` is added to or subtracted from which.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MulAdd {
-    /// `a * b + c`
-    ProdPlus,
-    /// `c + a * b`
-    PlusProd,
-    /// `a * b - c`
-    ProdMinus,
-    /// `c - a * b`
-    MinusProd,
-}
-
-/// A lazy `if`.
-#[derive(Debug)]
-pub(crate) struct IfOp {
-    pub dst: usize,
-    pub cond: usize,
-    pub then_: Branch,
-    pub else_: Branch,
-    /// Both branches are small and cannot fail: run both on every element, then select.
-    pub speculate: bool,
-}
-
-/// One branch of an `if`.
-#[derive(Debug)]
-pub(crate) struct Branch {
-    pub block: Block,
-    pub ret: usize,
-    /// Registers the branch reads that are written outside it.
-    pub free: Vec<usize>,
-}
-
-/// An `iterate` loop.
-#[derive(Debug)]
-pub(crate) struct LoopOp {
-    pub dsts: Vec<usize>,
-    pub count: usize,
-    pub inits: Vec<usize>,
-    pub vars: Vec<usize>,
-    pub body: Block,
-    pub nexts: Vec<usize>,
-    /// Registers the body reads that are written outside it (the state `vars` included).
-    pub free: Vec<usize>,
-    /// Per state register: its next value is a varying register of the body's own, named
-    /// once, so `var = next` may swap the two columns instead of copying.
-    pub swap: Vec<bool>,
-    /// The body flattened to run on small groups of elements, when it cannot fail
-    /// ([`crate::lanes`]).
-    pub group: Option<Box<crate::lanes::GroupLoop>>,
-    /// The loop compiled to machine code, when it runs on groups and the JIT is on
-    /// ([`crate::jit`]).
-    #[cfg(feature = "jit")]
-    pub jit: Option<std::sync::Arc<crate::jit::JitLoop>>,
-}
 
 /// Most instructions in an `if`'s two branches together for it to be speculated.
 const SPECULATE_MAX_OPS: usize = 24;
@@ -304,16 +73,12 @@ pub(crate) fn compile<'s>(func: &Func, env: &dyn Env<'s>, space: Option<&[usize]
     }
     let mut body = c.block(&func.body, 0)?;
     // after the `if`s' common instructions are hoisted (they compare unfused code)
-    fuse_all(&mut body, &c.uses, &c.types, c.env.jit());
+    fuse_all(&mut body, &c.uses, &c.types);
     let mut ret = Vec::with_capacity(func.ret.len());
     for &r in &func.ret {
         ret.push(c.read(r)?);
     }
     let slice = slice_backed(&mut body, &ret, n);
-    #[cfg(feature = "jit")]
-    if c.env.jit() {
-        jit_regions(&mut body, &ret, &c.types, &c.uniform);
-    }
     Ok(Program {
         types: c.types,
         uniform: c.uniform,
@@ -516,32 +281,16 @@ fn visit_writes(op: &Op, f: &mut dyn FnMut(usize)) {
 }
 
 /// [`fuse_mul_add`] in `block` and every nested block; loops are flattened for groups again.
-fn fuse_all(block: &mut Block, uses: &[u32], types: &[ElemType], jit: bool) {
+fn fuse_all(block: &mut Block, uses: &[u32], types: &[ElemType]) {
     for op in &mut block.ops {
         match op {
             Op::If(i) => {
-                fuse_all(&mut i.then_.block, uses, types, jit);
-                fuse_all(&mut i.else_.block, uses, types, jit);
+                fuse_all(&mut i.then_.block, uses, types);
+                fuse_all(&mut i.else_.block, uses, types);
             }
             Op::Loop(l) => {
-                fuse_all(&mut l.body, uses, types, jit);
-                l.group = crate::lanes::flatten(types, &l.body, &l.free, &l.vars, &l.nexts);
-                #[cfg(feature = "jit")]
-                {
-                    l.jit = None;
-                    if jit && l.group.is_some() {
-                        let outs = l.vars.iter().map(|&v| (v, v)).collect();
-                        l.jit = crate::jit::compile(&crate::jit::Region {
-                            types,
-                            prelude: &[],
-                            l: Some(l),
-                            outs,
-                            uniform: None,
-                        });
-                    }
-                }
-                #[cfg(not(feature = "jit"))]
-                let _ = jit;
+                fuse_all(&mut l.body, uses, types);
+                l.group = crate::group::flatten(types, &l.body, &l.free, &l.vars, &l.nexts);
             }
             _ => {}
         }
@@ -939,8 +688,6 @@ impl<'s> Compiler<'_, 's> {
                 Op::Loop(Box::new(LoopOp {
                     // flattened once the function is compiled (`fuse_all`)
                     group: None,
-                    #[cfg(feature = "jit")]
-                    jit: None,
                     dsts: dst_regs,
                     count,
                     inits: init_regs,
@@ -1040,141 +787,9 @@ fn visit_reads_from(block: &Block, first: Option<&Op>, f: &mut dyn FnMut(usize))
     }
 }
 
-/// An instruction a region may run: one that cannot fail ([`safe_op`]), or a contiguous
-/// read of the block (the array's slice, loaded as a source).
-#[cfg(feature = "jit")]
-fn region_op(op: &Op, types: &[ElemType]) -> bool {
-    matches!(op, Op::Read { contiguous: true, .. }) || safe_op(op, types)
-}
 
-/// Finds the regions of the function's own block: each loop compiled on its own with the
-/// pure instructions just before it. The region writes the loop's results and the
-/// registers it computes that later instructions or the results read (none of them
-/// uniform: those may be read as one element), and no register of the loop's body may be
-/// read after it.
-#[cfg(feature = "jit")]
-fn jit_regions(body: &mut Block, ret: &[usize], types: &[ElemType], uniform: &[bool]) {
-    let mut regions: Vec<JitRegion> = Vec::new();
-    for j in 0..body.ops.len() {
-        let Some(Op::Loop(l)) = body.ops.get(j) else { continue };
-        if l.jit.is_none() {
-            continue;
-        }
-        let floor = regions.last().map_or(0, |r| r.end + 1);
-        let mut start = j;
-        while start > floor && body.ops.get(start - 1).is_some_and(|op| region_op(op, types)) {
-            start -= 1;
-        }
-        let (Some(prelude), Some(after)) = (body.ops.get(start..j), body.ops.get(j + 1..)) else { continue };
-        if prelude.is_empty() {
-            continue;
-        }
-        let later = read_later(types.len(), ret, after);
-        let is_later = |r: usize| later.get(r).copied().unwrap_or(true);
-        let mut bad = false;
-        l.body.ops.iter().for_each(|op| visit_writes(op, &mut |r| bad |= is_later(r)));
-        let mut outs: Vec<(usize, usize)> =
-            l.dsts.iter().copied().zip(l.vars.iter().copied()).filter(|&(d, _)| is_later(d)).collect();
-        let mut extra = Vec::new();
-        prelude.iter().for_each(|op| visit_writes(op, &mut |r| extra.push(r)));
-        extra.extend(l.vars.iter().copied());
-        for r in extra {
-            if is_later(r) && !outs.iter().any(|&(d, _)| d == r) {
-                outs.push((r, r));
-            }
-        }
-        if bad || outs.iter().any(|&(d, _)| uniform.get(d).copied().unwrap_or(true)) {
-            continue;
-        }
-        if let Some(jit) =
-            crate::jit::compile(&crate::jit::Region { types, prelude, l: Some(l), outs, uniform: None })
-        {
-            regions.push(JitRegion { start, end: j, jit });
-        }
-    }
-    // straight-line code: the maximal runs of pure instructions between those regions
-    let mut straight = Vec::new();
-    let mut k = 0;
-    for r in
-        regions.iter().map(|r| (r.start, r.end + 1)).chain(std::iter::once((body.ops.len(), body.ops.len())))
-    {
-        let (gap_end, next) = r;
-        while k < gap_end {
-            if !body.ops.get(k).is_some_and(|op| region_op(op, types)) {
-                k += 1;
-                continue;
-            }
-            let start = k;
-            while k < gap_end && body.ops.get(k).is_some_and(|op| region_op(op, types)) {
-                k += 1;
-            }
-            straight_regions(&body.ops, start, k, ret, types, uniform, &mut straight);
-        }
-        k = next;
-    }
-    regions.extend(straight);
-    regions.sort_by_key(|r| r.start);
-    body.regions = regions;
-}
 
-/// Instructions worth a straight-line region: fewer run faster as the VM's loops.
-#[cfg(feature = "jit")]
-const STRAIGHT_MIN: usize = 2;
 
-/// Straight-line regions of `ops[start..end]` (pure instructions), added to `out`: the
-/// whole run, writing the registers later instructions or the results read; or, when one
-/// of those is uniform (read as one element), the runs before and after the instruction
-/// writing it, which the VM then runs. A run of fewer than [`STRAIGHT_MIN`] computing
-/// instructions (constants and reads aside), or one that cannot run on vectors
-/// ([`crate::jit::compile`]), stays with the VM.
-#[cfg(feature = "jit")]
-fn straight_regions(
-    ops: &[Op],
-    start: usize,
-    end: usize,
-    ret: &[usize],
-    types: &[ElemType],
-    uniform: &[bool],
-    out: &mut Vec<JitRegion>,
-) {
-    let (Some(run), Some(after)) = (ops.get(start..end), ops.get(end..)) else { return };
-    let work = run.iter().filter(|op| !matches!(op, Op::Const { .. } | Op::Read { .. })).count();
-    if work < STRAIGHT_MIN {
-        return;
-    }
-    let later = read_later(types.len(), ret, after);
-    let is_later = |r: usize| later.get(r).copied().unwrap_or(true);
-    let is_uniform = |r: usize| uniform.get(r).copied().unwrap_or(true);
-    let mut outs: Vec<(usize, usize)> = Vec::new();
-    for (k, op) in run.iter().enumerate() {
-        let mut split = false;
-        visit_writes(op, &mut |r| {
-            if is_later(r) {
-                split |= is_uniform(r);
-                if !outs.iter().any(|&(d, _)| d == r) {
-                    outs.push((r, r));
-                }
-            }
-        });
-        if split {
-            straight_regions(ops, start, start + k, ret, types, uniform, out);
-            straight_regions(ops, start + k + 1, end, ret, types, uniform, out);
-            return;
-        }
-    }
-    if outs.is_empty() {
-        return;
-    }
-    if let Some(jit) = crate::jit::compile(&crate::jit::Region {
-        types,
-        prelude: run,
-        l: None,
-        outs,
-        uniform: Some(uniform),
-    }) {
-        out.push(JitRegion { start, end: end - 1, jit });
-    }
-}
 
 /// A block that cannot fail on any element, so that running it on elements that do not
 /// take it is harmless: no reads or dims (indices), no integer division, no loops.
@@ -1207,17 +822,3 @@ fn size(block: &Block) -> usize {
         .sum()
 }
 
-/// Which of `n` registers the function's results `ret` or the instructions `after` read
-/// (what a region must write back).
-#[cfg(feature = "jit")]
-fn read_later(n: usize, ret: &[usize], after: &[Op]) -> Vec<bool> {
-    let mut later = vec![false; n];
-    let mut mark = |r: usize| {
-        if let Some(x) = later.get_mut(r) {
-            *x = true;
-        }
-    };
-    ret.iter().for_each(|&r| mark(r));
-    after.iter().for_each(|op| visit_op_reads(op, &mut mark));
-    later
-}

@@ -15,7 +15,7 @@
 
 use crate::col::{Col, ColMut, ColRef};
 use crate::internal;
-use crate::kernel::check_alloc;
+use crate::store::check_alloc;
 use crate::ptr::Ptr;
 use crate::store::Store;
 use eqfuse_ir::error::Result;

@@ -19,10 +19,11 @@
 //! element's of the first failing block — the interpreter's error.
 
 use crate::col::{with_type, Col, ColMut, Elem};
-use crate::compile::{compile, Env, Program};
+use crate::compile::compile;
+use crate::program::{Env, Program};
 use crate::internal;
 use crate::num::{self, OpKind};
-use crate::store::{host, StoreRef};
+use crate::store::{check_alloc, host, Results, StoreRef};
 use crate::vm::{fmt_i64s, fmt_shape, Vm, VmErr};
 use eqfuse_ir::ast::BinOp;
 use eqfuse_ir::error::{Code, Error, Result, Span};
@@ -40,14 +41,7 @@ pub(crate) struct Ctx {
     pub threads: usize,
     pub block: usize,
     pub max_bytes: u64,
-    /// Compile pure loops to machine code ([`crate::RunOptions::jit`]).
-    pub jit: bool,
-    /// The plan compiled to native code, when it could be ([`crate::RunOptions::codegen`]).
-    pub native: Option<std::sync::Arc<crate::native::Prepared>>,
 }
-
-/// One result per lane: its shape and elements.
-pub(crate) type Results = Vec<(Vec<usize>, Col)>;
 
 /// Runs kernel number `kidx`.
 pub(crate) fn run(env: &StoreRef<'_, '_>, k: &Kernel, kidx: usize, ctx: &Ctx) -> Result<Results> {
@@ -97,20 +91,6 @@ fn count(kind: &str, dims: &[usize]) -> Result<usize> {
         })?;
     }
     usize::try_from(n).map_err(|_| Error::limit(format!("`{kind}`: size {n} does not fit in memory")))
-}
-
-/// Refuses an array of `count` elements of `elem` over the limit (before allocating).
-pub(crate) fn check_alloc(kind: &str, elem: ElemType, count: usize, max_bytes: u64) -> Result<()> {
-    if i64::try_from(count).is_err() {
-        return Err(Error::limit(format!("`{kind}`: the array size overflows i64")));
-    }
-    let bytes = (count as u128) * (elem.size_bytes() as u128);
-    if bytes > u128::from(max_bytes) {
-        return Err(Error::limit(format!(
-            "`{kind}` would allocate {count} elements of {elem} ({bytes} bytes), over the limit of {max_bytes} bytes"
-        )));
-    }
-    Ok(())
 }
 
 /// The fewest blocks one rayon task runs in a row: enough that a kernel makes about 16

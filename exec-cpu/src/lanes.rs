@@ -18,8 +18,7 @@
 //! differ iterate with a mask: an element past its own count keeps its state.
 
 use crate::col::{with_type, Col, Elem};
-use crate::compile::{Block, MulAdd, Op};
-use crate::num::{Float, Num};
+use crate::num::{pick, Float, MulAdd, Num};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::types::ElemType;
@@ -86,37 +85,37 @@ fn parts<T>(bank: &mut [[T; W]], d: u32, a: u32, b: u32) -> (&mut [T; W], &[T; W
 /// The slots an instruction uses: its result `d`, its operands `a`, `b`, `c`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Args {
-    d: u32,
-    a: u32,
-    b: u32,
-    c: u32,
+    pub(crate) d: u32,
+    pub(crate) a: u32,
+    pub(crate) b: u32,
+    pub(crate) c: u32,
 }
 
 /// One flattened instruction.
 pub(crate) type LFn = fn(&mut Banks, &Args);
 
 /// `var = active ? tmp : var` for one state register; whether an element changed.
-type UFn = fn(&mut Banks, u32, u32, &[bool; W], bool) -> bool;
+pub(crate) type UFn = fn(&mut Banks, u32, u32, &[bool; W], bool) -> bool;
 
 /// A loop flattened for groups.
 #[derive(Debug)]
 pub(crate) struct GroupLoop {
     /// Slots per element type (bool, i32, i64, f32, f64).
-    sizes: [usize; 5],
+    pub(crate) sizes: [usize; 5],
     /// Registers read from the frame at the start of a group, with their slots.
-    pub loads: Vec<(usize, u32)>,
+    pub(crate) loads: Vec<(usize, u32)>,
     /// Constants, set once per group.
-    consts: Vec<(u32, Scalar)>,
+    pub(crate) consts: Vec<(u32, Scalar)>,
     /// The body.
-    ops: Vec<(LFn, Args)>,
+    pub(crate) ops: Vec<(LFn, Args)>,
     /// Per state register: `tmp = next` (all first), then the update.
-    moves: Vec<(LFn, Args)>,
-    updates: Vec<(UFn, u32, u32)>,
+    pub(crate) moves: Vec<(LFn, Args)>,
+    pub(crate) updates: Vec<(UFn, u32, u32)>,
     /// Per state register: its register and its slot (read back after the group).
-    pub vars: Vec<(usize, u32)>,
+    pub(crate) vars: Vec<(usize, u32)>,
 }
 
-fn ty_index(t: ElemType) -> usize {
+pub(crate) fn ty_index(t: ElemType) -> usize {
     match t {
         ElemType::Bool => 0,
         ElemType::I32 => 1,
@@ -124,167 +123,6 @@ fn ty_index(t: ElemType) -> usize {
         ElemType::F32 => 3,
         ElemType::F64 => 4,
     }
-}
-
-/// Slot assignment while flattening.
-struct Flat<'t> {
-    types: &'t [ElemType],
-    slot: Vec<Option<u32>>,
-    sizes: [usize; 5],
-    consts: Vec<(u32, Scalar)>,
-    ops: Vec<(LFn, Args)>,
-}
-
-impl Flat<'_> {
-    fn ty(&self, r: usize) -> Option<ElemType> {
-        self.types.get(r).copied()
-    }
-
-    /// Register `r`'s slot (made on first use).
-    fn slot(&mut self, r: usize) -> Option<u32> {
-        let t = self.ty(r)?;
-        let s = self.slot.get_mut(r)?;
-        if let Some(k) = *s {
-            return Some(k);
-        }
-        let n = self.sizes.get_mut(ty_index(t))?;
-        let k = u32::try_from(*n).ok()?;
-        *n += 1;
-        *s = Some(k);
-        Some(k)
-    }
-
-    /// A fresh slot of type `t`.
-    fn fresh(&mut self, t: ElemType) -> Option<u32> {
-        let n = self.sizes.get_mut(ty_index(t))?;
-        let k = u32::try_from(*n).ok()?;
-        *n += 1;
-        Some(k)
-    }
-
-    fn args(&mut self, d: usize, ops: &[usize]) -> Option<Args> {
-        let mut a = Args { d: self.slot(d)?, ..Args::default() };
-        let mut it = ops.iter();
-        if let Some(&r) = it.next() {
-            a.a = self.slot(r)?;
-        }
-        if let Some(&r) = it.next() {
-            a.b = self.slot(r)?;
-        }
-        if let Some(&r) = it.next() {
-            a.c = self.slot(r)?;
-        }
-        // an instruction's result never overwrites its operands here
-        if ops.contains(&d) {
-            return None;
-        }
-        Some(a)
-    }
-
-    /// Flattens `block`; `None` when some instruction cannot run here.
-    fn block(&mut self, block: &Block) -> Option<()> {
-        for op in &block.ops {
-            match op {
-                Op::Const { dst, value } => {
-                    if self.ty(*dst)? != value.elem_type() {
-                        return None;
-                    }
-                    let d = self.slot(*dst)?;
-                    self.consts.push((d, *value));
-                }
-                Op::Unary { dst, op, a } => {
-                    let f = unary_fn(*op, self.ty(*a)?)?;
-                    let args = self.args(*dst, &[*a])?;
-                    self.ops.push((f, args));
-                }
-                Op::Binary { dst, op, a, b } => {
-                    let f = binary_fn(*op, self.ty(*a)?)?;
-                    let args = self.args(*dst, &[*a, *b])?;
-                    self.ops.push((f, args));
-                }
-                Op::Call { dst, f, args } => {
-                    let a0 = *args.first()?;
-                    let f = call_fn(*f, self.ty(a0)?, self.ty(*dst)?, args.len())?;
-                    let args = self.args(*dst, args)?;
-                    self.ops.push((f, args));
-                }
-                Op::If(i) => {
-                    // both branches run, then a select (they cannot fail: checked here)
-                    self.block(&i.then_.block)?;
-                    self.block(&i.else_.block)?;
-                    let t = self.ty(i.dst)?;
-                    let f: LFn = with_type!(t, T => select::<T>);
-                    let args = self.args(i.dst, &[i.then_.ret, i.else_.ret, i.cond])?;
-                    self.ops.push((f, args));
-                }
-                Op::MulAdd { dst, a, b, c, form } => {
-                    let f = mul_add_fn(*form, self.ty(*dst)?)?;
-                    let args = self.args(*dst, &[*a, *b, *c])?;
-                    self.ops.push((f, args));
-                }
-                Op::Read { .. } | Op::Dim { .. } | Op::Loop(_) => return None,
-            }
-        }
-        Some(())
-    }
-}
-
-/// Flattens a loop for groups, when its body cannot fail (see the module's comment).
-/// `free`: the registers the body reads from outside (its state included).
-pub(crate) fn flatten(
-    types: &[ElemType],
-    body: &Block,
-    free: &[usize],
-    vars: &[usize],
-    nexts: &[usize],
-) -> Option<Box<GroupLoop>> {
-    if vars.is_empty() {
-        return None;
-    }
-    let mut fl =
-        Flat { types, slot: vec![None; types.len()], sizes: [0; 5], consts: Vec::new(), ops: Vec::new() };
-    let mut loads = Vec::with_capacity(free.len());
-    for &r in free {
-        loads.push((r, fl.slot(r)?));
-    }
-    for &v in vars {
-        if !free.contains(&v) {
-            loads.push((v, fl.slot(v)?));
-        }
-    }
-    fl.block(body)?;
-    let mut moves = Vec::with_capacity(vars.len());
-    let mut updates = Vec::with_capacity(vars.len());
-    let mut var_slots = Vec::with_capacity(vars.len());
-    // `vars = nexts` at once: through copies when some next value is itself a state
-    // register (else straight from the next values)
-    let through = nexts.iter().any(|nx| vars.contains(nx));
-    for (&v, &nx) in vars.iter().zip(nexts) {
-        let t = fl.ty(v)?;
-        if fl.ty(nx)? != t {
-            return None;
-        }
-        let (vs, ns) = (fl.slot(v)?, fl.slot(nx)?);
-        let up: UFn = with_type!(t, T => update::<T>);
-        if through {
-            let tmp = fl.fresh(t)?;
-            let mv: LFn = with_type!(t, T => mov::<T>);
-            moves.push((mv, Args { d: tmp, a: ns, ..Args::default() }));
-            updates.push((up, vs, tmp));
-        } else {
-            updates.push((up, vs, ns));
-        }
-        var_slots.push((v, vs));
-    }
-    Some(Box::new(GroupLoop {
-        sizes: fl.sizes,
-        loads,
-        consts: fl.consts,
-        ops: fl.ops,
-        moves,
-        updates,
-        vars: var_slots,
-    }))
 }
 
 /// A source of a group's register: one element, or a column of the frame.
@@ -497,7 +335,7 @@ fn k3<T: Copy>(o: &mut [T; W], p: &[T; W], q: &[T; W], r: &[T; W], f: impl Fn(T,
 }
 
 /// `d = c ? a : b` (`c` a bool slot).
-fn select<T: Lane>(b: &mut Banks, x: &Args) {
+pub(crate) fn select<T: Lane>(b: &mut Banks, x: &Args) {
     let c = b.b[x.c as usize];
     let (o, t, e) = parts(T::bank(b), x.d, x.a, x.b);
     ksel(o, &c, t, e);
@@ -506,17 +344,17 @@ fn select<T: Lane>(b: &mut Banks, x: &Args) {
 #[inline(always)]
 fn ksel<T: Copy>(o: &mut [T; W], c: &[bool; W], t: &[T; W], e: &[T; W]) {
     for k in 0..W {
-        o[k] = crate::vm::pick(c[k], t[k], e[k]);
+        o[k] = pick(c[k], t[k], e[k]);
     }
 }
 
 /// `d = a`.
-fn mov<T: Lane>(b: &mut Banks, x: &Args) {
+pub(crate) fn mov<T: Lane>(b: &mut Banks, x: &Args) {
     let (o, p, _) = parts(T::bank(b), x.d, x.a, x.a);
     o.copy_from_slice(p);
 }
 
-fn update<T: Lane>(b: &mut Banks, var: u32, tmp: u32, active: &[bool; W], masked: bool) -> bool {
+pub(crate) fn update<T: Lane>(b: &mut Banks, var: u32, tmp: u32, active: &[bool; W], masked: bool) -> bool {
     let (old, new, _) = parts(T::bank(b), var, tmp, tmp);
     if masked {
         kupd_masked(old, new, active) != 0
@@ -555,7 +393,7 @@ macro_rules! lf {
     }};
 }
 
-fn unary_fn(op: UnOp, t: ElemType) -> Option<LFn> {
+pub(crate) fn unary_fn(op: UnOp, t: ElemType) -> Option<LFn> {
     Some(match (op, t) {
         (UnOp::Not, ElemType::Bool) => lf!(|b, x| s1(b, x, |p: bool| !p)),
         (UnOp::Neg, ElemType::I32) => lf!(|b, x| s1(b, x, <i32 as Num>::neg)),
@@ -575,7 +413,7 @@ fn mul_add_of<T: Lane + Num>(form: MulAdd) -> LFn {
     }
 }
 
-fn mul_add_fn(form: MulAdd, t: ElemType) -> Option<LFn> {
+pub(crate) fn mul_add_fn(form: MulAdd, t: ElemType) -> Option<LFn> {
     Some(match t {
         ElemType::I32 => mul_add_of::<i32>(form),
         ElemType::I64 => mul_add_of::<i64>(form),
@@ -609,7 +447,7 @@ fn arith_fn<T: Lane + Num>(op: BinOp) -> Option<LFn> {
     })
 }
 
-fn binary_fn(op: BinOp, t: ElemType) -> Option<LFn> {
+pub(crate) fn binary_fn(op: BinOp, t: ElemType) -> Option<LFn> {
     if op.is_comparison() {
         return with_type!(t, T => compare_fn::<T>(op));
     }
@@ -655,7 +493,7 @@ fn float_call<T: Lane + Float>(f: ScalarFn) -> Option<LFn> {
 }
 
 /// A call's function: its arguments of type `t`, its result of type `out`.
-fn call_fn(f: ScalarFn, t: ElemType, out: ElemType, arity: usize) -> Option<LFn> {
+pub(crate) fn call_fn(f: ScalarFn, t: ElemType, out: ElemType, arity: usize) -> Option<LFn> {
     if arity != f.arity() {
         return None;
     }

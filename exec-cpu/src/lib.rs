@@ -9,10 +9,7 @@
 //! dispatch costs once per block and the loops vectorise. Lazy `if`s run each branch only on
 //! the elements that take it; `iterate` loops run per-element counts in phases. A loop whose
 //! body cannot fail runs instead on small groups of elements whose registers stay in L1,
-//! each group stopping as soon as its elements reach a fixed point (module `lanes`). With
-//! the `jit` feature (default) such a loop, together with the pure instructions just before
-//! it, is compiled once to machine code with Cranelift (module `jit`), one element at a
-//! time in registers, with the same results bit for bit ([`RunOptions::jit`] turns it off).
+//! each group stopping as soon as its elements reach a fixed point (module `lanes`).
 //!
 //! rayon splits each kernel's space into blocks (module `kernel`): generate lanes write their
 //! slice of the output, reductions reduce per block (rows in parallel, or chunks of long
@@ -107,14 +104,15 @@ macro_rules! conversions {
 mod col;
 mod compile;
 mod gemm;
-#[cfg(feature = "jit")]
-mod jit;
+mod group;
 mod kernel;
 mod lanes;
 mod native;
 mod num;
 mod pages;
+mod program;
 mod ptr;
+mod steps;
 mod store;
 mod vm;
 
@@ -155,10 +153,6 @@ pub struct RunOptions {
     /// The most bytes one array of the plan may take, checked before it is allocated
     /// (`E-LIMIT`).
     pub max_array_bytes: u64,
-    /// Compile the loops whose body cannot fail to machine code (with the `jit` feature,
-    /// on hosts Cranelift targets; else, or when off, they run on lane groups). The results
-    /// are the same bit for bit either way.
-    pub jit: bool,
     /// Native code or the VM.
     pub codegen: Codegen,
     /// Where compiled plans are cached ([`default_cache_dir`]); `None`: no disk cache.
@@ -171,7 +165,6 @@ impl Default for RunOptions {
             threads: 0,
             block_size: 8192,
             max_array_bytes: eqfuse_ir::ast::default_memory_limit(),
-            jit: true,
             codegen: Codegen::C,
             cache_dir: Some(default_cache_dir()),
         }
@@ -301,28 +294,11 @@ fn run_native<V: AsValueView + Sync>(
 ) -> Result<IndexMap<String, Value>> {
     let threads = opts.thread_count();
     let pool = pool(threads)?;
-    let ctx = kernel::Ctx {
-        threads,
-        block: opts.block_size.max(1),
-        max_bytes: opts.max_array_bytes,
-        jit: opts.jit,
+    let ctx = steps::Ctx {
+        vm: kernel::Ctx { threads, block: opts.block_size.max(1), max_bytes: opts.max_array_bytes },
         native,
     };
-    pool.install(|| store::run_plan(plan, inputs, sizes, &ctx))
-}
-
-/// What this process has compiled to machine code so far (all 0 without the `jit`
-/// feature): for tests that check the JIT runs. A region compiled once is reused, so a
-/// test compares the counts before and after what it runs.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct JitCounts {
-    /// Regions (loops and straight-line code).
-    pub regions: usize,
-    /// Straight-line regions (pure instructions, no loop).
-    pub straight: usize,
-    /// Regions that run on vectors (one float type, exact lane-wise operations only).
-    pub vector: usize,
+    pool.install(|| steps::run_plan(plan, inputs, sizes, &ctx))
 }
 
 /// What the native path has run so far in this process: for tests that check kernels run
@@ -368,18 +344,6 @@ pub fn input_copies() -> usize {
 pub fn native_counts() -> NativeCounts {
     let at = |k: usize| native::COUNTS[k].load(std::sync::atomic::Ordering::Relaxed);
     NativeCounts { native: at(0), vm: at(1) }
-}
-
-/// See [`JitCounts`].
-#[doc(hidden)]
-pub fn jit_compiled() -> JitCounts {
-    #[cfg(feature = "jit")]
-    {
-        let at = |k: usize| jit::COMPILED[k].load(std::sync::atomic::Ordering::Relaxed);
-        JitCounts { regions: at(0), straight: at(1), vector: at(2) }
-    }
-    #[cfg(not(feature = "jit"))]
-    JitCounts::default()
 }
 
 /// Stack size of the worker threads: nested blocks are run recursively.

@@ -378,3 +378,23 @@ pub(crate) fn fix_up<T: Comb>(k: OpKind, carry: T, out: &mut [T]) {
         OpKind::Or => go!(OpKind::Or),
     }
 }
+
+/// Which of `a * b` and `c` is added to or subtracted from which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MulAdd {
+    /// `a * b + c`
+    ProdPlus,
+    /// `c + a * b`
+    PlusProd,
+    /// `a * b - c`
+    ProdMinus,
+    /// `c - a * b`
+    MinusProd,
+}
+
+/// `c ? t : e` without a branch (selects are often unpredictable): both are loaded, one is
+/// picked by index, which compiles to a conditional move or a blend.
+#[inline(always)]
+pub(crate) fn pick<T: Copy>(c: bool, t: T, e: T) -> T {
+    [e, t][usize::from(c)]
+}

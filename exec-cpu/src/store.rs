@@ -1,14 +1,14 @@
-//! The plan's values and its host steps: inputs (borrowed, not copied), sizes, kernel
-//! results; `Step::Scalar`, `Step::Assert` and `Step::If` run here, as the plan interpreter
-//! runs them, and kernels go to [`crate::kernel`].
+//! The plan's values: inputs (borrowed, not copied), sizes and kernel results, with what
+//! every kernel runner shares (a lane's result, the allocation limit, host functions run on
+//! the VM). The steps that fill it run in [`crate::steps`].
 
 use crate::col::{Col, ColRef, Data};
-use crate::compile::{compile, ArrInfo, Env};
+use crate::compile::compile;
+use crate::program::{ArrInfo, Env};
 use crate::internal;
-use crate::kernel::{self, Ctx};
 use crate::vm::{fmt_shape, Vm};
 use eqfuse_ir::error::{Error, Result};
-use eqfuse_ir::plan::{Func, Kernel, Origin, Plan, Step, ValueId};
+use eqfuse_ir::plan::{Func, Origin, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::{AsValueView, Scalar, Value, ValueView};
 use indexmap::IndexMap;
@@ -27,8 +27,6 @@ pub(crate) struct Buf<'a> {
 pub(crate) struct Store<'a> {
     plan: &'a Plan,
     vals: Vec<Option<Arc<Buf<'a>>>>,
-    /// Compile pure loops to machine code ([`crate::RunOptions::jit`]).
-    jit: bool,
 }
 
 /// The store as the compiler's [`Env`].
@@ -44,10 +42,6 @@ impl<'s> Env<'s> for StoreRef<'s, '_> {
             acc = acc.saturating_mul(d);
         }
         Ok(ArrInfo { name: self.0.name(v), shape: b.shape.clone(), strides, data: b.data.as_ref() })
-    }
-
-    fn jit(&self) -> bool {
-        self.0.jit
     }
 
     fn load(&self, v: ValueId) -> Result<Scalar> {
@@ -81,11 +75,10 @@ fn input_data(v: ValueView<'_>) -> Data<'_> {
 pub(crate) static INPUT_COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl<'a> Store<'a> {
-    fn new<V: AsValueView>(
+    pub(crate) fn new<V: AsValueView>(
         plan: &'a Plan,
         inputs: &'a IndexMap<String, V>,
         sizes: &IndexMap<String, i64>,
-        jit: bool,
     ) -> Result<Self> {
         let mut vals = Vec::with_capacity(plan.values.len());
         for info in &plan.values {
@@ -120,7 +113,7 @@ impl<'a> Store<'a> {
             };
             vals.push(v);
         }
-        Ok(Store { plan, vals, jit })
+        Ok(Store { plan, vals })
     }
 
     /// Value `v`'s name, for messages.
@@ -133,7 +126,7 @@ impl<'a> Store<'a> {
         self.plan.values.get(v).map(|i| i.elem).ok_or_else(|| internal(format!("no value v{v}")))
     }
 
-    fn get_arc(&self, v: ValueId) -> Result<&Arc<Buf<'a>>> {
+    pub(crate) fn get_arc(&self, v: ValueId) -> Result<&Arc<Buf<'a>>> {
         match self.vals.get(v) {
             Some(Some(b)) => Ok(b),
             Some(None) => Err(internal(format!("value `{}` read before it is computed", self.name(v)))),
@@ -160,7 +153,7 @@ impl<'a> Store<'a> {
     }
 
     /// Stores a computed value, checking its rank and element type against the plan.
-    fn put(&mut self, v: ValueId, buf: Arc<Buf<'a>>) -> Result<()> {
+    pub(crate) fn put(&mut self, v: ValueId, buf: Arc<Buf<'a>>) -> Result<()> {
         let name = self.name(v);
         let info = self.plan.values.get(v).ok_or_else(|| internal(format!("no value v{v}")))?;
         if info.origin != Origin::Computed {
@@ -206,32 +199,8 @@ pub(crate) fn host(store: &Store<'_>, f: &Func) -> Result<Scalar> {
     vm.call1(&p, &[]).map_err(|e| e.err)
 }
 
-/// Runs the whole plan (on the calling thread, which is a worker of the pool).
-pub(crate) fn run_plan<V: AsValueView>(
-    plan: &Plan,
-    inputs: &IndexMap<String, V>,
-    sizes: &IndexMap<String, i64>,
-    ctx: &Ctx,
-) -> Result<IndexMap<String, Value>> {
-    let mut store = Store::new(plan, inputs, sizes, ctx.jit)?;
-    let mut kidx = 0usize;
-    run_steps(&mut store, &plan.steps, &mut kidx, ctx)?;
-    let mut bufs = Vec::with_capacity(plan.outputs.len());
-    for (name, id) in &plan.outputs {
-        bufs.push((name.clone(), Arc::clone(store.get_arc(*id)?)));
-    }
-    drop(store);
-    let mut out = IndexMap::new();
-    for (name, buf) in bufs {
-        let buf = Arc::try_unwrap(buf)
-            .unwrap_or_else(|shared| Buf { shape: shared.shape.clone(), data: shared.data.clone() });
-        out.insert(name, to_value(buf)?);
-    }
-    Ok(out)
-}
-
 /// A buffer as an output value.
-fn to_value(buf: Buf<'_>) -> Result<Value> {
+pub(crate) fn to_value(buf: Buf<'_>) -> Result<Value> {
     let sh = IxDyn(&buf.shape);
     let bad = |e: ndarray::ShapeError| internal(format!("an output does not fill its shape: {e}"));
     Ok(match buf.data {
@@ -244,105 +213,25 @@ fn to_value(buf: Buf<'_>) -> Result<Value> {
 }
 
 /// A 0-d buffer.
-fn scalar_buf(s: Scalar) -> Buf<'static> {
+pub(crate) fn scalar_buf(s: Scalar) -> Buf<'static> {
     let mut col = Col::new(s.elem_type());
     col.push(s);
     Buf { shape: Vec::new(), data: col.into_data() }
 }
 
-/// Runs kernel `k`, number `kidx` (which it advances): as GEMM calls (a contraction), as
-/// native code, else on the VM.
-fn kernel_step(store: &mut Store<'_>, k: &Kernel, kidx: &mut usize, ctx: &Ctx) -> Result<()> {
-    let gemm = match &k.contraction {
-        Some(c) => crate::gemm::run(store, k, c, ctx.threads, ctx.max_bytes)
-            .map_err(|e| e.or_at(k.span))?
-            .map(|r| vec![r]),
-        None => None,
-    };
-    let done = match (gemm, &ctx.native) {
-        (Some(r), _) => Some(r),
-        (None, Some(p)) => {
-            crate::native::run_kernel(p, store, k, ctx.max_bytes, ctx.block).map_err(|e| e.or_at(k.span))?
-        }
-        (None, None) => None,
-    };
-    let results = match done {
-        Some(r) => r,
-        None => kernel::run(&StoreRef(store), k, *kidx, ctx).map_err(|e| e.or_at(k.span))?,
-    };
-    put_results(store, k, results, *kidx)?;
-    *kidx += 1;
-    Ok(())
-}
+/// One result per lane: its shape and elements.
+pub(crate) type Results = Vec<(Vec<usize>, Col)>;
 
-/// Stores kernel `k`'s results, lane by lane.
-fn put_results(store: &mut Store<'_>, k: &Kernel, results: kernel::Results, kidx: usize) -> Result<()> {
-    if results.len() != k.lanes.len() {
-        return Err(internal(format!(
-            "kernel k{kidx}: {} results for {} lanes",
-            results.len(),
-            k.lanes.len()
+/// Refuses an array of `count` elements of `elem` over the limit (before allocating).
+pub(crate) fn check_alloc(kind: &str, elem: ElemType, count: usize, max_bytes: u64) -> Result<()> {
+    if i64::try_from(count).is_err() {
+        return Err(Error::limit(format!("`{kind}`: the array size overflows i64")));
+    }
+    let bytes = (count as u128) * (elem.size_bytes() as u128);
+    if bytes > u128::from(max_bytes) {
+        return Err(Error::limit(format!(
+            "`{kind}` would allocate {count} elements of {elem} ({bytes} bytes), over the limit of {max_bytes} bytes"
         )));
-    }
-    for (lane, (shape, col)) in k.lanes.iter().zip(results) {
-        store.put(lane.dst, Arc::new(Buf { shape, data: col.into_data() }))?;
-    }
-    Ok(())
-}
-
-fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx) -> Result<()> {
-    for step in steps {
-        match step {
-            Step::Scalar { dst, body } => {
-                let s = host(store, body)?;
-                store.put(*dst, Arc::new(scalar_buf(s)))?;
-            }
-            Step::Kernel(k) => kernel_step(store, k, kidx, ctx)?,
-            Step::RowBlock { kernels } => {
-                // block by block where the phases are native code, else one after the other
-                let done = match (&ctx.native, kernels.first()) {
-                    (Some(p), Some(first)) => crate::native::run_row_block(p, store, kernels, ctx.max_bytes)
-                        .map_err(|e| e.or_at(first.span))?,
-                    _ => None,
-                };
-                match done {
-                    Some(results) => {
-                        for (k, r) in kernels.iter().zip(results) {
-                            put_results(store, k, r, *kidx)?;
-                            *kidx += 1;
-                        }
-                    }
-                    None => {
-                        for k in kernels {
-                            kernel_step(store, k, kidx, ctx)?;
-                        }
-                    }
-                }
-            }
-            Step::Assert { cond, code, message, shown, span } => match host(store, cond)? {
-                Scalar::Bool(true) => {}
-                Scalar::Bool(false) => {
-                    return Err(eqfuse_ir::plan::assert_error(*code, message, shown, *span, |v| {
-                        store.load(v)
-                    }))
-                }
-                other => {
-                    return Err(internal(format!("an assert's condition is {}, not bool", other.elem_type())))
-                }
-            },
-            Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
-                let taken = match store.load(*cond)? {
-                    Scalar::Bool(b) => b,
-                    other => {
-                        return Err(internal(format!("an `if` condition that is {}", other.elem_type())))
-                    }
-                };
-                let (steps, v) = if taken { (then_steps, then_value) } else { (else_steps, else_value) };
-                run_steps(store, steps, kidx, ctx)?;
-                let buf = Arc::clone(store.get_arc(*v)?);
-                store.put(*dst, buf)?;
-            }
-        }
     }
     Ok(())
 }

@@ -25,7 +25,8 @@
 //! back to its parent's position, so that the kernel can say which element failed.
 
 use crate::col::{take, with_type, Col, Elem};
-use crate::compile::{ArrInfo, Block, IfOp, LoopOp, MulAdd, Op, Program};
+use crate::num::{pick, MulAdd};
+use crate::program::{ArrInfo, Block, IfOp, LoopOp, Op, Program};
 use crate::internal;
 use crate::lanes::{GroupLoop, IntoAny, Src};
 use crate::num::{Float, Num};
@@ -330,41 +331,12 @@ pub(crate) fn exec(
     n: usize,
     contig: Option<usize>,
 ) -> R {
-    #[cfg(feature = "jit")]
-    if !block.regions.is_empty() {
-        return exec_regions(p, block, frames, n, contig);
-    }
     for op in &block.ops {
         exec_op(p, op, frames, n, contig)?;
     }
     Ok(())
 }
 
-/// [`exec`] of a block with regions compiled to machine code: each runs in one call, or
-/// instruction by instruction when its sources are not what it was compiled for.
-#[cfg(feature = "jit")]
-fn exec_regions(
-    p: &Cx<'_, '_>,
-    block: &Block,
-    frames: &mut [Vec<Col>],
-    n: usize,
-    contig: Option<usize>,
-) -> R {
-    let mut regions = block.regions.iter().peekable();
-    let mut k = 0;
-    while let Some(op) = block.ops.get(k) {
-        if let Some(r) = regions.next_if(|r| r.start == k) {
-            let regs = frames.first_mut().ok_or_else(|| internal("no frame"))?;
-            if jit_run(p, &r.jit, regs, n, contig)? {
-                k = r.end + 1;
-                continue;
-            }
-        }
-        exec_op(p, op, frames, n, contig)?;
-        k += 1;
-    }
-    Ok(())
-}
 
 /// One instruction of a block.
 #[inline]
@@ -946,13 +918,6 @@ fn exec_if(p: &Cx<'_, '_>, i: &IfOp, frames: &mut [Vec<Col>], n: usize, contig: 
     with_type!(ty(p, i.dst), T => compacted_if::<T>(p, i, frames, n))
 }
 
-/// `c ? t : e` without a branch (selects are often unpredictable): both are loaded, one is
-/// picked by index, which compiles to a conditional move or a blend.
-#[inline(always)]
-pub(crate) fn pick<T: Copy>(c: bool, t: T, e: T) -> T {
-    [e, t][usize::from(c)]
-}
-
 /// `dst = cond ? then : else`, both computed on every element.
 fn select<T: Elem>(p: &Cx<'_, '_>, regs: &mut [Col], i: &IfOp) -> R {
     let mut out = take::<T>(slot(regs, i.dst)?);
@@ -1040,16 +1005,6 @@ fn scatter_at<T: Elem>(p: &Cx<'_, '_>, regs: &[Col], r: usize, pos: &[u32], out:
 
 fn exec_loop(p: &Cx<'_, '_>, l: &LoopOp, frames: &mut [Vec<Col>], n: usize, contig: Option<usize>) -> R {
     let regs = frames.first_mut().ok_or_else(|| internal("no frame"))?;
-    #[cfg(feature = "jit")]
-    if let Some(j) = &l.jit {
-        // the compiled loop sets its state from the inits itself
-        if jit_run(p, j, regs, n, None)? {
-            for (&d, &v) in l.dsts.iter().zip(&l.vars) {
-                assign(p, regs, v, d, n)?;
-            }
-            return Ok(());
-        }
-    }
     for (&v, &init) in l.vars.iter().zip(&l.inits) {
         assign(p, regs, init, v, n)?;
     }
@@ -1106,69 +1061,7 @@ fn group_loop(p: &Cx<'_, '_>, l: &LoopOp, g: &GroupLoop, regs: &mut [Col], n: us
     Ok(())
 }
 
-/// A loop or region compiled to machine code ([`crate::jit`]); `false` (nothing run)
-/// when its sources are not what it was compiled for.
-#[cfg(feature = "jit")]
-fn jit_run(
-    p: &Cx<'_, '_>,
-    j: &crate::jit::JitLoop,
-    regs: &mut [Col],
-    n: usize,
-    contig: Option<usize>,
-) -> R<bool> {
-    // the output registers' columns are reused (every element is overwritten)
-    let mut outs: Vec<Col> = Vec::with_capacity(j.outs.len());
-    for &r in &j.outs {
-        let t = ty(p, r);
-        if j.loads.contains(&r) {
-            outs.push(Col::new(t));
-            continue;
-        }
-        let old = std::mem::replace(slot(regs, r)?, Col::new(t));
-        outs.push(if old.ty() == t { old } else { Col::new(t) });
-    }
-    let ran;
-    {
-        let mut srcs = Vec::with_capacity(j.loads.len());
-        for (&r, arr) in j.loads.iter().zip(&j.load_arrays) {
-            srcs.push(match arr {
-                None => with_type!(ty(p, r), T => src::<T>(p, regs, r)?.any()),
-                Some(arr) => match array_slice(p, r, *arr, contig, n) {
-                    Some(s) => s,
-                    None => break,
-                },
-            });
-        }
-        ran = srcs.len() == j.loads.len() && j.run(&srcs, n, &mut outs).is_some();
-    }
-    // the columns back (untouched when nothing ran)
-    for (&r, col) in j.outs.iter().zip(outs) {
-        if ran || !j.loads.contains(&r) {
-            *slot(regs, r)? = col;
-        }
-    }
-    Ok(ran)
-}
 
-/// A contiguous read of register `r` from array slot `arr` as a source: the array's
-/// slice for the block; `None` when the block is not contiguous, the register is uniform
-/// or the slice is not all there (the read itself then runs, and fails as it fails).
-#[cfg(feature = "jit")]
-fn array_slice<'a>(
-    p: &'a Cx<'_, '_>,
-    r: usize,
-    arr: usize,
-    contig: Option<usize>,
-    n: usize,
-) -> Option<crate::lanes::AnySrc<'a>> {
-    let start = contig?;
-    if uniform(p, r) {
-        return None;
-    }
-    let a = p.arrays.get(arr)?;
-    let end = start.checked_add(n)?;
-    Some(with_type!(ty(p, r), T => Src::V(T::of_ref(a.data)?.get(start..end)?).any()))
-}
 
 /// Register `r` as a group's source.
 fn src<'a, T: Elem>(p: &'a Cx<'_, '_>, regs: &'a [Col], r: usize) -> R<Src<'a, T>> {

@@ -54,6 +54,7 @@ mod device;
 #[cfg(test)]
 mod emulate;
 mod host;
+mod key;
 pub mod nvrtc;
 mod runtime;
 

@@ -207,7 +207,7 @@ fn c_text(buf: &[c_char]) -> String {
 fn failed_source_path(name: &str, source: &str) -> PathBuf {
     let dir = std::env::temp_dir().join("eqfuse-cuda");
     let stem = name.trim_end_matches(".cu");
-    dir.join(format!("{stem}-{}.cu", crate::cache::key(&[source])))
+    dir.join(format!("{stem}-{}.cu", crate::key::key(&[source])))
 }
 
 /// Compiles `source` (called `name` in messages, e.g. `k0_reduce.cu`) for `target`.

@@ -5,7 +5,7 @@
 //! size name from the inputs' shapes, requiring inputs that share a size name to agree.
 
 use crate::ast::Limits;
-use crate::check::Checked;
+use crate::checked::Checked;
 use crate::error::{Code, Error, Result};
 use crate::types::{Dim, Type};
 use crate::value::AsValueView;

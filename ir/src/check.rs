@@ -32,31 +32,11 @@ mod unify;
 use crate::ast::{is_builtin, Expr, ExprKind, Item, Limits, Lit, Program, KEYWORDS};
 use crate::error::{Code, Error, Result, Span};
 use crate::types::{Dim, ElemType, Type};
-use crate::warning::Warning;
 use expr::{Checker, Cx, Global, TNode};
 use indexmap::IndexMap;
 use unify::{Vars, IT};
 
-/// A program that passed the checker: every `Expr::ty` in `program` is `Some`, every
-/// literal's type is decided, and the signature is summarised.
-#[derive(Clone, Debug)]
-pub struct Checked {
-    /// The program, with `ty` filled on every expression node.
-    pub program: Program,
-    /// Inputs in declaration order with their declared types.
-    pub inputs: IndexMap<String, Type>,
-    /// Top-level `let`s in order with their types (`Type::Func` for named functions).
-    pub lets: IndexMap<String, Type>,
-    /// Outputs in order with their types.
-    pub outputs: IndexMap<String, Type>,
-    /// Size names in order of first appearance in the input declarations.
-    pub sizes: Vec<String>,
-    /// What the checker found suspicious but not wrong, in the order of the program text:
-    /// arrays joined over sizes that cannot be proven equal, lambda operators that sampled
-    /// values show are not associative or whose `ne` is not neutral. Filled by
-    /// [`check_source`]; empty after [`check`] and [`check_with`].
-    pub warnings: Vec<Warning>,
-}
+pub use crate::checked::Checked;
 
 /// Checks `program` with the default [`Limits`].
 pub fn check(program: &Program) -> Result<Checked> {

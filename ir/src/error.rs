@@ -189,24 +189,6 @@ impl Error {
         Error::new(Code::Limit, m)
     }
 
-    /// Renders the error as the command line prints it: the `error[E-CODE]: message` line,
-    /// then (when the error has a position) the source line with the offending part
-    /// underlined, then the notes. `file` names the program file, `source` is its text.
-    pub fn render(&self, file: &str, source: &str, color: bool) -> String {
-        crate::report::render(
-            crate::report::Report {
-                warning: false,
-                code: Some(self.code.as_str()),
-                message: &self.message,
-                span: self.span,
-                notes: &self.notes,
-                plain: &self.to_string(),
-            },
-            file,
-            source,
-            color,
-        )
-    }
 }
 
 impl fmt::Display for Error {

@@ -17,6 +17,7 @@ pub mod ast;
 pub mod bind;
 pub mod builder;
 pub mod check;
+pub mod checked;
 #[cfg(feature = "testgen")]
 pub mod conformance;
 pub mod error;

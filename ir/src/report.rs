@@ -64,3 +64,24 @@ pub(crate) fn render(r: Report<'_>, file: &str, source: &str, color: bool) -> St
     }
     String::from_utf8_lossy(buf.as_slice()).into_owned()
 }
+
+impl crate::error::Error {
+    /// Renders the error as the command line prints it: the `error[E-CODE]: message` line,
+    /// then (when the error has a position) the source line with the offending part
+    /// underlined, then the notes. `file` names the program file, `source` is its text.
+    pub fn render(&self, file: &str, source: &str, color: bool) -> String {
+        render(
+            Report {
+                warning: false,
+                code: Some(self.code.as_str()),
+                message: &self.message,
+                span: self.span,
+                notes: &self.notes,
+                plain: &self.to_string(),
+            },
+            file,
+            source,
+            color,
+        )
+    }
+}

@@ -17,7 +17,7 @@ pub(crate) use compile::{compiler, FLAGS};
 
 use crate::col::Col;
 use crate::internal;
-use crate::kernel::{check_alloc, Results};
+use crate::store::{check_alloc, Results};
 use crate::store::Store;
 use eqfuse_codegen::c::KernelCode;
 use eqfuse_codegen::scalar::reads_fit;

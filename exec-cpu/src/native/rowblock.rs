@@ -11,7 +11,7 @@
 
 use super::{alloc_results, arg_block_with, count, ffi, Prepared};
 use crate::col::Col;
-use crate::kernel::Results;
+use crate::store::Results;
 use crate::store::Store;
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_ir::error::Result;

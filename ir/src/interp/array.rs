@@ -691,7 +691,7 @@ fn named_shape(e: &Expr, actual: &[usize]) -> String {
             .collect(),
         _ => None,
     };
-    crate::plan::named_shape(symbolic.as_deref(), &fmt_shape(actual))
+    super::named_shape(symbolic.as_deref(), &fmt_shape(actual))
 }
 
 fn fmt_i64s(dims: &[i64]) -> String {

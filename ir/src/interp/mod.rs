@@ -18,7 +18,7 @@ pub mod scalar;
 
 use crate::ast::{Expr, ExprKind, Item, Limits, Lit};
 use crate::bind::bind_inputs;
-use crate::check::Checked;
+use crate::checked::Checked;
 use crate::error::{Error, Result, Span};
 use crate::types::{ElemType, Type};
 use crate::value::{Scalar, Value};
@@ -626,4 +626,24 @@ fn callable<'p>(f: &Rc<Func<'p>>, span: Span) -> Callable<'p> {
 fn literal(lit: Lit, e: &Expr) -> R<Scalar> {
     let ty = e.ty.as_ref().and_then(Type::elem);
     lit.value_at(ty).ok_or_else(|| Box::new(internal(e.span, format!("literal {lit:?} typed {ty:?}"))))
+}
+
+/// How a run-time `E-SHAPE` shows an array's shape: `[n, 3] = [10, 3]` when its shape before
+/// the run is known as size names and constants (`symbolic`, one text per dimension) and
+/// names a size, else just `actual`. The reference interpreter and the plan's checks both
+/// word their messages with this.
+///
+/// ```
+/// use eqfuse_ir::interp::named_shape;
+/// assert_eq!(named_shape(Some(&["n".to_string()]), "[10]"), "[n] = [10]");
+/// assert_eq!(named_shape(Some(&["4".to_string()]), "[4]"), "[4]");
+/// assert_eq!(named_shape(None, "[7]"), "[7]");
+/// ```
+pub fn named_shape(symbolic: Option<&[String]>, actual: &str) -> String {
+    match symbolic {
+        Some(dims) if dims.iter().any(|d| d.parse::<i64>().is_err()) => {
+            format!("[{}] = {actual}", dims.join(", "))
+        }
+        _ => actual.to_string(),
+    }
 }

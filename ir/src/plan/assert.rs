@@ -90,22 +90,3 @@ pub fn assert_error(
     Error::new(code, out).or_at(span)
 }
 
-/// How a run-time `E-SHAPE` shows an array's shape: `[n, 3] = [10, 3]` when its shape before
-/// the run is known as size names and constants (`symbolic`, one text per dimension) and
-/// names a size, else just `actual`. The reference interpreter and the plan's checks both
-/// word their messages with this.
-///
-/// ```
-/// use eqfuse_ir::plan::named_shape;
-/// assert_eq!(named_shape(Some(&["n".to_string()]), "[10]"), "[n] = [10]");
-/// assert_eq!(named_shape(Some(&["4".to_string()]), "[4]"), "[4]");
-/// assert_eq!(named_shape(None, "[7]"), "[7]");
-/// ```
-pub fn named_shape(symbolic: Option<&[String]>, actual: &str) -> String {
-    match symbolic {
-        Some(dims) if dims.iter().any(|d| d.parse::<i64>().is_err()) => {
-            format!("[{}] = {actual}", dims.join(", "))
-        }
-        _ => actual.to_string(),
-    }
-}

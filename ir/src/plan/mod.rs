@@ -44,7 +44,8 @@ pub mod dot;
 pub mod eval;
 pub mod print;
 
-pub use assert::{assert_error, named_shape};
+pub use crate::interp::named_shape;
+pub use assert::assert_error;
 
 use crate::ast::{BinOp, UnOp};
 use crate::error::Span;
