@@ -487,4 +487,3 @@ fn a_closed_output_pipe_is_not_an_error() {
         );
     }
 }
-

@@ -6,8 +6,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The workspace's crates, by their source folders.
-const CRATES: [&str; 8] =
-    ["src", "ir/src", "egraph/src", "rules/src", "codegen/src", "exec-cpu/src", "exec-cuda/src", "python/src"];
+const CRATES: [&str; 8] = [
+    "src",
+    "ir/src",
+    "egraph/src",
+    "rules/src",
+    "codegen/src",
+    "exec-cpu/src",
+    "exec-cuda/src",
+    "python/src",
+];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -29,7 +37,8 @@ fn code(text: &str) -> String {
 
 /// The module names after `crate::`, and inside `use crate::{a, b::c}`.
 fn uses(code: &str) -> BTreeSet<String> {
-    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
+    let ident =
+        |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
     let mut out = BTreeSet::new();
     for (i, _) in code.match_indices("crate::") {
         let rest = &code[i + "crate::".len()..];

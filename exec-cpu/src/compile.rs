@@ -787,10 +787,6 @@ fn visit_reads_from(block: &Block, first: Option<&Op>, f: &mut dyn FnMut(usize))
     }
 }
 
-
-
-
-
 /// A block that cannot fail on any element, so that running it on elements that do not
 /// take it is harmless: no reads or dims (indices), no integer division, no loops.
 fn safe(block: &Block, types: &[ElemType]) -> bool {
@@ -821,4 +817,3 @@ fn size(block: &Block) -> usize {
         })
         .sum()
 }
-

@@ -15,8 +15,8 @@
 
 use crate::col::{Col, ColMut, ColRef};
 use crate::internal;
-use crate::store::check_alloc;
 use crate::ptr::Ptr;
+use crate::store::check_alloc;
 use crate::store::Store;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::contract::{Contraction, Factor, Layout};

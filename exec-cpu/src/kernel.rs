@@ -20,9 +20,9 @@
 
 use crate::col::{with_type, Col, ColMut, Elem};
 use crate::compile::compile;
-use crate::program::{Env, Program};
 use crate::internal;
 use crate::num::{self, OpKind};
+use crate::program::{Env, Program};
 use crate::store::{check_alloc, host, Results, StoreRef};
 use crate::vm::{fmt_i64s, fmt_shape, Vm, VmErr};
 use eqfuse_ir::ast::BinOp;

@@ -95,12 +95,9 @@ pub(crate) struct Block {
 
 impl Block {
     pub fn new(ops: Vec<Op>) -> Block {
-        Block {
-            ops,
-        }
+        Block { ops }
     }
 }
-
 
 /// One compiled instruction (register numbers as `usize`).
 #[derive(Debug)]

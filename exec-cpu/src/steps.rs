@@ -55,9 +55,8 @@ fn kernel_step(store: &mut Store<'_>, k: &Kernel, kidx: &mut usize, ctx: &Ctx) -
     };
     let done = match (gemm, &ctx.native) {
         (Some(r), _) => Some(r),
-        (None, Some(p)) => {
-            crate::native::run_kernel(p, store, k, ctx.vm.max_bytes, ctx.vm.block).map_err(|e| e.or_at(k.span))?
-        }
+        (None, Some(p)) => crate::native::run_kernel(p, store, k, ctx.vm.max_bytes, ctx.vm.block)
+            .map_err(|e| e.or_at(k.span))?,
         (None, None) => None,
     };
     let results = match done {
@@ -95,8 +94,10 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
             Step::RowBlock { kernels } => {
                 // block by block where the phases are native code, else one after the other
                 let done = match (&ctx.native, kernels.first()) {
-                    (Some(p), Some(first)) => crate::native::run_row_block(p, store, kernels, ctx.vm.max_bytes)
-                        .map_err(|e| e.or_at(first.span))?,
+                    (Some(p), Some(first)) => {
+                        crate::native::run_row_block(p, store, kernels, ctx.vm.max_bytes)
+                            .map_err(|e| e.or_at(first.span))?
+                    }
                     _ => None,
                 };
                 match done {
@@ -140,4 +141,3 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
     }
     Ok(())
 }
-

@@ -4,8 +4,8 @@
 
 use crate::col::{Col, ColRef, Data};
 use crate::compile::compile;
-use crate::program::{ArrInfo, Env};
 use crate::internal;
+use crate::program::{ArrInfo, Env};
 use crate::vm::{fmt_shape, Vm};
 use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::plan::{Func, Origin, Plan, ValueId};

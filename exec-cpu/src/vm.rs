@@ -25,11 +25,11 @@
 //! back to its parent's position, so that the kernel can say which element failed.
 
 use crate::col::{take, with_type, Col, Elem};
-use crate::num::{pick, MulAdd};
-use crate::program::{ArrInfo, Block, IfOp, LoopOp, Op, Program};
 use crate::internal;
 use crate::lanes::{GroupLoop, IntoAny, Src};
+use crate::num::{pick, MulAdd};
 use crate::num::{Float, Num};
+use crate::program::{ArrInfo, Block, IfOp, LoopOp, Op, Program};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::{Error, Span};
 use eqfuse_ir::interp::scalar::ScalarFn;
@@ -336,7 +336,6 @@ pub(crate) fn exec(
     }
     Ok(())
 }
-
 
 /// One instruction of a block.
 #[inline]
@@ -1060,8 +1059,6 @@ fn group_loop(p: &Cx<'_, '_>, l: &LoopOp, g: &GroupLoop, regs: &mut [Col], n: us
     }
     Ok(())
 }
-
-
 
 /// Register `r` as a group's source.
 fn src<'a, T: Elem>(p: &'a Cx<'_, '_>, regs: &'a [Col], r: usize) -> R<Src<'a, T>> {

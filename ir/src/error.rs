@@ -188,7 +188,6 @@ impl Error {
     pub fn limit(m: impl Into<String>) -> Error {
         Error::new(Code::Limit, m)
     }
-
 }
 
 impl fmt::Display for Error {

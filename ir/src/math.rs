@@ -11,9 +11,12 @@
 //! (module `trig`), `tanh`, `pow` and `atan2` are described in their modules; their `f32`
 //! versions compute in `f64` and round once.
 //!
-//! - `exp_f32`, `log_f32` compute in `f64` (a polynomial far more precise than `f32`
-//!   needs) and round once to `f32`: the error is at most 0.5 ulp plus a rounding of the
-//!   `f64` result, measured at most 1 ulp (almost always the correctly rounded result);
+//! - `exp_f32` computes in `f32`, as `exp_f64` below (a two-part `ln 2`, whose high part has
+//!   9 bits; a degree-7 Taylor polynomial; `2^k` in two halves), at twice `f64`'s vector
+//!   width: every `f32` argument was checked, at most 1 ulp (`ir/tests/exp_f32.rs`);
+//! - `log_f32` computes in `f64` (a polynomial far more precise than `f32` needs) and rounds
+//!   once to `f32`: the error is at most 0.5 ulp plus a rounding of the `f64` result,
+//!   measured at most 1 ulp (almost always the correctly rounded result);
 //! - `exp_f64`: `x = k ln2 + r` with a two-part `ln2` (Cody and Waite), a degree-13 Taylor
 //!   polynomial of `e^r` on `|r| <= ln2/2` (summed as `1 + (r + r^2 q(r))`), and `2^k` applied in two halves (so subnormal and
 //!   overflowing results are right);
@@ -76,8 +79,21 @@ pub const EXP_TAYLOR: [f64; 14] = [
     2.08767569878681e-9,
     1.6059043836821613e-10,
 ];
-/// The degree of the Taylor polynomial `exp_f32` evaluates (in `f64`).
-pub const EXP_F32_DEGREE: usize = 10;
+/// `1.5 * 2^23`: adding it rounds a small `f32` to an integer kept in the low mantissa bits.
+pub const SHIFT_F32: f32 = 12582912.0;
+/// The bits of [`SHIFT_F32`].
+pub const SHIFT_F32_BITS: u32 = 0x4b40_0000;
+/// `1 / ln 2` in `f32`.
+pub const INV_LN2_F32: f32 = std::f32::consts::LOG2_E;
+/// The high part of `ln 2` for `exp_f32`, 9 significant bits (`355 / 512`): `k * LN2_HI_F32`
+/// is exact for every `k` `exp_f32` meets (`|k| <= 150`), and so is `c - k * LN2_HI_F32`.
+#[allow(clippy::excessive_precision)] // 355 / 512, exact in `f32`
+pub const LN2_HI_F32: f32 = 0.693359375;
+/// `ln 2 - LN2_HI_F32`, rounded to `f32`.
+pub const LN2_LO_F32: f32 = (std::f64::consts::LN_2 - 0.693359375) as f32;
+/// `1 / k!` for `k = 2 ..= 7` in `f32`: `exp_f32`'s `q(r)`, the Taylor polynomial of
+/// `(e^r - 1 - r) / r^2` (truncation error below `r^8 / 8! < 5.3e-9` on `|r| <= 0.347`).
+pub const EXP_F32_Q: [f32; 6] = [0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
 /// `2 / (2k + 1)` for `k = 0 ..= 6`: the series `log m = 2 atanh s` for `log_f32`.
 pub const LOG_F32_SERIES: [f64; 7] = [
     2.0,
@@ -190,27 +206,38 @@ impl EqMath for f64 {
     }
 }
 
-/// `2^k` for `-1022 <= k <= 1023`, from the bits of `t = SHIFT + k`.
-#[inline(always)]
-fn pow2_from_shifted(t_bits: u64, adjust: i64) -> f64 {
-    f64::from_bits(t_bits.wrapping_sub(SHIFT_BITS).wrapping_add(adjust as u64).wrapping_add(1023) << 52)
-}
-
-/// `e^x` in `f32` (computed in `f64`, rounded once).
+/// `e^x` in `f32`, computed in `f32` (twice the vector width of `f64`).
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
-    let xd = f64::from(x);
-    let c = xd.clamp(-104.0, 89.0);
-    let t = c * INV_LN2 + SHIFT;
-    let kd = t - SHIFT;
-    let r = c - kd * LN2;
-    let mut p = EXP_TAYLOR[EXP_F32_DEGREE];
-    let mut k = EXP_F32_DEGREE;
+    let c = x.clamp(-104.0, 89.0);
+    let t = c * INV_LN2_F32 + SHIFT_F32;
+    let kd = t - SHIFT_F32;
+    // r = a - b exactly as r + r_lo: a is exact, b = k ln2_lo rounded once (2Sum)
+    let a = c - kd * LN2_HI_F32;
+    let b = kd * LN2_LO_F32;
+    let r = a - b;
+    let bb = r - a;
+    let r_lo = (a - (r - bb)) + (-b - bb);
+    // e^r = 1 + r + r^2 q(r), the sums carried exactly (Fast2Sum: |r^2 q| < |r|, |s| < 1)
+    // and rounded once at the end
+    let mut q = EXP_F32_Q[EXP_F32_Q.len() - 1];
+    let mut k = EXP_F32_Q.len() - 1;
     while k > 0 {
         k -= 1;
-        p = p * r + EXP_TAYLOR[k];
+        q = q * r + EXP_F32_Q[k];
     }
-    let res = (p * pow2_from_shifted(t.to_bits(), 0)) as f32;
+    let t2 = (r * r) * q;
+    let s = r + t2;
+    let s_lo = t2 - (s - r);
+    let u = 1.0 + s;
+    let u_lo = s - (u - 1.0);
+    let p = u + (u_lo + (s_lo + r_lo));
+    // k = bits(t) - bits(SHIFT_F32); 2^k as 2^(k >> 1) * 2^(k - (k >> 1)), each a normal float
+    let kk = (t.to_bits() as i32).wrapping_sub(SHIFT_F32_BITS as i32);
+    let k1 = kk >> 1;
+    let s1 = f32::from_bits((k1.wrapping_add(127) as u32) << 23);
+    let s2 = f32::from_bits((kk.wrapping_sub(k1).wrapping_add(127) as u32) << 23);
+    let res = (p * s1) * s2;
     if x.is_nan() {
         x
     } else {
@@ -468,6 +495,15 @@ fn build_c_source() -> String {
             format!("{s}.0")
         }
     };
+    // an `f32` constant: Rust's shortest text that reads back as the same `f32`, suffixed
+    let f = |v: f32| {
+        let s = format!("{v:?}");
+        if s.contains('.') || s.contains('e') {
+            format!("{s}f")
+        } else {
+            format!("{s}.0f")
+        }
+    };
     let horner = |coef: &[f64], var: &str, acc: &str| -> String {
         let last = coef.len() - 1;
         let mut s = format!("  double {acc} = {};\n", d(coef[last]));
@@ -480,23 +516,35 @@ fn build_c_source() -> String {
         String::from("// eqfuse's math: the same operations as eqfuse_ir::math, in the same order.\n");
     out.push_str(SEL_C);
     out.push_str(&format!(
-        "static __device__ __forceinline__ double eq_pow2_shifted(double t, long long adj) {{\n  \
-         return __longlong_as_double((long long)(((unsigned long long)__double_as_longlong(t) - 0x{SHIFT_BITS:x}ULL + (unsigned long long)adj + 1023ULL) << 52));\n}}\n"
-    ));
-    out.push_str(&format!(
         "static __device__ __forceinline__ double eq_small_int_f64(long long e) {{\n  \
          return __longlong_as_double((long long)(0x{SHIFT_BITS:x}ULL + (unsigned long long)e)) - {};\n}}\n",
         d(SHIFT)
     ));
     // exp_f32
     out.push_str("static __device__ __forceinline__ float eq_exp_f32(float x) {\n");
-    out.push_str("  const double xd = (double)x;\n");
-    out.push_str("  const double c = eq_sel_f64(xd < -104.0, -104.0, eq_sel_f64(xd > 89.0, 89.0, xd));\n");
-    out.push_str(&format!("  const double t = c * {} + {};\n", d(INV_LN2), d(SHIFT)));
-    out.push_str(&format!("  const double kd = t - {};\n", d(SHIFT)));
-    out.push_str(&format!("  const double r = c - kd * {};\n", d(LN2)));
-    out.push_str(&horner(&EXP_TAYLOR[..=EXP_F32_DEGREE], "r", "p"));
-    out.push_str("  const float res = (float)(p * eq_pow2_shifted(t, 0));\n");
+    out.push_str("  const float c = eq_sel_f32(x < -104.0f, -104.0f, eq_sel_f32(x > 89.0f, 89.0f, x));\n");
+    out.push_str(&format!("  const float t = c * {} + {};\n", f(INV_LN2_F32), f(SHIFT_F32)));
+    out.push_str(&format!("  const float kd = t - {};\n", f(SHIFT_F32)));
+    out.push_str(&format!("  const float a = c - kd * {};\n", f(LN2_HI_F32)));
+    out.push_str(&format!("  const float b = kd * {};\n", f(LN2_LO_F32)));
+    out.push_str("  const float r = a - b;\n  const float bb = r - a;\n");
+    out.push_str("  const float r_lo = (a - (r - bb)) + (-b - bb);\n");
+    let last = EXP_F32_Q.len() - 1;
+    out.push_str(&format!("  float q = {};\n", f(EXP_F32_Q[last])));
+    for k in (0..last).rev() {
+        out.push_str(&format!("  q = q * r + {};\n", f(EXP_F32_Q[k])));
+    }
+    out.push_str("  const float t2 = (r * r) * q;\n  const float s = r + t2;\n");
+    out.push_str("  const float s_lo = t2 - (s - r);\n  const float u = 1.0f + s;\n");
+    out.push_str("  const float u_lo = s - (u - 1.0f);\n");
+    out.push_str("  const float p = u + (u_lo + (s_lo + r_lo));\n");
+    out.push_str(&format!(
+        "  const int kk = (int)((unsigned int)__float_as_int(t) - 0x{SHIFT_F32_BITS:x}U);\n"
+    ));
+    out.push_str("  const int k1 = kk >> 1;\n");
+    out.push_str("  const float s1 = __int_as_float((int)((unsigned int)(k1 + 127) << 23));\n");
+    out.push_str("  const float s2 = __int_as_float((int)((unsigned int)(kk - k1 + 127) << 23));\n");
+    out.push_str("  const float res = (p * s1) * s2;\n");
     out.push_str("  return eq_sel_f32(x != x, x, res);\n}\n");
     // exp_f64
     out.push_str("static __device__ __forceinline__ double eq_exp_f64(double x) {\n");

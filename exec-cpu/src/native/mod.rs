@@ -17,8 +17,8 @@ pub(crate) use compile::{compiler, FLAGS};
 
 use crate::col::Col;
 use crate::internal;
-use crate::store::{check_alloc, Results};
 use crate::store::Store;
+use crate::store::{check_alloc, Results};
 use eqfuse_codegen::c::KernelCode;
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;

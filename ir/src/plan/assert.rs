@@ -89,4 +89,3 @@ pub fn assert_error(
     out.push_str(rest);
     Error::new(code, out).or_at(span)
 }
-
