@@ -91,6 +91,7 @@ pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
 pub use eqfuse_ir::value::ValueView;
 pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value, Warning};
+pub use eqfuse_rules::catalogue;
 pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized, Variant};
 
 /// Named arrays, in order: the inputs and outputs of a run.

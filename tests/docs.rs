@@ -31,3 +31,67 @@ fn adding_a_rule_counts_the_catalogue() {
     let said = number_before(&text, "rules in the catalogue", " rules in the catalogue");
     assert_eq!(said, catalogue, "docs/adding-a-rule.md says the catalogue has {said} rules");
 }
+
+fn whole_catalogue() -> Vec<eqfuse_rules::catalogue::Rule> {
+    eqfuse_rules::catalogue::table(
+        eqfuse_rules::RuleSets { fast_math: true },
+        &eqfuse_rules::Gas::unlimited(),
+    )
+}
+
+/// `docs/rules.md` is the catalogue's table as `eqfuse rules --markdown` prints it.
+/// `EQFUSE_BLESS=1` writes the page instead of comparing.
+#[test]
+fn the_docs_catalogue_is_the_rules_table() {
+    let want = eqfuse_rules::catalogue::markdown(&whole_catalogue());
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    if std::env::var_os("EQFUSE_BLESS").is_some() {
+        std::fs::write(&path, &want).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    assert!(
+        doc("rules.md") == want,
+        "docs/rules.md differs from the rules' table: run `eqfuse rules --markdown > docs/rules.md`"
+    );
+}
+
+/// Every rule of the runner's catalogue is in the table once, with an identity, and the
+/// command line lists them all.
+#[test]
+fn every_rule_has_one_entry_with_its_identity() {
+    let table = whole_catalogue();
+    let names: Vec<&str> = table.iter().map(|r| r.name()).collect();
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "a rule is listed twice: {names:?}");
+    for r in &table {
+        assert!(r.identity.contains("=="), "{}: an identity without `==`: {}", r.name(), r.identity);
+        assert!(
+            r.name().starts_with(match r.theme {
+                eqfuse_rules::catalogue::Theme::Scalar => "scalar-",
+                eqfuse_rules::catalogue::Theme::Index => "idx-",
+                eqfuse_rules::catalogue::Theme::Fusion => "",
+                eqfuse_rules::catalogue::Theme::Horizontal => "horizontal-",
+                eqfuse_rules::catalogue::Theme::Loops => "loop-",
+                eqfuse_rules::catalogue::Theme::FastMath => "fm-",
+            }),
+            "{} is not named for its theme {:?}",
+            r.name(),
+            r.theme
+        );
+    }
+    let all: Vec<String> = eqfuse_rules::all_rules(eqfuse_rules::RuleSets { fast_math: true })
+        .iter()
+        .map(|r| r.name.to_string())
+        .collect();
+    assert_eq!(all, names);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_eqfuse"))
+        .args(["rules", "--json"])
+        .output()
+        .expect("run eqfuse");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let listed: Vec<&str> =
+        listed.as_array().expect("a list").iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(listed, names);
+}

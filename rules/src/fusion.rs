@@ -2,29 +2,7 @@
 //! forms are substituted away where they are provably in bounds, and consumers take fused
 //! producers.
 //!
-//! | rule | identity |
-//! | --- | --- |
-//! | `recast-map` | `map f a1..ak == generate (shape a1) (\i.. -> f a1[i..] .. ak[i..])` when all `ai` have one shape |
-//! | `recast-iota` | `iota n == generate [n] (\i -> i)` |
-//! | `recast-fill` | `fill sh x == generate sh (\i.. -> x)` |
-//! | `recast-backpermute` | `backpermute sh f a == generate sh (\i.. -> a[f i..])` |
-//! | `recast-transpose` | `transpose a == generate [d1, d0] (\i j -> a[j, i])` |
-//! | `recast-reverse` | `reverse a == generate (shape a) (\.. j -> a[.., d - 1 - j])` |
-//! | `recast-slice` | `slice a s l == generate [l] (\i -> a[s + i])` |
-//! | `recast-gather` | `gather a idx == generate (shape idx) (\i.. -> a[idx[i..]])` |
-//! | `recast-reshape` | `reshape sh a == generate sh (\i.. -> a[unravel (ravel i..)])` when the element counts are certainly equal |
-//! | `recast-concat` | `concat a b == generate [la + lb] (\i -> if i < la then a[i] else b[i - la])` |
-//! | `fuse-read` | `generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..)` for `a = generate sh' f`, every `j` provably inside `sh'` (also in `redomap`, `scanomap`, `scanexomap`, `filtermap`, `permutemap`) |
-//! | `fuse-beta` | `(\x.. -> body) a.. == body[a../x..]`, unless a computed argument (passed once) would go inside a lambda of `body` (an `iterate`'s body: evaluated at every trip) |
-//! | `fuse-proj-tuple` | `(e0, .., ek)._i == e_i` |
-//! | `fuse-reduce` | `reduce op ne (generate sh f) == redomap op ne sh f` |
-//! | `fuse-scan` | `scan op ne (generate sh f) == scanomap op ne sh f` |
-//! | `fuse-scan-exclusive` | `scan_exclusive op ne (generate sh f) == scanexomap op ne sh f` |
-//! | `fuse-filter` | `filter p (generate sh f) == filtermap p sh f` |
-//! | `fuse-permute` | `permute op d g (generate sh f) == permutemap op d g sh f` |
-//! | `fuse-reduce-filter` | `reduce op ne (filter p a) == reduce op ne (map (\x -> if p x then x else ne) a)` when `ne` is neutral for `op` |
-//! | `fuse-reduce-map-filter` | `reduce op ne (map g (filter p a)) == reduce op ne (map (\x -> if p x then g x else ne) a)` when `ne` is neutral for `op` |
-//! | `fuse-filter-filter` | `filter q (filter p a) == filter (\x -> p x && q x) a` |
+//! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
 //!
 //! Every rule but `fuse-beta` and `fuse-proj-tuple` (which only finish what another rule
 //! started) spends one unit of the fusion budget ([`Gas`]) each time it applies.
@@ -32,6 +10,7 @@
 use crate::build::{
     arity, array_info, closed, dim_ids, dims, elem, index_params, lam, lit_i64, param, same_shape, shape_of,
 };
+use crate::catalogue::{Rule, Theme};
 use crate::context::{self, WalkKind};
 use crate::legal::{in_bounds, neutral_pair, IndexSpace};
 use crate::node_rule::{node_rule, Build, Select};
@@ -94,35 +73,113 @@ fn free_rule(name: &str, select: Select, f: fn(&mut EG, Id, &ArrayLang) -> Optio
     node_rule(name, select, Arc::new(f))
 }
 
-/// The fusion rules, sharing `gas`.
+/// The fusion rules, sharing `gas`, each with its identity ([`crate::catalogue`]).
+pub fn table(gas: &Gas) -> Vec<Rule> {
+    use ArrayLang as L;
+    let spends = |identity: &'static str, rewrite: Rewrite| Rule {
+        identity,
+        theme: Theme::Fusion,
+        spends_gas: true,
+        rewrite,
+    };
+    let free = |identity: &'static str, rewrite: Rewrite| Rule {
+        identity,
+        theme: Theme::Fusion,
+        spends_gas: false,
+        rewrite,
+    };
+    let pattern = |identity: &'static str, r: Rewrite| spends(identity, crate::gas_pattern(r, gas));
+    vec![
+        spends(
+            r"map f a1 .. ak == generate (shape a1) (\i.. -> f a1[i..] .. ak[i..]), when every ai certainly has one shape",
+            gassed("recast-map", gas, |_, n| matches!(n, L::Map(_)), recast_map),
+        ),
+        spends(
+            r"iota n == generate [n] (\i -> i)",
+            gassed("recast-iota", gas, |_, n| matches!(n, L::Iota(_)), recast_iota),
+        ),
+        spends(
+            r"fill sh x == generate sh (\i.. -> x)",
+            gassed("recast-fill", gas, |_, n| matches!(n, L::Fill(_)), recast_fill),
+        ),
+        spends(
+            r"backpermute sh f a == generate sh (\i.. -> a[f i..])",
+            gassed("recast-backpermute", gas, |_, n| matches!(n, L::Backpermute(_)), recast_backpermute),
+        ),
+        spends(
+            r"transpose a == generate [d1, d0] (\i j -> a[j, i])",
+            gassed("recast-transpose", gas, |_, n| matches!(n, L::Transpose(_)), recast_transpose),
+        ),
+        spends(
+            r"reverse a == generate (shape a) (\.. j -> a[.., d - 1 - j])",
+            gassed("recast-reverse", gas, |_, n| matches!(n, L::Reverse(_)), recast_reverse),
+        ),
+        spends(
+            r"slice a s l == generate [l] (\i -> a[s + i]), when the slice is certainly in bounds",
+            gassed("recast-slice", gas, |_, n| matches!(n, L::Slice(_)), recast_slice),
+        ),
+        spends(
+            r"gather a idx == generate (shape idx) (\i.. -> a[idx[i..]])",
+            gassed("recast-gather", gas, |_, n| matches!(n, L::Gather(_)), recast_gather),
+        ),
+        spends(
+            r"reshape sh a == generate sh (\i.. -> a[unravel (ravel i..)]), when the element counts are certainly equal",
+            gassed("recast-reshape", gas, |_, n| matches!(n, L::Reshape(_)), recast_reshape),
+        ),
+        spends(
+            r"concat a b == generate [la + lb] (\i -> if i < la then a[i] else b[i - la])",
+            gassed("recast-concat", gas, |_, n| matches!(n, L::Concat(_)), recast_concat),
+        ),
+        spends(
+            r"generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..) for a = generate sh' f, every j provably inside sh' (also in redomap, scanomap, scanexomap, filtermap, permutemap)",
+            gassed("fuse-read", gas, |_, n| index_space(n).is_some(), fuse_read),
+        ),
+        free(
+            r"(\x.. -> body) a.. == body[a../x..], unless a computed argument (passed once) would go inside a lambda of body (an iterate's body, evaluated at every trip)",
+            free_rule("fuse-beta", |_, n| matches!(n, L::App(_)), fuse_beta),
+        ),
+        free(
+            r"(e0, .., ek)._i == e_i",
+            free_rule("fuse-proj-tuple", |_, n| matches!(n, L::Proj(_)), proj_tuple),
+        ),
+        spends(
+            r"reduce op ne (filter p a) == reduce op ne (map (\x -> if p x then x else ne) a), when ne is neutral for op",
+            gassed("fuse-reduce-filter", gas, |_, n| matches!(n, L::Reduce(_)), reduce_filter),
+        ),
+        spends(
+            r"reduce op ne (map g (filter p a)) == reduce op ne (map (\x -> if p x then g x else ne) a), when ne is neutral for op",
+            gassed("fuse-reduce-map-filter", gas, |_, n| matches!(n, L::Reduce(_)), reduce_map_filter),
+        ),
+        spends(
+            r"filter q (filter p a) == filter (\x -> p x && q x) a",
+            gassed("fuse-filter-filter", gas, |_, n| matches!(n, L::Filter(_)), filter_filter),
+        ),
+        pattern(
+            "reduce op ne (generate sh f) == redomap op ne sh f",
+            rewrite!("fuse-reduce"; "(reduce ?op ?ne (generate ?sh ?f))" => "(redomap ?op ?ne ?sh ?f)"),
+        ),
+        pattern(
+            "scan op ne (generate sh f) == scanomap op ne sh f",
+            rewrite!("fuse-scan"; "(scan ?op ?ne (generate ?sh ?f))" => "(scanomap ?op ?ne ?sh ?f)"),
+        ),
+        pattern(
+            "scan_exclusive op ne (generate sh f) == scanexomap op ne sh f",
+            rewrite!("fuse-scan-exclusive"; "(scan_ex ?op ?ne (generate ?sh ?f))" => "(scanexomap ?op ?ne ?sh ?f)"),
+        ),
+        pattern(
+            "filter p (generate sh f) == filtermap p sh f",
+            rewrite!("fuse-filter"; "(filter ?p (generate ?sh ?f))" => "(filtermap ?p ?sh ?f)"),
+        ),
+        pattern(
+            "permute op d g (generate sh f) == permutemap op d g sh f",
+            rewrite!("fuse-permute"; "(permute ?op ?d ?g (generate ?sh ?f))" => "(permutemap ?op ?d ?g ?sh ?f)"),
+        ),
+    ]
+}
+
+/// The rewrites of [`table`].
 pub fn rules(gas: &Gas) -> Vec<Rewrite> {
-    let mut v = vec![
-        gassed("recast-map", gas, |_, n| matches!(n, ArrayLang::Map(_)), recast_map),
-        gassed("recast-iota", gas, |_, n| matches!(n, ArrayLang::Iota(_)), recast_iota),
-        gassed("recast-fill", gas, |_, n| matches!(n, ArrayLang::Fill(_)), recast_fill),
-        gassed("recast-backpermute", gas, |_, n| matches!(n, ArrayLang::Backpermute(_)), recast_backpermute),
-        gassed("recast-transpose", gas, |_, n| matches!(n, ArrayLang::Transpose(_)), recast_transpose),
-        gassed("recast-reverse", gas, |_, n| matches!(n, ArrayLang::Reverse(_)), recast_reverse),
-        gassed("recast-slice", gas, |_, n| matches!(n, ArrayLang::Slice(_)), recast_slice),
-        gassed("recast-gather", gas, |_, n| matches!(n, ArrayLang::Gather(_)), recast_gather),
-        gassed("recast-reshape", gas, |_, n| matches!(n, ArrayLang::Reshape(_)), recast_reshape),
-        gassed("recast-concat", gas, |_, n| matches!(n, ArrayLang::Concat(_)), recast_concat),
-        gassed("fuse-read", gas, |_, n| index_space(n).is_some(), fuse_read),
-        free_rule("fuse-beta", |_, n| matches!(n, ArrayLang::App(_)), fuse_beta),
-        free_rule("fuse-proj-tuple", |_, n| matches!(n, ArrayLang::Proj(_)), proj_tuple),
-        gassed("fuse-reduce-filter", gas, |_, n| matches!(n, ArrayLang::Reduce(_)), reduce_filter),
-        gassed("fuse-reduce-map-filter", gas, |_, n| matches!(n, ArrayLang::Reduce(_)), reduce_map_filter),
-        gassed("fuse-filter-filter", gas, |_, n| matches!(n, ArrayLang::Filter(_)), filter_filter),
-    ];
-    let patterns: Vec<Rewrite> = vec![
-        rewrite!("fuse-reduce"; "(reduce ?op ?ne (generate ?sh ?f))" => "(redomap ?op ?ne ?sh ?f)"),
-        rewrite!("fuse-scan"; "(scan ?op ?ne (generate ?sh ?f))" => "(scanomap ?op ?ne ?sh ?f)"),
-        rewrite!("fuse-scan-exclusive"; "(scan_ex ?op ?ne (generate ?sh ?f))" => "(scanexomap ?op ?ne ?sh ?f)"),
-        rewrite!("fuse-filter"; "(filter ?p (generate ?sh ?f))" => "(filtermap ?p ?sh ?f)"),
-        rewrite!("fuse-permute"; "(permute ?op ?d ?g (generate ?sh ?f))" => "(permutemap ?op ?d ?g ?sh ?f)"),
-    ];
-    v.extend(patterns.into_iter().map(|r| crate::gas_pattern(r, gas)));
-    v
+    table(gas).into_iter().map(|r| r.rewrite).collect()
 }
 
 /// `(generate sh (lam <i64..> body))`: the index lambda for `body` over `r` indices.

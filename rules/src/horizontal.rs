@@ -2,10 +2,7 @@
 //! do not depend on each other become one pass with several results — mean and variance of
 //! one array, the three n-body accelerations, the call and put prices of Black–Scholes.
 //!
-//! | rule | identity |
-//! | --- | --- |
-//! | `horizontal-fuse` | `generate sh f == proj k (multi sh .. (lgen f) ..)`, `redomap op ne sh f == proj k (multi sh .. (lred op ne f) ..)` for independent kernels over one shape |
-//! | `horizontal-diagonal` | for `p = generate sh f`: `p == proj 0 m` and `reduce op ne p == proj 1 m` with `m = multi sh (lgen f) (lred op ne f)` (the reduction also writes its producer out for its other users: Futhark's diagonal fusion) |
+//! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
 //!
 //! The rule runs in its own phase, on the e-graph of the term the previous phases
 //! extracted, where each class has one node: "independent" is then plain reachability, and
@@ -14,25 +11,42 @@
 //! not depend on the order rules fired): each kernel joins the first group over its shape
 //! that it does not depend on.
 
+use crate::catalogue::{themed, Rule, Theme};
 use crate::node_rule::NodeSearcher;
 use crate::{Rewrite, EG};
 use egg::{Id, Language, PatternAst, Subst, Symbol};
 use eqfuse_egraph::{ArrayLang, SymDim};
 use std::collections::HashMap;
 
-/// The horizontal-fusion rules.
-pub fn rules() -> Vec<Rewrite> {
+/// The horizontal-fusion rules, each with its identity ([`crate::catalogue`]).
+pub fn table() -> Vec<Rule> {
     let searcher = NodeSearcher::new(|_, n| matches!(n, ArrayLang::Outputs(_)));
-    let mut v = match egg::Rewrite::new("horizontal-fuse", searcher, Horizontal) {
-        Ok(r) => vec![r],
+    let fuse = match egg::Rewrite::new("horizontal-fuse", searcher, Horizontal) {
+        Ok(r) => r,
         Err(e) => unreachable!("horizontal-fuse: {e}"),
     };
-    v.push(crate::node_rule::node_rule(
-        "horizontal-diagonal",
-        |_, n| matches!(n, ArrayLang::Reduce(_)),
-        std::sync::Arc::new(diagonal),
-    ));
-    v
+    themed(
+        Theme::Horizontal,
+        vec![
+            (
+                r"generate sh f == proj k (multi sh .. (lgen f) ..), redomap op ne sh f == proj k (multi sh .. (lred op ne f) ..), for independent kernels over one shape",
+                fuse,
+            ),
+            (
+                r"for p = generate sh f: p == proj 0 m and reduce op ne p == proj 1 m with m = multi sh (lgen f) (lred op ne f) (the reduction also writes its producer for its other users: diagonal fusion)",
+                crate::node_rule::node_rule(
+                    "horizontal-diagonal",
+                    |_, n| matches!(n, ArrayLang::Reduce(_)),
+                    std::sync::Arc::new(diagonal),
+                ),
+            ),
+        ],
+    )
+}
+
+/// The rewrites of [`table`].
+pub fn rules() -> Vec<Rewrite> {
+    table().into_iter().map(|r| r.rewrite).collect()
 }
 
 /// `reduce op ne p` with `p = generate sh f`: one pass writing `p` and reducing it.

@@ -5,6 +5,7 @@
 //! that failure is excluded before the program runs.
 
 use crate::build::{array_info, const_i64, dims};
+use crate::catalogue::{themed, Rule, Theme};
 use crate::legal::{in_bounds, IndexSpace};
 use crate::node_rule::node_rule;
 use crate::subst::lam_body;
@@ -13,47 +14,67 @@ use egg::{rewrite as rw, Id};
 use eqfuse_egraph::{ArrayLang, SymDim};
 use std::sync::Arc;
 
-/// The index-algebra rules.
+/// The index rules, each with its identity ([`crate::catalogue`]).
+pub fn table() -> Vec<Rule> {
+    themed(
+        Theme::Index,
+        vec![
+            (
+                r#"transpose (transpose a) == a"#,
+                rw!("idx-transpose-transpose"; "(transpose (transpose ?a))" => "?a"),
+            ),
+            (r#"reverse (reverse a) == a"#, rw!("idx-reverse-reverse"; "(reverse (reverse ?a))" => "?a")),
+            (
+                r#"slice (slice a s1 l1) s2 l2 == slice a (s1 + s2) l2, when 0 <= s2 and s2 + l2 <= l1"#,
+                node_rule("idx-slice-slice", |_, n| matches!(n, ArrayLang::Slice(_)), Arc::new(slice_slice)),
+            ),
+            (
+                r#"backpermute sh2 g (backpermute sh1 f a) == backpermute sh2 (f . g) a, when g stays inside sh1"#,
+                node_rule(
+                    "idx-backpermute-backpermute",
+                    |_, n| matches!(n, ArrayLang::Backpermute(_)),
+                    Arc::new(backpermute_backpermute),
+                ),
+            ),
+            (
+                r#"reshape s2 (reshape s1 a) == reshape s2 a, when s1 and a have one element count"#,
+                node_rule(
+                    "idx-reshape-reshape",
+                    |_, n| matches!(n, ArrayLang::Reshape(_)),
+                    Arc::new(reshape_reshape),
+                ),
+            ),
+            (
+                r#"reshape (shape a) a == a"#,
+                node_rule(
+                    "idx-reshape-same",
+                    |eg, n| matches!(n, ArrayLang::Reshape([sh, a]) if same_dims(eg, *sh, *a)),
+                    Arc::new(|_, _, n| n_child(n, 1)),
+                ),
+            ),
+            (
+                r#"generate (shape a) (\i.. -> a[i..]) == a (eta)"#,
+                node_rule("idx-eta", |_, n| matches!(n, ArrayLang::Generate(_)), Arc::new(eta)),
+            ),
+            (
+                r#"length a == d, size a k == d_k, when the analysis knows d; length (reverse f) == length f, where only the program knows it"#,
+                node_rule(
+                    "idx-size-known",
+                    |_, n| matches!(n, ArrayLang::Length(_) | ArrayLang::Dim(_)),
+                    Arc::new(size_known),
+                ),
+            ),
+            (
+                r#"d_k == size a k (and d == length a) for a generate `a` over a shape whose dimension d_k is a size expression: every array of that size offers its length, whichever of them a rule happened to ask for first"#,
+                size_intro_rule(),
+            ),
+        ],
+    )
+}
+
+/// The rewrites of [`table`].
 pub fn rules() -> Vec<Rewrite> {
-    vec![
-        // transpose (transpose a) == a
-        rw!("idx-transpose-transpose"; "(transpose (transpose ?a))" => "?a"),
-        // reverse (reverse a) == a
-        rw!("idx-reverse-reverse"; "(reverse (reverse ?a))" => "?a"),
-        // slice (slice a s1 l1) s2 l2 == slice a (s1 + s2) l2, when 0 <= s2 and s2 + l2 <= l1
-        node_rule("idx-slice-slice", |_, n| matches!(n, ArrayLang::Slice(_)), Arc::new(slice_slice)),
-        // backpermute sh2 g (backpermute sh1 f a) == backpermute sh2 (f . g) a, when g stays inside sh1
-        node_rule(
-            "idx-backpermute-backpermute",
-            |_, n| matches!(n, ArrayLang::Backpermute(_)),
-            Arc::new(backpermute_backpermute),
-        ),
-        // reshape s2 (reshape s1 a) == reshape s2 a, when s1 and a have one element count
-        node_rule(
-            "idx-reshape-reshape",
-            |_, n| matches!(n, ArrayLang::Reshape(_)),
-            Arc::new(reshape_reshape),
-        ),
-        // reshape (shape a) a == a
-        node_rule(
-            "idx-reshape-same",
-            |eg, n| matches!(n, ArrayLang::Reshape([sh, a]) if same_dims(eg, *sh, *a)),
-            Arc::new(|_, _, n| n_child(n, 1)),
-        ),
-        // generate (shape a) (\i.. -> a[i..]) == a (eta)
-        node_rule("idx-eta", |_, n| matches!(n, ArrayLang::Generate(_)), Arc::new(eta)),
-        // length a == d, size a k == d_k, when the analysis knows d; length (reverse f) ==
-        // length f, where only the program knows it
-        node_rule(
-            "idx-size-known",
-            |_, n| matches!(n, ArrayLang::Length(_) | ArrayLang::Dim(_)),
-            Arc::new(size_known),
-        ),
-        // d_k == size a k (and d == length a) for a generate `a` over a shape whose
-        // dimension d_k is a size expression: every array of that size offers its length,
-        // whichever of them a rule happened to ask for first
-        size_intro_rule(),
-    ]
+    table().into_iter().map(|r| r.rewrite).collect()
 }
 
 fn n_child(n: &ArrayLang, k: usize) -> Option<Id> {

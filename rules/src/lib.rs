@@ -3,14 +3,9 @@
 //! The rewrite rules of eqfuse, one file per theme, and the phased runner that applies them
 //! (simplify → fuse → simplify → loops → horizontal, extracting between phases).
 //!
-//! | theme | file | what |
-//! | --- | --- | --- |
-//! | fusion | [`fusion`] | index forms, reads of index forms substituted away (the beta rule), fused consumers, the L0 filter algebra |
-//! | horizontal | [`horizontal`] | independent kernels over one index space become one pass with several results |
-//! | index algebra | [`index`] | transpose/reverse/slice/backpermute/reshape compositions, eta, known sizes |
-//! | scalar algebra | [`scalar`] | identities that hold bit for bit (`x * 1`, `-(-x)`, `x + 0` on integers, ...) |
-//! | fast math | [`fast_math`] | identities that change float results; off unless asked for |
-//! | loops | [`loops`] | a chain of applications of one function becomes an `iterate` |
+//! Every rule is an entry of one table, [`catalogue`]: its name, identity, theme (the file
+//! it lives in), phases, whether it spends the fusion budget, and the rewrite. `eqfuse rules`
+//! prints it; `docs/rules.md` is generated from it.
 //!
 //! Legality (may this fire?) lives in [`legal`], the mechanics of substitution in [`subst`],
 //! what the rules remember about the e-graph they run on in [`context`] (not in the
@@ -26,6 +21,7 @@
 //! ```
 
 pub mod build;
+pub mod catalogue;
 pub mod cond;
 pub mod context;
 pub mod fast_math;
@@ -107,11 +103,7 @@ pub fn simplify_rules(sets: RuleSets) -> Vec<Rewrite> {
 }
 
 /// Every rule of the catalogue (for listing and for the soundness tests), the fusion rules
-/// with an unlimited budget.
+/// with an unlimited budget ([`catalogue::table`]).
 pub fn all_rules(sets: RuleSets) -> Vec<Rewrite> {
-    let mut v = simplify_rules(sets);
-    v.extend(fusion::rules(&Gas::unlimited()));
-    v.extend(horizontal::rules());
-    v.extend(loops::rules());
-    v
+    catalogue::table(sets, &Gas::unlimited()).into_iter().map(|r| r.rewrite).collect()
 }

@@ -18,6 +18,7 @@
 //! `iterate 1000` in one step, instead of 999 joins), bounded by [`MAX_CHAIN`].
 
 use crate::build::const_i64;
+use crate::catalogue::{themed, Rule, Theme};
 use crate::node_rule::node_rule;
 use crate::{Rewrite, EG};
 use egg::Id;
@@ -27,14 +28,30 @@ use std::sync::Arc;
 /// The longest chain one application of `loop-chain` walks.
 pub const MAX_CHAIN: i64 = 1 << 20;
 
-/// The loop-recovery rules.
+/// The loops rules, each with its identity ([`crate::catalogue`]).
+pub fn table() -> Vec<Rule> {
+    themed(
+        Theme::Loops,
+        vec![
+            (
+                r#"f (f .. (f x)) == iterate k f x"#,
+                node_rule(
+                    "loop-chain",
+                    |_, n| matches!(n, ArrayLang::App(c) if c.len() == 2),
+                    Arc::new(chain),
+                ),
+            ),
+            (
+                r#"iterate m f (iterate n f x) == iterate (m + n) f x, for m, n >= 0"#,
+                node_rule("loop-join", |_, n| matches!(n, ArrayLang::Iterate(_)), Arc::new(join)),
+            ),
+        ],
+    )
+}
+
+/// The rewrites of [`table`].
 pub fn rules() -> Vec<Rewrite> {
-    vec![
-        // f (f .. (f x)) == iterate k f x
-        node_rule("loop-chain", |_, n| matches!(n, ArrayLang::App(c) if c.len() == 2), Arc::new(chain)),
-        // iterate m f (iterate n f x) == iterate (m + n) f x, for m, n >= 0
-        node_rule("loop-join", |_, n| matches!(n, ArrayLang::Iterate(_)), Arc::new(join)),
-    ]
+    table().into_iter().map(|r| r.rewrite).collect()
 }
 
 /// `(n, x)` when class `c` holds `f` applied `n >= 1` times to `x` in one node (`app f x`,

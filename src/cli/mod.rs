@@ -7,6 +7,7 @@ mod check;
 mod demo;
 mod explain;
 mod limits;
+mod rules;
 mod run;
 mod show;
 
@@ -45,6 +46,9 @@ enum Command {
     /// Time the optimised plan, the unfused plan, a hand-written loop and a copy of the
     /// inputs for the benchmark programs.
     Bench(bench::BenchArgs),
+    /// List the rewrite rules: name, theme, phases, whether each spends the fusion budget,
+    /// and the identity it relies on.
+    Rules(rules::RulesArgs),
 }
 
 /// Runs the command; maps any error to the `error[E-CODE]` report and exit status 1.
@@ -56,6 +60,7 @@ pub fn main(args: Args) -> ExitCode {
         Command::Demo => demo::demo(),
         Command::Calibrate(a) => calibrate::calibrate(&a),
         Command::Bench(a) => bench::bench(&a),
+        Command::Rules(a) => rules::rules(&a),
     };
     // the warnings come after the error, whose `error[E-CODE]` line stays the first of stderr
     let code = match result {
