@@ -21,8 +21,8 @@
 //! or `$HOME/.config/eqfuse/cost-cpu.toml`); [`load_cpu`] reads them back, or gives the
 //! defaults when there is no file or it cannot be read.
 
-use eqfuse_egraph::model::CostParams;
 use eqfuse_ir::{Code, Error};
+use eqfuse_lower::model::CostParams;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

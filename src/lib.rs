@@ -84,13 +84,13 @@ pub mod origins;
 pub mod random_inputs;
 
 pub use backend::{run, Backend};
-pub use eqfuse_egraph::dag::{CostContext, Search};
-pub use eqfuse_egraph::model::CostParams;
 pub use eqfuse_ir as ir;
 pub use eqfuse_ir::builder::{self, Builder};
 pub use eqfuse_ir::check::Checked;
 pub use eqfuse_ir::value::ValueView;
 pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar, Type, Value, Warning};
+pub use eqfuse_lower::dag::{CostContext, Search};
+pub use eqfuse_lower::model::CostParams;
 pub use eqfuse_rules::catalogue;
 pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized, Variant};
 

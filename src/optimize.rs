@@ -1,14 +1,14 @@
 //! `optimize`: a program through the e-graph phases, and what `explain` says about it.
 
 use crate::{Arrays, Backend, Program, Result};
-use eqfuse_egraph::{summarize, KernelSummary};
 use eqfuse_ir::check::Checked;
+use eqfuse_lower::{summarize, KernelSummary};
 
 pub use eqfuse_rules::{OptimizeOptions, PhaseReport, Variant};
 
 /// The CPU cost parameters: those `eqfuse calibrate` saved for this machine, else the
 /// defaults.
-pub fn cpu_cost_params() -> eqfuse_egraph::model::CostParams {
+pub fn cpu_cost_params() -> eqfuse_lower::model::CostParams {
     crate::calibrate::load_cpu()
 }
 

@@ -1,6 +1,6 @@
 //! A tree cost: what the source program's own term is extracted with (it has no
 //! alternatives), and what the extraction tests use. Plans are chosen by the physical model
-//! ([`crate::model`]) through sharing-aware extraction ([`crate::dag`]). In this cost a kernel (any array operation) costs [`KERNEL`], a transcendental 8, a division
+//! (`eqfuse_lower::model`) through sharing-aware extraction (`eqfuse_lower::dag`). In this cost a kernel (any array operation) costs [`KERNEL`], a transcendental 8, a division
 //! 4, other scalar operations 1, leaves and lambdas 0; a `generate` costs one more than
 //! a kernel, so that a structured form (`map`, `fill`, ...) wins a tie with its index form. Fusing a producer into its consumer
 //! removes a kernel, so it always wins unless it copies a body larger than a kernel.

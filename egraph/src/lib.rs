@@ -33,40 +33,23 @@
 //!
 //! [`roundtrip`] is encode → extract the smallest term ([`egg::AstSize`]) → decode.
 //!
-//! # From the saturated e-graph to a plan
+//! # Extraction
 //!
-//! - [`extract`]: acyclic extraction of one node per class (Knuth's settling order, local
-//!   improvement), never extracting a node whose parameters are dead;
-//! - [`dag`]: sharing-aware extraction — which arrays to materialise — judged by the
-//!   physical cost model [`model`] on the plan each choice lowers to;
-//! - [`term`]: what placement and lowering know of each node of an extracted term;
-//! - [`place`]: placement — where each node is computed (on the host on every run, on the
-//!   host under a guard, inside element functions), decided before any kernel is emitted;
-//! - [`lower`]: an extracted term to an [`eqfuse_ir::plan::Plan`], reading the placement;
-//! - [`kernels`]: the kernels of a plan as `explain` reports them.
+//! [`extract`]: acyclic extraction of one node per class (Knuth's settling order, local
+//! improvement), never extracting a node whose parameters are dead. What to materialise,
+//! placement and lowering to a plan are the next stage's (`eqfuse-lower`).
 
 pub mod analysis;
-mod contract;
 pub mod cost;
-pub mod dag;
 pub mod decode;
 pub mod encode;
 pub mod extract;
-pub mod kernels;
 pub mod lang;
-pub mod lower;
-pub mod model;
-pub mod place;
-pub mod roll;
-mod rowblock;
-mod strict;
-pub mod term;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;
 pub use decode::{decode, decode_recexpr, Signature};
 pub use encode::{encode, Encoded};
-pub use kernels::{summarize, KernelInfo, KernelSummary};
 pub use lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName};
 
 use eqfuse_ir::check::Checked;

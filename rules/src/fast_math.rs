@@ -2,9 +2,9 @@
 //! `OptimizeOptions::fast_math`. Their soundness tests compare within a tolerance.
 
 use crate::build::{mul_by_reciprocal, zero_of};
-use crate::catalogue::{themed, Rule, Theme};
 use crate::cond::{is_float, is_float_two, on};
 use crate::node_rule::node_rule;
+use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::Language;
 use egg::{rewrite as rw, Id};

@@ -10,10 +10,10 @@
 use crate::build::{
     arity, array_info, closed, dim_ids, dims, elem, index_params, lam, lit_i64, param, same_shape, shape_of,
 };
-use crate::catalogue::{Rule, Theme};
 use crate::context::{self, WalkKind};
 use crate::legal::{in_bounds, neutral_pair, IndexSpace};
 use crate::node_rule::{node_rule, Build, Select};
+use crate::rule::{Rule, Theme};
 use crate::subst::{beta, lam_body, walk_at, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
 use egg::{rewrite, Id};

@@ -11,8 +11,8 @@
 //! not depend on the order rules fired): each kernel joins the first group over its shape
 //! that it does not depend on.
 
-use crate::catalogue::{themed, Rule, Theme};
 use crate::node_rule::NodeSearcher;
+use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::{Id, Language, PatternAst, Subst, Symbol};
 use eqfuse_egraph::{ArrayLang, SymDim};

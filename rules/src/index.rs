@@ -5,9 +5,9 @@
 //! that failure is excluded before the program runs.
 
 use crate::build::{array_info, const_i64, dims};
-use crate::catalogue::{themed, Rule, Theme};
 use crate::legal::{in_bounds, IndexSpace};
 use crate::node_rule::node_rule;
+use crate::rule::{themed, Rule, Theme};
 use crate::subst::lam_body;
 use crate::{Rewrite, EG};
 use egg::{rewrite as rw, Id};

@@ -31,6 +31,7 @@ pub mod index;
 pub mod legal;
 pub mod loops;
 pub mod node_rule;
+pub mod rule;
 pub mod runner;
 pub mod scalar;
 pub mod schedule;

@@ -8,7 +8,7 @@
 //!
 //! Fusing a chain of identical maps builds a body that applies one element function `k`
 //! times; these rules fold it back into a loop, which the cost model prefers (its code is
-//! the body once: [`CostParams::code`](eqfuse_egraph::model::CostParams)). Both sides
+//! the body once: [`CostParams::code`](eqfuse_lower::model::CostParams)). Both sides
 //! evaluate the same operations in the same order, so results and errors are bit for bit
 //! the same. `f` sits at the same binder depth on both sides, so a function that mentions
 //! an enclosing parameter stays correct. `iterate n f x` with `n <= 0` is `x`: only
@@ -18,8 +18,8 @@
 //! `iterate 1000` in one step, instead of 999 joins), bounded by [`MAX_CHAIN`].
 
 use crate::build::const_i64;
-use crate::catalogue::{themed, Rule, Theme};
 use crate::node_rule::node_rule;
+use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::Id;
 use eqfuse_egraph::ArrayLang;

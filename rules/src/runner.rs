@@ -12,14 +12,14 @@ use crate::schedule::SizedBackoff;
 use crate::stop::{Stage, StopReason};
 use crate::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
 use egg::{Id, Language, RecExpr};
-use eqfuse_egraph::dag::{CostContext, Search};
-use eqfuse_egraph::lower::{Lowered, Signature};
-use eqfuse_egraph::model::{plan_cost, PlanCost};
 use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
 use eqfuse_ir::check::Checked;
 use eqfuse_ir::error::{Error, Result, Span};
 use eqfuse_ir::plan::Plan;
 use eqfuse_ir::Program;
+use eqfuse_lower::dag::{CostContext, Search};
+use eqfuse_lower::lower::{Lowered, Signature};
+use eqfuse_lower::model::{plan_cost, PlanCost};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -309,7 +309,7 @@ fn phase(
         }
         let ctx = CostContext { search: *mode, deadline: Some(deadline), ..opts.cost.clone() };
         let t = Instant::now();
-        let x = eqfuse_egraph::dag::extract(eg, root, sig, &ctx)?;
+        let x = eqfuse_lower::dag::extract(eg, root, sig, &ctx)?;
         crate::trace::note(name, "extract", t, || {
             format!("{mode:?}, {} sets evaluated", x.as_ref().map_or(0, |x| x.evaluated))
         });
@@ -384,8 +384,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     // the unfused plan: reported beside the optimised one, and the plan kept when the
     // deadline leaves no other
-    let unfused_plan =
-        eqfuse_egraph::lower::lower_spanned(&source.0, &facts, &source.1, &source_spans, &sig)?;
+    let unfused_plan = eqfuse_lower::lower::lower_spanned(&source.0, &facts, &source.1, &source_spans, &sig)?;
     crate::trace::note("start", "encode, source term, unfused plan", started, String::new);
     // the phases stop early enough to leave the stages after them (lowering the chosen
     // term, decoding it) about the time encoding and lowering the source took: at most a
@@ -428,7 +427,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     }
     let sized = OptimizeOptions {
         cost: CostContext {
-            sizes: eqfuse_egraph::model::default_sizes(&enc.inputs, &opts.cost.sizes),
+            sizes: eqfuse_lower::model::default_sizes(&enc.inputs, &opts.cost.sizes),
             ..opts.cost.clone()
         },
         ..opts.clone()
@@ -515,7 +514,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         let plan = if b.0 == source.0 {
             unfused_plan.clone()
         } else {
-            match eqfuse_egraph::lower::lower_by(&b.0, &facts, &b.1, &b.2, &sig, Some(deadline))? {
+            match eqfuse_lower::lower::lower_by(&b.0, &facts, &b.1, &b.2, &sig, Some(deadline))? {
                 Lowered::Plan(p) => p,
                 Lowered::Unrolled(p) => {
                     late = first_stop(late, StopReason::TimeLimit(Stage::Rolling));

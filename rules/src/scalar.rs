@@ -7,9 +7,9 @@
 //! negative floats, so it is an integer rule.
 
 use crate::build::{mul_by_reciprocal, zero_of};
-use crate::catalogue::{themed, Rule, Theme};
 use crate::cond::*;
 use crate::node_rule::node_rule;
+use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::{rewrite as rw, Id};
 use eqfuse_egraph::{ArrayLang, Literal};

@@ -94,8 +94,8 @@ fn a_wide_program_stops_near_its_deadline_with_a_valid_plan() {
 /// say so) rather than run on; without one they give the plan.
 #[test]
 fn lowering_and_extraction_past_the_deadline_stop_at_once() {
-    use eqfuse_egraph::dag::{extract, CostContext};
-    use eqfuse_egraph::lower::{lower_by, Lowered, Signature};
+    use eqfuse_lower::dag::{extract, CostContext};
+    use eqfuse_lower::lower::{lower_by, Lowered, Signature};
     let checked = check(&parse(&chain(50)).unwrap()).unwrap();
     let enc = eqfuse_egraph::encode(&checked).unwrap();
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };

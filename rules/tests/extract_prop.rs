@@ -3,9 +3,9 @@
 //! the greedy plan's predicted time is within 5% of the best one.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_egraph::dag::{CostContext, Search};
 use eqfuse_ir::check::check;
 use eqfuse_ir::testgen::{program_and_inputs, GenConfig};
+use eqfuse_lower::dag::{CostContext, Search};
 use eqfuse_rules::{optimize, OptimizeOptions};
 use proptest::prelude::*;
 

@@ -1945,6 +1945,123 @@ fn every_rule_is_sound() {
     assert!(problems.is_empty(), "{} problems:\n\n{}", problems.len(), problems.join("\n\n"));
 }
 
+/// Instances tried per rule for its golden form.
+const GOLDEN_TRIES: u64 = 48;
+
+/// What one rule does to one program, in a form to read: the rule applied alone (one
+/// iteration, after its helper rules) and the term extracted preferring what it added,
+/// decoded to `.eqf` where that shows a change, else as the e-graph term of the outputs
+/// (the fused forms decode back to their definitions). `None` when the rule did not fire.
+fn golden_form(rule: &Rewrite, pre: &[&Rewrite], checked: &Checked) -> Option<String> {
+    let enc = encode(checked).ok()?;
+    let mut eg = enc.egraph.clone();
+    if !pre.is_empty() {
+        eg = egg::Runner::default()
+            .with_egraph(eg)
+            .with_scheduler(egg::SimpleScheduler)
+            .with_iter_limit(PRE_ITERS)
+            .with_node_limit(NODE_LIMIT)
+            .run(pre.iter().copied())
+            .egraph;
+    }
+    let before: Vec<ArrayLang> = eg.classes().flat_map(|c| c.nodes.iter().cloned()).collect();
+    let all: HashSet<ArrayLang> = before.iter().cloned().collect();
+    let old_text = {
+        let ex = egg::Extractor::new(&eg, Prefer { eg: &eg, old: &all, old_cost: 1.0, new_cost: 1.0 });
+        let e2 = Encoded { egraph: eg.clone(), ..enc.clone() };
+        decode(&e2, |id| ex.find_best_node(id).clone()).map(|p| print_program(&p)).ok()?
+    };
+    let runner = egg::Runner::default()
+        .with_egraph(eg)
+        .with_scheduler(egg::SimpleScheduler)
+        .with_iter_limit(1)
+        .with_node_limit(NODE_LIMIT)
+        .run([rule]);
+    let applied: usize =
+        runner.iterations.iter().map(|it| it.applied.get(&rule.name).copied().unwrap_or(0)).sum();
+    if applied == 0 {
+        return None;
+    }
+    let after = Encoded { egraph: runner.egraph, ..enc };
+    let eg = &after.egraph;
+    let old: HashSet<ArrayLang> = before.iter().map(|n| n.clone().map_children(|c| eg.find(c))).collect();
+    let ex = egg::Extractor::new(eg, Prefer { eg, old: &old, old_cost: 100.0, new_cost: 1.0 });
+    let new_text = decode(&after, |id| ex.find_best_node(id).clone()).map(|p| print_program(&p));
+    let body = |t: &str| t.lines().filter(|l| !l.starts_with("input ")).collect::<Vec<_>>().join("\n");
+    if let Ok(t) = new_text {
+        if body(&t) != body(&old_text) {
+            return Some(format!("{}\n==>\n{}", old_text.trim_end(), body(&t)));
+        }
+    }
+    // no visible change in the program (a fused form decodes to its definition, or the
+    // cheaper term keeps the old nodes): the rewrite at its site, the class with a new e-node
+    // whose old term is largest, as e-graph terms
+    let smallest_old = egg::Extractor::new(eg, Prefer { eg, old: &old, old_cost: 1.0, new_cost: 1e6 });
+    let mut site: Option<(usize, String, String)> = None;
+    for c in eg.classes() {
+        for n in &c.nodes {
+            let canon = n.clone().map_children(|k| eg.find(k));
+            if old.contains(&canon) {
+                continue;
+            }
+            let (cost, lhs) = smallest_old.find_best(c.id);
+            if cost >= 1e6 {
+                continue;
+            }
+            let rhs = canon.build_recexpr(|k| smallest_old.find_best_node(k).clone());
+            let size = lhs.as_ref().len();
+            let key = (size, lhs.to_string(), rhs.to_string());
+            if site.as_ref().is_none_or(|s| (s.0, &s.1, &s.2) < (key.0, &key.1, &key.2)) {
+                site = Some(key);
+            }
+        }
+    }
+    let (_, lhs, rhs) = site?;
+    Some(format!("{}\n==> at the rewritten class, as e-graph terms:\n{lhs}\n==>\n{rhs}", old_text.trim_end()))
+}
+
+/// A golden test per rule (`input ==> the form it produces`), beside the templates: for each
+/// rule of the catalogue, the shortest of the first [`GOLDEN_TRIES`] instances of its
+/// templates that it fires on, and what one application makes of it. The forms are one
+/// snapshot (`rules/tests/snapshots/soundness__golden_forms.snap`); a rule that fires on
+/// none of its instances fails the test, naming it.
+#[test]
+fn golden_forms() {
+    let rules = all_rules(RuleSets { fast_math: true });
+    let by_name: HashMap<String, &Rewrite> = rules.iter().map(|r| (r.name.to_string(), r)).collect();
+    let fast: HashSet<String> = fast_math::rules().iter().map(|r| r.name.to_string()).collect();
+    let templates = templates();
+    let mut out = String::new();
+    let mut missing = Vec::new();
+    for rule in &rules {
+        let name = rule.name.to_string();
+        let mut best: Option<(usize, String)> = None;
+        for (ti, t) in templates.iter().filter(|t| t.rule == name).enumerate() {
+            let pre: Vec<&Rewrite> = t.pre.iter().filter_map(|n| by_name.get(*n).copied()).collect();
+            for inst in 0..GOLDEN_TRIES {
+                let mut g = G {
+                    rng: Rng::new(mix(fnv(&name) ^ (ti as u64) << 32) ^ inst),
+                    tame: fast.contains(&name),
+                };
+                let text = (t.gen)(&mut g);
+                if best.as_ref().is_some_and(|(len, _)| text.len() >= *len) {
+                    continue;
+                }
+                let Ok(checked) = parse(&text).and_then(|p| check(&p)) else { continue };
+                if let Some(form) = golden_form(rule, &pre, &checked) {
+                    best = Some((text.len(), form));
+                }
+            }
+        }
+        match best {
+            Some((_, form)) => out.push_str(&format!("## {name}\n{form}\n\n")),
+            None => missing.push(name),
+        }
+    }
+    assert!(missing.is_empty(), "rules with no golden form (they fired on no instance): {missing:?}");
+    insta::assert_snapshot!("golden_forms", out);
+}
+
 #[test]
 fn the_random_generator_is_deterministic() {
     let mut a = Rng::new(7);

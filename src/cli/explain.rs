@@ -34,9 +34,10 @@ pub struct ExplainArgs {
     /// Most iterations per phase.
     #[arg(long, default_value_t = OptimizeOptions::default().iter_limit)]
     iter_limit: usize,
-    /// Time limit for the whole optimisation, in milliseconds, counted from the start of the
-    /// command (reading and checking the program count too): past it the optimiser stops
-    /// with the best plan it has, at worst the unfused one.
+    /// Time limit for the whole command, in milliseconds, counted from its start: reading and
+    /// checking the program count, and the optimiser stops early enough to leave printing
+    /// the plan about as long as reading took; it stops with the best plan it has, at worst
+    /// the unfused one.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     time_limit_ms: u64,
     /// The cost model's parameters: `cpu` (calibrated by `eqfuse calibrate`, else defaults)
@@ -88,10 +89,14 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
     let opts = OptimizeOptions {
         node_limit: a.node_limit,
         iter_limit: a.iter_limit,
-        // one deadline: what reading and checking took is spent
-        time_limit: Duration::from_millis(a.time_limit_ms.max(1))
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(1)),
+        // one deadline for the whole command: what reading and checking took is spent, and
+        // summarising and printing the plan afterwards (linear in the program, as reading
+        // it is) gets about as long again, at most a quarter of the limit
+        time_limit: {
+            let limit = Duration::from_millis(a.time_limit_ms.max(1));
+            let read = started.elapsed();
+            limit.saturating_sub(read).saturating_sub(read.min(limit / 4)).max(Duration::from_millis(1))
+        },
         fuse_gas: a.fuse_gas,
         fast_math: a.fast_math,
         no_fusion: a.no_opt,

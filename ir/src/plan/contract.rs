@@ -30,7 +30,7 @@
 //! reduction's.
 //!
 //! Recognition is legality only: whether a contraction is worth it is the cost model's
-//! question (`eqfuse_egraph::model`), which prices it at the GEMM rate, and the extraction
+//! question (`eqfuse_lower::model`), which prices it at the GEMM rate, and the extraction
 //! chooses what to materialise so that products of materialised arrays appear.
 
 use super::{known_op, Func, Inst, Kernel, KnownOp, LaneOp, Plan, Reg, ValueId};

@@ -1,7 +1,7 @@
 //! `Plan`: what the executors run — kernels over index spaces, the buffers between them,
 //! and the host scalar steps that size them.
 //!
-//! The optimiser lowers an extracted term to a `Plan` (`eqfuse_egraph::lower`); the CPU and
+//! The optimiser lowers an extracted term to a `Plan` (`eqfuse_lower::lower`); the CPU and
 //! CUDA executors and the plan interpreter ([`eval`]) consume it, and never see the
 //! e-graph. A plan is a list of [`Step`]s in dependency order:
 //!

@@ -38,13 +38,13 @@
 //! - constants go to the function's outermost block, once each;
 //! - a `map` reads only the operands its function uses, each array once.
 
-use crate::analysis::{Facts, Kind, SymDim};
 use crate::kernels::kernel_kind;
-use crate::lang::{ArrayLang, Literal};
 use crate::place::{Guard, Lit, Place, Placement};
 use crate::strict::{Strict, View};
 use crate::term::TermFacts;
 use egg::{Id, Language, RecExpr};
+use eqfuse_egraph::analysis::{Facts, Kind, SymDim};
+use eqfuse_egraph::lang::{ArrayLang, Literal};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::interp::scalar::ScalarFn;
@@ -124,7 +124,7 @@ pub fn lower_by(
     if deadline.is_some_and(|d| Instant::now() >= d) {
         return Ok(Lowered::Late);
     }
-    crate::with_big_stack(|| {
+    eqfuse_egraph::with_big_stack(|| {
         let mut l = Lowerer::new(term, facts, names, spans, sig);
         l.deadline = deadline;
         l.run()

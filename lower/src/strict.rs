@@ -17,9 +17,9 @@
 //! - nothing under a lambda otherwise, inside an array operation (a kernel of its own) or
 //!   inside a host `if` (its branches are steps of their own).
 
-use crate::analysis::Kind;
-use crate::lang::ArrayLang;
 use egg::Language;
+use eqfuse_egraph::analysis::Kind;
+use eqfuse_egraph::lang::ArrayLang;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 

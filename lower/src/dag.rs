@@ -5,7 +5,7 @@
 //! here are the *materialised set* `S`: the classes holding a kernel (an array operation,
 //! or a reduction to a scalar) whose result is written to memory.
 //!
-//! - **Given `S`**, extraction is a tree extraction ([`crate::extract::choose`]) in which a
+//! - **Given `S`**, extraction is a tree extraction ([`eqfuse_egraph::extract::choose`]) in which a
 //!   kernel node may only be chosen in a class of `S`, and a child in `S` costs nothing to
 //!   its parent (it is paid once, on its own). Every array a kernel reads is then in `S`.
 //! - **The true cost** of the result is the physical model's ([`crate::model::plan_cost`])
@@ -20,13 +20,13 @@
 //!
 //! The output classes are always in `S`: outputs are written to memory.
 
-use crate::analysis::ParamSet;
-use crate::analysis::{Facts, Kind, SymDim};
-use crate::extract::{choose, choose_with, needed, term_of, Choice};
-use crate::lang::ArrayLang;
 use crate::lower::{lower_by, Lowered, Signature};
 use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
 use egg::{EGraph, Id, Language, RecExpr};
+use eqfuse_egraph::analysis::ParamSet;
+use eqfuse_egraph::analysis::{Facts, Kind, SymDim};
+use eqfuse_egraph::extract::{choose, choose_with, needed, term_of, Choice};
+use eqfuse_egraph::lang::ArrayLang;
 use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::plan::KernelKind;
 use std::collections::{BTreeSet, HashMap};

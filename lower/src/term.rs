@@ -2,9 +2,9 @@
 //! (from the analysis), its free De Bruijn parameters, and the free parameters it uses
 //! inside a lambda (an argument for such a parameter is computed once, before the body).
 
-use crate::analysis::{Facts, Kind, SymDim};
-use crate::lang::ArrayLang;
 use egg::{EGraph, Id, Language, RecExpr};
+use eqfuse_egraph::analysis::{Facts, Kind, SymDim};
+use eqfuse_egraph::lang::ArrayLang;
 
 /// Per-node facts of a term (indexed like the term's nodes).
 pub struct TermFacts {

@@ -31,10 +31,10 @@
 //! [`MAX_LITERALS`] literals each; past that a guard is weakened (literals dropped, or the
 //! node made strict) — the node is then computed more often, as before placement existed.
 
-use crate::analysis::Kind;
-use crate::lang::ArrayLang;
 use crate::term::{lam_arity, TermFacts};
 use egg::{Id, Language};
+use eqfuse_egraph::analysis::Kind;
+use eqfuse_egraph::lang::ArrayLang;
 use std::collections::HashMap;
 
 /// At most this many conjunctions in a guard (more: the node is strict).
@@ -487,8 +487,8 @@ fn and_all(g: &Guard, u: &Guard) -> Guard {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::encode::encode;
     use egg::{AstSize, Extractor, RecExpr};
+    use eqfuse_egraph::encode::encode;
     use eqfuse_ir::check::check;
     use eqfuse_ir::parse::parse;
 

@@ -6,8 +6,8 @@
 //! `materialized` lists the arrays written by one kernel for another that are neither
 //! inputs nor outputs.
 
-use crate::lang::ArrayLang;
 use crate::model::PlanCost;
+use eqfuse_egraph::lang::ArrayLang;
 use eqfuse_ir::plan::{Arg, Func, Inst, KernelKind, Origin, Plan, Step};
 
 /// One kernel.
