@@ -72,7 +72,7 @@ fn growth(c: &mut Criterion) {
             })
             .expect("check");
             g.bench_with_input(BenchmarkId::from_parameter(n), &checked, |b, checked| {
-                b.iter(|| eqfuse_rules::optimize(black_box(checked), &opts).expect("optimize"))
+                b.iter(|| eqfuse_optimize::optimize(black_box(checked), &opts).expect("optimize"))
             });
         }
         g.finish();

@@ -20,8 +20,10 @@
 //!
 //! The lower layers are crates of their own, re-exported where a user needs them:
 //! [`ir`] (`eqfuse-ir`: the language, the checker, the reference interpreter, `.npy`,
-//! [`ir::plan::Plan`]), `eqfuse-egraph` (the e-graph, the cost model, extraction, lowering),
-//! `eqfuse-rules` (the rewrite rules and the phased runner), `eqfuse-exec-cpu` and
+//! [`ir::plan::Plan`]), `eqfuse-egraph` (the e-graph, its analysis, tree extraction),
+//! `eqfuse-rules` (the rewrite rules, saturation), `eqfuse-lower` (placement, lowering, the
+//! cost model, what to materialise), `eqfuse-optimize` (the driver: phases, choice, one
+//! deadline), `eqfuse-exec-cpu` and
 //! `eqfuse-exec-cuda` (the executors). The language itself is described in `docs/language-reference.md`
 //! and, by example, in `docs/language.md`.
 //!

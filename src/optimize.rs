@@ -4,7 +4,7 @@ use crate::{Arrays, Backend, Program, Result};
 use eqfuse_ir::check::Checked;
 use eqfuse_lower::{summarize, KernelSummary};
 
-pub use eqfuse_rules::{OptimizeOptions, PhaseReport, Variant};
+pub use eqfuse_optimize::{OptimizeOptions, PhaseReport, Variant};
 
 /// The CPU cost parameters: those `eqfuse calibrate` saved for this machine, else the
 /// defaults.
@@ -17,7 +17,7 @@ pub fn cpu_cost_params() -> eqfuse_lower::model::CostParams {
 #[derive(Clone, Debug)]
 pub struct Optimized {
     /// The optimiser's result (term, phases, rules fired, stop reason).
-    pub result: eqfuse_rules::Optimized,
+    pub result: eqfuse_optimize::Optimized,
     /// The kernels of the optimised term.
     pub kernels: KernelSummary,
     /// The kernels of the source program, unfused.
@@ -41,7 +41,7 @@ pub fn optimize(program: &Program, opts: &OptimizeOptions) -> Result<Optimized> 
 
 /// [`optimize`] for a program already checked.
 pub fn optimize_checked(checked: Checked, opts: &OptimizeOptions) -> Result<Optimized> {
-    let result = eqfuse_rules::optimize(&checked, opts)?;
+    let result = eqfuse_optimize::optimize(&checked, opts)?;
     let kernels = summarize(&result.plan, &result.cost);
     let unfused = summarize(&result.unfused_plan, &result.unfused_cost);
     Ok(Optimized { result, kernels, unfused, checked })

@@ -199,7 +199,7 @@ impl RunOptions {
 ///
 /// let src = "input xs : f32[n]\nlet ys = map (\\x -> x * x) xs\noutput s = reduce (+) 0 ys\noutput m = reduce max (-inf) ys";
 /// let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse(src)?)?;
-/// let plan = eqfuse_rules::optimize(&checked, &Default::default())?.plan;
+/// let plan = eqfuse_optimize::optimize(&checked, &Default::default())?.plan;
 ///
 /// let mut inputs = indexmap::IndexMap::new();
 /// inputs.insert("xs".to_string(), Value::F32(ndarray::Array1::from_vec(vec![1.0, -2.0, 3.0]).into_dyn()));
@@ -238,7 +238,7 @@ fn prepare_native(plan: &Plan, opts: &RunOptions) -> Option<Arc<native::Prepared
 /// use eqfuse_ir::value::Value;
 ///
 /// let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse("input xs : f64[n]\noutput s = reduce (+) 0 xs")?)?;
-/// let plan = eqfuse_rules::optimize(&checked, &Default::default())?.plan;
+/// let plan = eqfuse_optimize::optimize(&checked, &Default::default())?.plan;
 /// let compiled = CompiledPlan::new(plan, &RunOptions::default());
 /// for k in 1..4 {
 ///     let mut inputs = indexmap::IndexMap::new();

@@ -13,7 +13,7 @@ use eqfuse_ir::parse::parse;
 use eqfuse_ir::plan::{Inst, LaneOp, Plan};
 use eqfuse_ir::testgen::identical;
 use eqfuse_ir::value::{compare, Tolerance, Value};
-use eqfuse_rules::{optimize, OptimizeOptions};
+use eqfuse_optimize::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use ndarray::{Array, ArrayD, IxDyn};
 

@@ -21,7 +21,7 @@
 use eqfuse_exec_cpu::{run, Codegen, RunOptions};
 use eqfuse_ir::check::{check, Checked};
 use eqfuse_ir::testgen::{executor_agrees, program_and_inputs, Case, GenConfig};
-use eqfuse_rules::{optimize, OptimizeOptions, Optimized};
+use eqfuse_optimize::{optimize, OptimizeOptions, Optimized};
 use proptest::prelude::*;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -369,7 +369,7 @@ mod tests {
     use eqfuse_ir::check::check;
     use eqfuse_ir::parse::parse;
     use eqfuse_ir::value::{compare, Tolerance, Value};
-    use eqfuse_rules::{optimize, OptimizeOptions};
+    use eqfuse_optimize::{optimize, OptimizeOptions};
     use indexmap::IndexMap;
     use std::path::Path;
 

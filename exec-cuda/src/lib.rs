@@ -41,7 +41,7 @@
 //! use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
 //! let src = "input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)";
 //! let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse(src)?)?;
-//! let plan = eqfuse_rules::optimize(&checked, &eqfuse_rules::OptimizeOptions::default())?.plan;
+//! let plan = eqfuse_optimize::optimize(&checked, &eqfuse_optimize::OptimizeOptions::default())?.plan;
 //! let files = kernel_sources(&plan, &CudaOptions::default());
 //! assert_eq!(files[0].0, "k0_reduce.cu");
 //! assert!(files[0].1.contains("extern \"C\" __global__"));
@@ -154,7 +154,7 @@ pub fn float_literal_for_tests(v: f32) -> String {
 ///
 /// let src = "input xs : f32[n]\ninput ys : f32[n]\noutput dot = reduce (+) 0 (map (\\x y -> x * y) xs ys)";
 /// let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse(src)?)?;
-/// let plan = eqfuse_rules::optimize(&checked, &Default::default())?.plan;
+/// let plan = eqfuse_optimize::optimize(&checked, &Default::default())?.plan;
 /// let mut inputs = indexmap::IndexMap::new();
 /// inputs.insert("xs".to_string(), Value::F32(ndarray::arr1(&[1.0, 2.0, 3.0]).into_dyn()));
 /// inputs.insert("ys".to_string(), Value::F32(ndarray::arr1(&[4.0, 5.0, 6.0]).into_dyn()));

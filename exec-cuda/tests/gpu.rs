@@ -10,7 +10,7 @@ use eqfuse_ir::check::check;
 use eqfuse_ir::error::Code;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::value::Value;
-use eqfuse_rules::{optimize, OptimizeOptions};
+use eqfuse_optimize::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
 

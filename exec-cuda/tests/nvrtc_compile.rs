@@ -14,7 +14,7 @@ use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::plan::Plan;
-use eqfuse_rules::{optimize, OptimizeOptions};
+use eqfuse_optimize::{optimize, OptimizeOptions};
 use std::path::{Path, PathBuf};
 
 /// The workspace root.

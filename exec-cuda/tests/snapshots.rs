@@ -7,7 +7,7 @@
 use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::parse::parse;
-use eqfuse_rules::{optimize, OptimizeOptions};
+use eqfuse_optimize::{optimize, OptimizeOptions};
 use std::path::Path;
 
 /// The kernels of `name`'s optimised plan, each as its header and what follows the prelude.

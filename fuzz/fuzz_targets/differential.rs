@@ -18,7 +18,7 @@ use eqfuse_exec_cpu::RunOptions;
 use eqfuse_ir::error::Code;
 use eqfuse_ir::testgen::{build_case, executor_agrees, identical, GenConfig};
 use eqfuse_ir::value::Value;
-use eqfuse_rules::{optimize, OptimizeOptions};
+use eqfuse_optimize::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use libfuzzer_sys::fuzz_target;
 use std::time::Duration;

@@ -1,7 +1,8 @@
 //! # eqfuse-rules
 //!
-//! The rewrite rules of eqfuse, one file per theme, and the phased runner that applies them
-//! (simplify → fuse → simplify → loops → horizontal, extracting between phases).
+//! The rewrite rules of eqfuse, one file per theme, and the saturation of an e-graph with
+//! them ([`saturate`]); the driver that runs them in phases (simplify → fuse → loops →
+//! horizontal, extracting between phases) is `eqfuse-optimize`.
 //!
 //! Every rule is an entry of one table, [`catalogue`]: its name, identity, theme (the file
 //! it lives in), phases, whether it spends the fusion budget, and the rewrite. `eqfuse rules`
@@ -13,11 +14,11 @@
 //! extractor. The rule policy is in `rules/README.md`.
 //!
 //! ```
-//! let p = eqfuse_ir::parse::parse("input xs : f32[n]\noutput s = reduce (+) 0 (map (\\x -> x * x) xs)").unwrap();
-//! let c = eqfuse_ir::check::check(&p).unwrap();
-//! let opt = eqfuse_rules::optimize(&c, &eqfuse_rules::OptimizeOptions::default()).unwrap();
-//! assert!(opt.rules_fired.contains_key("fuse-reduce"));
-//! assert_eq!(opt.term.to_string().matches("redomap").count(), 1);
+//! use eqfuse_rules::{all_rules, catalogue, RuleSets};
+//! let table = catalogue::table(RuleSets { fast_math: false }, &eqfuse_rules::Gas::unlimited());
+//! let fuse_reduce = table.iter().find(|r| r.name() == "fuse-reduce").unwrap();
+//! assert_eq!(fuse_reduce.identity, "reduce op ne (generate sh f) == redomap op ne sh f");
+//! assert_eq!(all_rules(RuleSets { fast_math: false }).len(), table.len());
 //! ```
 
 pub mod build;
@@ -32,16 +33,12 @@ pub mod legal;
 pub mod loops;
 pub mod node_rule;
 pub mod rule;
-pub mod runner;
+pub mod saturate;
 pub mod scalar;
 pub mod schedule;
-pub mod stop;
 pub mod subst;
-pub mod trace;
 
 pub use fusion::Gas;
-pub use runner::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
-pub use stop::{Stage, StopReason};
 
 use eqfuse_egraph::{ArrayLang, Facts};
 use std::sync::Arc;

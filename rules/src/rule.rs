@@ -62,7 +62,7 @@ impl Theme {
         }
     }
 
-    /// The phases of the runner that apply its rules ([`crate::runner`]).
+    /// The phases of the optimiser (`eqfuse-optimize`'s driver) that apply its rules.
     pub fn phases(self) -> &'static str {
         match self {
             Theme::Scalar | Theme::Index => "simplify, fuse",

@@ -62,7 +62,7 @@ pub type Reg = u32;
 /// A whole plan.
 ///
 /// Plans are made by the optimiser (`eqfuse::optimize(..)?.result.plan`, or
-/// `eqfuse_rules::optimize(..)?.plan`), printed by `eqfuse explain`, and run by the plan
+/// `eqfuse_optimize::optimize(..)?.plan`), printed by `eqfuse explain`, and run by the plan
 /// interpreter ([`eval::eval`]), the CPU executor (`eqfuse_exec_cpu::run`) and the CUDA
 /// executor (`eqfuse_exec_cuda::run`). One written by hand, `out[i] = xs[i] * 2.0` over
 /// `[n]`:

@@ -10,7 +10,7 @@ use eqfuse_ir::interp::interpret;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::testgen::identical;
 use eqfuse_ir::value::Value;
-use eqfuse_rules::{optimize, OptimizeOptions, Stage};
+use eqfuse_optimize::{optimize, OptimizeOptions, Stage};
 use std::time::{Duration, Instant};
 
 /// `let a{k} = map (\x -> x + 1.0) a{k-1}`, `n` of them.
@@ -33,7 +33,7 @@ fn wide(n: usize) -> String {
 }
 
 /// Optimises `src` under `limit`; checks the plan against the reference interpreter.
-fn stops_by(src: &str, limit: Duration, slack: Duration) -> eqfuse_rules::Optimized {
+fn stops_by(src: &str, limit: Duration, slack: Duration) -> eqfuse_optimize::Optimized {
     let checked = check(&parse(src).unwrap()).unwrap();
     let opts = OptimizeOptions { time_limit: limit, ..OptimizeOptions::default() };
     let started = Instant::now();

@@ -1,4 +1,4 @@
-//! Every conformance program, optimised with the default options (`eqfuse_rules::optimize`),
+//! Every conformance program, optimised with the default options (`eqfuse_optimize::optimize`),
 //! printed, parsed back and checked, computes under the reference interpreter the expected
 //! outputs within the case's tolerances; so do its plan and its unfused plan under the plan
 //! interpreter (`eqfuse_ir::plan::eval`); and every optimisation saturates.
@@ -21,7 +21,7 @@ use eqfuse_ir::print::print_program;
 use eqfuse_ir::testgen::identical;
 use eqfuse_ir::value::compare;
 use eqfuse_ir::Value;
-use eqfuse_rules::{optimize, OptimizeOptions};
+use eqfuse_optimize::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
 

@@ -42,7 +42,7 @@ use eqfuse_ir::parse::parse;
 use eqfuse_ir::print::print_program;
 use eqfuse_ir::testgen::{identical, program_and_inputs, Case, GenConfig};
 use eqfuse_ir::value::{compare, Tolerance};
-use eqfuse_rules::{optimize, OptimizeOptions, Optimized};
+use eqfuse_optimize::{optimize, OptimizeOptions, Optimized};
 use proptest::prelude::*;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The phased runner (docs/design-decisions.md, decision 6): simplify → fuse (repeated until its term
+//! The optimiser's driver, the phased runner (docs/design-decisions.md, decision 6): simplify → fuse (repeated until its term
 //! settles) → loops → horizontal, each phase a fresh e-graph built from the term the previous phase extracted, each with node,
 //! iteration and time limits and the backoff scheduler. On hitting a limit a phase still
 //! extracts the best term found so far, and the report says which limit stopped it.
@@ -8,9 +8,7 @@
 //! same way (a class made by substitution from another takes that one's position when it
 //! has none), so that run-time errors of the optimised plan point into the program.
 
-use crate::schedule::SizedBackoff;
 use crate::stop::{Stage, StopReason};
-use crate::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
 use egg::{Id, Language, RecExpr};
 use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
 use eqfuse_ir::check::Checked;
@@ -20,6 +18,9 @@ use eqfuse_ir::Program;
 use eqfuse_lower::dag::{CostContext, Search};
 use eqfuse_lower::lower::{Lowered, Signature};
 use eqfuse_lower::model::{plan_cost, PlanCost};
+pub use eqfuse_rules::saturate::Variant;
+use eqfuse_rules::saturate::{load, recast_map_free, saturate, Limits};
+use eqfuse_rules::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -49,18 +50,6 @@ pub struct OptimizeOptions {
     pub cost: CostContext,
     /// The same rules applied otherwise (the confluence properties compare the results).
     pub variant: Variant,
-}
-
-/// Ways to run the same rules otherwise: a saturated run should extract a plan of the same
-/// cost whatever they are (the confluence properties check it).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Variant {
-    /// Shuffle the rules of each phase with this seed.
-    pub rule_order_seed: Option<u64>,
-    /// egg's simple scheduler instead of the backoff scheduler.
-    pub simple_scheduler: bool,
-    /// No simplification phase of its own before the fuse phase (which simplifies too).
-    pub merge_phases: bool,
 }
 
 impl Default for OptimizeOptions {
@@ -148,24 +137,6 @@ impl Optimized {
     }
 }
 
-/// A term loaded into a fresh e-graph, with the class of each of its nodes.
-struct Loaded {
-    egraph: EG,
-    ids: Vec<Id>,
-}
-
-fn load(facts: &Facts, term: &RecExpr<ArrayLang>) -> Loaded {
-    let mut egraph = EG::new(facts.clone());
-    let mut ids: Vec<Id> = Vec::with_capacity(term.as_ref().len());
-    for n in term.as_ref() {
-        let m = n.clone().map_children(|c| ids[usize::from(c)]);
-        ids.push(egraph.add(m));
-    }
-    egraph.rebuild();
-    crate::context::start(&egraph, ids.clone());
-    Loaded { egraph, ids }
-}
-
 /// Extracts the best term of `root` as a DAG (one node per class), with the node index of
 /// each extracted class: the tree cost, chosen acyclically and closed terms first
 /// ([`eqfuse_egraph::extract`]).
@@ -178,65 +149,12 @@ fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)
 /// An extracted term with the source `let` names and the source positions of its nodes.
 type Named = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>);
 
-/// The backoff scheduler's initial match limit (for e-graphs of up to
-/// `MATCH_LIMIT / schedule::PER_NODE` nodes; above, it grows with the e-graph).
-const MATCH_LIMIT: usize = 2_000;
-
-/// The backoff scheduler's initial ban length, in iterations (egg's default).
-const BAN_LENGTH: usize = 5;
-
 /// `a`, unless it is none or `saturated`: then `b` (the first limit that stopped a run is the
 /// one reported).
 fn first_stop(a: Option<StopReason>, b: StopReason) -> Option<StopReason> {
     match a {
         Some(r) if !r.is_saturated() => Some(r),
         _ => Some(b),
-    }
-}
-
-/// Runs `rules` on `egraph` until it saturates or a limit stops it.
-fn saturate(
-    egraph: EG,
-    rules: &[Rewrite],
-    opts: &OptimizeOptions,
-    deadline: Instant,
-) -> egg::Runner<ArrayLang, Facts> {
-    // egg's own limit ends a millisecond before the deadline, so that when the node rules
-    // find nothing because the deadline has passed, egg has stopped for its time limit
-    // (and does not take the silence for saturation)
-    let left = deadline
-        .saturating_duration_since(Instant::now())
-        .saturating_sub(Duration::from_millis(1))
-        .max(Duration::from_millis(1));
-    let mut rules: Vec<Rewrite> = rules.to_vec();
-    if let Some(seed) = opts.variant.rule_order_seed {
-        shuffle(&mut rules, seed);
-    }
-    let mut egraph = egraph;
-    egraph.analysis.deadline = Some(deadline);
-    let runner = egg::Runner::default()
-        .with_egraph(egraph)
-        .with_node_limit(opts.node_limit)
-        .with_iter_limit(opts.iter_limit)
-        .with_time_limit(left)
-        // a walk's findings are only good for the e-graph it walked: memoised across
-        // iterations they would hide a fusion that a later merge makes legal
-        .with_hook(|r| {
-            crate::context::new_iteration(&r.egraph);
-            Ok(())
-        });
-    if opts.variant.simple_scheduler {
-        runner.with_scheduler(egg::SimpleScheduler).run(&rules)
-    } else {
-        let scheduler = rules.iter().fold(SizedBackoff::new(MATCH_LIMIT, BAN_LENGTH), |s, r| {
-            // fusion and beta must not be banned: they only ever finish what another started
-            if r.name.as_str().starts_with("fuse-") || r.name.as_str().starts_with("recast-") {
-                s.do_not_ban(r.name)
-            } else {
-                s
-            }
-        });
-        runner.with_scheduler(scheduler).run(&rules)
     }
 }
 
@@ -267,7 +185,13 @@ fn phase(
             stop = first_stop(stop, StopReason::TimeLimit(Stage::Saturation));
             break;
         }
-        let runner = saturate(egraph, rules, opts, deadline);
+        let runner = saturate(
+            egraph,
+            rules,
+            Limits { node_limit: opts.node_limit, iter_limit: opts.iter_limit },
+            &opts.variant,
+            deadline,
+        );
         for it in &runner.iterations {
             for (r, n) in &it.applied {
                 *fired.entry(r.to_string()).or_default() += n;
@@ -364,7 +288,7 @@ const MAX_FUSION_ROUNDS: usize = 3;
 /// ```
 /// let p = eqfuse_ir::parse::parse("input xs : f32[n]\ninput ys : f32[n]\noutput d = reduce (+) 0 (map (\\x y -> x * y) xs ys)").unwrap();
 /// let c = eqfuse_ir::check::check(&p).unwrap();
-/// let opt = eqfuse_rules::optimize(&c, &Default::default()).unwrap();
+/// let opt = eqfuse_optimize::optimize(&c, &Default::default()).unwrap();
 /// assert_eq!(opt.stop_reason, "saturated");
 /// println!("{}", eqfuse_ir::print::print_program(&opt.program));
 /// ```
@@ -403,7 +327,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             fuse.push(r);
         }
     }
-    let loops = crate::loops::rules();
+    let loops = eqfuse_rules::loops::rules();
     // the horizontal phase in two stages on one e-graph: first every map gets its index
     // form (and the beta rule finishes it), then the kernels are grouped, so the groups do
     // not depend on whether a map was recast before or after the grouping rule fired
@@ -636,31 +560,6 @@ fn carry_spans(
         }
     }
     out
-}
-
-/// Shuffles `v` deterministically by `seed` (xorshift64*, Fisher–Yates).
-fn shuffle<T>(v: &mut [T], seed: u64) {
-    let mut x = seed | 1;
-    for i in (1..v.len()).rev() {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        v.swap(i, (r % (i as u64 + 1)) as usize);
-    }
-}
-
-/// `recast-map` without spending the fusion budget (the horizontal phase needs maps in
-/// index form to group them; it fuses nothing vertically).
-fn recast_map_free() -> Rewrite {
-    let mut r = fusion::rules(&Gas::unlimited()).into_iter().find(|r| r.name.as_str() == "recast-map");
-    match r.take() {
-        Some(mut r) => {
-            r.name = "horizontal-recast-map".into();
-            r
-        }
-        None => unreachable!("the fusion rules include recast-map"),
-    }
 }
 
 fn decode_term(

@@ -6,7 +6,7 @@
 use eqfuse_ir::check::check;
 use eqfuse_ir::testgen::{program_and_inputs, GenConfig};
 use eqfuse_lower::dag::{CostContext, Search};
-use eqfuse_rules::{optimize, OptimizeOptions};
+use eqfuse_optimize::{optimize, OptimizeOptions};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {

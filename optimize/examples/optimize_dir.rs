@@ -13,7 +13,7 @@ fn main() {
         let Ok(p) = eqfuse_ir::parse::parse(&src) else { continue };
         let Ok(c) = eqfuse_ir::check::check(&p) else { continue };
         let name = d.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-        match eqfuse_rules::optimize(&c, &Default::default()) {
+        match eqfuse_optimize::optimize(&c, &Default::default()) {
             Ok(o) => {
                 let (n, cl, it) = o.egraph_size();
                 let kernels: Vec<String> = o

@@ -1,0 +1,24 @@
+//! # eqfuse-optimize
+//!
+//! The optimiser's driver: [`optimize`] encodes a checked program into an e-graph
+//! (`eqfuse-egraph`), runs the phases of rules on it (`eqfuse-rules`: simplify, fuse until
+//! the term settles, loops, horizontal), between phases extracts what to materialise and
+//! lowers and prices the candidates (`eqfuse-lower`), keeps the cheapest plan, and decodes
+//! it back to a program; everything under one deadline ([`OptimizeOptions::time_limit`]),
+//! past which it returns the best plan it has and [`StopReason`] names the stage that
+//! stopped.
+//!
+//! ```
+//! let p = eqfuse_ir::parse::parse("input xs : f32[n]\noutput s = reduce (+) 0 (map (\\x -> x * x) xs)").unwrap();
+//! let c = eqfuse_ir::check::check(&p).unwrap();
+//! let opt = eqfuse_optimize::optimize(&c, &eqfuse_optimize::OptimizeOptions::default()).unwrap();
+//! assert!(opt.rules_fired.contains_key("fuse-reduce"));
+//! assert_eq!(opt.term.to_string().matches("redomap").count(), 1);
+//! ```
+
+pub mod driver;
+pub mod stop;
+mod trace;
+
+pub use driver::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
+pub use stop::{Stage, StopReason};
