@@ -53,10 +53,8 @@ pub const ACCUMULATORS: usize = 64;
 pub struct KernelCode {
     /// The kernel's number (as [`Plan::kernels`] lists them).
     pub index: usize,
-    /// The `run` entry point's symbol.
-    pub run: String,
-    /// The `combine` entry point's symbol (kernels with reduce lanes).
-    pub combine: Option<String>,
+    /// Its entry points, by skeleton.
+    pub entries: Entries,
     /// The argument block's 8-byte fields, in order.
     pub slots: Vec<Slot>,
     /// Per lane: `Some(t)` for a reduce lane of element type `t`, `None` for a generate lane.
@@ -66,15 +64,29 @@ pub struct KernelCode {
     /// most the array's dimension (and runs the kernel on the VM otherwise, which reports
     /// the read that fails).
     pub in_space: Vec<crate::scalar::InSpace>,
-    /// A scan kernel's other entry points (`run` is then its `scan`).
-    pub scan: Option<ScanCode>,
-    /// A filter kernel's other entry point (`run` is then its `count`).
-    pub filter: Option<FilterCode>,
-    /// A permute kernel's other entry point (`run` is then its `permute`).
-    pub permute: Option<PermuteCode>,
 }
 
-/// A permute's entry points: `permute(A, j0, j1, dst, touched)` (`run`) combines elements
+/// A kernel's entry points, by skeleton: each names what its symbols are called for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entries {
+    /// Generate and reduce lanes: `run(A, r0, r1, j0, j1, part)` over rows `[r0, r1)` and
+    /// innermost indices `[j0, j1)`; with reduce lanes, `combine(A, parts, n, out)` folds
+    /// `n` partial results in order.
+    Lanes {
+        /// `run`'s symbol.
+        run: String,
+        /// `combine`'s symbol (kernels with reduce lanes).
+        combine: Option<String>,
+    },
+    /// A scan ([`ScanCode`]).
+    Scan(ScanCode),
+    /// A filter ([`FilterCode`]).
+    Filter(FilterCode),
+    /// A permute ([`PermuteCode`]).
+    Permute(PermuteCode),
+}
+
+/// A permute's entry points: `permute(A, j0, j1, dst, touched)` combines elements
 /// `[j0, j1)` (flat, row-major over the space) into `dst` at their targets — where
 /// `touched` is not null, a target not yet touched takes the element and is marked, so that
 /// `dst` may be a partial result — and `merge(A, dst, part, touched, n)` combines the
@@ -82,6 +94,8 @@ pub struct KernelCode {
 /// (other than `-1` into a rank-1 destination, which drops the element) fails the call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PermuteCode {
+    /// `permute`'s symbol.
+    pub permute: String,
     /// `merge`'s symbol.
     pub merge: String,
     /// The element type.
@@ -90,21 +104,25 @@ pub struct PermuteCode {
     pub dest: eqfuse_ir::plan::ValueId,
 }
 
-/// A filter's entry points: `count(A, j0, j1, n)` (`run`) and `write(A, j0, j1, dst)`.
+/// A filter's entry points: `count(A, j0, j1, n)` and `write(A, j0, j1, dst)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FilterCode {
+    /// `count`'s symbol.
+    pub count: String,
     /// `write`'s symbol.
     pub write: String,
     /// The element type.
     pub ty: ElemType,
 }
 
-/// A scan's entry points besides `scan(A, r0, r1, j0, j1, carry)` (rows `[r0, r1)`,
+/// A scan's entry points: `scan(A, r0, r1, j0, j1, carry)` (rows `[r0, r1)`,
 /// innermost indices `[j0, j1)`, starting from `*carry`, or the neutral element when
 /// `carry` is null): `fold(A, row, j0, j1, part)` writes a segment's total, `prefix(A,
 /// parts, n, carries)` the exclusive prefix of `n` totals.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScanCode {
+    /// `scan`'s symbol.
+    pub scan: String,
     /// `fold`'s symbol.
     pub fold: String,
     /// `prefix`'s symbol.

@@ -1,7 +1,7 @@
 //! The CPU skeletons: exported C entry points around a kernel's element function. See the
 //! table in [`super`].
 
-use super::{accumulators, KernelCode};
+use super::{accumulators, Entries, KernelCode};
 use crate::scalar::{emit, FnCtx};
 use crate::{cty, known_op, Dialect, Layout};
 use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
@@ -93,14 +93,14 @@ pub(crate) fn generate(
         text.push_str(&e);
         let code = KernelCode {
             index,
-            run: format!("{prefix}_count"),
-            combine: None,
+            entries: Entries::Filter(super::FilterCode {
+                count: format!("{prefix}_count"),
+                write: format!("{prefix}_write"),
+                ty: t,
+            }),
             slots: layout.slots(),
             reduce,
             in_space,
-            scan: None,
-            filter: Some(super::FilterCode { write: format!("{prefix}_write"), ty: t }),
-            permute: None,
         };
         return Ok((code, text));
     }
@@ -116,14 +116,15 @@ pub(crate) fn generate(
         text.push_str(&e);
         let code = KernelCode {
             index,
-            run: format!("{prefix}_permute"),
-            combine: None,
+            entries: Entries::Permute(super::PermuteCode {
+                permute: format!("{prefix}_permute"),
+                merge: format!("{prefix}_merge"),
+                ty: t,
+                dest,
+            }),
             slots: layout.slots(),
             reduce,
             in_space,
-            scan: None,
-            filter: None,
-            permute: Some(super::PermuteCode { merge: format!("{prefix}_merge"), ty: t, dest }),
         };
         return Ok((code, text));
     }
@@ -138,18 +139,15 @@ pub(crate) fn generate(
         text.push_str(&e);
         let code = KernelCode {
             index,
-            run: format!("{prefix}_scan"),
-            combine: None,
-            slots: layout.slots(),
-            reduce,
-            in_space,
-            scan: Some(super::ScanCode {
+            entries: Entries::Scan(super::ScanCode {
+                scan: format!("{prefix}_scan"),
                 fold: format!("{prefix}_fold"),
                 prefix: format!("{prefix}_prefix"),
                 ty: t,
             }),
-            filter: None,
-            permute: None,
+            slots: layout.slots(),
+            reduce,
+            in_space,
         };
         return Ok((code, text));
     }
@@ -287,14 +285,10 @@ pub(crate) fn generate(
     text.push_str(&e);
     let code = KernelCode {
         index,
-        run,
-        combine,
+        entries: Entries::Lanes { run, combine },
         slots: layout.slots(),
         reduce,
         in_space,
-        scan: None,
-        filter: None,
-        permute: None,
     };
     Ok((code, text))
 }

@@ -14,7 +14,7 @@
 use crate::col::Col;
 // shared by the calls: the entry points' contract keeps what each call writes disjoint
 use crate::ptr::Ptr;
-use eqfuse_codegen::c::KernelCode;
+use eqfuse_codegen::c::{Entries, KernelCode};
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,16 +46,18 @@ pub(crate) struct Module {
     pub entries: Vec<Option<Entry>>,
 }
 
+/// One kernel's entry points, as its skeleton has them ([`Entries`]).
+#[derive(Clone, Copy)]
+enum Fns {
+    Lanes { run: RunFn, combine: Option<CombineFn> },
+    Scan { scan: ScanFn, fold: FoldFn, prefix: PrefixFn },
+    Filter { count: CountFn, write: WriteFn },
+    Permute { permute: PermuteFn, merge: MergeFn },
+}
+
 /// One kernel's entry points.
 pub(crate) struct Entry {
-    run: RunFn,
-    combine: Option<CombineFn>,
-    /// A scan's `scan`, `fold` and `prefix` (`run` is then unused).
-    scan: Option<(ScanFn, FoldFn, PrefixFn)>,
-    /// A filter's `count` and `write`.
-    filter: Option<(CountFn, WriteFn)>,
-    /// A permute's `permute` and `merge`.
-    permute: Option<(PermuteFn, MergeFn)>,
+    fns: Fns,
     /// What was generated.
     pub code: KernelCode,
 }
@@ -76,38 +78,41 @@ impl Module {
             // SAFETY (every `symbol` call below): the symbols are defined by the generated C
             // with exactly these signatures (codegen's `c::skeleton`: the entries of
             // generate/reduce kernels, `scan_entries`, `filter_entries`, `permute_entries`).
-            let run = unsafe { symbol::<RunFn>(&lib, &code.run, path) }?;
-            let scan = match &code.scan {
+            let fns = match &code.entries {
                 // SAFETY: as above.
-                Some(sc) => Some(unsafe {
-                    (
-                        symbol::<ScanFn>(&lib, &code.run, path)?,
-                        symbol::<FoldFn>(&lib, &sc.fold, path)?,
-                        symbol::<PrefixFn>(&lib, &sc.prefix, path)?,
-                    )
-                }),
-                None => None,
-            };
-            let combine = match &code.combine {
+                Entries::Lanes { run, combine } => unsafe {
+                    Fns::Lanes {
+                        run: symbol::<RunFn>(&lib, run, path)?,
+                        combine: match combine {
+                            Some(c) => Some(symbol::<CombineFn>(&lib, c, path)?),
+                            None => None,
+                        },
+                    }
+                },
                 // SAFETY: as above.
-                Some(c) => Some(unsafe { symbol::<CombineFn>(&lib, c, path) }?),
-                None => None,
-            };
-            let filter = match &code.filter {
+                Entries::Scan(sc) => unsafe {
+                    Fns::Scan {
+                        scan: symbol::<ScanFn>(&lib, &sc.scan, path)?,
+                        fold: symbol::<FoldFn>(&lib, &sc.fold, path)?,
+                        prefix: symbol::<PrefixFn>(&lib, &sc.prefix, path)?,
+                    }
+                },
                 // SAFETY: as above.
-                Some(fc) => Some(unsafe {
-                    (symbol::<CountFn>(&lib, &code.run, path)?, symbol::<WriteFn>(&lib, &fc.write, path)?)
-                }),
-                None => None,
-            };
-            let permute = match &code.permute {
+                Entries::Filter(fc) => unsafe {
+                    Fns::Filter {
+                        count: symbol::<CountFn>(&lib, &fc.count, path)?,
+                        write: symbol::<WriteFn>(&lib, &fc.write, path)?,
+                    }
+                },
                 // SAFETY: as above.
-                Some(pc) => Some(unsafe {
-                    (symbol::<PermuteFn>(&lib, &code.run, path)?, symbol::<MergeFn>(&lib, &pc.merge, path)?)
-                }),
-                None => None,
+                Entries::Permute(pc) => unsafe {
+                    Fns::Permute {
+                        permute: symbol::<PermuteFn>(&lib, &pc.permute, path)?,
+                        merge: symbol::<MergeFn>(&lib, &pc.merge, path)?,
+                    }
+                },
             };
-            entries.push(Some(Entry { run, combine, scan, filter, permute, code: code.clone() }));
+            entries.push(Some(Entry { fns, code: code.clone() }));
         }
         Ok(Module { _lib: lib, entries })
     }
@@ -150,8 +155,10 @@ impl Entry {
     /// Runs a filter kernel over `len` elements in segments of `seg`: the kept elements, in
     /// order, or `None` when an element failed.
     pub(crate) fn launch_filter(&self, args: &[u64], len: usize, seg: usize) -> Option<Col> {
-        let (count, write) = self.filter?;
-        let ty = self.code.filter.as_ref()?.ty;
+        let (Fns::Filter { count, write }, Entries::Filter(fc)) = (self.fns, &self.code.entries) else {
+            return None;
+        };
+        let ty = fc.ty;
         let seg = seg.max(1);
         let segs = len.div_ceil(seg);
         let ok = AtomicBool::new(true);
@@ -199,7 +206,7 @@ impl Entry {
     /// entries it touched, merged into `out` in task order. `false` when an element failed
     /// (a target out of bounds among them).
     pub(crate) fn launch_permute(&self, args: &[u64], out: &mut Col, total: usize, tasks: usize) -> bool {
-        let Some((permute, merge)) = self.permute else { return false };
+        let Fns::Permute { permute, merge } = self.fns else { return false };
         let a = Ptr(args.as_ptr() as *mut u8);
         let n = out.len();
         let dst = col_ptr(out) as *mut u8;
@@ -256,8 +263,9 @@ impl Entry {
         len: usize,
         split: Split,
     ) -> bool {
-        let Some((scan, fold, prefix)) = self.scan else { return false };
-        let Some(sc) = &self.code.scan else { return false };
+        let (Fns::Scan { scan, fold, prefix }, Entries::Scan(sc)) = (self.fns, &self.code.entries) else {
+            return false;
+        };
         let ok = AtomicBool::new(true);
         let fail = |r: i32| {
             if r == 0 {
@@ -337,9 +345,9 @@ impl Entry {
         len: usize,
         split: Split,
     ) -> bool {
+        let Fns::Lanes { run, combine } = self.fns else { return false };
         let ok = AtomicBool::new(true);
         let a = Ptr(args.as_ptr() as *mut u8);
-        let run = self.run;
         let nlanes = self.code.reduce.len();
         let red_base: Vec<Ptr> = outs.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
         match split {
@@ -401,7 +409,7 @@ impl Entry {
                         ok.store(false, Ordering::Relaxed);
                     }
                 });
-                if let Some(combine) = self.combine {
+                if let Some(combine) = combine {
                     for (l, t) in self.code.reduce.iter().enumerate() {
                         let Some(t) = t else { continue };
                         let sz = t.size_bytes();
@@ -472,7 +480,12 @@ pub(crate) fn launch_row_blocks(phases: &[Phase<'_>], rows: usize, per_block: us
                     x.map_or(std::ptr::null_mut(), |(base, size)| (base as *mut u8).wrapping_add(r0 * size))
                 })
                 .collect();
-            let (a, run) = (p.args.as_ptr(), p.entry.run);
+            // a row block's phases are generate and reduce kernels (`rowblock.rs` checks)
+            let Fns::Lanes { run, .. } = p.entry.fns else {
+                ok.store(false, Ordering::Relaxed);
+                return;
+            };
+            let a = p.args.as_ptr();
             // SAFETY: the contract above; rows [r0, r1) (for an outer phase, elements
             // [r0, r1) of its one row) and their result slots are this call's alone, and the
             // earlier phases of this block wrote the rows it reads.

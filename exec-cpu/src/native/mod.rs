@@ -19,7 +19,7 @@ use crate::col::Col;
 use crate::internal;
 use crate::store::Store;
 use crate::store::{check_alloc, Results};
-use eqfuse_codegen::c::KernelCode;
+use eqfuse_codegen::c::{Entries, KernelCode};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
@@ -189,7 +189,7 @@ fn run_native(
     if !reads_fit(&entry.code.in_space, &shape, |v| Ok(store.get(v)?.shape.clone()))? {
         return Ok(None);
     }
-    if let Some(pc) = &entry.code.permute {
+    if let Entries::Permute(pc) = &entry.code.entries {
         let d = store.get(pc.dest)?;
         let t = store.elem(k.lanes[0].dst)?;
         if d.data.ty() != t {
@@ -212,7 +212,7 @@ fn run_native(
         }
         return Ok(Some(vec![(dshape, out)]));
     }
-    if entry.code.filter.is_some() {
+    if matches!(entry.code.entries, Entries::Filter(_)) {
         let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
         return Ok(entry.launch_filter(&args, len, segment).map(|col| vec![(vec![col.len()], col)]));
     }
@@ -223,7 +223,7 @@ fn run_native(
     } else {
         ffi::Split::Segments { seg: segment, segs: len.div_ceil(segment) }
     };
-    let ok = if entry.code.scan.is_some() {
+    let ok = if matches!(entry.code.entries, Entries::Scan(_)) {
         match outs.first_mut() {
             Some(out) => entry.launch_scan(&args, out, rows, len, split),
             None => false,

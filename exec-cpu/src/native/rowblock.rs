@@ -48,7 +48,7 @@ pub(crate) fn run(
         let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
         let Some(Some(entry)) = prep.module.entries.get(i) else { return Ok(None) };
         let c = &entry.code;
-        if c.scan.is_some() || c.filter.is_some() || c.permute.is_some() {
+        if !matches!(c.entries, eqfuse_codegen::c::Entries::Lanes { .. }) {
             return Ok(None);
         }
         let (shape, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
