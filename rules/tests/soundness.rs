@@ -1483,6 +1483,20 @@ fn exercise(rule: &Rewrite, pre: &[&Rewrite], p: &Prog, cmp: Cmp) -> Outcome {
     o
 }
 
+/// `eg` after the helper rules `pre` of a template (to saturation, a few iterations).
+fn with_helpers(eg: EG, pre: &[&Rewrite]) -> EG {
+    if pre.is_empty() {
+        return eg;
+    }
+    egg::Runner::default()
+        .with_egraph(eg)
+        .with_scheduler(egg::SimpleScheduler)
+        .with_iter_limit(PRE_ITERS)
+        .with_node_limit(NODE_LIMIT)
+        .run(pre.iter().copied())
+        .egraph
+}
+
 fn exercise_inner(rule: &Rewrite, pre: &[&Rewrite], p: &Prog, cmp: Cmp) -> Outcome {
     let mut out = Outcome::default();
     let enc = match encode(&p.checked) {
@@ -1492,16 +1506,7 @@ fn exercise_inner(rule: &Rewrite, pre: &[&Rewrite], p: &Prog, cmp: Cmp) -> Outco
             return out;
         }
     };
-    let mut eg = enc.egraph.clone();
-    if !pre.is_empty() {
-        eg = egg::Runner::default()
-            .with_egraph(eg)
-            .with_scheduler(egg::SimpleScheduler)
-            .with_iter_limit(PRE_ITERS)
-            .with_node_limit(NODE_LIMIT)
-            .run(pre.iter().copied())
-            .egraph;
-    }
+    let eg = with_helpers(enc.egraph.clone(), pre);
     // the program's own e-nodes, the class each came from, and each class's free parameters
     let before: Vec<(Id, ArrayLang)> =
         eg.classes().flat_map(|c| c.nodes.iter().map(move |n| (c.id, n.clone()))).collect();
@@ -1954,16 +1959,7 @@ const GOLDEN_TRIES: u64 = 48;
 /// (the fused forms decode back to their definitions). `None` when the rule did not fire.
 fn golden_form(rule: &Rewrite, pre: &[&Rewrite], checked: &Checked) -> Option<String> {
     let enc = encode(checked).ok()?;
-    let mut eg = enc.egraph.clone();
-    if !pre.is_empty() {
-        eg = egg::Runner::default()
-            .with_egraph(eg)
-            .with_scheduler(egg::SimpleScheduler)
-            .with_iter_limit(PRE_ITERS)
-            .with_node_limit(NODE_LIMIT)
-            .run(pre.iter().copied())
-            .egraph;
-    }
+    let eg = with_helpers(enc.egraph.clone(), pre);
     let before: Vec<ArrayLang> = eg.classes().flat_map(|c| c.nodes.iter().cloned()).collect();
     let all: HashSet<ArrayLang> = before.iter().cloned().collect();
     let old_text = {
