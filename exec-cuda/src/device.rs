@@ -9,8 +9,9 @@
 // launching a kernel (its parameters must match the kernel's signature and point to live
 // device memory of the right size), allocating uninitialised device memory, loading the
 // driver library, and turning off cudarc's event tracking (sound here because every
-// operation goes to one stream). Each such call carries a `SAFETY:` comment; this module is
-// the only one of the crate, with `nvrtc`, that needs `unsafe`.
+// operation goes to one stream). Each such call carries a `SAFETY:` comment; this module,
+// `nvrtc` and the tests' emulator (`emulate`, its buffers and the kernels it loads) are the
+// only ones of the crate that need `unsafe`.
 #![allow(unsafe_code)]
 
 use crate::nvrtc::{self, Compiled, Target};

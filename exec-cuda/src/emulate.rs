@@ -174,21 +174,27 @@ pub(crate) fn compiler() -> Option<&'static str> {
 pub(crate) struct EmuBuf {
     ptr: *mut u8,
     len: usize,
+    /// What `ptr` was allocated with (at least `len` bytes, 16-byte aligned).
+    layout: Layout,
 }
 
 // SAFETY: the buffer is a plain heap allocation owned by this value; kernels write it only
-// while a launch runs, during which the runtime holds it.
+// while a launch runs, during which the runtime holds it. (A `Vec` would make these impls
+// unnecessary, but kernels write through the pointer `ptr` hands out while Rust holds only
+// shared borrows of the buffer, which a raw allocation allows and a `Vec`'s storage does not.)
 unsafe impl Send for EmuBuf {}
 // SAFETY: as above; reads from Rust happen only between launches.
 unsafe impl Sync for EmuBuf {}
 
 impl EmuBuf {
-    fn layout(len: usize) -> Layout {
-        Layout::from_size_align(len.max(8), 16).unwrap_or(Layout::new::<u128>())
-    }
-
-    fn new(len: usize, fill: u8) -> EmuBuf {
-        let layout = EmuBuf::layout(len);
+    /// A buffer of `len` bytes, each `fill`; `E-LIMIT` for a size no allocation can have.
+    fn new(len: usize, fill: u8) -> Result<EmuBuf> {
+        let layout = Layout::from_size_align(len.max(8), 16).map_err(|_| {
+            Error::new(
+                Code::Limit,
+                format!("an emulated buffer of {len} bytes is larger than any allocation"),
+            )
+        })?;
         // SAFETY: `layout` has a non-zero size.
         let ptr = unsafe { std::alloc::alloc(layout) };
         if ptr.is_null() {
@@ -196,7 +202,7 @@ impl EmuBuf {
         }
         // SAFETY: `ptr` points to `layout.size()` writable bytes.
         unsafe { std::ptr::write_bytes(ptr, fill, layout.size()) };
-        EmuBuf { ptr, len }
+        Ok(EmuBuf { ptr, len, layout })
     }
 
     fn bytes(&self) -> &[u8] {
@@ -213,7 +219,7 @@ impl EmuBuf {
 impl Drop for EmuBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, EmuBuf::layout(self.len)) };
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
     }
 }
 
@@ -271,11 +277,11 @@ impl Gpu for Emu {
     type Module = EmuModule;
 
     fn alloc(&self, bytes: usize) -> Result<EmuBuf> {
-        Ok(EmuBuf::new(bytes, 0xcd))
+        EmuBuf::new(bytes, 0xcd)
     }
 
     fn alloc_zeroed(&self, bytes: usize) -> Result<EmuBuf> {
-        Ok(EmuBuf::new(bytes, 0))
+        EmuBuf::new(bytes, 0)
     }
 
     fn upload(&self, buf: &mut EmuBuf, bytes: &[u8]) -> Result<()> {
@@ -384,6 +390,19 @@ mod tests {
             eprintln!("\n!!!!!!!!!! SKIPPED: no host C++ compiler for the CUDA emulator !!!!!!!!!!\n");
         }
         e
+    }
+
+    /// A buffer no allocation can hold is refused with `E-LIMIT`, not made with a smaller
+    /// layout than its length; one of 0 bytes still has an allocation to point to.
+    #[test]
+    fn emulated_buffers_refuse_impossible_sizes() {
+        let err = EmuBuf::new(usize::MAX - 4, 0).err().expect("refused");
+        assert_eq!(err.code, Code::Limit, "{err}");
+        let mut b = EmuBuf::new(0, 7).expect("an empty buffer");
+        assert!(b.bytes().is_empty() && b.bytes_mut().is_empty());
+        let b = EmuBuf::new(33, 7).expect("a buffer");
+        assert_eq!(b.bytes(), &[7u8; 33][..]);
+        assert_eq!(b.ptr as usize % 16, 0);
     }
 
     /// Every conformance case under `tests/conformance`, optimised and unfused, through the
