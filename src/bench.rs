@@ -77,11 +77,18 @@ pub struct BenchOptions {
     pub min_time: Duration,
     /// Least number of timed runs per variant.
     pub min_runs: usize,
+    /// How the CPU runs kernels (native C, or the VM), as `eqfuse run --cpu-codegen`.
+    pub cpu_codegen: eqfuse_exec_cpu::Codegen,
 }
 
 impl Default for BenchOptions {
     fn default() -> BenchOptions {
-        BenchOptions { scale: 1.0, min_time: Duration::from_millis(400), min_runs: 5 }
+        BenchOptions {
+            scale: 1.0,
+            min_time: Duration::from_millis(400),
+            min_runs: 5,
+            cpu_codegen: eqfuse_exec_cpu::Codegen::C,
+        }
     }
 }
 
@@ -355,7 +362,8 @@ pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Resul
     };
     let opt = crate::optimize_checked(checked.clone(), &oopts)?;
     let bound = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())?;
-    let ropts = eqfuse_exec_cpu::RunOptions::default();
+    let ropts =
+        eqfuse_exec_cpu::RunOptions { codegen: opts.cpu_codegen, ..eqfuse_exec_cpu::RunOptions::default() };
     let copts = eqfuse_exec_cuda::CudaOptions::default();
     let run = |plan: &eqfuse_ir::plan::Plan| {
         if cuda {

@@ -81,6 +81,11 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
     let opts = BenchOptions {
         scale: a.scale,
         min_time: Duration::from_millis(a.min_time_ms),
+        cpu_codegen: if a.cpu_codegen == "vm" {
+            eqfuse_exec_cpu::Codegen::Vm
+        } else {
+            eqfuse_exec_cpu::Codegen::C
+        },
         ..BenchOptions::default()
     };
     if let Some(program) = &a.program {
@@ -178,14 +183,8 @@ fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) 
     let t0 = std::time::Instant::now();
     let opt = eqfuse::optimize_checked(checked.clone(), &oopts)?;
     let optimise_s = t0.elapsed().as_secs_f64();
-    let ropts = eqfuse_exec_cpu::RunOptions {
-        codegen: if a.cpu_codegen == "vm" {
-            eqfuse_exec_cpu::Codegen::Vm
-        } else {
-            eqfuse_exec_cpu::Codegen::C
-        },
-        ..eqfuse_exec_cpu::RunOptions::default()
-    };
+    let ropts =
+        eqfuse_exec_cpu::RunOptions { codegen: opts.cpu_codegen, ..eqfuse_exec_cpu::RunOptions::default() };
     println!("{}: optimised in {:.1} ms", program.display(), optimise_s * 1e3);
     println!(
         "{:<10} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12}",

@@ -16,7 +16,12 @@ pub fn demo() -> CmdResult {
     let backend = Backend::auto();
     println!("eqfuse demo: built-in programs, optimised, run on generated inputs on backend `{backend}`,");
     println!("each result checked against the reference interpreter\n");
-    let timing = BenchOptions { scale: SCALE, min_time: Duration::from_millis(200), min_runs: 3 };
+    let timing = BenchOptions {
+        scale: SCALE,
+        min_time: Duration::from_millis(200),
+        min_runs: 3,
+        ..BenchOptions::default()
+    };
     for name in SHOWN {
         let Some(p) = PROGRAMS.iter().find(|p| p.name == name) else { continue };
         let checked = eqfuse::check(&eqfuse::parse(p.source)?)?;
