@@ -216,25 +216,6 @@ fn same_bits64(a: f64, b: f64) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
-/// The error of `got` against the exact value `want` (a more precise number), in units in
-/// the last place of `f32` at `want`.
-fn ulps32(got: f32, want: f64) -> f64 {
-    if got.is_nan() && want.is_nan() || (got as f64) == want {
-        return 0.0;
-    }
-    if !want.is_finite() || !got.is_finite() {
-        // overflow to infinity where the exact value is past the largest float
-        return if got.is_infinite() && want.abs() > f32::MAX as f64 { 0.0 } else { f64::INFINITY };
-    }
-    let w = (want as f32).abs();
-    let ulp = if w < f32::MIN_POSITIVE {
-        f64::from(f32::from_bits(1))
-    } else {
-        f64::from(f32::from_bits(w.to_bits() + 1) - w)
-    };
-    ((got as f64) - want).abs() / ulp
-}
-
 /// The error of `got` against the exact value `hi + lo` ulps of `hi` (the ulp above `|hi|`).
 fn ulps64(got: f64, hi: f64, lo: f64) -> f64 {
     if got.is_nan() && hi.is_nan() || (got == hi && lo == 0.0) {
@@ -270,7 +251,7 @@ fn check_f32(
             ry.to_bits(),
             cy.to_bits()
         );
-        let e = ulps32(ry, reference(a));
+        let e = eqfuse_ir::math::ulps_f32(ry, reference(a));
         if e > worst.0 || e.is_nan() {
             worst = (e, k);
         }

@@ -475,6 +475,27 @@ pub(crate) fn horner(c: &[f64], z: f64) -> f64 {
     p
 }
 
+/// The error of `got` against the exact value `want` (a more precise number), in units in
+/// the last place of `f32` at `want` (the subnormal ulp for subnormal results); `0` for an
+/// infinity where `want` is past the largest float. How the bounds of `docs/math.md` are
+/// measured.
+pub fn ulps_f32(got: f32, want: f64) -> f64 {
+    if got.is_nan() && want.is_nan() || (got as f64) == want {
+        return 0.0;
+    }
+    if !want.is_finite() || !got.is_finite() {
+        // overflow to infinity where the exact value is past the largest float
+        return if got.is_infinite() && want.abs() > f32::MAX as f64 { 0.0 } else { f64::INFINITY };
+    }
+    let w = (want as f32).abs();
+    let ulp = if w < f32::MIN_POSITIVE {
+        f64::from(f32::from_bits(1))
+    } else {
+        f64::from(f32::from_bits(w.to_bits() + 1) - w)
+    };
+    ((got as f64) - want).abs() / ulp
+}
+
 /// The same functions in C, for the code generators: `eq_exp_f32`, `eq_exp_f64`,
 /// `eq_log_f32`, `eq_log_f64`, `eq_sin_*`, `eq_cos_*`, `eq_tan_*`, `eq_tanh_*`, `eq_pow_*`,
 /// `eq_atan2_*`, declared `static __device__ __forceinline__` (the C prelude

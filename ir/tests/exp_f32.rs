@@ -3,32 +3,14 @@
 //! (whose own error, below `2^-52` relative, is `2^-29` of an `f32` ulp). The bound the docs
 //! state (docs/math.md) is the largest error found here.
 
-use eqfuse_ir::math::exp_f32;
-
-/// The error of `got` against `want` in units in the last place of `f32` at `want`
-/// (subnormal results in the subnormal ulp).
-fn ulps(got: f32, want: f64) -> f64 {
-    if (got as f64) == want {
-        return 0.0;
-    }
-    if !got.is_finite() || !want.is_finite() {
-        return if got.is_infinite() && want > f32::MAX as f64 { 0.0 } else { f64::INFINITY };
-    }
-    let w = (want as f32).abs();
-    let ulp = if w < f32::MIN_POSITIVE {
-        f64::from(f32::from_bits(1))
-    } else {
-        f64::from(f32::from_bits(w.to_bits() + 1) - w)
-    };
-    ((got as f64) - want).abs() / ulp
-}
+use eqfuse_ir::math::{exp_f32, ulps_f32};
 
 /// The largest error and its argument over the bit patterns `lo..hi` of one sign.
 fn worst(lo: u32, hi: u32, sign: u32) -> (f64, f32) {
     let mut w = (0.0f64, 0.0f32);
     for b in lo..hi {
         let x = f32::from_bits(b | sign);
-        let e = ulps(exp_f32(x), (x as f64).exp());
+        let e = ulps_f32(exp_f32(x), (x as f64).exp());
         if e > w.0 {
             w = (e, x);
         }
