@@ -49,7 +49,7 @@ pub use trig::{
 /// `1.5 * 2^52`: adding it rounds a small `f64` to an integer kept in the low mantissa bits.
 pub const SHIFT: f64 = 6755399441055744.0;
 /// The bits of [`SHIFT`].
-pub const SHIFT_BITS: u64 = 0x4338_0000_0000_0000;
+pub const SHIFT_BITS: u64 = SHIFT.to_bits();
 /// `1 / ln 2`.
 pub const INV_LN2: f64 = std::f64::consts::LOG2_E;
 /// `ln 2` rounded to `f64`.
@@ -82,7 +82,7 @@ pub const EXP_TAYLOR: [f64; 14] = [
 /// `1.5 * 2^23`: adding it rounds a small `f32` to an integer kept in the low mantissa bits.
 pub const SHIFT_F32: f32 = 12582912.0;
 /// The bits of [`SHIFT_F32`].
-pub const SHIFT_F32_BITS: u32 = 0x4b40_0000;
+pub const SHIFT_F32_BITS: u32 = SHIFT_F32.to_bits();
 /// `1 / ln 2` in `f32`.
 pub const INV_LN2_F32: f32 = std::f32::consts::LOG2_E;
 /// The high part of `ln 2` for `exp_f32`, 9 significant bits (`355 / 512`): `k * LN2_HI_F32`

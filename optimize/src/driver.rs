@@ -19,7 +19,7 @@ use eqfuse_lower::dag::{CostContext, Search};
 use eqfuse_lower::lower::{Lowered, Signature};
 use eqfuse_lower::model::{plan_cost, PlanCost};
 pub use eqfuse_rules::saturate::Variant;
-use eqfuse_rules::saturate::{load, recast_map_free, saturate, Limits};
+use eqfuse_rules::saturate::{horizontal_prep, load, saturate, Limits};
 use eqfuse_rules::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
 use indexmap::IndexMap;
 use std::collections::HashMap;
@@ -331,9 +331,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // the horizontal phase in two stages on one e-graph: first every map gets its index
     // form (and the beta rule finishes it), then the kernels are grouped, so the groups do
     // not depend on whether a map was recast before or after the grouping rule fired
-    let mut horiz_prep: Vec<Rewrite> =
-        fusion::rules(&Gas::limited(0)).into_iter().filter(|r| r.name.as_str() == "fuse-beta").collect();
-    horiz_prep.push(recast_map_free());
+    let horiz_prep = horizontal_prep();
     let mut horiz = horizontal::rules();
     horiz.extend(horiz_prep.iter().cloned());
     // the phases: (name, stages, whether it repeats until its term settles); a first

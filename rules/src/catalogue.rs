@@ -21,6 +21,12 @@ pub fn table(sets: RuleSets, gas: &Gas) -> Vec<Rule> {
     v
 }
 
+/// Every rule as `eqfuse rules` lists it: the fast-math rules included, the fusion rules
+/// with an unlimited budget.
+pub fn listed() -> Vec<Rule> {
+    table(RuleSets { fast_math: true }, &Gas::unlimited())
+}
+
 /// The catalogue as the Markdown page `docs/rules.md` (what `eqfuse rules --markdown`
 /// prints).
 pub fn markdown(rules: &[Rule]) -> String {

@@ -88,7 +88,7 @@ pub struct Rule {
 
 /// The rules the horizontal phase applies before grouping kernels, besides the theme's own:
 /// every map gets its index form, and the beta rule finishes it.
-pub const HORIZONTAL_PREP: [&str; 2] = ["recast-map", "fuse-beta"];
+pub const HORIZONTAL_PREP: [&str; 2] = ["fuse-beta", "recast-map"];
 
 impl Rule {
     /// Its name.

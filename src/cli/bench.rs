@@ -81,11 +81,7 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
     let opts = BenchOptions {
         scale: a.scale,
         min_time: Duration::from_millis(a.min_time_ms),
-        cpu_codegen: if a.cpu_codegen == "vm" {
-            eqfuse_exec_cpu::Codegen::Vm
-        } else {
-            eqfuse_exec_cpu::Codegen::C
-        },
+        cpu_codegen: super::limits::codegen(&a.cpu_codegen),
         ..BenchOptions::default()
     };
     if let Some(program) = &a.program {

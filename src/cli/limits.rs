@@ -76,11 +76,7 @@ impl LimitArgs {
         let d = eqfuse_exec_cpu::RunOptions::default();
         eqfuse_exec_cpu::RunOptions {
             max_array_bytes: self.limits().max_array_bytes,
-            codegen: if self.cpu_codegen == "vm" {
-                eqfuse_exec_cpu::Codegen::Vm
-            } else {
-                eqfuse_exec_cpu::Codegen::C
-            },
+            codegen: codegen(&self.cpu_codegen),
             cache_dir: if self.no_cache { None } else { d.cache_dir.clone() },
             ..d
         }
@@ -117,5 +113,14 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
     match Duration::try_from_secs_f64(secs) {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err(format!("expected a positive number of seconds, got `{s}`")),
+    }
+}
+
+/// The code generator a `--cpu-codegen` value names (`c` or `vm`; clap admits no other).
+pub fn codegen(how: &str) -> eqfuse_exec_cpu::Codegen {
+    if how == "vm" {
+        eqfuse_exec_cpu::Codegen::Vm
+    } else {
+        eqfuse_exec_cpu::Codegen::C
     }
 }

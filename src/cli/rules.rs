@@ -16,8 +16,7 @@ pub struct RulesArgs {
 
 /// Prints every rule of the catalogue (the fast-math rules included).
 pub fn rules(a: &RulesArgs) -> CmdResult {
-    let table: Vec<Rule> =
-        eqfuse::catalogue::table(eqfuse_rules::RuleSets { fast_math: true }, &eqfuse_rules::Gas::unlimited());
+    let table: Vec<Rule> = catalogue::listed();
     if a.json {
         let list: Vec<serde_json::Value> = table
             .iter()
