@@ -112,6 +112,7 @@ impl Optimized {
             "kernels": kernels,
             "passes": self.kernels.passes,
             "materialized": self.kernels.materialized,
+            "kept": self.kernels.kept,
             "predicted_s": self.kernels.predicted_s,
             "unfused": {
                 "kernels": self.unfused.kernels.len(),
@@ -151,17 +152,14 @@ impl Optimized {
             self.result.stop_reason, nodes, classes, iterations
         );
         let _ = writeln!(s, "cost model: {}", self.result.cost_model);
-        // kernels of a row block run in one pass over memory
+        // a row block is one kernel (one launch, one pass over memory) of several phases
         let n = self.kernels.kernels.len();
         let passes = self.kernels.passes;
-        let in_passes = if passes < n {
-            format!(" in {passes} pass{}", if passes == 1 { "" } else { "es" })
-        } else {
-            String::new()
-        };
+        let phases =
+            if passes < n { format!(" ({n} phases; a row block is one kernel)") } else { String::new() };
         let _ = writeln!(
             s,
-            "kernels: {n}{in_passes} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
+            "kernels: {passes}{phases} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
             self.unfused.kernels.len(),
             self.kernels.predicted_s,
             self.unfused.predicted_s
@@ -190,6 +188,9 @@ impl Optimized {
         }
         let m = &self.kernels.materialized;
         let _ = writeln!(s, "materialized: {}", if m.is_empty() { "none".to_string() } else { m.join(", ") });
+        if !self.kernels.kept.is_empty() {
+            let _ = writeln!(s, "kept per row block, never in memory: {}", self.kernels.kept.join(", "));
+        }
         let fired: Vec<String> = self.result.rules_fired.iter().map(|(r, n)| format!("{r} {n}")).collect();
         let _ = writeln!(
             s,

@@ -197,13 +197,14 @@ fn variance_is_at_most_two_kernels() {
 }
 
 #[test]
-fn softmax_rows_is_at_most_three_kernels_in_one_pass() {
+fn softmax_rows_is_one_kernel() {
     let o = optimized("softmax_rows");
     assert!(o.kernels.kernels.len() <= 3, "{}", explain(&o));
-    // a row block: the matrix crosses memory once
+    // one row block: the matrix crosses memory once, and `exp (m - max)` not at all
     assert_eq!(o.kernels.passes, 1, "{}", explain(&o));
     assert!(o.kernels.kernels.iter().all(|k| k.pass == 0));
-    assert!(explain(&o).contains("kernels: 3 in 1 pass"), "{}", explain(&o));
+    assert!(explain(&o).contains("kernels: 1 (3 phases; a row block is one kernel)"), "{}", explain(&o));
+    assert_eq!(o.kernels.kept, ["e"], "{}", explain(&o));
     insta::assert_snapshot!("softmax_rows", explain(&o));
 }
 

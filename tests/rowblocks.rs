@@ -20,7 +20,7 @@ fn passes(src: &str) -> Vec<usize> {
         .iter()
         .filter_map(|s| match s {
             Step::Kernel(_) => Some(1),
-            Step::RowBlock { kernels } => Some(kernels.len()),
+            Step::RowBlock { kernels, .. } => Some(kernels.len()),
             _ => None,
         })
         .collect()
@@ -42,9 +42,14 @@ fn row_programs_run_in_one_pass() {
         [("softmax_rows", softmax.as_str()), ("layernorm", layernorm), ("logsumexp", logsumexp)]
     {
         let p = passes(src);
-        assert_eq!(p.len(), 1, "{name}: {p:?} (steps: a row block counts its kernels)");
+        assert_eq!(p.len(), 1, "{name}: {p:?} (one kernel; a row block counts its phases here)");
         assert!(p[0] >= 2, "{name}: {p:?}");
     }
+    // softmax's `exp (m - max)` is kept per block of rows, never written to memory
+    let o = eqfuse::optimize(&eqfuse::parse(&softmax).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert_eq!(o.kernels.kept, vec!["e".to_string()]);
+    assert!(!o.kernels.materialized.contains(&"e".to_string()), "{:?}", o.kernels.materialized);
+    assert!(o.explain_with(false).contains("kernels: 1 (3 phases; a row block is one kernel)"));
     // a column reduction reads other rows: not a row block with its consumer
     let cols = "input x : f32[r, c]\nlet s = reduce (+) 0 (transpose x)\n\
         output y = generate [r, c] (\\i j -> x[i, j] - s[j])\n";
@@ -71,7 +76,7 @@ fn spec() -> impl Strategy<Value = Spec> {
     (
         proptest::collection::vec((0u8..3, 0u8..4), 1..6),
         any::<bool>(),
-        prop_oneof![1 => Just(0usize), 8 => 1usize..9],
+        prop_oneof![1 => Just(0usize), 8 => 1usize..9, 2 => 60usize..400],
         prop_oneof![1 => Just(0usize), 8 => 1usize..40],
         any::<u64>(),
     )
@@ -157,6 +162,9 @@ proptest! {
         let checked = eqfuse::check(&eqfuse::parse(&src).unwrap()).unwrap();
         let want = eqfuse::run(&checked, Backend::Reference, &inputs).unwrap();
         let got = eqfuse::run(&checked, Backend::Cpu, &inputs).unwrap();
+        // and the optimised plan (its row blocks keep what only they read per block)
+        let opt = eqfuse::optimize(&eqfuse::parse(&src).unwrap(), &OptimizeOptions::default()).unwrap();
+        let got_opt = opt.run(Backend::Cpu, &inputs).unwrap();
         let tol = if s.f64 {
             Tolerance { rtol: 1e-9, atol: 1e-9, mismatch_fraction: 0.0 }
         } else {
@@ -165,6 +173,8 @@ proptest! {
         for (k, w) in &want {
             let r = compare(&got[k], w, &tol);
             prop_assert!(r.is_ok(), "{}: `{}`: {:?} ({}x{})", src, k, r, s.r, s.c);
+            let r = compare(&got_opt[k], w, &tol);
+            prop_assert!(r.is_ok(), "optimised: {}: `{}`: {:?} ({}x{})", src, k, r, s.r, s.c);
         }
     }
 }

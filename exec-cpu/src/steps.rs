@@ -8,7 +8,7 @@ use crate::kernel;
 use crate::native::Prepared;
 use crate::store::{host, scalar_buf, to_value, Buf, Results, Store, StoreRef};
 use eqfuse_ir::error::Result;
-use eqfuse_ir::plan::{Kernel, Plan, Step};
+use eqfuse_ir::plan::{Kernel, Plan, Step, ValueId};
 use eqfuse_ir::value::{AsValueView, Scalar, Value};
 use indexmap::IndexMap;
 use std::sync::Arc;
@@ -63,13 +63,20 @@ fn kernel_step(store: &mut Store<'_>, k: &Kernel, kidx: &mut usize, ctx: &Ctx) -
         Some(r) => r,
         None => kernel::run(&StoreRef(store), k, *kidx, &ctx.vm).map_err(|e| e.or_at(k.span))?,
     };
-    put_results(store, k, results, *kidx)?;
+    put_results(store, k, results, &[], *kidx)?;
     *kidx += 1;
     Ok(())
 }
 
-/// Stores kernel `k`'s results, lane by lane.
-fn put_results(store: &mut Store<'_>, k: &Kernel, results: Results, kidx: usize) -> Result<()> {
+/// Puts kernel `k`'s results in the store, but for those in `kept` (a row block kept them
+/// per block: nothing after it reads them).
+fn put_results(
+    store: &mut Store<'_>,
+    k: &Kernel,
+    results: Results,
+    kept: &[ValueId],
+    kidx: usize,
+) -> Result<()> {
     if results.len() != k.lanes.len() {
         return Err(internal(format!(
             "kernel k{kidx}: {} results for {} lanes",
@@ -77,7 +84,7 @@ fn put_results(store: &mut Store<'_>, k: &Kernel, results: Results, kidx: usize)
             k.lanes.len()
         )));
     }
-    for (lane, (shape, col)) in k.lanes.iter().zip(results) {
+    for (lane, (shape, col)) in k.lanes.iter().zip(results).filter(|(l, _)| !kept.contains(&l.dst)) {
         store.put(lane.dst, Arc::new(Buf { shape, data: col.into_data() }))?;
     }
     Ok(())
@@ -91,11 +98,11 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
                 store.put(*dst, Arc::new(scalar_buf(s)))?;
             }
             Step::Kernel(k) => kernel_step(store, k, kidx, ctx)?,
-            Step::RowBlock { kernels } => {
+            Step::RowBlock { kernels, local } => {
                 // block by block where the phases are native code, else one after the other
                 let done = match (&ctx.native, kernels.first()) {
                     (Some(p), Some(first)) => {
-                        crate::native::run_row_block(p, store, kernels, ctx.vm.max_bytes)
+                        crate::native::run_row_block(p, store, kernels, local, ctx.vm.max_bytes)
                             .map_err(|e| e.or_at(first.span))?
                     }
                     _ => None,
@@ -103,7 +110,7 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
                 match done {
                     Some(results) => {
                         for (k, r) in kernels.iter().zip(results) {
-                            put_results(store, k, r, *kidx)?;
+                            put_results(store, k, r, local, *kidx)?;
                             *kidx += 1;
                         }
                     }

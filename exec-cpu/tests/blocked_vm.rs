@@ -807,3 +807,40 @@ fn a_conversion_through_an_integer_drops_the_sign_of_zero() {
         assert!(identical(&out[name], &f32s(&[0.0, 0.0, 0.0, -1.0, 0.0])), "{name}: {:?}", out[name]);
     }
 }
+
+#[test]
+fn row_blocks_keep_their_intermediates_per_block() {
+    // softmax keeps `exp (g - max)` per block of rows; where it is also an output it is
+    // written whole. Rows from one to several blocks, 1–3 threads, against the interpreter.
+    let kept = "input g : f64[r, c]
+let mx = reduce max (-inf) g
+let e = generate [r, c] (\\i j -> exp (g[i, j] - mx[i]))
+let s = reduce (+) 0 e
+output sm = generate [r, c] (\\i j -> e[i, j] / s[i])";
+    let written = format!("{kept}\noutput e2 = e");
+    let locals = |src: &str| -> Vec<String> {
+        let (_, ps) = plans(src);
+        let p = &ps[0].1;
+        p.steps
+            .iter()
+            .flat_map(|s| match s {
+                eqfuse_ir::plan::Step::RowBlock { local, .. } => local.clone(),
+                _ => Vec::new(),
+            })
+            .map(|v| p.values[v].name.clone())
+            .collect()
+    };
+    assert_eq!(locals(kept), vec!["e".to_string()]);
+    assert!(locals(&written).is_empty(), "{:?}", locals(&written));
+    let settings = [opts(2048, 1), opts(2048, 2), opts(2048, 3)];
+    for src in [kept, written.as_str()] {
+        for (r, c) in [(1, 1), (3, 33), (37, 5), (600, 17), (2000, 300)] {
+            let g = f64s2(r, c, |i, j| ((i * 5 + j * 3) % 11) as f64 / 4.0 - 1.0);
+            let before = eqfuse_exec_cpu::native_counts();
+            let out = check_with(src, &inputs(&[("g", g)]), Agree::Close, &settings).unwrap();
+            let after = eqfuse_exec_cpu::native_counts();
+            assert!(after.native > before.native, "no row block ran natively ({r}x{c})");
+            assert_eq!(out["sm"].shape(), &[r, c]);
+        }
+    }
+}

@@ -189,7 +189,7 @@ fn count_kernels(steps: &[Step]) -> usize {
         .iter()
         .map(|s| match s {
             Step::Kernel(_) => 1,
-            Step::RowBlock { kernels } => kernels.len(),
+            Step::RowBlock { kernels, .. } => kernels.len(),
             Step::If { then_steps, else_steps, .. } => count_kernels(then_steps) + count_kernels(else_steps),
             Step::Scalar { .. } | Step::Assert { .. } => 0,
         })
@@ -609,7 +609,7 @@ impl<'p, G: Gpu> Run<'p, G> {
                     index += 1;
                 }
                 // the phases one after the other (one block per row is future work)
-                Step::RowBlock { kernels } => {
+                Step::RowBlock { kernels, .. } => {
                     for k in kernels {
                         self.run_kernel(k, index)?;
                         index += 1;

@@ -4,7 +4,7 @@
 //! other kernels' results, by name; sizes and host scalars are not listed), the values it
 //! writes, the loops of its element functions, its index space and its predicted time.
 //! `materialized` lists the arrays written by one kernel for another that are neither
-//! inputs nor outputs.
+//! inputs nor outputs; `kept`, those a row block keeps per block of rows instead.
 
 use crate::model::PlanCost;
 use eqfuse_egraph::lang::ArrayLang;
@@ -38,27 +38,32 @@ pub struct KernelSummary {
     pub kernels: Vec<KernelInfo>,
     /// Intermediate arrays written to memory (neither inputs nor outputs).
     pub materialized: Vec<String>,
+    /// Intermediate arrays a row block keeps per block of rows, never written to memory
+    /// ([`Step::RowBlock`]'s `local`).
+    pub kept: Vec<String>,
     /// Predicted seconds for the whole plan.
     pub predicted_s: f64,
     /// Passes over memory: kernels, a row block counting once.
     pub passes: usize,
 }
 
-/// The pass of each kernel of `steps` in [`Plan::kernels`] order, numbering from `next`.
-fn passes(steps: &[Step], next: &mut usize, out: &mut Vec<usize>) {
+/// The pass of each kernel of `steps` in [`Plan::kernels`] order, numbering from `next`,
+/// and what row blocks keep per block (`kept`).
+fn passes(steps: &[Step], next: &mut usize, out: &mut Vec<usize>, kept: &mut Vec<usize>) {
     for st in steps {
         match st {
             Step::Kernel(_) => {
                 out.push(*next);
                 *next += 1;
             }
-            Step::RowBlock { kernels } => {
+            Step::RowBlock { kernels, local } => {
                 out.extend(std::iter::repeat_n(*next, kernels.len()));
+                kept.extend(local);
                 *next += 1;
             }
             Step::If { then_steps, else_steps, .. } => {
-                passes(then_steps, next, out);
-                passes(else_steps, next, out);
+                passes(then_steps, next, out, kept);
+                passes(else_steps, next, out, kept);
             }
             Step::Scalar { .. } | Step::Assert { .. } => {}
         }
@@ -101,7 +106,9 @@ pub fn summarize(plan: &Plan, cost: &PlanCost) -> KernelSummary {
     let outputs: Vec<usize> = plan.outputs.iter().map(|(_, v)| *v).collect();
     let mut out = KernelSummary { predicted_s: cost.total, ..KernelSummary::default() };
     let mut pass_of = Vec::new();
-    passes(&plan.steps, &mut out.passes, &mut pass_of);
+    let mut kept = Vec::new();
+    passes(&plan.steps, &mut out.passes, &mut pass_of, &mut kept);
+    out.kept = kept.iter().map(|v| name(*v)).collect();
     for (i, k) in plan.kernels().into_iter().enumerate() {
         let mut reads: Vec<String> = k
             .reads()
@@ -117,7 +124,7 @@ pub fn summarize(plan: &Plan, cost: &PlanCost) -> KernelSummary {
         let mut writes: Vec<usize> = k.writes();
         writes.sort_by_key(|w| outputs.iter().position(|o| o == w).unwrap_or(usize::MAX));
         for w in &writes {
-            if !outputs.contains(w) && plan.values.get(*w).is_some_and(|x| x.rank > 0) {
+            if !outputs.contains(w) && !kept.contains(w) && plan.values.get(*w).is_some_and(|x| x.rank > 0) {
                 out.materialized.push(name(*w));
             }
         }

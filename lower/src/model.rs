@@ -410,9 +410,11 @@ fn steps_cost(
                 }
             }
             Step::Assert { .. } => {}
-            Step::RowBlock { kernels: phases } => total += row_block_cost(plan, phases, p, s, kernels),
+            Step::RowBlock { kernels: phases, local } => {
+                total += row_block_cost(plan, phases, local, p, s, kernels)
+            }
             Step::Kernel(kernel) => {
-                let c = kernel_cost(plan, kernel, p, s, &HashSet::new());
+                let c = kernel_cost(plan, kernel, p, s, &HashSet::new(), &HashSet::new());
                 total += c.seconds;
                 kernels.push(StepCost { kernel: kernels.len(), ..c });
             }
@@ -446,10 +448,12 @@ fn steps_cost(
 pub const ROW_BLOCK_CACHE_BYTES: f64 = 512.0 * 1024.0;
 
 /// A row block: one launch; a phase's reads of what an earlier phase read or wrote cost no
-/// memory traffic when a row of every phase fits in [`ROW_BLOCK_CACHE_BYTES`].
+/// memory traffic when a row of every phase fits in [`ROW_BLOCK_CACHE_BYTES`], and what it
+/// keeps per block (`local`) is never written to memory.
 fn row_block_cost(
     plan: &Plan,
     phases: &[Kernel],
+    local: &[ValueId],
     p: &CostParams,
     s: &mut Sizes<'_>,
     kernels: &mut Vec<StepCost>,
@@ -457,9 +461,10 @@ fn row_block_cost(
     let inner = phases.iter().map(|k| k.space.last().map_or(1.0, |a| s.arg(a))).fold(1.0, f64::max);
     let fits = inner * 8.0 * phases.len() as f64 <= ROW_BLOCK_CACHE_BYTES;
     let mut hot = HashSet::new();
+    let kept: HashSet<ValueId> = local.iter().copied().collect();
     let mut total = 0.0;
     for (n, k) in phases.iter().enumerate() {
-        let mut c = kernel_cost(plan, k, p, s, &hot);
+        let mut c = kernel_cost(plan, k, p, s, &hot, &kept);
         if n > 0 {
             c.seconds -= p.launch;
         }
@@ -473,13 +478,15 @@ fn row_block_cost(
     total
 }
 
-/// A kernel's cost; reads of the values in `hot` are in cache (no memory traffic).
+/// A kernel's cost; reads of the values in `hot` are in cache (no memory traffic), and the
+/// results in `kept` are not written to memory.
 fn kernel_cost(
     plan: &Plan,
     kernel: &Kernel,
     p: &CostParams,
     s: &mut Sizes<'_>,
     hot: &HashSet<ValueId>,
+    kept: &HashSet<ValueId>,
 ) -> StepCost {
     if let Some(c) = kernel.contraction.as_ref().filter(|_| p.gemm > 0.0) {
         return contraction_cost(plan, kernel, c, p, s);
@@ -515,7 +522,9 @@ fn kernel_cost(
                 d
             }
         };
-        bytes += out_dims.iter().product::<f64>() * elem_bytes;
+        if !kept.contains(&lane.dst) {
+            bytes += out_dims.iter().product::<f64>() * elem_bytes;
+        }
         s.dims.insert(lane.dst, out_dims);
     }
     // each read site of the element functions touches its array at most once per element

@@ -24,12 +24,54 @@
 //! permute, a contraction) ends the group.
 
 use eqfuse_ir::plan::{Arg, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-/// Groups the row blocks of `plan`, the steps of `if` branches included.
+/// Groups the row blocks of `plan`, the steps of `if` branches included, and marks what
+/// each keeps per block ([`Step::RowBlock`]'s `local`).
 pub(crate) fn group(plan: &mut Plan) {
     let steps = std::mem::take(&mut plan.steps);
     plan.steps = walk(steps);
+    let mut read: HashSet<ValueId> = plan.outputs.iter().map(|(_, v)| *v).collect();
+    read_anywhere(&plan.steps, &mut read);
+    mark_local(&mut plan.steps, &read);
+}
+
+/// Every value a step of `steps` (at any depth) reads from outside itself, with the values
+/// of `if` branches: a row block's own reads of its phases' results are not among them.
+fn read_anywhere(steps: &[Step], out: &mut HashSet<ValueId>) {
+    for st in steps {
+        out.extend(st.reads());
+        if let Step::If { then_steps, then_value, else_steps, else_value, .. } = st {
+            out.extend([*then_value, *else_value]);
+            read_anywhere(then_steps, out);
+            read_anywhere(else_steps, out);
+        }
+    }
+}
+
+/// Sets each row block's `local`: the generate lanes of its row phases that nothing outside
+/// the block reads (`read`). The grouping already allows a later phase to read such a
+/// result only at its own point, so a block's rows of it are all that is ever read.
+fn mark_local(steps: &mut [Step], read: &HashSet<ValueId>) {
+    for st in steps {
+        match st {
+            Step::RowBlock { kernels, local } => {
+                let outer = kernels.first().map_or(0, |k| k.space.len().saturating_sub(1));
+                *local = kernels
+                    .iter()
+                    .filter(|k| k.space.len() == outer + 1)
+                    .flat_map(|k| &k.lanes)
+                    .filter(|l| matches!(l.op, LaneOp::Generate) && !read.contains(&l.dst))
+                    .map(|l| l.dst)
+                    .collect();
+            }
+            Step::If { then_steps, else_steps, .. } => {
+                mark_local(then_steps, read);
+                mark_local(else_steps, read);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// What a group's earlier phases produced, by value.
@@ -115,7 +157,7 @@ impl Group {
         match ks.len() {
             0 => {}
             1 => out.extend(ks.pop().map(Step::Kernel)),
-            _ => out.push(Step::RowBlock { kernels: ks }),
+            _ => out.push(Step::RowBlock { kernels: ks, local: Vec::new() }),
         }
     }
 }

@@ -445,6 +445,9 @@ pub(crate) struct Phase<'a> {
     pub entry: &'a Entry,
     /// Its argument block.
     pub args: &'a [u64],
+    /// The fields of `args` that hold a kept result's address, each with the result's
+    /// place in [`launch_row_blocks`]'s `kept`: set for each block to its scratch buffer.
+    pub kept: Vec<(usize, usize)>,
     /// Per lane: a reduce lane's result column (one element per row) and its element size.
     pub red: Vec<Option<(u64, usize)>>,
     /// A row phase (its rows are the block's rows, each `len` long); else an outer phase
@@ -458,20 +461,53 @@ pub(crate) struct Phase<'a> {
 /// threads, every phase over a block's rows before the next phase; `false` when an element
 /// failed (the results are then incomplete).
 ///
+/// `kept` lists the results kept per block, each as its element size and row length: every
+/// block gets a scratch buffer of its rows of each, and the phases' fields that name one
+/// ([`Phase::kept`]) are set so that the block's rows `[r0, r1)` fall in it.
+///
 /// The caller guarantees the entry points' contract (module docs) for every phase over the
 /// whole of `rows`: its argument block points to arrays that hold its space and results that
-/// hold one element per point (generate lanes) or per row (`red`), and a phase reads what
-/// an earlier phase wrote only on the rows of its own call.
-pub(crate) fn launch_row_blocks(phases: &[Phase<'_>], rows: usize, per_block: usize) -> bool {
+/// hold one element per point (generate lanes) or per row (`red`), a phase reads what an
+/// earlier phase wrote only on the rows of its own call, and a kept result is written and
+/// read only by row phases, at their own points.
+pub(crate) fn launch_row_blocks(
+    phases: &[Phase<'_>],
+    kept: &[(usize, usize)],
+    rows: usize,
+    per_block: usize,
+) -> bool {
     let ok = AtomicBool::new(true);
     let per_block = per_block.max(1);
-    (0..rows.div_ceil(per_block)).into_par_iter().for_each(|b| {
+    // 8-byte words of scratch for each kept result of a block
+    let words: Vec<usize> = kept.iter().map(|&(size, len)| (per_block * len * size).div_ceil(8)).collect();
+    let scratch = || -> Vec<Vec<u64>> { words.iter().map(|&w| vec![0u64; w]).collect() };
+    (0..rows.div_ceil(per_block)).into_par_iter().for_each_init(scratch, |bufs, b| {
         let r0 = b * per_block;
         let r1 = (r0 + per_block).min(rows);
         for p in phases {
             if !ok.load(Ordering::Relaxed) {
                 return;
             }
+            // a kept result's field: its scratch buffer, moved back by the rows before the
+            // block, so that row r0's first element is the buffer's first (the generated
+            // code indexes by the whole space; it only reaches rows [r0, r1) here)
+            let patched: Vec<u64>;
+            let args = if p.kept.is_empty() {
+                p.args
+            } else {
+                let mut a = p.args.to_vec();
+                for &(field, k) in &p.kept {
+                    let (Some(buf), Some(&(size, len)), Some(f)) =
+                        (bufs.get_mut(k), kept.get(k), a.get_mut(field))
+                    else {
+                        ok.store(false, Ordering::Relaxed);
+                        return;
+                    };
+                    *f = (buf.as_mut_ptr() as u64).wrapping_sub((r0 * len * size) as u64);
+                }
+                patched = a;
+                &patched
+            };
             // a reduce lane's slots of rows [r0, r1): in bounds, the column holds `rows`
             let red: Vec<*mut u8> = p
                 .red
@@ -485,10 +521,13 @@ pub(crate) fn launch_row_blocks(phases: &[Phase<'_>], rows: usize, per_block: us
                 ok.store(false, Ordering::Relaxed);
                 return;
             };
-            let a = p.args.as_ptr();
+            let a = args.as_ptr();
             // SAFETY: the contract above; rows [r0, r1) (for an outer phase, elements
             // [r0, r1) of its one row) and their result slots are this call's alone, and the
-            // earlier phases of this block wrote the rows it reads.
+            // earlier phases of this block wrote the rows it reads. A kept result's field
+            // points `r0` rows before this block's scratch buffer, which holds `per_block`
+            // rows: the call touches only rows [r0, r1) of it, inside the buffer (the
+            // address is computed in integers; the C code only ever forms in-bounds ones).
             let r = unsafe {
                 if p.row_phase {
                     run(a, r0 as i64, r1 as i64, 0, p.len as i64, red.as_ptr())

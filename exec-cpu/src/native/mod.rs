@@ -23,7 +23,7 @@ use eqfuse_codegen::c::{Entries, KernelCode};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
-use eqfuse_ir::plan::{Kernel, Plan};
+use eqfuse_ir::plan::{Kernel, Plan, ValueId};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -216,7 +216,7 @@ fn run_native(
         let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
         return Ok(entry.launch_filter(&args, len, segment).map(|col| vec![(vec![col.len()], col)]));
     }
-    let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, max_bytes)?;
+    let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, &[], max_bytes)?;
     let args = arg_block(store, &entry.code.slots, &shape, &mut outs)?;
     let split = if len <= segment {
         ffi::Split::Rows { per_task: (segment / len.max(1)).max(1) }
@@ -244,17 +244,19 @@ fn alloc_results(
     k: &Kernel,
     code: &KernelCode,
     shape: &[usize],
+    kept: &[bool],
     max_bytes: u64,
 ) -> Result<(Vec<Col>, Vec<Vec<usize>>)> {
     let outer = &shape[..shape.len().saturating_sub(1)];
     let mut cols = Vec::with_capacity(k.lanes.len());
     let mut shapes = Vec::with_capacity(k.lanes.len());
-    for (lane, red) in k.lanes.iter().zip(&code.reduce) {
+    for (n, (lane, red)) in k.lanes.iter().zip(&code.reduce).enumerate() {
         let t = store.elem(lane.dst)?;
         let sh = if red.is_some() { outer.to_vec() } else { shape.to_vec() };
-        let n = sh.iter().product();
-        check_alloc(k.kind.as_str(), t, n, max_bytes)?;
-        cols.push(Col::zeros(t, n));
+        // a result a row block keeps per block has no array of its own (`rowblock.rs`)
+        let len = if kept.get(n).copied().unwrap_or(false) { 0 } else { sh.iter().product() };
+        check_alloc(k.kind.as_str(), t, len, max_bytes)?;
+        cols.push(Col::zeros(t, len));
         shapes.push(sh);
     }
     Ok((cols, shapes))
@@ -266,9 +268,10 @@ pub(crate) fn run_row_block(
     prep: &Prepared,
     store: &Store<'_>,
     kernels: &[Kernel],
+    local: &[ValueId],
     max_bytes: u64,
 ) -> Result<Option<Vec<Results>>> {
-    rowblock::run(prep, store, kernels, max_bytes)
+    rowblock::run(prep, store, kernels, local, max_bytes)
 }
 
 /// The argument block: every field's value, in order.

@@ -3,6 +3,12 @@
 //! over its rows before the next block starts, so a block's rows stay in cache between the
 //! phases and cross main memory once.
 //!
+//! What the block keeps per block (the step's `local`: results only its later phases read,
+//! each on its own row) is not allocated whole: each block writes and reads its rows of it
+//! in a scratch buffer of the block's size, so it never reaches main memory (softmax's
+//! `exp (x - max)`). Its result in the store is then absent; nothing after the block reads
+//! it.
+//!
 //! A block's size aims at a few hundred KiB of the arrays its rows touch (a core's L2), with
 //! at least four blocks per thread. Where anything stands in the way (a phase with no native
 //! code, a read the host cannot prove in bounds, an element that failed) the caller runs the
@@ -14,6 +20,7 @@ use crate::col::Col;
 use crate::store::Results;
 use crate::store::Store;
 use eqfuse_codegen::scalar::reads_fit;
+use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Kernel, ValueId};
 use std::collections::HashMap;
@@ -22,11 +29,13 @@ use std::collections::HashMap;
 const BLOCK_BYTES: usize = 256 << 10;
 
 /// Runs the phases `kernels` of a row block natively: each phase's results, or `None` when
-/// the caller must run them one by one.
+/// the caller must run them one by one. A result in `local` comes back empty (zero
+/// elements): it was kept per block.
 pub(crate) fn run(
     prep: &Prepared,
     store: &Store<'_>,
     kernels: &[Kernel],
+    local: &[ValueId],
     max_bytes: u64,
 ) -> Result<Option<Vec<Results>>> {
     // for comparison: the phases one after the other
@@ -42,7 +51,9 @@ pub(crate) fn run(
     let mut shapes = Vec::with_capacity(kernels.len());
     let mut outs: Vec<Vec<Col>> = Vec::with_capacity(kernels.len());
     let mut result_shapes: Vec<Vec<Vec<usize>>> = Vec::with_capacity(kernels.len());
-    let mut local: HashMap<ValueId, (u64, Vec<usize>)> = HashMap::new();
+    let mut made: HashMap<ValueId, (u64, Vec<usize>)> = HashMap::new();
+    // each kept result: its element size and row length, by its place in `local`
+    let mut kept: Vec<Option<(usize, usize)>> = vec![None; local.len()];
     let mut widest = 1usize;
     for k in kernels {
         let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
@@ -58,9 +69,19 @@ pub(crate) fn run(
             return Ok(None);
         }
         widest = widest.max(if row_phase { shape[shape.len() - 1] } else { 1 });
-        let (mut cols, shs) = alloc_results(store, k, c, &shape, max_bytes)?;
-        for ((lane, col), sh) in k.lanes.iter().zip(&mut cols).zip(&shs) {
-            local.insert(lane.dst, (ffi::col_ptr(col), sh.clone()));
+        let keep: Vec<bool> = k.lanes.iter().map(|l| local.contains(&l.dst)).collect();
+        let (mut cols, shs) = alloc_results(store, k, c, &shape, &keep, max_bytes)?;
+        for ((((lane, col), sh), &kp), red) in
+            k.lanes.iter().zip(&mut cols).zip(&shs).zip(&keep).zip(&c.reduce)
+        {
+            made.insert(lane.dst, (ffi::col_ptr(col), sh.clone()));
+            if let Some(at) = local.iter().position(|v| *v == lane.dst).filter(|_| kp) {
+                // only a row phase's generate lane is kept (the plan's pass says so)
+                if !row_phase || red.is_some() {
+                    return Ok(None);
+                }
+                kept[at] = Some((store.elem(lane.dst)?.size_bytes(), shape[shape.len() - 1]));
+            }
         }
         entries.push((entry, row_phase));
         shapes.push(shape);
@@ -69,7 +90,7 @@ pub(crate) fn run(
     }
     // the reads the generated code does not check must be in bounds
     for ((entry, _), shape) in entries.iter().zip(&shapes) {
-        let dims = |v| match local.get(&v) {
+        let dims = |v| match made.get(&v) {
             Some((_, d)) => Ok(d.clone()),
             None => Ok(store.get(v)?.shape.clone()),
         };
@@ -78,17 +99,22 @@ pub(crate) fn run(
         }
     }
     let mut args = Vec::with_capacity(kernels.len());
-    for (((entry, _), shape), cols) in entries.iter().zip(&shapes).zip(&mut outs) {
-        args.push(arg_block_with(store, &entry.code.slots, shape, cols, &local)?);
+    let mut patches = Vec::with_capacity(kernels.len());
+    for ((((entry, _), shape), cols), k) in entries.iter().zip(&shapes).zip(&mut outs).zip(kernels) {
+        args.push(arg_block_with(store, &entry.code.slots, shape, cols, &made)?);
+        patches.push(kept_fields(&entry.code.slots, k, local));
     }
+    let Some(kept) = kept.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
     let phases: Vec<ffi::Phase<'_>> = entries
         .iter()
         .zip(&args)
         .zip(&mut outs)
         .zip(&shapes)
-        .map(|((((entry, row_phase), args), cols), shape)| ffi::Phase {
+        .zip(patches)
+        .map(|(((((entry, row_phase), args), cols), shape), kept)| ffi::Phase {
             entry,
             args,
+            kept,
             red: cols
                 .iter_mut()
                 .zip(&entry.code.reduce)
@@ -101,7 +127,7 @@ pub(crate) fn run(
     let threads = rayon::current_num_threads().max(1);
     let row_bytes = widest.saturating_mul(8).saturating_mul(kernels.len());
     let per_block = (BLOCK_BYTES / row_bytes.max(1)).clamp(1, rows.div_ceil(threads * 4).max(1));
-    if !ffi::launch_row_blocks(&phases, rows, per_block) {
+    if !ffi::launch_row_blocks(&phases, &kept, rows, per_block) {
         return Ok(None);
     }
     for _ in kernels {
@@ -110,4 +136,19 @@ pub(crate) fn run(
     Ok(Some(
         outs.into_iter().zip(result_shapes).map(|(cols, shs)| shs.into_iter().zip(cols).collect()).collect(),
     ))
+}
+
+/// The fields of a phase's argument block that hold a kept result's address (an array it
+/// reads, or a lane's output), each with the result's place in `local`.
+fn kept_fields(slots: &[Slot], k: &Kernel, local: &[ValueId]) -> Vec<(usize, usize)> {
+    let at = |v: ValueId| local.iter().position(|x| *x == v);
+    slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, slot)| match slot {
+            Slot::Array(v) => at(*v).map(|p| (i, p)),
+            Slot::Out(l) => k.lanes.get(*l).and_then(|lane| at(lane.dst)).map(|p| (i, p)),
+            _ => None,
+        })
+        .collect()
 }

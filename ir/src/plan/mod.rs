@@ -168,6 +168,12 @@ pub enum Step {
     RowBlock {
         /// The phases, in order.
         kernels: Vec<Kernel>,
+        /// Results of the phases that only later phases of this block read, each on its
+        /// own row (`e[i, j]` of a softmax): an executor that runs block by block may keep
+        /// them for the block's rows only, in a buffer the size of a block, and never write
+        /// them to memory. They are not in the plan's values after the block (no step
+        /// after it, no output, no `if` branch's value reads them).
+        local: Vec<ValueId>,
     },
     /// `dst = if cond then (then_steps; then_value) else (else_steps; else_value)`: an `if`
     /// of the program whose branches compute arrays (or run kernels) — only the taken
@@ -715,7 +721,7 @@ impl Plan {
         fn walk(steps: &[Step], plan: &Plan) -> bool {
             steps.iter().any(|s| match s {
                 Step::Kernel(k) => folds(k, plan),
-                Step::RowBlock { kernels } => kernels.iter().any(|k| folds(k, plan)),
+                Step::RowBlock { kernels, .. } => kernels.iter().any(|k| folds(k, plan)),
                 Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
                 _ => false,
             })
@@ -730,7 +736,7 @@ impl Plan {
             for s in steps {
                 match s {
                     Step::Kernel(k) => out.push(k),
-                    Step::RowBlock { kernels } => out.extend(kernels),
+                    Step::RowBlock { kernels, .. } => out.extend(kernels),
                     Step::If { then_steps, else_steps, .. } => {
                         walk(then_steps, out);
                         walk(else_steps, out);
@@ -750,7 +756,7 @@ impl Step {
     pub fn reads(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.reads(),
-            Step::RowBlock { kernels } => {
+            Step::RowBlock { kernels, .. } => {
                 // what the phases read from outside the block
                 let inside: Vec<ValueId> = kernels.iter().flat_map(Kernel::writes).collect();
                 let mut out = Vec::new();
@@ -795,7 +801,7 @@ impl Step {
     pub fn writes(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.writes(),
-            Step::RowBlock { kernels } => kernels.iter().flat_map(Kernel::writes).collect(),
+            Step::RowBlock { kernels, .. } => kernels.iter().flat_map(Kernel::writes).collect(),
             Step::Scalar { dst, .. } | Step::If { dst, .. } => vec![*dst],
             Step::Assert { .. } => Vec::new(),
         }

@@ -71,11 +71,17 @@ fn write_steps(
                 counts.0 += 1;
             }
             Step::Kernel(k) => write_kernel(f, k, names, counts, ind)?,
-            Step::RowBlock { kernels } => {
+            Step::RowBlock { kernels, local } => {
                 let first = counts.1;
+                let kept = if local.is_empty() {
+                    String::new()
+                } else {
+                    let ns: Vec<String> = local.iter().map(|v| name(names, *v)).collect();
+                    format!("; kept per block, never in memory: {}", ns.join(", "))
+                };
                 writeln!(
                     f,
-                    "{ind}row block k{first}..k{}: one pass over blocks of rows",
+                    "{ind}row block k{first}..k{}: one pass over blocks of rows{kept}",
                     first + kernels.len().saturating_sub(1)
                 )?;
                 let deeper = format!("{ind}  ");
