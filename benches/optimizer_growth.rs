@@ -1,9 +1,11 @@
-//! Optimisation time against program size (docs/optimizer-growth.md): three shapes of
+//! Optimisation time against program size (docs/optimizer-growth.md): four shapes of
 //! program at 1k, 4k and 16k array operations, each optimised to the end (the time limit
 //! is set far beyond the run, so the deadline does not cap the growth it measures).
 //!
-//! - `chain`: `let a{k} = map (\x -> x + 1.0) a{k-1}`, the last one the output (fuses into
-//!   one kernel with a loop);
+//! - `chain`: `let a{k} = map (\x -> x + 1.0) a{k-1}`, the last one the output (rolled
+//!   into one kernel with a loop before saturation, `optimize/src/preroll.rs`);
+//! - `mixed`: the chain with `\x -> x * 1.0001 + c` and `c` cycling through seven values,
+//!   so that nothing is rolled first and saturation fuses it all;
 //! - `wide`: independent outputs `o{k} = map (\x -> x * k) a0` (horizontal fusion groups
 //!   them);
 //! - `nest`: the chain written as one expression of nested `let .. in` (scoping, not
@@ -25,6 +27,12 @@ fn program(shape: &str, n: usize) -> String {
         "chain" => {
             for k in 1..=n {
                 s += &format!("let a{k} = map (\\x -> x + 1.0) a{}\n", k - 1);
+            }
+            s += &format!("output y = a{n}\n");
+        }
+        "mixed" => {
+            for k in 1..=n {
+                s += &format!("let a{k} = map (\\x -> x * 1.0001 + {}.5) a{}\n", k % 7, k - 1);
             }
             s += &format!("output y = a{n}\n");
         }
@@ -58,7 +66,7 @@ fn growth(c: &mut Criterion) {
     // deep nests parse, check and decode recursively: the decoder's depth limit, on a big stack
     let limits = Limits { max_depth: eqfuse_egraph::decode::DECODED_MAX_DEPTH, ..Limits::default() };
     let opts = eqfuse::OptimizeOptions { time_limit: Duration::from_secs(3600), ..Default::default() };
-    for shape in list("EQFUSE_GROWTH_SHAPES", "chain,wide,nest") {
+    for shape in list("EQFUSE_GROWTH_SHAPES", "chain,mixed,wide,nest") {
         let mut g = c.benchmark_group(format!("optimize/{shape}"));
         g.sampling_mode(SamplingMode::Flat).sample_size(10).warm_up_time(Duration::from_millis(1));
         g.measurement_time(Duration::from_secs(1));

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 root = sys.argv[1] if len(sys.argv) > 1 else "target/criterion"
 out = sys.argv[2] if len(sys.argv) > 2 else "docs/optimizer-growth.png"
 data = {}
-for shape in ("chain", "wide", "nest"):
+for shape in ("chain", "mixed", "wide", "nest"):
     d = os.path.join(root, "optimize_" + shape)
     if not os.path.isdir(d):
         continue

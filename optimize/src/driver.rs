@@ -376,7 +376,25 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // round extracts twice (the sharing-aware choice and the fully fused one):
     // horizontal fusion, later, can make fusing everything the better plan (shared work
     // computed once in a multi-output kernel), which the fuse phase cannot see.
-    let mut branches: Vec<Branch> = vec![(term0, names0, spans0, Vec::new())];
+    // long chains of one map rolled into loops first: the phases would build an e-graph of
+    // tens of nodes per map to reach the same form (`preroll.rs`)
+    let t_roll = Instant::now();
+    let first: Branch = match crate::preroll::roll(&term0, &names0, &spans0) {
+        Some(((t, n, sp), maps)) => {
+            let report = PhaseReport {
+                name: "preroll",
+                stop_reason: StopReason::Saturated,
+                iterations: 1,
+                nodes: t.as_ref().len(),
+                classes: t.as_ref().len(),
+                seconds: t_roll.elapsed().as_secs_f64(),
+                rules_fired: IndexMap::from([("loop-chain".to_string(), maps.saturating_sub(1))]),
+            };
+            (t, n, sp, vec![report])
+        }
+        None => (term0, names0, spans0, Vec::new()),
+    };
+    let mut branches: Vec<Branch> = vec![first];
     // past the deadline no phase starts: the branches so far are kept (at worst the
     // source's own term, the unfused plan)
     let mut late: Option<StopReason> = None;

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod driver;
+pub mod preroll;
 pub mod stop;
 mod trace;
 

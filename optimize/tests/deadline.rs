@@ -13,11 +13,22 @@ use eqfuse_ir::value::Value;
 use eqfuse_optimize::{optimize, OptimizeOptions, Stage};
 use std::time::{Duration, Instant};
 
-/// `let a{k} = map (\x -> x + 1.0) a{k-1}`, `n` of them.
+/// `let a{k} = map (\x -> x + 1.0) a{k-1}`, `n` of them: rolled into a loop before
+/// saturation (`preroll.rs`).
 fn chain(n: usize) -> String {
     let mut s = String::from("input a0 : f32[n]\n");
     for k in 1..=n {
         s += &format!("let a{k} = map (\\x -> x + 1.0) a{}\n", k - 1);
+    }
+    s + &format!("output y = a{n}\n")
+}
+
+/// `let a{k} = map (\x -> x * 1.0001 + c_k) a{k-1}` with `c_k` cycling through 7 values: no
+/// two neighbours alike, so nothing is rolled before saturation, which has to fuse it all.
+fn mixed_chain(n: usize) -> String {
+    let mut s = String::from("input a0 : f32[n]\n");
+    for k in 1..=n {
+        s += &format!("let a{k} = map (\\x -> x * 1.0001 + {}.5) a{}\n", k % 7, k - 1);
     }
     s + &format!("output y = a{n}\n")
 }
@@ -53,7 +64,7 @@ fn stops_by(src: &str, limit: Duration, slack: Duration) -> eqfuse_optimize::Opt
 
 #[test]
 fn a_deadline_already_passed_gives_the_unfused_plan() {
-    let opt = stops_by(&chain(1500), Duration::from_millis(1), Duration::from_secs(20));
+    let opt = stops_by(&mixed_chain(1500), Duration::from_millis(1), Duration::from_secs(20));
     assert_eq!(opt.stop_reason, "time limit");
     assert_eq!(opt.stop_reason.stage(), Some(Stage::Saturation));
     assert_eq!(opt.plan.kernels().len(), opt.unfused_plan.kernels().len());
@@ -61,7 +72,7 @@ fn a_deadline_already_passed_gives_the_unfused_plan() {
 
 #[test]
 fn a_long_optimisation_stops_near_its_deadline_with_a_plan() {
-    let opt = stops_by(&chain(1500), Duration::from_millis(300), Duration::from_secs(20));
+    let opt = stops_by(&mixed_chain(1500), Duration::from_millis(300), Duration::from_secs(20));
     assert_eq!(
         opt.stop_reason,
         "time limit",
@@ -79,9 +90,24 @@ fn a_small_program_saturates_well_before_its_deadline() {
 
 #[test]
 fn a_chain_of_20000_maps_stops_near_its_deadline_with_a_valid_plan() {
-    let opt = stops_by(&chain(20_000), Duration::from_millis(2000), Duration::from_secs(30));
+    let opt = stops_by(&mixed_chain(20_000), Duration::from_millis(2000), Duration::from_secs(30));
     assert_eq!(opt.stop_reason, "time limit");
     assert!(opt.stop_reason.stage().is_some());
+}
+
+#[test]
+fn a_chain_of_20000_identical_maps_is_one_kernel_with_a_loop() {
+    // rolled before saturation: well within the default limit (slack for a loaded machine)
+    let opt = stops_by(&chain(20_000), Duration::from_secs(10), Duration::from_secs(30));
+    assert_eq!(opt.stop_reason, "saturated");
+    assert_eq!(opt.plan.kernels().len(), 1);
+    let mut loops = 0;
+    opt.plan.kernels()[0]
+        .elem
+        .body
+        .visit(&mut |i| loops += usize::from(matches!(i, eqfuse_ir::plan::Inst::Loop { .. })));
+    assert_eq!(loops, 1, "{}", opt.plan);
+    assert_eq!(opt.phases.first().map(|p| p.name), Some("preroll"));
 }
 
 #[test]
