@@ -47,6 +47,8 @@ const GATHER_INDICES: usize = 1 << 16;
 /// Sane ranges: throughputs and bandwidth (per second), and the launch cost (seconds).
 const RATE_RANGE: (f64, f64) = (1e6, 1e14);
 const LAUNCH_RANGE: (f64, f64) = (1e-8, 1e-1);
+/// Sane bounds for a core's own cache, bytes (16 KiB to 1 GiB).
+const CACHE_RANGE: (f64, f64) = (16384.0, 1073741824.0);
 
 /// Measures the CPU cost parameters of this machine (about two seconds in a release build).
 /// `progress` is told what is being measured and what came out, one line at a time.
@@ -86,6 +88,20 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
     let gather = rate("gather", gathered, d.gather, "elem/s");
     drop(stream);
     let gemm = rate("gemm (f32)", eqfuse_exec_cpu::gemm_rate(384, 8), d.gemm, "flop/s");
+    // what the system reports (exec-cpu's `caches.rs` says why it is read, not timed)
+    let cache = match eqfuse_exec_cpu::private_cache_bytes() {
+        Some(b) => {
+            progress(&format!(
+                "  core's cache   {} KiB (the largest cache one core keeps to itself)",
+                b >> 10
+            ));
+            settle(Some(b as f64), d.cache, CACHE_RANGE)
+        }
+        None => {
+            progress(&format!("  core's cache   not reported by the system: {} KiB", d.cache as usize >> 10));
+            d.cache
+        }
+    };
 
     CostParams {
         name: format!("calibrated on {} {}", hostname(), today()),
@@ -101,6 +117,7 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
         // code size is not measured: the default
         code: d.code,
         gemm,
+        cache,
     }
 }
 
@@ -160,6 +177,7 @@ pub fn load_cpu() -> CostParams {
         gather: ok(p.gather, d.gather),
         code: ok(p.code, d.code),
         gemm: ok(p.gemm, d.gemm),
+        cache: ok(p.cache, d.cache),
     }
 }
 

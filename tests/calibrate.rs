@@ -7,7 +7,7 @@ use eqfuse::CostParams;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn fields(p: &CostParams) -> [(&'static str, f64); 11] {
+fn fields(p: &CostParams) -> [(&'static str, f64); 12] {
     [
         ("bandwidth", p.bandwidth),
         ("launch", p.launch),
@@ -20,6 +20,7 @@ fn fields(p: &CostParams) -> [(&'static str, f64); 11] {
         ("gather", p.gather),
         ("code", p.code),
         ("gemm", p.gemm),
+        ("cache", p.cache),
     ]
 }
 
@@ -83,18 +84,29 @@ fn path_load_and_save_follow_the_environment() {
         gather: 1.9e8,
         code: 2e-8,
         gemm: 9.5e10,
+        cache: 1048576.0,
     };
     assert_eq!(save(&p).unwrap(), file);
     assert!(std::fs::read_to_string(&file).unwrap().contains("bandwidth"));
     assert_eq!(load_cpu(), p);
 
     // a saved value that is not positive falls back to its default, the rest are kept
-    let bad = CostParams { launch: 0.0, flop: -3.0, ..p.clone() };
+    let bad = CostParams { launch: 0.0, flop: -3.0, cache: f64::NAN, ..p.clone() };
     save(&bad).unwrap();
     let loaded = load_cpu();
     assert_eq!(loaded.launch, CostParams::cpu_default().launch);
     assert_eq!(loaded.flop, CostParams::cpu_default().flop);
+    assert_eq!(loaded.cache, CostParams::cpu_default().cache);
     assert_eq!(loaded.bandwidth, p.bandwidth);
+    // a file saved before the cache was measured: its default
+    let old = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("cache"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&file, old).unwrap();
+    assert_eq!(load_cpu().cache, CostParams::cpu_default().cache);
 
     match saved_xdg {
         Some(v) => std::env::set_var("XDG_CONFIG_HOME", v),
@@ -117,9 +129,12 @@ fn measure_gives_finite_positive_values() {
         assert!(v.is_finite() && v > 0.0, "{name} = {v}");
     }
     assert!(p.launch < 0.1, "launch {}", p.launch);
-    for (name, v) in fields(&p).into_iter().filter(|(n, _)| *n != "launch" && *n != "code") {
+    for (name, v) in fields(&p).into_iter().filter(|(n, _)| !["launch", "code", "cache"].contains(n)) {
         assert!((1e6..=1e14).contains(&v), "{name} = {v}");
     }
+    // a core's cache: what the system reports, or the default
+    let reported = eqfuse_exec_cpu::private_cache_bytes().map(|b| b as f64);
+    assert_eq!(p.cache, reported.unwrap_or(CostParams::cpu_default().cache));
     assert!(p.name.starts_with("calibrated on "), "{}", p.name);
     assert!(!lines.is_empty());
     eprintln!("measure took {took:?}: {p:?}");
@@ -143,7 +158,7 @@ fn cli_calibrate_no_save_json_prints_the_parameters() {
         let x = obj.get(name).and_then(|x| x.as_f64());
         assert!(x.is_some_and(|x| x.is_finite() && x > 0.0), "{name} in {stdout}");
     }
-    assert_eq!(obj.len(), 12, "{stdout}");
+    assert_eq!(obj.len(), 13, "{stdout}");
     // the JSON reads back as the parameters
     let p: CostParams = serde_json::from_str(stdout.trim()).unwrap();
     assert!(p.bandwidth > 0.0);

@@ -101,6 +101,7 @@ macro_rules! conversions {
     }};
 }
 
+mod caches;
 mod col;
 mod compile;
 mod gemm;
@@ -123,6 +124,7 @@ use indexmap::IndexMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use caches::private_cache_bytes;
 pub use gemm::rate as gemm_rate;
 pub use native::{default_cache_dir, CompileReport};
 

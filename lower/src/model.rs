@@ -24,7 +24,7 @@
 //!   [`CostParams::code`] once per kernel, so a loop beats its body unrolled.
 //! - **Row blocks** ([`Step::RowBlock`]) are one launch; a phase's reads of what an earlier
 //!   phase of the block read or wrote cost no memory traffic when a row of every phase fits
-//!   in [`ROW_BLOCK_CACHE_BYTES`].
+//!   in a core's own cache ([`CostParams::cache`]).
 //! - **Contractions** (kernels marked as matrix products) cost their multiply-adds at
 //!   [`CostParams::gemm`], each operand read once and the result written once.
 //! - **Sizes** are those of the run when known, else each size name's entry in the
@@ -103,6 +103,15 @@ pub struct CostParams {
     /// contractions as the reductions they are defined as (no GEMM library).
     #[serde(default = "default_gemm")]
     pub gemm: f64,
+    /// Bytes of cache one core has to itself (its L2): a row block's later phases read its
+    /// rows from cache when a row of every phase fits. `eqfuse calibrate` stores what the
+    /// system reports.
+    #[serde(default = "default_cache")]
+    pub cache: f64,
+}
+
+fn default_cache() -> f64 {
+    ROW_BLOCK_CACHE_BYTES
 }
 
 fn default_code() -> f64 {
@@ -131,6 +140,7 @@ impl CostParams {
             code: 1e-8,
             // matrixmultiply's sgemm on 2 AVX2 cores: 512³ in 2.1 ms
             gemm: 1.2e11,
+            cache: ROW_BLOCK_CACHE_BYTES,
         }
     }
 
@@ -150,6 +160,8 @@ impl CostParams {
             code: 1e-8,
             // no cuBLAS yet: the CUDA executor runs contractions as reductions
             gemm: 0.0,
+            // the CUDA executor runs a row block's phases one after the other
+            cache: 0.0,
         }
     }
 }
@@ -443,13 +455,16 @@ fn steps_cost(
     total
 }
 
-/// The most bytes of one row of every phase of a row block for the block to be priced as
-/// reading its rows from cache after the first phase (a core's L2 holds a few such rows).
+/// [`CostParams::cache`] where nothing is measured: the most bytes of one row of every phase
+/// of a row block for the block to be priced as reading its rows from cache after the first
+/// phase (a core's L2 holds a few such rows).
 pub const ROW_BLOCK_CACHE_BYTES: f64 = 512.0 * 1024.0;
 
 /// A row block: one launch; a phase's reads of what an earlier phase read or wrote cost no
-/// memory traffic when a row of every phase fits in [`ROW_BLOCK_CACHE_BYTES`], and what it
-/// keeps per block (`local`) is never written to memory.
+/// memory traffic when a row of every phase fits in a core's own cache
+/// ([`CostParams::cache`]), and what it then keeps per block (`local`) is never written to
+/// memory. A cache of 0 (the GPU's parameters: its executor runs the phases one by one)
+/// prices the phases as kernels of their own.
 fn row_block_cost(
     plan: &Plan,
     phases: &[Kernel],
@@ -459,9 +474,9 @@ fn row_block_cost(
     kernels: &mut Vec<StepCost>,
 ) -> f64 {
     let inner = phases.iter().map(|k| k.space.last().map_or(1.0, |a| s.arg(a))).fold(1.0, f64::max);
-    let fits = inner * 8.0 * phases.len() as f64 <= ROW_BLOCK_CACHE_BYTES;
+    let fits = inner * 8.0 * phases.len() as f64 <= p.cache;
     let mut hot = HashSet::new();
-    let kept: HashSet<ValueId> = local.iter().copied().collect();
+    let kept: HashSet<ValueId> = if fits { local.iter().copied().collect() } else { HashSet::new() };
     let mut total = 0.0;
     for (n, k) in phases.iter().enumerate() {
         let mut c = kernel_cost(plan, k, p, s, &hot, &kept);

@@ -29,7 +29,7 @@ pub fn calibrate(a: &CalibrateArgs) -> CmdResult {
     } else {
         println!("{}", p.name);
         println!("{:<16} {:>12}  {:<8} ", "parameter", "value", "unit");
-        let rows: [(&str, f64, &str, String); 11] = [
+        let rows: [(&str, f64, &str, String); 12] = [
             ("bandwidth", p.bandwidth, "B/s", human(p.bandwidth, "B/s")),
             ("launch", p.launch, "s", human_seconds(p.launch)),
             ("flop", p.flop, "op/s", human(p.flop, "op/s")),
@@ -41,6 +41,7 @@ pub fn calibrate(a: &CalibrateArgs) -> CmdResult {
             ("gather", p.gather, "elem/s", human(p.gather, "elem/s")),
             ("code", p.code, "s/inst", human_seconds(p.code)),
             ("gemm", p.gemm, "flop/s", human(p.gemm, "flop/s")),
+            ("cache", p.cache, "B", format!("{} KiB", p.cache as u64 >> 10)),
         ];
         for (name, v, unit, h) in rows {
             println!("{name:<16} {v:>12.4e}  {unit:<8} ({h})");

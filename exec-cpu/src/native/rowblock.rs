@@ -9,7 +9,8 @@
 //! `exp (x - max)`). Its result in the store is then absent; nothing after the block reads
 //! it.
 //!
-//! A block's size aims at a few hundred KiB of the arrays its rows touch (a core's L2), with
+//! A block's size aims at half the cache a core has to itself (its L2, as the system
+//! reports it; 256 KiB when it does not) of the arrays its rows touch, with
 //! at least four blocks per thread. Where anything stands in the way (a phase with no native
 //! code, a read the host cannot prove in bounds, an element that failed) the caller runs the
 //! phases one after the other instead, as kernels of their own, which also gives a failing
@@ -25,7 +26,8 @@ use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Kernel, ValueId};
 use std::collections::HashMap;
 
-/// Bytes of rows one block aims at.
+/// Bytes of rows one block aims at where the system does not say how big a core's own
+/// cache is (else half of it: [`crate::caches`]).
 const BLOCK_BYTES: usize = 256 << 10;
 
 /// Runs the phases `kernels` of a row block natively: each phase's results, or `None` when
@@ -126,7 +128,8 @@ pub(crate) fn run(
         .collect();
     let threads = rayon::current_num_threads().max(1);
     let row_bytes = widest.saturating_mul(8).saturating_mul(kernels.len());
-    let per_block = (BLOCK_BYTES / row_bytes.max(1)).clamp(1, rows.div_ceil(threads * 4).max(1));
+    let aim = crate::caches::private_cache_bytes().map_or(BLOCK_BYTES, |c| c / 2);
+    let per_block = (aim / row_bytes.max(1)).clamp(1, rows.div_ceil(threads * 4).max(1));
     if !ffi::launch_row_blocks(&phases, &kept, rows, per_block) {
         return Ok(None);
     }
