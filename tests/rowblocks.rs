@@ -35,12 +35,19 @@ fn row_programs_run_in_one_pass() {
         let d = generate [r, c] (\\i j -> x[i, j] - mean[i])\n\
         let var = map (\\s -> s / f32 c) (reduce (+) 0 (map (\\v -> v * v) d))\n\
         output y = generate [r, c] (\\i j -> d[i, j] / sqrt (var[i] + 0.00001))\n";
+    let cumulative = "input x : f32[r, c]\n\
+        let t = reduce (+) 0 x\n\
+        let s = scan (+) 0 (generate [r, c] (\\i j -> x[i, j] / t[i]))\n\
+        output y = generate [r, c] (\\i j -> s[i, j] * s[i, j])\n";
     let logsumexp = "input x : f64[r, c]\n\
         let mx = reduce max (-inf) x\n\
         output lse = map (\\m s -> m + log s) mx (reduce (+) 0 (generate [r, c] (\\i j -> exp (x[i, j] - mx[i]))))\n";
-    for (name, src) in
-        [("softmax_rows", softmax.as_str()), ("layernorm", layernorm), ("logsumexp", logsumexp)]
-    {
+    for (name, src) in [
+        ("softmax_rows", softmax.as_str()),
+        ("layernorm", layernorm),
+        ("logsumexp", logsumexp),
+        ("cumulative", cumulative),
+    ] {
         let p = passes(src);
         assert_eq!(p.len(), 1, "{name}: {p:?} (one kernel; a row block counts its phases here)");
         assert!(p[0] >= 2, "{name}: {p:?}");
@@ -64,7 +71,8 @@ fn row_programs_run_in_one_pass() {
 #[derive(Clone, Debug)]
 struct Spec {
     /// Each step: 0 a row reduction of a point expression, 1 a map over the last row
-    /// result, 2 a generate of a point expression; with a choice of operator.
+    /// result, 2 a generate of a point expression, 3 a row scan of one (inclusive or
+    /// exclusive); with a choice of operator.
     steps: Vec<(u8, u8)>,
     f64: bool,
     r: usize,
@@ -74,7 +82,7 @@ struct Spec {
 
 fn spec() -> impl Strategy<Value = Spec> {
     (
-        proptest::collection::vec((0u8..3, 0u8..4), 1..6),
+        proptest::collection::vec((0u8..4, 0u8..4), 1..6),
         any::<bool>(),
         prop_oneof![1 => Just(0usize), 8 => 1usize..9, 2 => 60usize..400],
         prop_oneof![1 => Just(0usize), 8 => 1usize..40],
@@ -111,6 +119,18 @@ impl Spec {
                     let m = rows.last().cloned().unwrap_or_default();
                     src.push_str(&format!("let r{k} = map (\\s -> s * 0.25 + 1.0) {m}\n"));
                     rows.push(format!("r{k}"));
+                }
+                3 => {
+                    let (scan, op, ne) = [
+                        ("scan", "(+)", "0"),
+                        ("scan_exclusive", "max", "(-inf)"),
+                        ("scan", "min", "inf"),
+                        ("scan_exclusive", "(+)", "0"),
+                    ][op as usize];
+                    src.push_str(&format!(
+                        "let p{k} = {scan} {op} {ne} (generate [r, c] (\\i j -> {point}))\n"
+                    ));
+                    points.push(format!("p{k}"));
                 }
                 _ => {
                     src.push_str(&format!("let p{k} = generate [r, c] (\\i j -> {point})\n"));

@@ -10,18 +10,19 @@
 //!
 //! A group starts with a *row phase*: a kernel over `outer ++ [inner]` (at least two
 //! dimensions) whose lanes are `generate`s and `reduce`s (a reduce lane's result has one
-//! element per row). Each later kernel is a row phase over the same `outer` dimensions, or,
+//! element per row), or whose one lane is a row scan (inclusive or exclusive: its result
+//! has one element per point, like a generate's). Each later kernel is a row phase over the same `outer` dimensions, or,
 //! when `outer` is one dimension, an *outer phase*: a `generate` over `outer` itself (a map
 //! over row results, such as `mean = sums / c`). A later phase may read an earlier phase's
 //! result only on its own row:
 //!
 //! - a row result (a reduce lane of a row phase, a generate lane of an outer phase) at
 //!   exactly the outer indices, `mx[i]`;
-//! - a generate lane of a row phase, from a row phase with the same inner extent, at
-//!   exactly its own point, `e[i, j]`.
+//! - a generate or scan lane of a row phase, from a row phase with the same inner extent,
+//!   at exactly its own point, `e[i, j]`.
 //!
-//! Anything else (another index, a read in a reduction's operator, a scan, a filter, a
-//! permute, a contraction) ends the group.
+//! Anything else (another index, a read in a reduction's or scan's operator, a full scan, a
+//! filter, a permute, a contraction) ends the group.
 
 use eqfuse_ir::plan::{Arg, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
 use std::collections::{HashMap, HashSet};
@@ -49,8 +50,8 @@ fn read_anywhere(steps: &[Step], out: &mut HashSet<ValueId>) {
     }
 }
 
-/// Sets each row block's `local`: the generate lanes of its row phases that nothing outside
-/// the block reads (`read`). The grouping already allows a later phase to read such a
+/// Sets each row block's `local`: the generate and scan lanes of its row phases that nothing
+/// outside the block reads (`read`). The grouping already allows a later phase to read such a
 /// result only at its own point, so a block's rows of it are all that is ever read.
 fn mark_local(steps: &mut [Step], read: &HashSet<ValueId>) {
     for st in steps {
@@ -61,7 +62,9 @@ fn mark_local(steps: &mut [Step], read: &HashSet<ValueId>) {
                     .iter()
                     .filter(|k| k.space.len() == outer + 1)
                     .flat_map(|k| &k.lanes)
-                    .filter(|l| matches!(l.op, LaneOp::Generate) && !read.contains(&l.dst))
+                    .filter(|l| {
+                        matches!(l.op, LaneOp::Generate | LaneOp::Scan { .. }) && !read.contains(&l.dst)
+                    })
                     .map(|l| l.dst)
                     .collect();
             }
@@ -162,12 +165,13 @@ impl Group {
     }
 }
 
-/// A kernel that can be a row phase: two dimensions or more, `generate` and `reduce` lanes,
-/// not a contraction.
+/// A kernel that can be a row phase: two dimensions or more, `generate` and `reduce` lanes
+/// or one row scan (inclusive or exclusive), not a contraction.
 fn is_row_phase(k: &Kernel) -> bool {
+    let scan = matches!(k.lanes[..], [ref l] if matches!(l.op, LaneOp::Scan { .. }));
     k.space.len() >= 2
         && k.contraction.is_none()
-        && k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }))
+        && (scan || k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. })))
 }
 
 fn generates_only(k: &Kernel) -> bool {

@@ -516,11 +516,6 @@ pub(crate) fn launch_row_blocks(
                     x.map_or(std::ptr::null_mut(), |(base, size)| (base as *mut u8).wrapping_add(r0 * size))
                 })
                 .collect();
-            // a row block's phases are generate and reduce kernels (`rowblock.rs` checks)
-            let Fns::Lanes { run, .. } = p.entry.fns else {
-                ok.store(false, Ordering::Relaxed);
-                return;
-            };
             let a = args.as_ptr();
             // SAFETY: the contract above; rows [r0, r1) (for an outer phase, elements
             // [r0, r1) of its one row) and their result slots are this call's alone, and the
@@ -529,10 +524,17 @@ pub(crate) fn launch_row_blocks(
             // rows: the call touches only rows [r0, r1) of it, inside the buffer (the
             // address is computed in integers; the C code only ever forms in-bounds ones).
             let r = unsafe {
-                if p.row_phase {
-                    run(a, r0 as i64, r1 as i64, 0, p.len as i64, red.as_ptr())
-                } else {
-                    run(a, 0, 1, r0 as i64, r1 as i64, red.as_ptr())
+                // a row block's phases are generate and reduce kernels, or row scans
+                // (`rowblock.rs` checks)
+                match (p.entry.fns, p.row_phase) {
+                    (Fns::Lanes { run, .. }, true) => {
+                        run(a, r0 as i64, r1 as i64, 0, p.len as i64, red.as_ptr())
+                    }
+                    (Fns::Lanes { run, .. }, false) => run(a, 0, 1, r0 as i64, r1 as i64, red.as_ptr()),
+                    (Fns::Scan { scan, .. }, true) => {
+                        scan(a, r0 as i64, r1 as i64, 0, p.len as i64, std::ptr::null())
+                    }
+                    _ => 0,
                 }
             };
             if r == 0 {

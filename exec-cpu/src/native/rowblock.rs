@@ -20,6 +20,7 @@ use super::{alloc_results, arg_block_with, count, ffi, Prepared};
 use crate::col::Col;
 use crate::store::Results;
 use crate::store::Store;
+use eqfuse_codegen::c::Entries;
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
@@ -61,13 +62,15 @@ pub(crate) fn run(
         let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
         let Some(Some(entry)) = prep.module.entries.get(i) else { return Ok(None) };
         let c = &entry.code;
-        if !matches!(c.entries, eqfuse_codegen::c::Entries::Lanes { .. }) {
+        // generate and reduce lanes, or one row scan
+        if !matches!(c.entries, Entries::Lanes { .. } | Entries::Scan(_)) {
             return Ok(None);
         }
         let (shape, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
         // a row phase over `outer ++ [inner]`, or an outer phase over `outer` (one dimension)
         let row_phase = shape.len() == outer.len() + 1 && shape[..outer.len()] == outer[..];
-        if !(row_phase || outer.len() == 1 && shape == outer) {
+        let scan = matches!(c.entries, Entries::Scan(_));
+        if !(row_phase || outer.len() == 1 && shape == outer && !scan) {
             return Ok(None);
         }
         widest = widest.max(if row_phase { shape[shape.len() - 1] } else { 1 });
