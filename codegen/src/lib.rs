@@ -176,3 +176,26 @@ pub fn check_op(op: &Func, ne: &Func, ty: ElemType) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The C expressions of a permute destination's extents: an array's dimensions, or a
+/// fill's extents (constants, host scalars). Both targets' permute skeletons check
+/// targets against these.
+pub(crate) fn dest_dims(
+    layout: &mut Layout,
+    plan: &Plan,
+    dest: &eqfuse_ir::plan::PermuteDest,
+) -> Vec<String> {
+    match dest {
+        eqfuse_ir::plan::PermuteDest::Array(v) => {
+            let drank = plan.values.get(*v).map_or(0, |i| i.rank);
+            (0..drank).map(|d| layout.dim(plan, *v, d)).collect()
+        }
+        eqfuse_ir::plan::PermuteDest::Fill { shape, .. } => shape
+            .iter()
+            .map(|a| match a {
+                eqfuse_ir::plan::Arg::Const(c) => format!("{c}LL"),
+                eqfuse_ir::plan::Arg::Value(v) => layout.host_scalar(plan, *v),
+            })
+            .collect(),
+    }
+}

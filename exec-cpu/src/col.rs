@@ -183,6 +183,31 @@ impl Col {
         })
     }
 
+    /// `n` copies of `value` as type `ty` (`None` when `value` is of another type); all-zero
+    /// bits take [`Col::zeros`], whose fresh pages the system zeroes lazily, so a zero
+    /// fill costs no pass of its own.
+    pub(crate) fn filled(ty: ElemType, n: usize, value: Scalar) -> Option<Col> {
+        if value.elem_type() != ty {
+            return None;
+        }
+        let zero = match value {
+            Scalar::Bool(b) => !b,
+            Scalar::I32(x) => x == 0,
+            Scalar::I64(x) => x == 0,
+            Scalar::F32(x) => x.to_bits() == 0,
+            Scalar::F64(x) => x.to_bits() == 0,
+        };
+        if zero {
+            return Some(Col::zeros(ty, n));
+        }
+        with_type!(ty, T => {
+            let x = T::of_scalar(value)?;
+            let mut v = vec![x; n];
+            crate::pages::advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(v.as_slice()));
+            Some(T::wrap(v))
+        })
+    }
+
     /// Its element type.
     pub(crate) fn ty(&self) -> ElemType {
         match self {

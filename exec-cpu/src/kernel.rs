@@ -28,7 +28,7 @@ use crate::vm::{fmt_i64s, fmt_shape, Vm, VmErr};
 use eqfuse_ir::ast::BinOp;
 use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Func, Inst, Kernel, Lane, LaneOp, ValueId};
+use eqfuse_ir::plan::{Func, Inst, Kernel, Lane, LaneOp, PermuteDest};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
 use rayon::prelude::*;
@@ -65,7 +65,7 @@ pub(crate) fn run(env: &StoreRef<'_, '_>, k: &Kernel, kidx: usize, ctx: &Ctx) ->
         [lane] => match &lane.op {
             LaneOp::Filter { pred } => Ok(vec![filter(env, k, lane, pred, &shape, total, ctx)?]),
             LaneOp::Permute { op, dest, target } => {
-                Ok(vec![permute(env, k, lane, op, *dest, target, &shape, total, ctx)?])
+                Ok(vec![permute(env, k, lane, op, dest, target, &shape, total, ctx)?])
             }
             LaneOp::Scan { op, ne, exclusive } => {
                 Ok(vec![scan(env, k, lane, op, ne, *exclusive, &shape, total, ctx)?])
@@ -888,39 +888,34 @@ fn permute(
     k: &Kernel,
     lane: &Lane,
     op: &Func,
-    dest: ValueId,
+    dest: &PermuteDest,
     target: &Func,
     shape: &[usize],
     total: usize,
     ctx: &Ctx,
 ) -> Result<(Vec<usize>, Col)> {
     let kind = k.kind.as_str();
-    let d = env.0.get(dest)?;
     let ty = env.0.elem(lane.dst)?;
-    if d.data.ty() != ty {
-        return Err(internal(format!("a permute of {ty} into `{}` of {}", env.0.name(dest), d.data.ty())));
-    }
-    let dlen = d.data.len();
-    check_alloc(kind, ty, dlen, ctx.max_bytes)?;
-    let mut out = d.data.to_col();
-    let dst = Dest { shape: &d.shape, name: env.0.name(lane.dst) };
+    let (dshape, mut out) = crate::store::permute_start(env.0, kind, ty, dest, ctx.max_bytes)?;
+    let dlen = out.len();
+    let dst = Dest { shape: &dshape, name: env.0.name(lane.dst) };
     let prog = compile(&k.elem, env, Some(shape))?;
     check_ret(&prog, 0, ty, kind)?;
     let tprog = compile(target, env, Some(shape))?;
     if tprog.nparams != shape.len()
-        || tprog.ret.len() != d.shape.len()
+        || tprog.ret.len() != dshape.len()
         || tprog.ret.iter().any(|&r| tprog.types.get(r) != Some(&ElemType::I64))
     {
         return Err(internal(format!(
             "a permute target of {} results into `{}` of rank {}",
             tprog.ret.len(),
             dst.name,
-            d.shape.len()
+            dshape.len()
         )));
     }
     let comb = Comb::new(op, ty, env)?;
     if total == 0 {
-        return Ok((d.shape.clone(), out));
+        return Ok((dshape.clone(), out));
     }
     let bs = block_len(ctx.block, prog.live + tprog.live);
     let nblocks = total.div_ceil(bs);
@@ -931,7 +926,7 @@ fn permute(
         for b in 0..nblocks {
             st.block(&w, b, &mut out, None)?;
         }
-        return Ok((d.shape.clone(), out));
+        return Ok((dshape.clone(), out));
     }
     for _ in 0..tasks {
         check_alloc(kind, ty, dlen, ctx.max_bytes)?;
@@ -965,7 +960,7 @@ fn permute(
         let (partial, touched) = r?;
         merge(&comb, &mut vm, &mut out, &partial, &touched)?;
     }
-    Ok((d.shape.clone(), out))
+    Ok((dshape.clone(), out))
 }
 
 /// The identity of a known operator on an integer or boolean type (`x op id == x` for

@@ -8,7 +8,7 @@ use crate::internal;
 use crate::program::{ArrInfo, Env};
 use crate::vm::{fmt_shape, Vm};
 use eqfuse_ir::error::{Error, Result};
-use eqfuse_ir::plan::{Func, Origin, Plan, ValueId};
+use eqfuse_ir::plan::{Func, Origin, PermuteDest, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::{AsValueView, Scalar, Value, ValueView};
 use indexmap::IndexMap;
@@ -221,6 +221,42 @@ pub(crate) fn scalar_buf(s: Scalar) -> Buf<'static> {
 
 /// One result per lane: its shape and elements.
 pub(crate) type Results = Vec<(Vec<usize>, Col)>;
+
+/// What a permute's result starts as, of element type `ty`, and its shape: a copy of the
+/// destination array, or the destination's fill made here (a fill's negative extent is the
+/// `E-SHAPE` its own kernel would have given). Both executors of the CPU backend start here,
+/// so they refuse alike (`E-LIMIT` over `max_bytes`).
+pub(crate) fn permute_start(
+    store: &Store<'_>,
+    kind: &str,
+    ty: ElemType,
+    dest: &PermuteDest,
+    max_bytes: u64,
+) -> Result<(Vec<usize>, Col)> {
+    match dest {
+        PermuteDest::Array(v) => {
+            let d = store.get(*v)?;
+            if d.data.ty() != ty {
+                return Err(internal(format!(
+                    "a permute of {ty} into `{}` of {}",
+                    store.name(*v),
+                    d.data.ty()
+                )));
+            }
+            check_alloc(kind, ty, d.data.len(), max_bytes)?;
+            Ok((d.shape.clone(), d.data.to_col()))
+        }
+        PermuteDest::Fill { value, .. } => {
+            let (shape, n) = dest
+                .fill_shape(|v| store.load(v), |v| store.name(v))
+                .ok_or_else(|| internal("a fill without a shape"))??;
+            check_alloc(kind, ty, n, max_bytes)?;
+            let col = Col::filled(ty, n, *value)
+                .ok_or_else(|| internal(format!("a permute of {ty} into a fill of {}", value.elem_type())))?;
+            Ok((shape, col))
+        }
+    }
+}
 
 /// Refuses an array of `count` elements of `elem` over the limit (before allocating).
 pub(crate) fn check_alloc(kind: &str, elem: ElemType, count: usize, max_bytes: u64) -> Result<()> {

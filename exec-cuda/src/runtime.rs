@@ -16,7 +16,7 @@ use crate::CudaOptions;
 use eqfuse_codegen::cuda::{self as codegen, KernelCode, Skeleton, Slot};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_ir::error::{Error, Result, Span};
-use eqfuse_ir::plan::{Kernel, LaneOp, Origin, Plan, Step, ValueId};
+use eqfuse_ir::plan::{Arg, Kernel, LaneOp, Origin, PermuteDest, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::{Scalar, Value};
 use indexmap::IndexMap;
@@ -740,7 +740,7 @@ impl<'p, G: Gpu> Run<'p, G> {
         let mut vals = Vec::with_capacity(k.lanes.len());
         match &code.skeleton {
             Skeleton::Filter { .. } => {}
-            Skeleton::Permute { dest, .. } => {
+            Skeleton::Permute { dest: PermuteDest::Array(dest), .. } => {
                 let d = self.val(*dest)?.clone();
                 let mut v = self.new_output(k, 0, d.shape.clone())?;
                 if v.elem != d.elem {
@@ -755,6 +755,41 @@ impl<'p, G: Gpu> Run<'p, G> {
                     v.dev = Some(Arc::new(dst));
                 }
                 vals.push(v);
+            }
+            Skeleton::Permute { dest: fill @ PermuteDest::Fill { shape, value, .. }, .. } => {
+                // the fill is made here, not by a kernel of its own: zeroed memory, or the
+                // value's bytes uploaded
+                let mut loaded = HashMap::new();
+                for a in shape {
+                    if let Arg::Value(v) = a {
+                        loaded.insert(*v, self.host_scalar(*v)?);
+                    }
+                }
+                let (shape, n) = fill
+                    .fill_shape(
+                        |v| loaded.get(&v).copied().ok_or_else(|| internal("an extent not loaded")),
+                        |v| self.name(v),
+                    )
+                    .ok_or_else(|| internal("a fill without a shape"))??;
+                let dst = k.lanes.first().ok_or_else(|| internal("a permute without a lane"))?.dst;
+                let elem =
+                    self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;
+                if elem != value.elem_type() {
+                    return Err(internal("a permute whose fill has another type"));
+                }
+                self.check_alloc(k.kind.as_str(), elem, n)?;
+                let one = value_bytes(&Value::scalar(*value));
+                let bytes = n * one.len();
+                let buf = if one.iter().all(|&b| b == 0) {
+                    self.alloc_zeroed(bytes)?
+                } else {
+                    let mut b = self.alloc(bytes)?;
+                    if bytes > 0 {
+                        self.gpu.upload(&mut b, &one.repeat(n))?;
+                    }
+                    b
+                };
+                vals.push(Val { elem, shape, host: None, dev: Some(Arc::new(buf)) });
             }
             _ => {
                 for (i, lane) in k.lanes.iter().enumerate() {

@@ -10,7 +10,7 @@ use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::plan::eval::{eval, eval_with};
 use eqfuse_ir::plan::{
-    Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId, ValueInfo,
+    Arg, Block, Func, Inst, Kernel, Lane, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId, ValueInfo,
 };
 use eqfuse_ir::{BinOp, Code, ElemType, Error, Limits, Scalar, Value};
 use indexmap::IndexMap;
@@ -471,7 +471,11 @@ fn histogram_plan(guarded: bool) -> Plan {
     } else {
         k
     };
-    let op = LaneOp::Permute { op: op_func(I64, BinOp::Add), dest: zeros, target: tb.done(&[t]) };
+    let op = LaneOp::Permute {
+        op: op_func(I64, BinOp::Add),
+        dest: PermuteDest::Array(zeros),
+        target: tb.done(&[t]),
+    };
     pb.kernel("permute", vec![Arg::Value(n)], elem, vec![(h, op)]);
     pb.output("h", h);
     pb.plan

@@ -49,7 +49,8 @@ use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::{Code, Error, Result, Span};
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::{
-    Arg, Block, Func, Inst, Kernel, KernelKind, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId, ValueInfo,
+    Arg, Block, Func, Inst, Kernel, KernelKind, Lane, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId,
+    ValueInfo,
 };
 use eqfuse_ir::types::{ElemType, Type};
 use eqfuse_ir::value::Scalar;
@@ -171,6 +172,9 @@ struct Lowerer<'a> {
     strict: Strict,
     /// Past it, lowering stops ([`lower_by`]).
     deadline: Option<Instant>,
+    /// Constant `fill`s that only a permute's destination reads: the permute makes them
+    /// itself ([`PermuteDest::Fill`]), so they get no kernel of their own.
+    fill_dests: HashSet<usize>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -223,6 +227,7 @@ impl<'a> Lowerer<'a> {
                 .any(|n| matches!(n, ArrayLang::If(_) | ArrayLang::And(_) | ArrayLang::Or(_))),
             strict: Strict::default(),
             deadline: None,
+            fill_dests: fill_dests(nodes),
         }
     }
 
@@ -250,7 +255,11 @@ impl<'a> Lowerer<'a> {
         let outs: Vec<usize> = outs.iter().map(|o| usize::from(*o)).collect();
         // the kernels the host computes on every run, in term order (children first); the
         // lazy ones are lowered where first needed, under their guard ([`crate::place`])
-        let strict: Vec<usize> = self.placement.strict_nodes().filter(|&i| self.is_kernel(i)).collect();
+        let strict: Vec<usize> = self
+            .placement
+            .strict_nodes()
+            .filter(|&i| self.is_kernel(i) && !self.fill_dests.contains(&i))
+            .collect();
         for i in strict {
             if self.late() {
                 return Ok(Lowered::Late);
@@ -522,6 +531,22 @@ impl<'a> Lowerer<'a> {
             }
         }
         self.array_here(i)
+    }
+
+    /// A permute's destination `d`: a constant `fill` that only this permute reads is made
+    /// by the permute ([`fill_dests`]); any other array is lowered and copied.
+    fn permute_dest(&mut self, d: Id) -> Result<PermuteDest> {
+        let i = usize::from(d);
+        if self.fill_dests.contains(&i) {
+            if let ArrayLang::Fill([sh, x]) = self.nodes[i] {
+                if let ArrayLang::Lit(l) = self.nodes[usize::from(x)] {
+                    let shape = self.shape_extents(sh)?;
+                    let span = self.spans.get(&i).copied();
+                    return Ok(PermuteDest::Fill { shape, value: l.to_scalar(), span });
+                }
+            }
+        }
+        Ok(PermuteDest::Array(self.array(d)?))
     }
 
     /// Whether node `to` is in the term of node `from`.
@@ -935,7 +960,7 @@ impl<'a> Lowerer<'a> {
                 self.push_kernel(i, space, elem, LaneOp::Filter { pred })
             }
             L::Permute([op, d, g, a]) => {
-                let dest = self.array(d)?;
+                let dest = self.permute_dest(d)?;
                 let v = self.array(a)?;
                 let space = self.dims_of_value(v, usize::from(a))?;
                 let elem = self.elem_func(space.len(), |me, fb, ix| Ok(me.read(fb, v, ix.to_vec())))?;
@@ -943,7 +968,7 @@ impl<'a> Lowerer<'a> {
                 self.push_kernel(i, space, elem, LaneOp::Permute { op, dest, target })
             }
             L::Permutemap([op, d, g, sh, f]) => {
-                let dest = self.array(d)?;
+                let dest = self.permute_dest(d)?;
                 let space = self.shape_extents(sh)?;
                 let elem = self.index_func(f, space.len())?;
                 let (op, target) = (self.func(op)?, self.index_func(g, space.len())?);
@@ -1633,6 +1658,37 @@ impl<'a> Lowerer<'a> {
             n => return Err(internal(format!("not a scalar: {n:?}"))),
         })
     }
+}
+
+/// The `fill`s of a literal whose one use in the term is a permute's destination: a
+/// permute can start from such a fill without reading it from memory, so lowering gives it
+/// no kernel (and no pass over memory, no copy). A fill used anywhere else, an output
+/// among them, is an array like any other.
+fn fill_dests(nodes: &[ArrayLang]) -> HashSet<usize> {
+    let mut uses = vec![0usize; nodes.len()];
+    for n in nodes {
+        for c in n.children() {
+            if let Some(u) = uses.get_mut(usize::from(*c)) {
+                *u += 1;
+            }
+        }
+    }
+    let constant_fill = |d: Id| {
+        let d = usize::from(d);
+        matches!(nodes.get(d), Some(ArrayLang::Fill([_, x])) if matches!(nodes.get(usize::from(*x)), Some(ArrayLang::Lit(_))))
+            && uses.get(d) == Some(&1)
+    };
+    nodes
+        .iter()
+        .filter_map(|n| match n {
+            ArrayLang::Permute([_, d, _, _]) | ArrayLang::Permutemap([_, d, _, _, _])
+                if constant_fill(*d) =>
+            {
+                Some(usize::from(*d))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Rolls unrolled recurrences in the element functions of single-result kernels

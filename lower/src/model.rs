@@ -168,7 +168,9 @@ impl CostParams {
 
 use eqfuse_ir::ast::BinOp;
 use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Arg, Block, Func, Inst, Kernel, LaneOp, Origin, Plan, Reg, Step, ValueId};
+use eqfuse_ir::plan::{
+    Arg, Block, Func, Inst, Kernel, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId,
+};
 use std::collections::{HashMap, HashSet};
 
 /// What one kernel of a plan is predicted to cost.
@@ -531,10 +533,16 @@ fn kernel_cost(
             LaneOp::Permute { op, dest, target } => {
                 fs.push((op, points));
                 fs.push((target, points));
-                let d = s.dims.get(dest).cloned().unwrap_or_else(|| vec![points]);
-                // the copy of `dest`
-                bytes += 2.0 * d.iter().product::<f64>() * elem_bytes;
-                d
+                match dest {
+                    PermuteDest::Array(v) => {
+                        let d = s.dims.get(v).cloned().unwrap_or_else(|| vec![points]);
+                        // the copy of `dest`
+                        bytes += 2.0 * d.iter().product::<f64>() * elem_bytes;
+                        d
+                    }
+                    // made in place: the output's own write below is all it costs
+                    PermuteDest::Fill { shape, .. } => shape.iter().map(|a| s.arg(a)).collect(),
+                }
             }
         };
         if !kept.contains(&lane.dst) {

@@ -13,7 +13,7 @@
 //! | a scan (one lane), any rank | `eq_k<i>_scan(A, r0, r1, j0, j1, carry)`, `eq_k<i>_fold(A, row, j0, j1, part)`, `eq_k<i>_prefix(A, parts, n, carries)`: rows in parallel, or a long row as segments: fold each, the carries in order, scan each from its carry |
 //!
 //! | a filter over a 1-d space | `eq_k<i>_count(A, j0, j1, n)`, `eq_k<i>_write(A, j0, j1, dst)`: segments counted in parallel, offsets on the host, then written in parallel |
-//! | a permute (one lane), any rank | `eq_k<i>_permute(A, j0, j1, dst, touched)`: elements `[j0, j1)` combined into `dst` at their targets; `eq_k<i>_merge(A, dst, part, touched, n)`: a partial merged in (see [`PermuteCode`]) |
+//! | a permute (one lane), any rank | `eq_k<i>_permute(A, j0, j1, dst, touched)`: elements `[j0, j1)` combined into `dst` at their targets; `eq_k<i>_merge(A, dst, part, touched, n)`: a partial merged in; `eq_k<i>_shared(A, j0, j1, dst)`, where the operator allows it: combined atomically into a result shared by every call (see [`PermuteCode`]) |
 //!
 //! A scan or permute beside other lanes, and a filter of rank above 1, run on the VM
 //! ([`PlanCode::kernels`] says why for each).
@@ -49,7 +49,7 @@ pub fn accumulators(bytes: usize) -> usize {
 pub const ACCUMULATORS: usize = 64;
 
 /// A kernel generated as C.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct KernelCode {
     /// The kernel's number (as [`Plan::kernels`] lists them).
     pub index: usize,
@@ -67,7 +67,7 @@ pub struct KernelCode {
 }
 
 /// A kernel's entry points, by skeleton: each names what its symbols are called for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Entries {
     /// Generate and reduce lanes: `run(A, r0, r1, j0, j1, part)` over rows `[r0, r1)` and
     /// innermost indices `[j0, j1)`; with reduce lanes, `combine(A, parts, n, out)` folds
@@ -92,16 +92,39 @@ pub enum Entries {
 /// `dst` may be a partial result — and `merge(A, dst, part, touched, n)` combines the
 /// touched entries of a partial `part` of `n` entries into `dst`. A target out of bounds
 /// (other than `-1` into a rank-1 destination, which drops the element) fails the call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Where the operator allows it, `shared(A, j0, j1, dst)` combines elements `[j0, j1)` into
+/// a `dst` that other calls write at the same time ([`Shared`]): no partials, no merge.
+#[derive(Clone, Debug, PartialEq)]
 pub struct PermuteCode {
     /// `permute`'s symbol.
     pub permute: String,
     /// `merge`'s symbol.
     pub merge: String,
+    /// `shared`'s symbol and what it does, where the operator allows one.
+    pub shared: Option<(String, Shared)>,
     /// The element type.
     pub ty: ElemType,
-    /// The array the result starts as a copy of.
-    pub dest: eqfuse_ir::plan::ValueId,
+    /// What the result starts as: a copy of an array, or a fill the host makes.
+    pub dest: eqfuse_ir::plan::PermuteDest,
+}
+
+/// How a permute's `shared` entry writes into the one result every call shares: each write
+/// is atomic, so calls on several threads are no data race, and the order in which
+/// elements with one target combine is unspecified, as the language allows (`permute`'s
+/// operator must commute).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shared {
+    /// `\a b -> b`: each element is stored (a relaxed atomic store); of several elements
+    /// with one target, any may be the one that stays.
+    KeepNew,
+    /// `\a b -> a`: nothing is stored (the result is the destination); the elements and
+    /// their targets are still computed and checked, for their errors.
+    KeepOld,
+    /// A known commutative operator (`+`, `*`, `min`, `max`, `&&`, `||`): combined
+    /// atomically, by `__atomic_fetch_add` for an integer `+`, else by a compare-and-swap
+    /// loop on the value's bits.
+    Atomic,
 }
 
 /// A filter's entry points: `count(A, j0, j1, n)` and `write(A, j0, j1, dst)`.

@@ -1,11 +1,12 @@
 //! The CPU skeletons: exported C entry points around a kernel's element function. See the
 //! table in [`super`].
 
-use super::{accumulators, Entries, KernelCode};
+use super::{accumulators, Entries, KernelCode, Shared};
 use crate::scalar::{emit, FnCtx};
-use crate::{cty, known_op, Dialect, Layout};
-use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
+use crate::{cty, known_op, Dialect, KnownOp, Layout};
+use eqfuse_ir::plan::{Func, Inst, Kernel, LaneOp, PermuteDest, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
+use eqfuse_ir::value::Scalar;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -54,10 +55,10 @@ pub(crate) fn generate(
             }
             LaneOp::Filter { .. } => return Err("a filter of this shape runs on the VM".into()),
             LaneOp::Permute { op, dest, target } if k.lanes.len() == 1 => {
-                check_permute(plan, op, *dest, target, t, k.space.len())
+                check_permute(plan, op, dest, target, t, k.space.len())
                     .map_err(|e| format!("kernel k{index}: {e}"))?;
                 reduce.push(None);
-                permute = Some((op, *dest, target, t));
+                permute = Some((op, dest, target, t));
             }
             LaneOp::Permute { .. } => return Err("a permute beside other lanes runs on the VM".into()),
         }
@@ -108,9 +109,10 @@ pub(crate) fn generate(
         func(&mut layout, &format!("{prefix}_target"), target, "the permute's target", true)?;
         func(&mut layout, &format!("{prefix}_op0"), op, "the permute's operator", false)?;
         let exts: Vec<String> = (0..rank).map(|d| layout.extent(d)).collect();
-        let drank = plan.values.get(dest).map_or(0, |v| v.rank);
-        let dims: Vec<String> = (0..drank).map(|d| layout.dim(plan, dest, d)).collect();
-        let e = permute_entries(&prefix, &name, &exts, &dims, cty(t));
+        let dims = crate::dest_dims(&mut layout, plan, dest);
+        let shared = shared_write(op, t);
+        let fetch_add = known_op(op) == Some(KnownOp::Add) && matches!(t, ElemType::I32 | ElemType::I64);
+        let e = permute_entries(&prefix, &name, &exts, &dims, t, shared, fetch_add);
         let mut text = layout.declaration();
         text.push_str(&funcs);
         text.push_str(&e);
@@ -119,8 +121,9 @@ pub(crate) fn generate(
             entries: Entries::Permute(super::PermuteCode {
                 permute: format!("{prefix}_permute"),
                 merge: format!("{prefix}_merge"),
+                shared: shared.map(|s| (format!("{prefix}_shared"), s)),
                 ty: t,
-                dest,
+                dest: dest.clone(),
             }),
             slots: layout.slots(),
             reduce,
@@ -326,7 +329,7 @@ fn filter_entries(prefix: &str, name: &str, t: &str) -> String {
 fn check_permute(
     plan: &Plan,
     op: &Func,
-    dest: ValueId,
+    dest: &PermuteDest,
     target: &Func,
     t: ElemType,
     rank: usize,
@@ -337,7 +340,12 @@ fn check_permute(
     if op.params != [t, t] || op.ret.len() != 1 || !ret_is(op, 0, t) {
         return Err(format!("a permute operator that is not {t} -> {t} -> {t}"));
     }
-    let drank = plan.values.get(dest).map(|v| v.rank).ok_or_else(|| format!("no destination v{dest}"))?;
+    let drank = dest.rank(plan).ok_or_else(|| format!("no destination {dest:?}"))?;
+    if let PermuteDest::Fill { value, .. } = dest {
+        if value.elem_type() != t {
+            return Err(format!("a permute of {t} into a fill of {}", value.elem_type()));
+        }
+    }
     if drank == 0
         || rank == 0
         || target.params.len() != rank
@@ -350,16 +358,116 @@ fn check_permute(
     Ok(())
 }
 
-/// A permute's entry points: `permute(A, j0, j1, dst, touched)` and `merge(A, dst, part,
-/// touched, n)` (see [`super::PermuteCode`]).
-fn permute_entries(prefix: &str, name: &str, exts: &[String], dims: &[String], t: &str) -> String {
-    let rank = exts.len();
-    let ix: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
-    let tg: Vec<String> = (0..dims.len()).map(|d| format!("t{d}")).collect();
+/// Whether a permute of operator `op` on `t` gets a `shared` entry, and which
+/// ([`super::Shared`]): `\a b -> b`, `\a b -> a`, and the known commutative operators.
+fn shared_write(op: &Func, t: ElemType) -> Option<Shared> {
+    if op.params != [t, t] || op.ret.len() != 1 {
+        return None;
+    }
+    if op.body.insts.is_empty() {
+        return match op.ret[0] {
+            1 => Some(Shared::KeepNew),
+            0 => Some(Shared::KeepOld),
+            _ => None,
+        };
+    }
+    (known_op(op).is_some() || and_or(op)).then_some(Shared::Atomic)
+}
+
+/// Whether `op` is `(&&)` or `(||)` on `bool`: `if a then b else false`, `if a then true
+/// else b` (how lowering writes the lazy operators).
+fn and_or(op: &Func) -> bool {
+    let ([Inst::If { dst, cond: 0, then_block, then_ret, else_block, else_ret }], [ret]) =
+        (op.body.insts.as_slice(), op.ret.as_slice())
+    else {
+        return false;
+    };
+    let is_const = |b: &eqfuse_ir::plan::Block, r: u32, v: bool| matches!(b.insts.as_slice(), [Inst::Const { dst, value: Scalar::Bool(x) }] if *dst == r && *x == v);
+    dst == ret
+        && op.params == [ElemType::Bool, ElemType::Bool]
+        && ((then_block.insts.is_empty() && *then_ret == 1 && is_const(else_block, *else_ret, false))
+            || (else_block.insts.is_empty() && *else_ret == 1 && is_const(then_block, *then_ret, true)))
+}
+
+/// A permute's entry points: `permute(A, j0, j1, dst, touched)`, `merge(A, dst, part,
+/// touched, n)` and, where `shared` says so, `shared(A, j0, j1, dst)` (see
+/// [`super::PermuteCode`]); `fetch_add`: the operator is an integer `+`.
+fn permute_entries(
+    prefix: &str,
+    name: &str,
+    exts: &[String],
+    dims: &[String],
+    ty: ElemType,
+    shared: Option<Shared>,
+    fetch_add: bool,
+) -> String {
+    let t = cty(ty);
     let mut e = String::new();
     w!(e, "EQ_EXPORT int {prefix}_permute(const {name}* restrict A, long long j0, long long j1, void* dst, unsigned char* touched) {{");
     w!(e, "  int ok = 1;");
     w!(e, "  {t}* restrict d = ({t}*)dst;");
+    permute_loop_head(&mut e, prefix, exts, dims, t);
+    w!(e, "    if (touched && !touched[f]) {{");
+    w!(e, "      d[f] = x;");
+    w!(e, "      touched[f] = 1;");
+    w!(e, "    }} else {{");
+    w!(e, "      {t} y;");
+    w!(e, "      ok &= {prefix}_op0(A, -1, d[f], x, &y);");
+    w!(e, "      d[f] = y;");
+    w!(e, "    }}");
+    w!(e, "  }}");
+    w!(e, "  return ok;");
+    w!(e, "}}");
+    w!(e, "EQ_EXPORT int {prefix}_merge(const {name}* restrict A, void* dst, const void* part, const unsigned char* touched, long long n) {{");
+    w!(e, "  int ok = 1;");
+    w!(e, "  {t}* restrict d = ({t}*)dst;");
+    w!(e, "  const {t}* restrict p = (const {t}*)part;");
+    w!(e, "  for (long long q = 0; q < n; ++q) {{");
+    w!(e, "    if (touched[q]) {{");
+    w!(e, "      {t} y;");
+    w!(e, "      ok &= {prefix}_op0(A, -1, d[q], p[q], &y);");
+    w!(e, "      d[q] = y;");
+    w!(e, "    }}");
+    w!(e, "  }}");
+    w!(e, "  return ok;");
+    w!(e, "}}");
+    let Some(shared) = shared else { return e };
+    // `dst` is written by other calls at the same time: no `restrict`, and every access to
+    // it atomic (relaxed: the calls share no other data, and the host joins them before it
+    // reads the result)
+    w!(
+        e,
+        "EQ_EXPORT int {prefix}_shared(const {name}* restrict A, long long j0, long long j1, void* dst) {{"
+    );
+    w!(e, "  int ok = 1;");
+    w!(e, "  {t}* d = ({t}*)dst;");
+    permute_loop_head(&mut e, prefix, exts, dims, t);
+    match shared {
+        Shared::KeepNew => w!(e, "    __atomic_store(&d[f], &x, __ATOMIC_RELAXED);"),
+        Shared::KeepOld => w!(e, "    (void)d; (void)f; (void)x;"),
+        // integers wrap (two's complement) in `__atomic_fetch_add` as in the prelude's `+`
+        Shared::Atomic if fetch_add => w!(e, "    __atomic_fetch_add(&d[f], x, __ATOMIC_RELAXED);"),
+        Shared::Atomic => {
+            w!(e, "    {t} old, y;");
+            w!(e, "    __atomic_load(&d[f], &old, __ATOMIC_RELAXED);");
+            w!(e, "    do {{");
+            w!(e, "      ok &= {prefix}_op0(A, -1, old, x, &y);");
+            w!(e, "    }} while (!__atomic_compare_exchange(&d[f], &old, &y, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));");
+        }
+    }
+    w!(e, "  }}");
+    w!(e, "  return ok;");
+    w!(e, "}}");
+    e
+}
+
+/// The shared head of a permute entry's loop over elements `[j0, j1)`: the element `x`, its
+/// target checked (a `-1` into a rank-1 destination skips it, one out of bounds fails the
+/// call and skips it), and its flat position `f`; the loop's body goes on from there.
+fn permute_loop_head(e: &mut String, prefix: &str, exts: &[String], dims: &[String], t: &str) {
+    let rank = exts.len();
+    let ix: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
+    let tg: Vec<String> = (0..dims.len()).map(|d| format!("t{d}")).collect();
     w!(e, "  for (long long j = j0; j < j1; ++j) {{");
     w!(e, "    long long eq_t = j;");
     for d in (0..rank).rev() {
@@ -389,31 +497,6 @@ fn permute_entries(prefix: &str, name: &str, exts: &[String], dims: &[String], t
         flat = format!("({flat} * {d} + t{k})");
     }
     w!(e, "    const long long f = {flat};");
-    w!(e, "    if (touched && !touched[f]) {{");
-    w!(e, "      d[f] = x;");
-    w!(e, "      touched[f] = 1;");
-    w!(e, "    }} else {{");
-    w!(e, "      {t} y;");
-    w!(e, "      ok &= {prefix}_op0(A, -1, d[f], x, &y);");
-    w!(e, "      d[f] = y;");
-    w!(e, "    }}");
-    w!(e, "  }}");
-    w!(e, "  return ok;");
-    w!(e, "}}");
-    w!(e, "EQ_EXPORT int {prefix}_merge(const {name}* restrict A, void* dst, const void* part, const unsigned char* touched, long long n) {{");
-    w!(e, "  int ok = 1;");
-    w!(e, "  {t}* restrict d = ({t}*)dst;");
-    w!(e, "  const {t}* restrict p = (const {t}*)part;");
-    w!(e, "  for (long long q = 0; q < n; ++q) {{");
-    w!(e, "    if (touched[q]) {{");
-    w!(e, "      {t} y;");
-    w!(e, "      ok &= {prefix}_op0(A, -1, d[q], p[q], &y);");
-    w!(e, "      d[q] = y;");
-    w!(e, "    }}");
-    w!(e, "  }}");
-    w!(e, "  return ok;");
-    w!(e, "}}");
-    e
 }
 
 /// Lines declaring `i0 .. i{rank-2}`, the outer indices of `row`.

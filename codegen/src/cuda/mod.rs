@@ -43,7 +43,7 @@ pub struct Scratch {
 }
 
 /// The launch protocol of a kernel: which entry points run, in which order, on what grid.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Skeleton {
     /// Generate lanes only: `entry` over the space in a grid-stride loop.
     Map { entry: String },
@@ -63,8 +63,9 @@ pub enum Skeleton {
     /// look-back; the last tile writes the number kept into scratch 4 (the host reads it
     /// after the pass). Scratch 0 to 3 as for [`Skeleton::Scan1d`], on counts.
     Filter { entry: String, tile: usize },
-    /// A permute: the output starts as a copy of `dest`, then `entry` combines atomically.
-    Permute { entry: String, dest: ValueId },
+    /// A permute: the output starts as `dest` (a copy of an array, or a fill the host
+    /// makes), then `entry` combines atomically.
+    Permute { entry: String, dest: eqfuse_ir::plan::PermuteDest },
 }
 
 /// The generated code of one kernel.

@@ -4,7 +4,7 @@
 use super::{GenOptions, Scratch, Skeleton};
 use crate::scalar::{emit, FnCtx, InSpace};
 use crate::{cty, known_op, Dialect, KnownOp, Layout};
-use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
+use eqfuse_ir::plan::{Func, Kernel, LaneOp, PermuteDest, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -237,7 +237,7 @@ impl<'a> Gen<'a> {
                 }
             }
             LaneOp::Filter { pred } => self.filter(pred),
-            LaneOp::Permute { op, dest, target } => self.permute(op, *dest, target),
+            LaneOp::Permute { op, dest, target } => self.permute(op, dest, target),
             LaneOp::Generate | LaneOp::Reduce { .. } => Err("unreachable lane kind".into()),
         }
     }
@@ -795,17 +795,26 @@ impl<'a> Gen<'a> {
         Ok(Skeleton::Filter { entry, tile: self.opts.block as usize * ITEMS })
     }
 
-    fn permute(&mut self, op: &Func, dest: ValueId, target: &Func) -> Result<Skeleton, String> {
+    fn permute(&mut self, op: &Func, dest: &PermuteDest, target: &Func) -> Result<Skeleton, String> {
         let ty = self.types[0];
-        let drank = self.plan.values.get(dest).map(|i| i.rank).ok_or_else(|| format!("no value v{dest}"))?;
+        let drank = dest.rank(self.plan).ok_or_else(|| format!("no destination {dest:?}"))?;
         let dst = self.k.lanes[0].dst;
         let dst_rank = self.plan.values.get(dst).map(|i| i.rank);
+        let dest_name = match dest {
+            PermuteDest::Array(v) => name(self.plan, *v),
+            PermuteDest::Fill { .. } => "a fill".to_string(),
+        };
         if dst_rank != Some(drank) || drank == 0 {
-            return Err(format!(
-                "kernel k{}: a permute into `{}` of another rank",
-                self.index,
-                name(self.plan, dest)
-            ));
+            return Err(format!("kernel k{}: a permute into `{dest_name}` of another rank", self.index));
+        }
+        if let PermuteDest::Fill { value, .. } = dest {
+            if value.elem_type() != ty {
+                return Err(format!(
+                    "kernel k{}: a permute of {ty} into a fill of {}",
+                    self.index,
+                    value.elem_type()
+                ));
+            }
         }
         if target.params.len() != self.rank()
             || target.params.iter().any(|t| *t != ElemType::I64)
@@ -824,7 +833,7 @@ impl<'a> Gen<'a> {
         let total = self.layout.total();
         let out = self.out(0);
         let plan = self.plan;
-        let dims: Vec<String> = (0..drank).map(|d| self.layout.dim(plan, dest, d)).collect();
+        let dims = crate::dest_dims(&mut self.layout, plan, dest);
         let err = self.layout.err();
         let kid = self.layout.kid();
         let unflat = self.unflatten("f", self.rank(), "    ");
@@ -861,11 +870,19 @@ impl<'a> Gen<'a> {
             (_, ElemType::I64 | ElemType::F64) => format!("eq_atomic_cas64({p}, eq_x0, op0);"),
         };
         let mut k = String::new();
-        w!(
-            k,
-            "  // the output starts as a copy of `{}`; each element is combined at its target",
-            name(plan, dest)
-        );
+        match dest {
+            PermuteDest::Array(v) => w!(
+                k,
+                "  // the output starts as a copy of `{}`; each element is combined at its target",
+                name(plan, *v)
+            ),
+            PermuteDest::Fill { .. } => {
+                w!(
+                    k,
+                    "  // the output starts as a fill the host makes; each element is combined at its target"
+                )
+            }
+        }
         w!(k, "  const EqOp0 op0 = {{&A}};");
         w!(k, "  const long long stride = (long long)gridDim.x * EQ_BLOCK;");
         w!(k, "  for (long long f = (long long)blockIdx.x * EQ_BLOCK + threadIdx.x; f < {total}; f += stride) {{");
@@ -899,7 +916,7 @@ impl<'a> Gen<'a> {
         w!(k, "}}\n");
         self.kernel_head(&entry);
         self.kernels.push_str(&k);
-        Ok(Skeleton::Permute { entry, dest })
+        Ok(Skeleton::Permute { entry, dest: dest.clone() })
     }
 }
 

@@ -33,6 +33,8 @@ type CountFn = unsafe extern "C" fn(*const u64, i64, i64, *mut i64) -> i32;
 type WriteFn = unsafe extern "C" fn(*const u64, i64, i64, *mut u8) -> i32;
 /// `int permute(const EqArgs*, long long j0, long long j1, void* dst, unsigned char* touched)`.
 type PermuteFn = unsafe extern "C" fn(*const u64, i64, i64, *mut u8, *mut u8) -> i32;
+/// `int shared(const EqArgs*, long long j0, long long j1, void* dst)`.
+type SharedFn = unsafe extern "C" fn(*const u64, i64, i64, *mut u8) -> i32;
 /// `int merge(const EqArgs*, void* dst, const void* part, const unsigned char* touched, long long n)`.
 type MergeFn = unsafe extern "C" fn(*const u64, *mut u8, *const u8, *const u8, i64) -> i32;
 /// `int prefix(const EqArgs*, const void* parts, long long n, void* carries)`.
@@ -52,7 +54,7 @@ enum Fns {
     Lanes { run: RunFn, combine: Option<CombineFn> },
     Scan { scan: ScanFn, fold: FoldFn, prefix: PrefixFn },
     Filter { count: CountFn, write: WriteFn },
-    Permute { permute: PermuteFn, merge: MergeFn },
+    Permute { permute: PermuteFn, merge: MergeFn, shared: Option<SharedFn> },
 }
 
 /// One kernel's entry points.
@@ -109,6 +111,10 @@ impl Module {
                     Fns::Permute {
                         permute: symbol::<PermuteFn>(&lib, &pc.permute, path)?,
                         merge: symbol::<MergeFn>(&lib, &pc.merge, path)?,
+                        shared: match &pc.shared {
+                            Some((name, _)) => Some(symbol::<SharedFn>(&lib, name, path)?),
+                            None => None,
+                        },
                     }
                 },
             };
@@ -206,7 +212,7 @@ impl Entry {
     /// entries it touched, merged into `out` in task order. `false` when an element failed
     /// (a target out of bounds among them).
     pub(crate) fn launch_permute(&self, args: &[u64], out: &mut Col, total: usize, tasks: usize) -> bool {
-        let Fns::Permute { permute, merge } = self.fns else { return false };
+        let Fns::Permute { permute, merge, .. } = self.fns else { return false };
         let a = Ptr(args.as_ptr() as *mut u8);
         let n = out.len();
         let dst = col_ptr(out) as *mut u8;
@@ -249,6 +255,36 @@ impl Entry {
             }
         }
         true
+    }
+
+    /// Runs a permute kernel's `shared` entry over the `total` elements of its space into
+    /// `out` (what the result starts as), in calls of `seg` elements on rayon threads that
+    /// all write `out`: the entry writes it only by atomic operations, at targets it has
+    /// checked. `false` when an element failed (a target out of bounds among them) or the
+    /// kernel has no such entry.
+    pub(crate) fn launch_permute_shared(
+        &self,
+        args: &[u64],
+        out: &mut Col,
+        total: usize,
+        seg: usize,
+    ) -> bool {
+        let Fns::Permute { shared: Some(shared), .. } = self.fns else { return false };
+        let a = Ptr(args.as_ptr() as *mut u8);
+        let dst = Ptr(col_ptr(out) as *mut u8);
+        let seg = seg.max(1);
+        let ok = AtomicBool::new(true);
+        (0..total.div_ceil(seg)).into_par_iter().for_each(|c| {
+            let (j0, j1) = (c * seg, ((c + 1) * seg).min(total));
+            // SAFETY: the contract; `out` (borrowed mutably for the whole launch, so nothing
+            // else touches it) holds the destination's entries, every target is checked
+            // against the destination's shape before it is written, and the calls that run
+            // at once write it only by atomic operations (codegen's `permute_entries`).
+            if unsafe { shared(a.get() as *const u64, j0 as i64, j1 as i64, dst.get()) } == 0 {
+                ok.store(false, Ordering::Relaxed);
+            }
+        });
+        ok.load(Ordering::Relaxed)
     }
 
     /// Runs a scan kernel over `rows` rows of `len` elements into `_out` (`rows * len`

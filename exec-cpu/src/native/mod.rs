@@ -17,9 +17,10 @@ pub(crate) use compile::{compiler, FLAGS};
 
 use crate::col::Col;
 use crate::internal;
+use crate::store::permute_start;
 use crate::store::Store;
 use crate::store::{check_alloc, Results};
-use eqfuse_codegen::c::{Entries, KernelCode};
+use eqfuse_codegen::c::{Entries, KernelCode, Shared};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
@@ -190,24 +191,28 @@ fn run_native(
         return Ok(None);
     }
     if let Entries::Permute(pc) = &entry.code.entries {
-        let d = store.get(pc.dest)?;
         let t = store.elem(k.lanes[0].dst)?;
-        if d.data.ty() != t {
+        if pc.ty != t {
             return Ok(None);
         }
-        check_alloc(k.kind.as_str(), t, d.data.len(), max_bytes)?;
-        let mut out = d.data.to_col();
-        let dshape = d.shape.clone();
+        let (dshape, mut out) = permute_start(store, k.kind.as_str(), t, &pc.dest, max_bytes)?;
         let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
-        // the VM's split: per-thread partials only where the destination is no bigger than
-        // the source (a histogram), else one pass straight into the result
         let blocks = total.div_ceil(segment.max(1));
         let threads = rayon::current_num_threads();
-        let tasks = if threads > 1 && blocks > 1 && out.len() <= total { threads.min(blocks) } else { 1 };
-        for _ in 1..tasks {
-            check_alloc(k.kind.as_str(), t, out.len(), max_bytes)?;
-        }
-        if !entry.launch_permute(&args, &mut out, total, tasks) {
+        let tasks = if threads > 1 && blocks > 1 { threads.min(blocks) } else { 1 };
+        let ok = match permute_split(pc.shared.as_ref().map(|s| s.1), out.len(), total, tasks) {
+            PermuteSplit::Shared => entry.launch_permute_shared(&args, &mut out, total, segment),
+            PermuteSplit::Partials => {
+                for _ in 1..tasks {
+                    check_alloc(k.kind.as_str(), t, out.len(), max_bytes)?;
+                }
+                entry.launch_permute(&args, &mut out, total, tasks)
+            }
+            PermuteSplit::One => entry.launch_permute(&args, &mut out, total, 1),
+        };
+        // an element that failed (a target out of bounds among them): the VM reruns the
+        // kernel from the start and reports the first failing element
+        if !ok {
             return Ok(None);
         }
         return Ok(Some(vec![(dshape, out)]));
@@ -235,6 +240,46 @@ fn run_native(
         return Ok(None);
     }
     Ok(Some(result_shapes.into_iter().zip(outs).collect()))
+}
+
+/// How a permute's elements are split among calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PermuteSplit {
+    /// Calls on every thread write one shared result atomically (the `shared` entry).
+    Shared,
+    /// Each task combines a contiguous range of elements into a partial of its own, merged
+    /// in task order (the VM's split, so that the two agree).
+    Partials,
+    /// One call, straight into the result, elements in order.
+    One,
+}
+
+/// The split of a permute of `total` elements into a destination of `dlen` entries on
+/// `tasks` tasks, whose operator allows a `shared` entry of kind `shared`.
+///
+/// An operator that keeps one side (`\a b -> b`, `\a b -> a`) always writes the shared
+/// result: its partials would each be a copy of the whole destination, and merging them is
+/// serial (a compaction into 2^23 entries spent most of its time there). A known
+/// commutative operator writes it atomically unless the destination is small beside each
+/// task's elements: private partials cost `tasks` copies of the destination (zeroed, then
+/// merged) but no atomic operation per element and no contention on the few entries a
+/// small destination has, so they win while the copies are a small part of the work —
+/// `dlen` at most a quarter of the elements per task (a histogram's bins); past that the
+/// copies and the serial merge cost more than the atomics. Other operators keep today's
+/// rule, which the VM shares: partials where the destination is no bigger than the source.
+fn permute_split(shared: Option<Shared>, dlen: usize, total: usize, tasks: usize) -> PermuteSplit {
+    if tasks <= 1 {
+        return match shared {
+            Some(Shared::KeepNew | Shared::KeepOld) => PermuteSplit::Shared,
+            _ => PermuteSplit::One,
+        };
+    }
+    match shared {
+        Some(Shared::KeepNew | Shared::KeepOld) => PermuteSplit::Shared,
+        Some(Shared::Atomic) if dlen > total / tasks / 4 => PermuteSplit::Shared,
+        _ if dlen <= total => PermuteSplit::Partials,
+        _ => PermuteSplit::One,
+    }
 }
 
 /// Kernel `k`'s results over a space of `shape`, allocated (zeros) lane by lane, and their

@@ -14,7 +14,7 @@
 //! value read before it is computed, a type that disagrees) is an `E-LIMIT` error whose
 //! message starts with "internal error", never a panic.
 
-use super::{Block, Func, Inst, Kernel, Lane, LaneOp, Origin, Plan, Reg, Step, ValueId};
+use super::{Block, Func, Inst, Kernel, Lane, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId};
 use crate::ast::Limits;
 use crate::error::{Code, Error, Result, Span};
 use crate::interp::scalar::{binary, unary};
@@ -693,7 +693,7 @@ fn kernel(store: &Store<'_>, k: &Kernel, kidx: usize, max_bytes: u64) -> Result<
         [lane] => match &lane.op {
             LaneOp::Filter { pred } => Ok(vec![filter(store, k, lane, pred, &shape, total, max_bytes)?]),
             LaneOp::Permute { op, dest, target } => {
-                Ok(vec![permute(store, k, lane, op, *dest, target, &shape, total, max_bytes)?])
+                Ok(vec![permute(store, k, lane, op, dest, target, &shape, total, max_bytes)?])
             }
             _ => folds(store, k, kidx, &shape, total, max_bytes),
         },
@@ -830,16 +830,27 @@ fn permute(
     k: &Kernel,
     lane: &Lane,
     op: &Func,
-    dest: ValueId,
+    dest: &PermuteDest,
     target: &Func,
     shape: &[usize],
     total: usize,
     max_bytes: u64,
 ) -> Result<Arr> {
     let kind = k.kind.as_str();
-    let d = store.get(dest)?;
-    check_alloc(kind, store.elem(lane.dst)?, d.data.len(), max_bytes)?;
-    let mut out = d.clone();
+    let mut out = match dest {
+        PermuteDest::Array(v) => {
+            let d = store.get(*v)?;
+            check_alloc(kind, store.elem(lane.dst)?, d.data.len(), max_bytes)?;
+            d.clone()
+        }
+        PermuteDest::Fill { value, .. } => {
+            let (dshape, n) = dest
+                .fill_shape(|v| store.load(v), |v| store.name(v))
+                .ok_or_else(|| internal("a fill without a shape"))??;
+            check_alloc(kind, store.elem(lane.dst)?, n, max_bytes)?;
+            Arr { shape: dshape, data: vec![*value; n] }
+        }
+    };
     let mut f = Runner::new(&k.elem);
     let mut op = Runner::new(op);
     let mut tf = Runner::new(target);

@@ -369,12 +369,70 @@ pub enum LaneOp {
     Permute {
         /// The associative and commutative operator.
         op: Func,
-        /// The array copied first.
-        dest: ValueId,
+        /// What the result starts as: a copy of an array, or a constant fill.
+        dest: PermuteDest,
         /// The target: one `i64` parameter per dimension of the space, one `i64` result per
         /// dimension of `dest`.
         target: Func,
     },
+}
+
+/// What a permute's result starts as ([`LaneOp::Permute`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PermuteDest {
+    /// A copy of this array.
+    Array(ValueId),
+    /// `fill shape value` with a constant `value` (of the lane's element type), made by the
+    /// permute itself: lowering gives a constant `fill` that only a permute reads no kernel
+    /// of its own, so the destination costs no pass and no copy (a stream compaction's
+    /// `permute (\a b -> b) (fill [total] 0.0) ..` is one kernel, not two).
+    Fill {
+        /// The extents (at least one).
+        shape: Vec<Arg>,
+        /// Every element.
+        value: Scalar,
+        /// Where the `fill` is in the program text: the position of its shape's errors.
+        span: Option<Span>,
+    },
+}
+
+impl PermuteDest {
+    /// The destination's rank (`None`: an array the plan does not have).
+    pub fn rank(&self, plan: &Plan) -> Option<usize> {
+        match self {
+            PermuteDest::Array(v) => plan.values.get(*v).map(|i| i.rank),
+            PermuteDest::Fill { shape, .. } => Some(shape.len()),
+        }
+    }
+
+    /// The values it reads: the array, or the fill's extents that are host values.
+    pub fn reads(&self) -> Vec<ValueId> {
+        match self {
+            PermuteDest::Array(v) => vec![*v],
+            PermuteDest::Fill { shape, .. } => shape
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Value(v) => Some(*v),
+                    Arg::Const(_) => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// A fill's shape and element count, read as a kernel reads its space
+    /// ([`Kernel::shape`]), so that every executor fails alike (a negative extent is
+    /// `E-SHAPE` at the fill, naming `fill` as the reference interpreter does). `None` for
+    /// an array.
+    pub fn fill_shape(
+        &self,
+        load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
+        name: impl Fn(ValueId) -> String,
+    ) -> Option<crate::error::Result<(Vec<usize>, usize)>> {
+        match self {
+            PermuteDest::Array(_) => None,
+            PermuteDest::Fill { shape, span, .. } => Some(extents_shape("fill", shape, *span, load, name)),
+        }
+    }
 }
 
 /// A scalar function as straight-line code.
@@ -600,53 +658,10 @@ impl Kernel {
     /// its kernels with this, so they all fail alike.
     pub fn shape(
         &self,
-        mut load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
+        load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
         name: impl Fn(ValueId) -> String,
     ) -> crate::error::Result<(Vec<usize>, usize)> {
-        use crate::error::{Code, Error};
-        let internal = |what: String| crate::error::internal(what);
-        if self.space.is_empty() {
-            return Err(internal(format!("`{}` kernel over an empty space", self.kind)));
-        }
-        let mut dims = Vec::with_capacity(self.space.len());
-        for a in &self.space {
-            dims.push(match a {
-                Arg::Const(c) => *c,
-                Arg::Value(v) => match load(*v)? {
-                    Scalar::I64(n) => n,
-                    other => {
-                        return Err(internal(format!(
-                            "the extent `{}` is {}, not i64",
-                            name(*v),
-                            other.elem_type()
-                        )))
-                    }
-                },
-            });
-        }
-        let shown = || format!("[{}]", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
-        let mut shape = Vec::with_capacity(dims.len());
-        let mut n: i64 = 1;
-        for &d in &dims {
-            let Ok(du) = usize::try_from(d) else {
-                return Err(Error {
-                    span: self.span,
-                    ..Error::new(
-                        Code::Shape,
-                        format!("`{}`: negative size {d} in shape {}", self.kind, shown()),
-                    )
-                });
-            };
-            n = n.checked_mul(d).ok_or_else(|| {
-                Error::limit(format!("`{}`: the size of shape {} overflows i64", self.kind, shown()))
-                    .or_at(self.span)
-            })?;
-            shape.push(du);
-        }
-        let total = usize::try_from(n).map_err(|_| {
-            Error::limit(format!("`{}`: size {n} does not fit in memory", self.kind)).or_at(self.span)
-        })?;
-        Ok((shape, total))
+        extents_shape(self.kind.as_str(), &self.space, self.span, load, name)
     }
 
     /// The values this kernel reads: arrays read by index or by dimension, loaded scalars,
@@ -666,7 +681,7 @@ impl Kernel {
         let mut fs: Vec<&Func> = vec![&self.elem];
         for l in &self.lanes {
             if let LaneOp::Permute { dest, .. } = &l.op {
-                add(*dest);
+                dest.reads().into_iter().for_each(&mut add);
             }
             fs.extend(l.op.funcs());
         }
@@ -684,6 +699,55 @@ impl Kernel {
     pub fn writes(&self) -> Vec<ValueId> {
         self.lanes.iter().map(|l| l.dst).collect()
     }
+}
+
+/// [`Kernel::shape`] of a space `space` at `span`, its errors naming `kind`.
+fn extents_shape(
+    kind: &str,
+    space: &[Arg],
+    span: Option<Span>,
+    mut load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
+    name: impl Fn(ValueId) -> String,
+) -> crate::error::Result<(Vec<usize>, usize)> {
+    use crate::error::{Code, Error};
+    let internal = |what: String| crate::error::internal(what);
+    if space.is_empty() {
+        return Err(internal(format!("`{}` kernel over an empty space", kind)));
+    }
+    let mut dims = Vec::with_capacity(space.len());
+    for a in space {
+        dims.push(match a {
+            Arg::Const(c) => *c,
+            Arg::Value(v) => match load(*v)? {
+                Scalar::I64(n) => n,
+                other => {
+                    return Err(internal(format!(
+                        "the extent `{}` is {}, not i64",
+                        name(*v),
+                        other.elem_type()
+                    )))
+                }
+            },
+        });
+    }
+    let shown = || format!("[{}]", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
+    let mut shape = Vec::with_capacity(dims.len());
+    let mut n: i64 = 1;
+    for &d in &dims {
+        let Ok(du) = usize::try_from(d) else {
+            return Err(Error {
+                span,
+                ..Error::new(Code::Shape, format!("`{}`: negative size {d} in shape {}", kind, shown()))
+            });
+        };
+        n = n.checked_mul(d).ok_or_else(|| {
+            Error::limit(format!("`{}`: the size of shape {} overflows i64", kind, shown())).or_at(span)
+        })?;
+        shape.push(du);
+    }
+    let total = usize::try_from(n)
+        .map_err(|_| Error::limit(format!("`{}`: size {n} does not fit in memory", kind)).or_at(span))?;
+    Ok((shape, total))
 }
 
 impl Block {

@@ -26,7 +26,7 @@
 //! `r7 = loop r5 times (r6 = r2) { ... } next r9`. Constants of type `i32` and `f32`
 //! carry a suffix (`1i32`, `0.5f32`); `i64`, `f64` and `bool` constants do not.
 
-use super::{Arg, Block, Func, Inst, LaneOp, Origin, Plan, Reg, Step, ValueId, ValueInfo};
+use super::{Arg, Block, Func, Inst, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId, ValueInfo};
 use crate::value::Scalar;
 use std::fmt::{self, Display, Formatter};
 
@@ -114,6 +114,20 @@ fn write_steps(
     Ok(())
 }
 
+/// Writes extents, separated by `, `.
+fn write_args(f: &mut Formatter<'_>, args: &[Arg], names: Option<&[ValueInfo]>) -> fmt::Result {
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        match a {
+            Arg::Const(c) => write!(f, "{c}")?,
+            Arg::Value(v) => f.write_str(&name(names, *v))?,
+        }
+    }
+    Ok(())
+}
+
 /// Writes kernel `k` (number `counts.1`, which it advances).
 fn write_kernel(
     f: &mut Formatter<'_>,
@@ -123,15 +137,7 @@ fn write_kernel(
     ind: &str,
 ) -> fmt::Result {
     write!(f, "{ind}k{} {} over [", counts.1, k.kind)?;
-    for (i, a) in k.space.iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
-        }
-        match a {
-            Arg::Const(c) => write!(f, "{c}")?,
-            Arg::Value(v) => f.write_str(&name(names, *v))?,
-        }
-    }
+    write_args(f, &k.space, names)?;
     f.write_str("] -> ")?;
     for (i, lane) in k.lanes.iter().enumerate() {
         if i > 0 {
@@ -161,7 +167,15 @@ fn write_kernel(
             }
             LaneOp::Filter { pred } => vec![("pred", pred)],
             LaneOp::Permute { op, dest, target } => {
-                write!(f, " into {}", name(names, *dest))?;
+                match dest {
+                    PermuteDest::Array(v) => write!(f, " into {}", name(names, *v))?,
+                    PermuteDest::Fill { shape, value, .. } => {
+                        f.write_str(" into fill [")?;
+                        write_args(f, shape, names)?;
+                        f.write_str("] ")?;
+                        write_const(f, *value)?;
+                    }
+                }
                 vec![("target", target), ("op", op)]
             }
         };
