@@ -467,14 +467,16 @@ output flags = filter (\\b -> b) bs";
     }
 }
 
-#[test]
-fn multi_output_kernels_mix_generate_and_reduce() {
-    let src = "input m : f64[r, c]
+/// Softmax over the rows of `m : f64[r, c]`, output `sm`; its `e` is an intermediate.
+const SOFTMAX: &str = "input m : f64[r, c]
 let mx = reduce max (-inf) m
 let e = generate [r, c] (\\i j -> exp (m[i, j] - mx[i]))
 let s = reduce (+) 0 e
-output sm = generate [r, c] (\\i j -> e[i, j] / s[i])
-output e";
+output sm = generate [r, c] (\\i j -> e[i, j] / s[i])";
+
+#[test]
+fn multi_output_kernels_mix_generate_and_reduce() {
+    let src = &format!("{SOFTMAX}\noutput e");
     let (_, ps) = plans(src);
     let multi = ps[0].1.kernels().iter().any(|k| {
         k.lanes.len() > 1
@@ -810,13 +812,9 @@ fn a_conversion_through_an_integer_drops_the_sign_of_zero() {
 
 #[test]
 fn row_blocks_keep_their_intermediates_per_block() {
-    // softmax keeps `exp (g - max)` per block of rows; where it is also an output it is
+    // softmax keeps `exp (m - max)` per block of rows; where it is also an output it is
     // written whole. Rows from one to several blocks, 1–3 threads, against the interpreter.
-    let kept = "input g : f64[r, c]
-let mx = reduce max (-inf) g
-let e = generate [r, c] (\\i j -> exp (g[i, j] - mx[i]))
-let s = reduce (+) 0 e
-output sm = generate [r, c] (\\i j -> e[i, j] / s[i])";
+    let kept = SOFTMAX;
     let written = format!("{kept}\noutput e2 = e");
     let locals = |src: &str| -> Vec<String> {
         let (_, ps) = plans(src);
@@ -837,7 +835,7 @@ output sm = generate [r, c] (\\i j -> e[i, j] / s[i])";
         for (r, c) in [(1, 1), (3, 33), (37, 5), (600, 17), (2000, 300)] {
             let g = f64s2(r, c, |i, j| ((i * 5 + j * 3) % 11) as f64 / 4.0 - 1.0);
             let before = eqfuse_exec_cpu::native_counts();
-            let out = check_with(src, &inputs(&[("g", g)]), Agree::Close, &settings).unwrap();
+            let out = check_with(src, &inputs(&[("m", g)]), Agree::Close, &settings).unwrap();
             let after = eqfuse_exec_cpu::native_counts();
             assert!(after.native > before.native, "no row block ran natively ({r}x{c})");
             assert_eq!(out["sm"].shape(), &[r, c]);
