@@ -246,10 +246,8 @@ pub(crate) fn permute_start(
             check_alloc(kind, ty, d.data.len(), max_bytes)?;
             Ok((d.shape.clone(), d.data.to_col()))
         }
-        PermuteDest::Fill { value, .. } => {
-            let (shape, n) = dest
-                .fill_shape(|v| store.load(v), |v| store.name(v))
-                .ok_or_else(|| internal("a fill without a shape"))??;
+        PermuteDest::Fill { shape, value, span } => {
+            let (shape, n) = PermuteDest::fill_shape(shape, *span, |v| store.load(v), |v| store.name(v))?;
             check_alloc(kind, ty, n, max_bytes)?;
             let col = Col::filled(ty, n, *value)
                 .ok_or_else(|| internal(format!("a permute of {ty} into a fill of {}", value.elem_type())))?;

@@ -756,7 +756,7 @@ impl<'p, G: Gpu> Run<'p, G> {
                 }
                 vals.push(v);
             }
-            Skeleton::Permute { dest: fill @ PermuteDest::Fill { shape, value, .. }, .. } => {
+            Skeleton::Permute { dest: PermuteDest::Fill { shape, value, span }, .. } => {
                 // the fill is made here, not by a kernel of its own: zeroed memory, or the
                 // value's bytes uploaded
                 let mut loaded = HashMap::new();
@@ -765,12 +765,12 @@ impl<'p, G: Gpu> Run<'p, G> {
                         loaded.insert(*v, self.host_scalar(*v)?);
                     }
                 }
-                let (shape, n) = fill
-                    .fill_shape(
-                        |v| loaded.get(&v).copied().ok_or_else(|| internal("an extent not loaded")),
-                        |v| self.name(v),
-                    )
-                    .ok_or_else(|| internal("a fill without a shape"))??;
+                let (shape, n) = PermuteDest::fill_shape(
+                    shape,
+                    *span,
+                    |v| loaded.get(&v).copied().ok_or_else(|| internal("an extent not loaded")),
+                    |v| self.name(v),
+                )?;
                 let dst = k.lanes.first().ok_or_else(|| internal("a permute without a lane"))?.dst;
                 let elem =
                     self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;

@@ -9,6 +9,7 @@
 //! has none), so that run-time errors of the optimised plan point into the program.
 
 use crate::stop::{Stage, StopReason};
+use crate::Named;
 use egg::{Id, Language, RecExpr};
 use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
 use eqfuse_ir::check::Checked;
@@ -145,9 +146,6 @@ fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)
     let choice = eqfuse_egraph::extract::choose(eg, |_, n, costs| tc.of(n, costs));
     eqfuse_egraph::extract::term_of(eg, &choice, root)
 }
-
-/// An extracted term with the source `let` names and the source positions of its nodes.
-type Named = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>);
 
 /// `a`, unless it is none or `saturated`: then `b` (the first limit that stopped a run is the
 /// one reported).
@@ -380,7 +378,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // tens of nodes per map to reach the same form (`preroll.rs`)
     let t_roll = Instant::now();
     let first: Branch = match crate::preroll::roll(&term0, &names0, &spans0) {
-        Some(((t, n, sp), maps)) => {
+        Some(((t, n, sp), folded)) => {
             let report = PhaseReport {
                 name: "preroll",
                 stop_reason: StopReason::Saturated,
@@ -388,7 +386,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
                 nodes: t.as_ref().len(),
                 classes: t.as_ref().len(),
                 seconds: t_roll.elapsed().as_secs_f64(),
-                rules_fired: IndexMap::from([("loop-chain".to_string(), maps.saturating_sub(1))]),
+                rules_fired: IndexMap::from([("loop-chain".to_string(), folded)]),
             };
             (t, n, sp, vec![report])
         }

@@ -22,4 +22,12 @@ pub mod stop;
 mod trace;
 
 pub use driver::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
+
+/// An extracted term with the source `let` names and the source positions of its nodes, by
+/// node index (what the driver and the preroll pass it between them).
+pub(crate) type Named = (
+    egg::RecExpr<eqfuse_egraph::ArrayLang>,
+    std::collections::HashMap<usize, String>,
+    std::collections::HashMap<usize, eqfuse_ir::error::Span>,
+);
 pub use stop::{Stage, StopReason};

@@ -16,6 +16,7 @@
 //! Both forms evaluate `f` on each element `k` times in the same order, so results are bit
 //! for bit the same.
 
+use crate::Named;
 use egg::{Id, Language, RecExpr};
 use eqfuse_egraph::{ArrayLang, DeBruijn, Literal};
 use eqfuse_ir::error::Span;
@@ -24,12 +25,9 @@ use std::collections::HashMap;
 /// The shortest chain rolled before saturation.
 pub const MIN_CHAIN: usize = 64;
 
-/// A term with its `let` names and source positions by node index (as the driver keeps
-/// them).
-pub(crate) type Named = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>);
-
 /// `term` with every chain of at least [`MIN_CHAIN`] maps of one function rolled (module
-/// docs), and the number of maps the rolled chains held; `None` when there is none. Names and
+/// docs), and how many applications the rolls folded (`k - 1` for a chain of `k` maps, as
+/// `loop-chain` counts them); `None` when there is none. Names and
 /// positions follow the nodes that remain; a rolled chain takes those of its outermost map.
 pub(crate) fn roll(
     term: &RecExpr<ArrayLang>,
@@ -79,20 +77,21 @@ pub(crate) fn roll(
             continue;
         }
         let node = &nodes[i];
-        let kids: Vec<usize> = match (node, chain[i]) {
-            (ArrayLang::Map(ch), Some((k, base))) if k >= MIN_CHAIN => {
-                vec![usize::from(ch[0]), usize::from(base)]
-            }
-            _ => node.children().iter().map(|c| usize::from(*c)).collect(),
-        };
         if !ready {
+            // a rolled chain's children are its function and its base, not the next map
+            let kids: Vec<usize> = match (node, chain[i]) {
+                (ArrayLang::Map(ch), Some((k, base))) if k >= MIN_CHAIN => {
+                    vec![usize::from(ch[0]), usize::from(base)]
+                }
+                _ => node.children().iter().map(|c| usize::from(*c)).collect(),
+            };
             stack.push((i, true));
-            stack.extend(kids.iter().filter(|c| !made.contains_key(c)).map(|&c| (c, false)));
+            stack.extend(kids.into_iter().filter(|c| !made.contains_key(c)).map(|c| (c, false)));
             continue;
         }
         let id = match (node, chain[i]) {
             (ArrayLang::Map(ch), Some((k, base))) if k >= MIN_CHAIN => {
-                rolled += k;
+                rolled += k - 1;
                 let f = *made.get(&usize::from(ch[0]))?;
                 let x = *made.get(&usize::from(base))?;
                 let ArrayLang::Lam([types, _]) = &nodes[usize::from(ch[0])] else { return None };

@@ -83,6 +83,20 @@ fn chains_shorter_than_the_threshold_are_left_to_the_rules() {
 }
 
 #[test]
+fn two_chains_count_their_applications_apart() {
+    // two chains of 70 maps: 69 applications folded each, as `loop-chain` counts them
+    let mut src = String::from("input a0 : f32[n]\ninput b0 : f32[n]\n");
+    for k in 1..=70 {
+        src += &format!("let a{k} = map (\\x -> x + 1.0) a{}\n", k - 1);
+        src += &format!("let b{k} = map (\\x -> x * 0.5) b{}\n", k - 1);
+    }
+    src += "output y = a70\noutput z = b70\n";
+    let o = optimize(&check(&parse(&src).unwrap()).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert!(rolled(&o));
+    assert_eq!(o.phases[0].rules_fired.get("loop-chain"), Some(&138));
+}
+
+#[test]
 fn a_map_read_twice_is_not_rolled_past() {
     // a map in the middle is also an output: rolling over it would compute its maps twice;
     // the two halves are each shorter than the threshold

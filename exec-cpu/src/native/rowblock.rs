@@ -76,12 +76,10 @@ pub(crate) fn run(
         widest = widest.max(if row_phase { shape[shape.len() - 1] } else { 1 });
         let keep: Vec<bool> = k.lanes.iter().map(|l| local.contains(&l.dst)).collect();
         let (mut cols, shs) = alloc_results(store, k, c, &shape, &keep, max_bytes)?;
-        for ((((lane, col), sh), &kp), red) in
-            k.lanes.iter().zip(&mut cols).zip(&shs).zip(&keep).zip(&c.reduce)
-        {
+        for (((lane, col), sh), red) in k.lanes.iter().zip(&mut cols).zip(&shs).zip(&c.reduce) {
             made.insert(lane.dst, (ffi::col_ptr(col), sh.clone()));
-            if let Some(at) = local.iter().position(|v| *v == lane.dst).filter(|_| kp) {
-                // only a row phase's generate lane is kept (the plan's pass says so)
+            if let Some(at) = local.iter().position(|v| *v == lane.dst) {
+                // only a row phase's generate or scan lane is kept (the plan's pass says so)
                 if !row_phase || red.is_some() {
                     return Ok(None);
                 }

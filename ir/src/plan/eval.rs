@@ -843,10 +843,8 @@ fn permute(
             check_alloc(kind, store.elem(lane.dst)?, d.data.len(), max_bytes)?;
             d.clone()
         }
-        PermuteDest::Fill { value, .. } => {
-            let (dshape, n) = dest
-                .fill_shape(|v| store.load(v), |v| store.name(v))
-                .ok_or_else(|| internal("a fill without a shape"))??;
+        PermuteDest::Fill { shape, value, span } => {
+            let (dshape, n) = PermuteDest::fill_shape(shape, *span, |v| store.load(v), |v| store.name(v))?;
             check_alloc(kind, store.elem(lane.dst)?, n, max_bytes)?;
             Arr { shape: dshape, data: vec![*value; n] }
         }

@@ -419,19 +419,17 @@ impl PermuteDest {
         }
     }
 
-    /// A fill's shape and element count, read as a kernel reads its space
-    /// ([`Kernel::shape`]), so that every executor fails alike (a negative extent is
-    /// `E-SHAPE` at the fill, naming `fill` as the reference interpreter does). `None` for
-    /// an array.
+    /// The shape and element count of a [`PermuteDest::Fill`] of extents `shape` at `span`,
+    /// read as a kernel reads its space ([`Kernel::shape`]), so that every executor fails
+    /// alike (a negative extent is `E-SHAPE` at the fill, naming `fill` as the reference
+    /// interpreter does).
     pub fn fill_shape(
-        &self,
+        shape: &[Arg],
+        span: Option<Span>,
         load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
         name: impl Fn(ValueId) -> String,
-    ) -> Option<crate::error::Result<(Vec<usize>, usize)>> {
-        match self {
-            PermuteDest::Array(_) => None,
-            PermuteDest::Fill { shape, span, .. } => Some(extents_shape("fill", shape, *span, load, name)),
-        }
+    ) -> crate::error::Result<(Vec<usize>, usize)> {
+        extents_shape("fill", shape, span, load, name)
     }
 }
 
