@@ -289,3 +289,34 @@ fn compaction_agrees_with_the_reference() {
         assert_eq!(out["y"], Value::F32(ArrayD::from_shape_vec(IxDyn(&[want.len()]), want).unwrap()));
     }
 }
+
+#[test]
+fn plans_of_one_source_keep_their_own_fills() {
+    // a fill's value is made by the host and is not in the generated C: programs whose
+    // fills differ only in it compile to one source and share one loaded module in memory,
+    // yet each runs with its own fill. The module once kept the first plan's: CI saw
+    // `keep_one_side_operators_write_one_shared_result` get 0s, the fill of another test's
+    // program run at the same time.
+    let mut ins = Arrays::new();
+    ins.insert("t".into(), targets(6, |i| [0, 2, -1, 1, 3, 0][i]));
+    ins.insert("xs".into(), column("i64", 6, |i| i as i64 + 10));
+    let no_disk = RunOptions { cache_dir: None, ..RunOptions::default() };
+    for op in ["(\\a b -> a)", "(\\a b -> b)", "(+)"] {
+        for (k, dest) in
+            ["(fill [4] 3)", "(fill [4] 0)", "(fill [4] 5)", "(fill [4000] 5)", "(fill [4000] 7)"]
+                .iter()
+                .enumerate()
+        {
+            let src = format!(
+                "input t : i64[n]\ninput xs : i64[n]\noutput y = permute {op} {dest} (\\i -> t[i]) xs\n"
+            );
+            if k == 1 || k == 2 || k == 4 {
+                // the same source as the program before: its module comes from memory
+                let report = eqfuse_exec_cpu::compile_plan(&plan(&src), &no_disk);
+                assert!(report.cached && report.vm.is_empty(), "{report:?}\n{src}");
+            }
+            let how = if op == "(\\a b -> b)" { Agree::OneOf } else { Agree::Exact };
+            agree(&src, &ins, how).unwrap();
+        }
+    }
+}

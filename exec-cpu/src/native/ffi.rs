@@ -41,11 +41,17 @@ type MergeFn = unsafe extern "C" fn(*const u64, *mut u8, *const u8, *const u8, i
 type PrefixFn = unsafe extern "C" fn(*const u64, *const u8, i64, *mut u8) -> i32;
 
 /// A loaded plan: the shared object and its kernels' entry points.
+///
+/// It holds nothing of the plan but what its source determines: plans whose generated C is
+/// the same share one module (the in-memory cache is keyed by the source), yet may differ
+/// in what the source does not spell (a permute's fill is made by the host, and its extent
+/// and value are not in the C). Each plan pairs the module's entry points with its own
+/// [`KernelCode`] ([`Module::entries`]).
 pub(crate) struct Module {
     /// The entry points point into it: it lives as long as they do.
     _lib: libloading::Library,
     /// Per kernel of the plan: its entry points, or `None` when it runs on the VM.
-    pub entries: Vec<Option<Entry>>,
+    fns: Vec<Option<Fns>>,
 }
 
 /// One kernel's entry points, as its skeleton has them ([`Entries`]).
@@ -57,7 +63,7 @@ enum Fns {
     Permute { permute: PermuteFn, merge: MergeFn, shared: Option<SharedFn> },
 }
 
-/// One kernel's entry points.
+/// One kernel's entry points, and what was generated for it in the plan being run.
 pub(crate) struct Entry {
     fns: Fns,
     /// What was generated.
@@ -71,16 +77,16 @@ impl Module {
         // initialisers (the generated C defines none).
         let lib = unsafe { libloading::Library::new(path) }
             .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
-        let mut entries = Vec::with_capacity(kernels.len());
+        let mut fns = Vec::with_capacity(kernels.len());
         for k in kernels {
             let Ok(code) = k else {
-                entries.push(None);
+                fns.push(None);
                 continue;
             };
             // SAFETY (every `symbol` call below): the symbols are defined by the generated C
             // with exactly these signatures (codegen's `c::skeleton`: the entries of
             // generate/reduce kernels, `scan_entries`, `filter_entries`, `permute_entries`).
-            let fns = match &code.entries {
+            let f = match &code.entries {
                 // SAFETY: as above.
                 Entries::Lanes { run, combine } => unsafe {
                     Fns::Lanes {
@@ -118,10 +124,40 @@ impl Module {
                     }
                 },
             };
-            entries.push(Some(Entry { fns, code: code.clone() }));
+            fns.push(Some(f));
         }
-        Ok(Module { _lib: lib, entries })
+        Ok(Module { _lib: lib, fns })
     }
+
+    /// Its entry points, each with the code `kernels` (generated for the plan to run, from
+    /// the source this module was compiled from) says it has; `None` where a kernel runs on
+    /// the VM, and for every kernel when `kernels` is not of this module's shape.
+    pub(crate) fn entries(&self, kernels: &[Result<KernelCode, String>]) -> Vec<Option<Entry>> {
+        if kernels.len() != self.fns.len() {
+            return kernels.iter().map(|_| None).collect();
+        }
+        self.fns
+            .iter()
+            .zip(kernels)
+            .map(|(f, k)| match (f, k) {
+                (Some(fns), Ok(code)) if same_skeleton(fns, &code.entries) => {
+                    Some(Entry { fns: *fns, code: code.clone() })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Whether entry points `f` are of the skeleton `e` names.
+fn same_skeleton(f: &Fns, e: &Entries) -> bool {
+    matches!(
+        (f, e),
+        (Fns::Lanes { .. }, Entries::Lanes { .. })
+            | (Fns::Scan { .. }, Entries::Scan(_))
+            | (Fns::Filter { .. }, Entries::Filter(_))
+            | (Fns::Permute { .. }, Entries::Permute(_))
+    )
 }
 
 /// The entry point `name` of the library loaded from `path`.

@@ -40,7 +40,11 @@ fn count(native: bool) {
 
 /// A plan ready to run natively.
 pub(crate) struct Prepared {
-    module: Arc<ffi::Module>,
+    /// The loaded library, shared with every plan of the same source; `entries` point into
+    /// it.
+    _module: Arc<ffi::Module>,
+    /// Per kernel: its entry points with the code generated for this plan.
+    entries: Vec<Option<ffi::Entry>>,
     /// Kernel (by address) to its number in [`Plan::kernels`].
     index: HashMap<usize, usize>,
 }
@@ -126,7 +130,8 @@ pub(crate) fn prepare_reporting(plan: &Plan, cache: &CacheOpts) -> (Option<Prepa
     let modules = MODULES.get_or_init(Default::default);
     if let Some(m) = modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
         report.cached = true;
-        return (Some(Prepared { module: Arc::clone(m), index }), report);
+        let entries = m.entries(&code.kernels);
+        return (Some(Prepared { _module: Arc::clone(m), entries, index }), report);
     }
     let (dir, temporary) = match &cache.dir {
         Some(d) => (d.clone(), false),
@@ -148,7 +153,8 @@ pub(crate) fn prepare_reporting(plan: &Plan, cache: &CacheOpts) -> (Option<Prepa
     report.cached = compiled.cached;
     let module = Arc::new(module);
     modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&module));
-    (Some(Prepared { module, index }), report)
+    let entries = module.entries(&code.kernels);
+    (Some(Prepared { _module: module, entries, index }), report)
 }
 
 use eqfuse_codegen::layout::scalar_bits;
@@ -181,7 +187,7 @@ fn run_native(
     segment: usize,
 ) -> Result<Option<Results>> {
     let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
-    let Some(Some(entry)) = prep.module.entries.get(i) else { return Ok(None) };
+    let Some(Some(entry)) = prep.entries.get(i) else { return Ok(None) };
     let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v))?;
     let rank = shape.len();
     let len = shape[rank - 1];
