@@ -471,6 +471,22 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         }
     }
     crate::trace::note("choice", "lower", t, String::new);
+    // never a plan priced above the unfused one: the terms are chosen by the e-graph's
+    // costs, and the plan's price knows what the lowering adds (a row block keeps its
+    // intermediates per block of rows, unpriced in the e-graph), so a rule order that
+    // extracted only a fully fused term could otherwise keep it over the source's own
+    // term, lowered to a cheaper row block (seeds 70, 84, 106 and 121 of the confluence
+    // property); a tie keeps the optimised plan
+    if let Some((c, b, _)) = &best {
+        if plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes).total < *c {
+            let phases = b.3.clone();
+            best = Some((
+                0.0,
+                (source.0.clone(), source.1.clone(), source_spans.clone(), phases),
+                unfused_plan.clone(),
+            ));
+        }
+    }
     let ((term, names, spans, phases), plan) = match best {
         Some((_, b, plan)) => (b, plan),
         None => (
