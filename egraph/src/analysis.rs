@@ -220,7 +220,28 @@ pub struct ClassFacts {
     pub best: ArrayLang,
     /// The size of that term as a tree, saturating. It strictly decreases from a class to
     /// the classes of its `best` node's children, so following `best` always ends.
+    ///
+    /// Up to [`EXACT_SIZE`] it is a smallest term's; above, a smaller term replaces the
+    /// recorded one only when it is at least 1/16 smaller ([`smaller`]).
     pub size: u64,
+}
+
+/// Terms up to this size are compared exactly; see [`smaller`].
+pub const EXACT_SIZE: u64 = 1024;
+
+/// Whether a term of size `new` replaces a class's recorded term of size `old`: when it is
+/// smaller, and — above [`EXACT_SIZE`] — smaller by at least 1/16.
+///
+/// Every replacement changes the class's facts, and egg then recomputes every class above
+/// it: a smaller term found deep in a chain of `n` nested maps shrinks the size of every
+/// class above it, one at a time, and `n` such finds cost `n^2` recomputations (a chain
+/// of 16 000 maps of seven functions spent minutes in one rebuild, past the optimiser's
+/// deadline). With the relative step a shrink of `k` stops rising where the sizes reach
+/// `16 k`. Any rule that only ever replaces a term by a smaller one keeps the invariant
+/// `best` relies on: a class's size is the size its `best` node had when it was recorded,
+/// and its children's sizes have only shrunk since.
+pub fn smaller(new: u64, old: u64) -> bool {
+    new < old && (old <= EXACT_SIZE || new <= old - old / 16)
 }
 
 /// A token no analysis has had before.
@@ -560,7 +581,7 @@ impl egg::Analysis<ArrayLang> for Facts {
         } else {
             a_changed |= a.free.union_with(&b.free);
         }
-        if b.size < a.size {
+        if smaller(b.size, a.size) {
             a.size = b.size;
             a.best = b.best.clone();
             a_changed = true;
@@ -577,5 +598,24 @@ impl egg::Analysis<ArrayLang> for Facts {
                 egraph.union(id, lit_id);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{smaller, EXACT_SIZE};
+
+    #[test]
+    fn small_terms_compare_exactly_large_ones_by_a_sixteenth() {
+        // never a term that is not smaller
+        assert!(!smaller(5, 5) && !smaller(6, 5) && !smaller(u64::MAX, 3));
+        // up to the bound, any smaller term
+        assert!(smaller(EXACT_SIZE - 1, EXACT_SIZE) && smaller(1, 2));
+        // above, a smaller term by at least 1/16 of the recorded one
+        let old = 16 * EXACT_SIZE;
+        assert!(!smaller(old - 1, old));
+        assert!(!smaller(old - old / 16 + 1, old));
+        assert!(smaller(old - old / 16, old));
+        assert!(smaller(1, u64::MAX));
     }
 }
