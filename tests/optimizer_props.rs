@@ -1273,3 +1273,26 @@ output t13
         assert!(got <= unfused, "{v:?}: {got:e} s, unfused {unfused:e} s\n{}", o.explain_with(false));
     }
 }
+
+#[test]
+fn a_builtin_shadowed_in_one_scope_is_the_builtin_past_it() {
+    // the encoder and the checker skip the search of local names for a builtin's name
+    // unless some local in scope is named as a builtin is: that count must follow scopes
+    let src = "input xs : f32[n]
+output d = (let map = 3 in map) + reduce (+) 0 (map (\\x -> 1) xs)
+output e = map (\\v -> (\\map -> map * 2.0) v) (map (\\x -> x) xs)
+output f = let exp = 2.0 in map (\\x -> x * exp) xs
+";
+    let checked = check(&eqfuse::parse(src).unwrap()).unwrap();
+    let mut ins = eqfuse::Arrays::new();
+    ins.insert(
+        "xs".into(),
+        eqfuse::Value::F32(
+            ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[3]), vec![0.5, 1.0, -2.0]).unwrap(),
+        ),
+    );
+    let want = eqfuse::run(&checked, eqfuse::Backend::Reference, &ins).unwrap();
+    assert_eq!(want["d"], eqfuse::Value::I64(ndarray::arr0(6).into_dyn()));
+    assert_eq!(want["f"], eqfuse::Value::F32(ndarray::arr1(&[1.0f32, 2.0, -4.0]).into_dyn()));
+    assert_eq!(eqfuse::run(&checked, eqfuse::Backend::Cpu, &ins).unwrap(), want);
+}

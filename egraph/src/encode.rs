@@ -68,11 +68,20 @@ struct EnvNode<'p> {
     name: &'p str,
     local: Local<'p>,
     next: Env<'p>,
+    /// Whether this binding or one further out is named as a builtin is (`map`, `exp`):
+    /// where none is, a builtin's name needs no walk of the list (a program of `n` nested
+    /// `let`s applies `map` `n` times, and each walk would be `n` long).
+    shadows_builtin: bool,
 }
 
 impl<'p> Env<'p> {
     fn push(&self, name: &'p str, local: Local<'p>) -> Env<'p> {
-        Env(Some(Rc::new(EnvNode { name, local, next: self.clone() })))
+        let shadows_builtin = is_builtin(name) || self.shadows_builtin();
+        Env(Some(Rc::new(EnvNode { name, local, next: self.clone(), shadows_builtin })))
+    }
+
+    fn shadows_builtin(&self) -> bool {
+        self.0.as_ref().is_some_and(|n| n.shadows_builtin)
     }
 
     fn lookup(&self, name: &str) -> Option<&Local<'p>> {
@@ -202,7 +211,9 @@ impl<'p> Enc<'p> {
     }
 
     fn is_bound(&self, name: &str, env: &Env<'p>) -> bool {
-        env.lookup(name).is_some() || self.globals.contains_key(name) || self.sizes.contains(name)
+        // no local binding has a builtin's name unless the list says so
+        let local = (!is_builtin(name) || env.shadows_builtin()) && env.lookup(name).is_some();
+        local || self.globals.contains_key(name) || self.sizes.contains(name)
     }
 
     /// Encodes a value expression at binder depth `d`, noting its source position.
@@ -264,7 +275,7 @@ impl<'p> Enc<'p> {
             }
             ExprKind::Apply { func, args } => {
                 if let ExprKind::Var(name) = &func.kind {
-                    if !self.is_bound(name, env) && is_builtin(name) {
+                    if is_builtin(name) && !self.is_bound(name, env) {
                         return self.builtin(name, args, env, d);
                     }
                 }

@@ -344,6 +344,14 @@ fn shadowing() {
     assert_eq!(out_ty(&c, "a"), "f32[n]");
     assert_eq!(out_ty(&c, "b"), "f32[n]");
     assert_eq!(out_ty(&c, "c"), "i64");
+    // past the scope that shadows it, a builtin is the builtin again
+    let c = checked(
+        "input xs : f32[n]\n\
+         output d = (let map = 3 in map) + reduce (+) 0 (map (\\x -> 1) xs)\n\
+         output e = map (\\v -> (\\map -> map * 2.0) v) (map (\\x -> x) xs)",
+    );
+    assert_eq!(out_ty(&c, "d"), "i64");
+    assert_eq!(out_ty(&c, "e"), "f32[n]");
     // output of an input and of a let
     let c = checked("input xs : f32[n]\nlet y = 1.5\noutput xs\noutput y");
     assert_eq!(out_ty(&c, "xs"), "f32[n]");

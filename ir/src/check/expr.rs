@@ -89,6 +89,9 @@ pub(crate) struct Checker {
     pub item_lines: HashMap<String, u32>,
     /// Lambda parameters and local `let`s in scope, innermost last.
     locals: Vec<(String, IT)>,
+    /// How many of `locals` are named as a builtin is: where none is, a builtin's name
+    /// needs no search of them (a program of `n` nested `let`s applies `map` `n` times).
+    builtin_locals: usize,
 }
 
 /// A short rendering of `e` for messages.
@@ -183,12 +186,33 @@ impl Checker {
     }
 
     fn is_local(&self, name: &str) -> bool {
-        self.locals.iter().any(|(n, _)| n == name)
+        self.local(name).is_some()
+    }
+
+    /// The innermost local named `name`.
+    fn local(&self, name: &str) -> Option<&IT> {
+        if self.builtin_locals == 0 && is_builtin(name) {
+            return None;
+        }
+        self.locals.iter().rev().find(|(n, _)| n == name).map(|(_, it)| it)
+    }
+
+    /// Brings a local into scope.
+    fn push_local(&mut self, name: &str, it: IT) {
+        self.builtin_locals += usize::from(is_builtin(name));
+        self.locals.push((name.to_string(), it));
+    }
+
+    /// Drops the locals brought into scope after the first `base`.
+    fn drop_locals(&mut self, base: usize) {
+        for (n, _) in self.locals.drain(base.min(self.locals.len())..) {
+            self.builtin_locals -= usize::from(is_builtin(&n));
+        }
     }
 
     /// What `name` refers to here.
     pub fn lookup(&self, name: &str) -> Found {
-        if let Some((_, it)) = self.locals.iter().rev().find(|(n, _)| n == name) {
+        if let Some(it) = self.local(name) {
             return Found::Value(it.clone());
         }
         if let Some(g) = self.globals.get(name) {
@@ -283,9 +307,10 @@ impl Checker {
     #[inline(never)]
     fn check_let(&mut self, name: &str, value: &Expr, body: &Expr, cx: Cx) -> Result<TNode> {
         let v = self.check_binding(value, cx)?;
-        self.locals.push((name.to_string(), v.it.clone()));
+        let base = self.locals.len();
+        self.push_local(name, v.it.clone());
         let b = self.check_expr(body, cx);
-        self.locals.pop();
+        self.drop_locals(base);
         let b = b?;
         Ok(TNode { it: b.it.clone(), kids: vec![v, b] })
     }
@@ -634,10 +659,10 @@ impl Checker {
         };
         let base = self.locals.len();
         for (p, v) in params.iter().zip(&vs) {
-            self.locals.push((p.clone(), IT::Scalar(*v)));
+            self.push_local(p, IT::Scalar(*v));
         }
         let b = self.check_expr(body, Cx { in_lambda: true, tuple_ok: true });
-        self.locals.truncate(base);
+        self.drop_locals(base);
         let b = b?;
         let ret = match &b.it {
             IT::Scalar(_) | IT::Tuple(_) => b.it.clone(),
