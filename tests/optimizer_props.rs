@@ -89,13 +89,7 @@ proptest! {
         let base = optimised(&case, &OptimizeOptions::default())?;
         // a run stopped by a limit is not comparable: the case is rejected, not passed
         prop_assume!(base.result.stop_reason == "saturated");
-        let variants = [
-            Variant { rule_order_seed: Some(1), ..Variant::default() },
-            Variant { rule_order_seed: Some(0xDEAD_BEEF), ..Variant::default() },
-            Variant { simple_scheduler: true, ..Variant::default() },
-            Variant { merge_phases: true, ..Variant::default() },
-        ];
-        for v in variants {
+        for v in other_variants() {
             let o = optimised(&case, &OptimizeOptions { variant: v.clone(), ..OptimizeOptions::default() })?;
             if o.result.stop_reason != "saturated" {
                 continue;
@@ -127,16 +121,21 @@ proptest! {
     }
 }
 
-/// Optimises `src` with each variant; all must predict the same cost.
-fn same_cost_under_every_variant(src: &str) -> f64 {
-    let prog = eqfuse::parse(src).unwrap();
-    let variants = [
-        Variant::default(),
+/// The variants the confluence checks compare with the default run: two shuffled rule
+/// orders, egg's simple scheduler, the simplify and fuse phases merged.
+fn other_variants() -> [Variant; 4] {
+    [
         Variant { rule_order_seed: Some(1), ..Variant::default() },
         Variant { rule_order_seed: Some(0xDEAD_BEEF), ..Variant::default() },
         Variant { simple_scheduler: true, ..Variant::default() },
         Variant { merge_phases: true, ..Variant::default() },
-    ];
+    ]
+}
+
+/// Optimises `src` with each variant; all must predict the same cost.
+fn same_cost_under_every_variant(src: &str) -> f64 {
+    let prog = eqfuse::parse(src).unwrap();
+    let variants: Vec<Variant> = std::iter::once(Variant::default()).chain(other_variants()).collect();
     let costs: Vec<f64> = variants
         .iter()
         .map(|v| {
@@ -1259,13 +1258,7 @@ let t13 = map (\\x15 x16 x17 -> f32 (iterate 0 (\\x18 -> (-3)) (x16 % (if x15 ==
 output t13
 ";
     let prog = eqfuse::parse(src).unwrap();
-    for v in [
-        Variant::default(),
-        Variant { rule_order_seed: Some(1), ..Variant::default() },
-        Variant { rule_order_seed: Some(0xDEAD_BEEF), ..Variant::default() },
-        Variant { simple_scheduler: true, ..Variant::default() },
-        Variant { merge_phases: true, ..Variant::default() },
-    ] {
+    for v in std::iter::once(Variant::default()).chain(other_variants()) {
         let o =
             eqfuse::optimize(&prog, &OptimizeOptions { variant: v.clone(), ..OptimizeOptions::default() })
                 .unwrap();

@@ -477,11 +477,12 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // extracted only a fully fused term could otherwise keep it over the source's own
     // term, lowered to a cheaper row block (seeds 70, 84, 106 and 121 of the confluence
     // property); a tie keeps the optimised plan
+    let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
     if let Some((c, b, _)) = &best {
-        if plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes).total < *c {
+        if unfused_cost.total < *c {
             let phases = b.3.clone();
             best = Some((
-                0.0,
+                unfused_cost.total,
                 (source.0.clone(), source.1.clone(), source_spans.clone(), phases),
                 unfused_plan.clone(),
             ));
@@ -519,7 +520,6 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     crate::trace::note("final", "decode", t, String::new);
     let stop_reason = stop_reason.unwrap_or(StopReason::Saturated);
     let cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
-    let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
     Ok(Optimized {
         plan,
         cost,

@@ -44,8 +44,8 @@ type PrefixFn = unsafe extern "C" fn(*const u64, *const u8, i64, *mut u8) -> i32
 ///
 /// It holds nothing of the plan but what its source determines: plans whose generated C is
 /// the same share one module (the in-memory cache is keyed by the source), yet may differ
-/// in what the source does not spell (a permute's fill is made by the host, and its extent
-/// and value are not in the C). Each plan pairs the module's entry points with its own
+/// in what the source does not spell (a permute's fill is made by the host, and its value
+/// is not in the C). Each plan pairs the module's entry points with its own
 /// [`KernelCode`] ([`Module::entries`]).
 pub(crate) struct Module {
     /// The entry points point into it: it lives as long as they do.
