@@ -335,9 +335,12 @@ fn explain_writes_each_kernels_cuda_source() {
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["k0_reduce.cu", "k1_reduce.cu", "k2_generate.cu"]);
+    // each kernel, then the row block they form as one kernel
+    assert_eq!(names, ["k0_reduce.cu", "k0_rowblock.cu", "k1_reduce.cu", "k2_generate.cu"]);
     let k1 = std::fs::read_to_string(dir.join("k1_reduce.cu")).expect("source");
     assert!(k1.contains("__global__"), "{k1}");
+    let block = std::fs::read_to_string(dir.join("k0_rowblock.cu")).expect("source");
+    assert!(block.contains("eq_k0_rowblock") && block.contains("phase 2: k2"), "{block}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

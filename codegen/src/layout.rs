@@ -46,6 +46,10 @@ pub struct Layout {
     /// The argument block's C type name.
     name: String,
     fields: Vec<(Slot, String, String)>,
+    /// Values the kernel writes as well as reads (the results of a row block's phases):
+    /// their fields are plain pointers, not `const __restrict__` ones, so that a read after
+    /// the write (behind a barrier) sees it.
+    written: Vec<ValueId>,
 }
 
 impl Layout {
@@ -58,7 +62,7 @@ impl Layout {
     /// An empty argument block whose C type is `name` (one per kernel when a translation
     /// unit holds several kernels).
     pub fn named(dialect: Dialect, name: &str) -> Layout {
-        Layout { dialect, name: name.to_string(), fields: Vec::new() }
+        Layout { dialect, name: name.to_string(), fields: Vec::new(), written: Vec::new() }
     }
 
     /// The argument block's C type name.
@@ -104,10 +108,26 @@ impl Layout {
     pub fn narrow(&mut self) -> String {
         self.field(Slot::Narrow, || ("long long".into(), "narrow".into()))
     }
-    /// Value `v`'s buffer, read-only.
+    /// Marks values the kernel writes through their [`Slot::Array`] fields (before any of
+    /// them is asked for).
+    pub fn set_written(&mut self, vs: &[ValueId]) {
+        self.written = vs.to_vec();
+    }
+
+    /// Whether [`Layout::set_written`] named `v`.
+    pub fn written(&self, v: ValueId) -> bool {
+        self.written.contains(&v)
+    }
+
+    /// Value `v`'s buffer: read-only, unless [`Layout::set_written`] named it.
     pub fn array(&mut self, plan: &Plan, v: ValueId) -> String {
         let (ty, name) = value_type_name(plan, v);
-        self.field(Slot::Array(v), || (format!("const {ty}* __restrict__ /* {name} */"), format!("v{v}")))
+        let decl = if self.written.contains(&v) {
+            format!("{ty}* /* {name} */")
+        } else {
+            format!("const {ty}* __restrict__ /* {name} */")
+        };
+        self.field(Slot::Array(v), || (decl, format!("v{v}")))
     }
     pub fn dim(&mut self, plan: &Plan, v: ValueId, k: usize) -> String {
         let (_, name) = value_type_name(plan, v);

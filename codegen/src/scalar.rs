@@ -590,11 +590,13 @@ impl Emitter<'_, '_> {
         }
         let plan = self.cx.plan;
         let base = self.cx.layout.array(plan, array);
-        // Arrays a kernel reads are never written by it: read through the read-only cache.
+        // An array the kernel does not write is read through the read-only cache; one a row
+        // block's earlier phase wrote ([`Layout::written`]) with a plain load, which sees it.
         let is_bool = self.ty(dst)? == ElemType::Bool;
         let dialect = self.cx.layout.dialect();
+        let written = self.cx.layout.written(array);
         let load = |at: &str| {
-            if is_bool || dialect == Dialect::C {
+            if is_bool || dialect == Dialect::C || written {
                 format!("{base}[{at}]")
             } else {
                 format!("__ldg(&{base}[{at}])")

@@ -19,9 +19,8 @@ use crate::ptr::Ptr;
 use crate::store::check_alloc;
 use crate::store::Store;
 use eqfuse_ir::error::Result;
-use eqfuse_ir::plan::contract::{Contraction, Factor, Layout};
+use eqfuse_ir::plan::contract::{Contraction, Layout};
 use eqfuse_ir::plan::Kernel;
-use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
 use rayon::prelude::*;
 
@@ -85,7 +84,7 @@ pub(crate) fn run(
 ) -> Result<Option<(Vec<usize>, Col)>> {
     let (space, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
     let (a, b) = (store.get(c.a.array)?, store.get(c.b.array)?);
-    let (oa, ob) = (offsets(store, &c.a.offsets)?, offsets(store, &c.b.offsets)?);
+    let (oa, ob) = c.offsets(|v| store.load(v))?;
     let Some(layout) = c.layout(&space, (&a.shape, &oa), (&b.shape, &ob)) else { return Ok(None) };
     let dst = k.lanes.first().ok_or_else(|| internal("a contraction with no lane"))?.dst;
     let elem = store.elem(dst)?;
@@ -97,17 +96,7 @@ pub(crate) fn run(
         // no products: every element is the neutral element, +0.0
         return Ok(Some((shape, out)));
     }
-    let mut alpha = match elem {
-        ElemType::F32 => Scalar::F32(1.0),
-        _ => Scalar::F64(1.0),
-    };
-    for f in &c.scale {
-        alpha = match (alpha, factor(store, f)?) {
-            (Scalar::F32(p), Scalar::F32(q)) => Scalar::F32(p * q),
-            (Scalar::F64(p), Scalar::F64(q)) => Scalar::F64(p * q),
-            _ => return Err(internal("a contraction's factor of another type")),
-        };
-    }
+    let alpha = c.alpha(elem, |v| store.load(v))?;
     match (a.data.as_ref(), b.data.as_ref(), out.as_mut(), alpha) {
         (ColRef::F32(x), ColRef::F32(y), ColMut::F32(z), Scalar::F32(s)) => {
             products(&layout, s, x, y, z, threads)
@@ -118,27 +107,6 @@ pub(crate) fn run(
         _ => return Err(internal("a contraction over arrays of another type")),
     }
     Ok(Some((shape, out)))
-}
-
-/// An operand's index offsets, evaluated (0 where there is none).
-fn offsets(store: &Store<'_>, offs: &[Option<Factor>]) -> Result<Vec<i64>> {
-    offs.iter()
-        .map(|o| match o {
-            None => Ok(0),
-            Some(f) => match factor(store, f)? {
-                Scalar::I64(x) => Ok(x),
-                other => Err(internal(format!("an index offset that is {}", other.elem_type()))),
-            },
-        })
-        .collect()
-}
-
-/// A point-independent factor's value.
-fn factor(store: &Store<'_>, f: &Factor) -> Result<Scalar> {
-    match f {
-        Factor::Const(s) => Ok(*s),
-        Factor::Value(v) => store.load(*v),
-    }
 }
 
 /// Every product of `l`: `z = alpha · x · y` per batch point.

@@ -14,15 +14,19 @@
 // only ones of the crate that need `unsafe`.
 #![allow(unsafe_code)]
 
+use crate::blas::GemmCall;
 use crate::nvrtc::{self, Compiled, Target};
 use crate::runtime::Gpu;
 use crate::{cache, CudaOptions};
+use cudarc::cublas::{self, sys::cublasOperation_t as Op, CudaBlas};
 use cudarc::driver::{
     result as dresult, sys as dsys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream,
 };
 use cudarc::driver::{DevicePtr, DriverError};
 use eqfuse_codegen::cuda::KernelCode;
+use eqfuse_ir::error::internal;
 use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::value::Scalar;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -66,6 +70,20 @@ pub(crate) fn available() -> bool {
             .is_some_and(|n| n > 0)
 }
 
+/// Whether cuBLAS can be loaded: by the loader's usual search, else from `$EQFUSE_CUBLAS`
+/// or a CUDA installation ([`crate::libs::available`]).
+pub(crate) fn blas_available() -> bool {
+    fn present() -> bool {
+        // SAFETY: only tries to load the library (its initialisers have no preconditions).
+        std::panic::catch_unwind(|| unsafe { cublas::sys::is_culib_present() }).unwrap_or(false)
+    }
+    fn preload(p: &std::path::Path) -> std::result::Result<(), String> {
+        crate::libs::preload(p, |n| n.starts_with("libcublas.so"))
+    }
+    static TRIED: OnceLock<()> = OnceLock::new();
+    crate::libs::available(&TRIED, "EQFUSE_CUBLAS", present, preload)
+}
+
 /// One GPU: its context, the stream all work goes to, and the modules loaded so far.
 pub(crate) struct Device {
     ctx: Arc<CudaContext>,
@@ -80,6 +98,8 @@ pub(crate) struct Device {
     functions: Mutex<HashMap<(String, String), CudaFunction>>,
     /// NVRTC's version and architectures, once known.
     nvrtc: OnceLock<((i32, i32), Vec<u32>)>,
+    /// A cuBLAS handle on `stream`, once asked for (`None`: no cuBLAS).
+    blas: OnceLock<Option<CudaBlas>>,
 }
 
 /// The devices opened so far, by ordinal.
@@ -135,6 +155,7 @@ impl Device {
                 modules: Mutex::new(HashMap::new()),
                 functions: Mutex::new(HashMap::new()),
                 nvrtc: OnceLock::new(),
+                blas: OnceLock::new(),
             }))
         })?;
         map.insert(ordinal, d.clone());
@@ -204,6 +225,29 @@ impl Device {
             Code::Device,
             format!("the kernel `{}` could not be loaded: {}", code.file, why.join("; ")),
         ))
+    }
+
+    /// The cuBLAS handle, made the first time (`None`, said once on stderr, when the
+    /// library cannot be loaded or initialised: matrix products then run as their kernels).
+    fn blas(&self) -> Option<&CudaBlas> {
+        self.blas
+            .get_or_init(|| {
+                let why = if !blas_available() {
+                    "libcublas.so was not found (put its folder on LD_LIBRARY_PATH, or set EQFUSE_CUBLAS)"
+                        .to_string()
+                } else {
+                    match guarded("cuBLAS", || {
+                        CudaBlas::new(self.stream.clone())
+                            .map_err(|e| Error::new(Code::Device, format!("creating a cuBLAS handle: {e:?}")))
+                    }) {
+                        Ok(b) => return Some(b),
+                        Err(e) => e.message,
+                    }
+                };
+                eprintln!("eqfuse: {why}; matrix products run as reduction kernels");
+                None
+            })
+            .as_ref()
     }
 
     /// Function `name` of the module under `key`.
@@ -313,5 +357,78 @@ impl Gpu for Device {
 
     fn sms(&self) -> u32 {
         self.sms
+    }
+
+    fn gemm(
+        &self,
+        g: &GemmCall,
+        x: &CudaSlice<u8>,
+        y: &CudaSlice<u8>,
+        c: &mut CudaSlice<u8>,
+    ) -> Result<bool> {
+        let Some(blas) = self.blas() else { return Ok(false) };
+        guarded("cuBLAS", || {
+            self.ctx.bind_to_thread().map_err(|e| dev_err("binding the context", e))?;
+            let size = g.elem.size_bytes() as u64;
+            let at = |buf: &CudaSlice<u8>, off: usize| self.ptr(buf) + off as u64 * size;
+            let (px, py, pc) = (at(x, g.x.off), at(y, g.y.off), at(c, g.c_off));
+            let op = |t: bool| if t { Op::CUBLAS_OP_T } else { Op::CUBLAS_OP_N };
+            let (ta, tb) = (op(g.x.trans), op(g.y.trans));
+            let (sx, sy, sc) = g.strides;
+            let h = *blas.handle();
+            // SAFETY: the handle's stream is this device's one stream, so the call runs after
+            // the work that wrote `x` and `y` and before any that reads `c`; the runtime
+            // checked that every element the call addresses (`GemmCall::needs`, from the
+            // offsets, leading dimensions, extents and batch strides passed here) lies inside
+            // the three buffers, which live until the stream has run past the call (they are
+            // freed only through their `CudaSlice`s, asynchronously on the same stream).
+            let r = unsafe {
+                match g.alpha {
+                    Scalar::F32(alpha) => cublas::result::sgemm_strided_batched(
+                        h,
+                        ta,
+                        tb,
+                        g.m,
+                        g.n,
+                        g.k,
+                        &alpha,
+                        px as *const f32,
+                        g.x.ld,
+                        sx,
+                        py as *const f32,
+                        g.y.ld,
+                        sy,
+                        &0.0f32,
+                        pc as *mut f32,
+                        g.ldc,
+                        sc,
+                        g.batch,
+                    ),
+                    Scalar::F64(alpha) => cublas::result::dgemm_strided_batched(
+                        h,
+                        ta,
+                        tb,
+                        g.m,
+                        g.n,
+                        g.k,
+                        &alpha,
+                        px as *const f64,
+                        g.x.ld,
+                        sx,
+                        py as *const f64,
+                        g.y.ld,
+                        sy,
+                        &0.0f64,
+                        pc as *mut f64,
+                        g.ldc,
+                        sc,
+                        g.batch,
+                    ),
+                    other => return Err(internal(format!("a GEMM call over {}", other.elem_type()))),
+                }
+            };
+            r.map_err(|e| Error::new(Code::Device, format!("cuBLAS gemm: {e:?}")))?;
+            Ok(true)
+        })
     }
 }

@@ -19,10 +19,12 @@
 // through `libloading`; the buffers are plain allocations owned by `EmuBuf`.
 #![allow(unsafe_code)]
 
+use crate::blas::{self, GemmCall};
 use crate::runtime::Gpu;
 use crate::CudaOptions;
 use eqfuse_codegen::cuda::{KernelCode, Skeleton};
 use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::types::ElemType;
 use std::alloc::Layout;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -230,6 +232,10 @@ pub(crate) struct Emu {
     libs: Mutex<HashMap<String, Arc<libloading::Library>>>,
     /// Lines put before every kernel file (tests' `#define`s).
     defines: String,
+    /// GEMM calls made so far.
+    gemm_calls: std::sync::atomic::AtomicUsize,
+    /// The entry points launched so far, in order.
+    launches: Mutex<Vec<String>>,
 }
 
 /// A compiled kernel file.
@@ -250,7 +256,14 @@ impl Emu {
             std::fs::write(&tmp, EMU_HEADER).ok()?;
             std::fs::rename(&tmp, &header).ok()?;
         }
-        Some(Emu { dir, cxx, libs: Mutex::new(HashMap::new()), defines: String::new() })
+        Some(Emu {
+            dir,
+            cxx,
+            libs: Mutex::new(HashMap::new()),
+            defines: String::new(),
+            gemm_calls: Default::default(),
+            launches: Default::default(),
+        })
     }
 }
 
@@ -266,7 +279,8 @@ fn entries(s: &Skeleton) -> Vec<&str> {
         Skeleton::Map { entry }
         | Skeleton::FullReduce { entry }
         | Skeleton::ScanRows { entry }
-        | Skeleton::Permute { entry, .. } => vec![entry],
+        | Skeleton::Permute { entry, .. }
+        | Skeleton::RowBlock { entry } => vec![entry],
         Skeleton::RowReduce { warp, block } => vec![warp, block],
         Skeleton::Scan1d { entry, .. } | Skeleton::Filter { entry, .. } => vec![entry],
     }
@@ -360,11 +374,51 @@ impl Gpu for Emu {
         // pointer fields are live `EmuBuf`s held by the runtime for the whole launch, which
         // returns only when every emulated thread has finished.
         unsafe { f(args.as_ptr(), grid, block) };
+        self.launches.lock().map_err(emu_err)?.push(entry.to_string());
         Ok(())
     }
 
     fn sms(&self) -> u32 {
         1
+    }
+
+    /// cuBLAS's definition of the call, run on the host ([`crate::blas::reference`]), so
+    /// that the calls the runtime makes of a contraction are checked against the plan
+    /// interpreter too.
+    fn gemm(&self, g: &GemmCall, x: &EmuBuf, y: &EmuBuf, c: &mut EmuBuf) -> Result<bool> {
+        fn elems<T: Copy>(b: &[u8], size: usize, from: fn(&[u8]) -> T) -> Vec<T> {
+            b.chunks_exact(size).map(from).collect()
+        }
+        let ok = match g.elem {
+            ElemType::F32 => {
+                let f = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                let (xs, ys) = (elems(x.bytes(), 4, f), elems(y.bytes(), 4, f));
+                let mut cs = elems(c.bytes(), 4, f);
+                let ok = blas::reference(g, &xs, &ys, &mut cs).is_some();
+                let out: Vec<u8> = cs.iter().flat_map(|v| v.to_le_bytes()).collect();
+                c.bytes_mut()[..out.len()].copy_from_slice(&out);
+                ok
+            }
+            ElemType::F64 => {
+                let f = |b: &[u8]| {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(b);
+                    f64::from_le_bytes(a)
+                };
+                let (xs, ys) = (elems(x.bytes(), 8, f), elems(y.bytes(), 8, f));
+                let mut cs = elems(c.bytes(), 8, f);
+                let ok = blas::reference(g, &xs, &ys, &mut cs).is_some();
+                let out: Vec<u8> = cs.iter().flat_map(|v| v.to_le_bytes()).collect();
+                c.bytes_mut()[..out.len()].copy_from_slice(&out);
+                ok
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(emu_err("a GEMM call that reads or writes outside its buffers"));
+        }
+        self.gemm_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(true)
     }
 }
 
@@ -374,6 +428,7 @@ mod tests {
     use super::*;
     use eqfuse_ir::check::check;
     use eqfuse_ir::parse::parse;
+    use eqfuse_ir::plan::Step;
     use eqfuse_ir::value::{compare, Tolerance, Value};
     use eqfuse_optimize::{optimize, OptimizeOptions};
     use indexmap::IndexMap;
@@ -427,6 +482,9 @@ mod tests {
                     continue;
                 }
                 let t = std::time::Instant::now();
+                // matrix products through the emulated cuBLAS in the optimised plan, as their
+                // reductions in the unfused one
+                let opts = CudaOptions { gemm: label == "optimised", ..opts.clone() };
                 let got = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())
                     .and_then(|b| crate::runtime::run(&emu, plan, &inputs, &b.sizes, &opts));
                 eprintln!("{name} ({label}): {:.2} s", t.elapsed().as_secs_f64());
@@ -621,6 +679,79 @@ mod tests {
             let t = std::time::Instant::now();
             problems.extend(agrees(&emu, &opts, name, src, None, false));
             eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());
+        }
+        assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    }
+
+    /// Matrix products run as GEMM calls (cuBLAS's definition, emulated) and agree with the
+    /// interpreter: plain, transposed operands, batched and scaled by a host scalar, a
+    /// sub-block read at host offsets, `f64`, an empty reduced extent; with GEMM off, the
+    /// same plans make no call.
+    #[test]
+    fn contractions_run_as_gemm_calls() {
+        let Some(emu) = emu() else { return };
+        use std::sync::atomic::Ordering::Relaxed;
+        let programs: &[(&str, &str)] = &[
+            ("matmul", "input a : f32[r, w]\ninput b : f32[w, c]\noutput o = reduce (+) 0 (generate [r, c, w] (\\i j p -> a[i, p] * b[p, j]))"),
+            ("transposed", "input a : f32[w, r]\ninput b : f32[c, w]\noutput o = reduce (+) 0 (generate [r, c, w] (\\i j p -> a[p, i] * b[j, p]))"),
+            ("batched_scaled", "input q : f64[h, r, w]\ninput t : f64[h, c, w]\ninput s : f64\noutput o = reduce (+) 0 (generate [h, r, c, w] (\\z i j p -> s * q[z, i, p] * t[z, j, p]))"),
+            ("sub_block", "input a : f32[r, c]\ninput b : f32[c, w]\ninput o : i64\noutput y = reduce (+) 0 (generate [r - 2, w, c - 3] (\\i j p -> a[i + 1, p + o] * b[p, j]))"),
+            ("empty_k", "input a : f64[r, w]\ninput b : f64[w, c]\noutput o = reduce (+) 0 (generate [r, c, 0] (\\i j p -> a[i, p] * b[p, j]))"),
+        ];
+        let mut problems = Vec::new();
+        for gemm in [true, false] {
+            let opts = CudaOptions { block_size: 32, disk_cache: false, gemm, ..CudaOptions::default() };
+            for (name, src) in programs {
+                let before = emu.gemm_calls.load(Relaxed);
+                let mut inputs = make_inputs(&check(&parse(src).unwrap()).unwrap());
+                if inputs.contains_key("o") {
+                    inputs.insert("o".into(), Value::scalar(eqfuse_ir::value::Scalar::I64(2)));
+                }
+                problems.extend(agrees(&emu, &opts, name, src, Some(inputs), false));
+                let calls = emu.gemm_calls.load(Relaxed) - before;
+                let want_calls = gemm && *name != "empty_k";
+                if want_calls != (calls > 0) {
+                    problems.push(format!("{name} (gemm {gemm}): {calls} GEMM calls"));
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    }
+
+    /// Row blocks run as one kernel, a block per row, and agree with the interpreter:
+    /// softmax, a per-row mean / variance / normalise (maps over the rows' results as outer
+    /// phases), a log-sum-exp, rows over two outer dimensions, and an operator that may not
+    /// commute; rows shorter than a block, and a phase that reads a neighbour (a read that
+    /// may fail), run phase by phase instead.
+    #[test]
+    fn row_blocks_run_as_one_kernel() {
+        let Some(emu) = emu() else { return };
+        let programs: &[(&str, &str, bool)] = &[
+            ("softmax", "input m : f32[r, c]\nlet mx = reduce max (-inf) m\nlet e = generate [r, c] (\\i j -> exp (m[i, j] - mx[i]))\nlet s = reduce (+) 0 e\noutput y = generate [r, c] (\\i j -> e[i, j] / s[i])", true),
+            ("normalise", "input m : f64[r, c]\nlet mean = map (\\s -> s / f64 c) (reduce (+) 0 m)\nlet var = map (\\s -> s / f64 c) (reduce (+) 0 (generate [r, c] (\\i j -> (m[i, j] - mean[i]) * (m[i, j] - mean[i]))))\noutput y = generate [r, c] (\\i j -> (m[i, j] - mean[i]) / sqrt (var[i] + 1e-5))", true),
+            ("logsumexp", "input m : f32[r, c]\nlet mx = reduce max (-inf) m\nlet s = reduce (+) 0 (generate [r, c] (\\i j -> exp (m[i, j] - mx[i])))\noutput l = map (\\a b -> a + log b) mx s", true),
+            ("three_d", "input t : f32[h, w, c]\nlet mx = reduce max (-inf) t\noutput y = generate [h, w, c] (\\a b j -> t[a, b, j] - mx[a, b])", true),
+            ("short_rows", "input m : f32[r, w]\nlet mx = reduce max (-inf) m\noutput y = generate [r, w] (\\i j -> m[i, j] - mx[i])", false),
+            ("neighbour", "input m : f32[r, c]\nlet mx = reduce max (-inf) m\noutput y = generate [r, c] (\\i j -> m[i, (j + 1) % c] - mx[i])", false),
+        ];
+        let opts = CudaOptions { block_size: 32, disk_cache: false, ..CudaOptions::default() };
+        let mut problems = Vec::new();
+        for (name, src, one) in programs {
+            let checked = check(&parse(src).unwrap()).unwrap();
+            let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
+            let blocks = opt.plan.steps.iter().filter(|s| matches!(s, Step::RowBlock { .. })).count();
+            if blocks == 0 {
+                problems.push(format!("{name}: the optimised plan has no row block:\n{}", opt.plan));
+                continue;
+            }
+            emu.launches.lock().unwrap().clear();
+            problems.extend(agrees(&emu, &opts, name, src, None, false));
+            let launches = emu.launches.lock().unwrap().clone();
+            let fused = launches.iter().filter(|e| e.ends_with("_rowblock")).count();
+            // the optimised plan's row block as one launch (the unfused plan may have one too)
+            if *one != (fused > 0) {
+                problems.push(format!("{name}: launches {launches:?}"));
+            }
         }
         assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
     }

@@ -48,6 +48,7 @@
 //! # Ok::<(), eqfuse_ir::Error>(())
 //! ```
 
+mod blas;
 pub mod cache;
 use eqfuse_codegen::cuda as codegen;
 mod device;
@@ -55,11 +56,12 @@ mod device;
 mod emulate;
 mod host;
 mod key;
+mod libs;
 pub mod nvrtc;
 mod runtime;
 
 use eqfuse_ir::error::Result;
-use eqfuse_ir::plan::Plan;
+use eqfuse_ir::plan::{Kernel, Plan, Step};
 use eqfuse_ir::value::Value;
 use indexmap::IndexMap;
 use std::path::PathBuf;
@@ -84,6 +86,9 @@ pub struct CudaOptions {
     pub cache_dir: Option<PathBuf>,
     /// The most bytes one array may take, checked before it is allocated (`E-LIMIT`).
     pub max_array_bytes: u64,
+    /// Run matrix products (the plan's `contract` kernels) through cuBLAS when the library
+    /// is found; off, or without it, they run as the reductions they are defined as.
+    pub gemm: bool,
 }
 
 impl Default for CudaOptions {
@@ -96,6 +101,7 @@ impl Default for CudaOptions {
             disk_cache: true,
             cache_dir: None,
             max_array_bytes: eqfuse_ir::ast::Limits::default().max_array_bytes,
+            gemm: true,
         }
     }
 }
@@ -117,20 +123,58 @@ pub fn available() -> bool {
     device::available()
 }
 
+/// Whether cuBLAS can be loaded (the loader's usual search, else `$EQFUSE_CUBLAS`, the
+/// library file or its folder, or a CUDA installation): matrix products (`contract` kernels)
+/// then run through it ([`CudaOptions::gemm`]). Needs no GPU; never panics.
+pub fn blas_available() -> bool {
+    device::blas_available()
+}
+
 /// The CUDA source of every kernel of `plan`, in [`Plan::kernels`] order, as
-/// `(file name, source)`: `k0_reduce.cu`, `k1_map.cu`, ... Each file compiles under NVRTC
-/// on its own. A kernel that cannot be generated (a malformed plan) gets a file whose
+/// `(file name, source)`: `k0_reduce.cu`, `k1_map.cu`, ..., then each row block that runs as
+/// one kernel, named after its first phase (`k0_rowblock.cu`). Each file compiles under
+/// NVRTC on its own. A kernel that cannot be generated (a malformed plan) gets a file whose
 /// `#error` says why.
 pub fn kernel_sources(plan: &Plan, opts: &CudaOptions) -> Vec<(String, String)> {
     let host = codegen::host_known(plan);
-    plan.kernels()
+    let mut files: Vec<(String, String)> = plan
+        .kernels()
         .into_iter()
         .enumerate()
         .map(|(i, k)| match codegen::generate(plan, k, i, opts.gen(), &host) {
             Ok(code) => (code.file, code.source),
             Err(why) => (codegen::file_name(i, k), codegen::error_source(i, &why)),
         })
-        .collect()
+        .collect();
+    let mut blocks = Vec::new();
+    row_blocks(&plan.steps, &mut 0, &mut blocks);
+    for (first, kernels) in blocks {
+        match codegen::rowblock::generate(plan, kernels, first, opts.gen(), &host) {
+            Ok(Some(code)) => files.push((code.file, code.source)),
+            Ok(None) => {}
+            Err(why) => files.push((codegen::rowblock::file_name(first), codegen::error_source(first, &why))),
+        }
+    }
+    files
+}
+
+/// The row blocks of `steps` with the number of their first kernel (`next` is the number of
+/// the steps' first kernel, advanced past them), both branches of an `if` included.
+fn row_blocks<'p>(steps: &'p [Step], next: &mut usize, out: &mut Vec<(usize, &'p [Kernel])>) {
+    for s in steps {
+        match s {
+            Step::Kernel(_) => *next += 1,
+            Step::RowBlock { kernels, .. } => {
+                out.push((*next, kernels.as_slice()));
+                *next += kernels.len();
+            }
+            Step::If { then_steps, else_steps, .. } => {
+                row_blocks(then_steps, next, out);
+                row_blocks(else_steps, next, out);
+            }
+            Step::Scalar { .. } | Step::Assert { .. } => {}
+        }
+    }
 }
 
 /// The exact C spelling of an `f32` constant in generated code (for tests).

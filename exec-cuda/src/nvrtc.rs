@@ -21,7 +21,7 @@ use cudarc::nvrtc::{result, sys};
 use eqfuse_ir::error::{Code, Error, Result};
 use std::ffi::{c_char, CString};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// What NVRTC produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,45 +60,12 @@ pub fn options(target: Target, fast_math: bool) -> Vec<String> {
     ]
 }
 
-/// Libraries preloaded by [`preload`], kept loaded for the life of the process.
-fn preloaded() -> &'static Mutex<Vec<libloading::Library>> {
-    static LIBS: OnceLock<Mutex<Vec<libloading::Library>>> = OnceLock::new();
-    LIBS.get_or_init(|| Mutex::new(Vec::new()))
-}
-
 /// Loads NVRTC from `path` (the library file, or a folder holding `libnvrtc.so*`), so that
 /// the loader finds it by its name afterwards. `Err` says why it could not.
 pub fn preload(path: &Path) -> std::result::Result<(), String> {
-    let files: Vec<PathBuf> = if path.is_dir() {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    n.starts_with("libnvrtc.so") || (n.starts_with("nvrtc64") && n.ends_with(".dll"))
-                })
-            })
-            .collect();
-        v.sort();
-        v
-    } else {
-        vec![path.to_path_buf()]
-    };
-    let mut why = format!("no libnvrtc.so* in {}", path.display());
-    for f in files {
-        // SAFETY: loading NVRTC runs its initialisers, which have no preconditions; the
-        // library stays loaded (kept in `preloaded`) for as long as cudarc may call into it.
-        match unsafe { libloading::Library::new(&f) } {
-            Ok(lib) => {
-                if let Ok(mut libs) = preloaded().lock() {
-                    libs.push(lib);
-                }
-                return Ok(());
-            }
-            Err(e) => why = format!("{}: {e}", f.display()),
-        }
-    }
-    Err(why)
+    crate::libs::preload(path, |n| {
+        n.starts_with("libnvrtc.so") || (n.starts_with("nvrtc64") && n.ends_with(".dll"))
+    })
 }
 
 /// Whether NVRTC can be loaded by the names cudarc tries.
@@ -112,27 +79,7 @@ fn present() -> bool {
 /// `/usr/local/cuda/lib64` (tried once, preloaded).
 pub fn available() -> bool {
     static TRIED: OnceLock<()> = OnceLock::new();
-    if present() {
-        return true;
-    }
-    TRIED.get_or_init(|| {
-        let mut places: Vec<PathBuf> = Vec::new();
-        if let Some(p) = std::env::var_os("EQFUSE_NVRTC") {
-            places.push(PathBuf::from(p));
-        }
-        for var in ["CUDA_HOME", "CUDA_PATH"] {
-            if let Some(p) = std::env::var_os(var) {
-                places.push(PathBuf::from(p).join("lib64"));
-            }
-        }
-        places.push(PathBuf::from("/usr/local/cuda/lib64"));
-        for p in places {
-            if preload(&p).is_ok() && present() {
-                break;
-            }
-        }
-    });
-    present()
+    crate::libs::available(&TRIED, "EQFUSE_NVRTC", present, preload)
 }
 
 /// `E-DEVICE` for "NVRTC is not there".

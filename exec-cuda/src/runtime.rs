@@ -11,11 +11,13 @@
 //! error record on the device; the record is read back before any host step, any download
 //! and at the end of the run, and turned into the interpreter's `E-INDEX` / `E-DIV-ZERO`.
 
+use crate::blas::{self, GemmCall};
 use crate::host::{self, internal};
 use crate::CudaOptions;
 use eqfuse_codegen::cuda::{self as codegen, KernelCode, Skeleton, Slot};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_ir::error::{Error, Result, Span};
+use eqfuse_ir::plan::contract::Contraction;
 use eqfuse_ir::plan::{Arg, Kernel, LaneOp, Origin, PermuteDest, Plan, Step, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::{Scalar, Value};
@@ -61,6 +63,10 @@ pub(crate) trait Gpu {
     ) -> Result<()>;
     /// Streaming multiprocessors (to size grids).
     fn sms(&self) -> u32;
+    /// Runs `g` (as cuBLAS defines it) with its operands `X` in `x`, `Y` in `y` and the
+    /// result in `c`, after the work issued so far; `Ok(false)` when this device has no BLAS
+    /// library (nothing is written: the caller runs the kernel instead).
+    fn gemm(&self, g: &GemmCall, x: &Self::Buf, y: &Self::Buf, c: &mut Self::Buf) -> Result<bool>;
 }
 
 /// A value of the run.
@@ -608,12 +614,15 @@ impl<'p, G: Gpu> Run<'p, G> {
                     self.run_kernel(k, index)?;
                     index += 1;
                 }
-                // the phases one after the other (one block per row is future work)
+                // one kernel, a block per row, where it can be; else the phases one after
+                // the other
                 Step::RowBlock { kernels, .. } => {
-                    for k in kernels {
-                        self.run_kernel(k, index)?;
-                        index += 1;
+                    if !self.row_block(kernels, index)? {
+                        for (i, k) in kernels.iter().enumerate() {
+                            self.run_kernel(k, index + i)?;
+                        }
                     }
+                    index += kernels.len();
                 }
                 Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
                     let taken = match self.host_scalar(*cond)? {
@@ -716,8 +725,138 @@ impl<'p, G: Gpu> Run<'p, G> {
         Ok(())
     }
 
+    /// Runs the phases `kernels` of a row block (the first numbered `first`) as one kernel,
+    /// a block of threads per row ([`codegen::rowblock`]); `Ok(false)` when they must run
+    /// one by one instead: rows shorter than a block, a phase that is not a row phase (or
+    /// an outer one over one outer dimension), one that could fail, a read not in bounds,
+    /// or `EQFUSE_NO_ROWBLOCK` set (for comparison).
+    fn row_block(&mut self, kernels: &[Kernel], first: usize) -> Result<bool> {
+        if std::env::var_os("EQFUSE_NO_ROWBLOCK").is_some() {
+            return Ok(false);
+        }
+        let Some(k0) = kernels.first() else { return Ok(false) };
+        let (space, total) = self.space(k0)?;
+        let r = space.len();
+        let inner = space.last().copied().unwrap_or(0);
+        if r < 2 || inner < self.opts.block() as usize {
+            return Ok(false);
+        }
+        let outer = space[..r - 1].to_vec();
+        let rows: usize = outer.iter().product();
+        if rows == 0 {
+            return Ok(false);
+        }
+        // each result's shape, before anything is allocated
+        let mut shapes: Vec<(ValueId, Vec<usize>)> = Vec::new();
+        for k in kernels {
+            let (sp, _) = self.space(k)?;
+            let row_phase = sp == space;
+            if !(row_phase || (r == 2 && sp == outer)) {
+                return Ok(false);
+            }
+            for lane in &k.lanes {
+                let shape = match lane.op {
+                    LaneOp::Generate => sp.clone(),
+                    LaneOp::Reduce { .. } if row_phase => outer.clone(),
+                    _ => return Ok(false),
+                };
+                shapes.push((lane.dst, shape));
+            }
+        }
+        let gen = self.opts.gen();
+        let key = (usize::MAX - first, gen);
+        let loaded = match self.codes.and_then(|c| c.lock().ok()?.get(&key).cloned()) {
+            Some(hit) => hit,
+            None => {
+                let made = codegen::rowblock::generate(self.plan, kernels, first, gen, &self.host)
+                    .map_err(internal)?;
+                let Some(code) = made else { return Ok(false) };
+                let module = self.gpu.module(&code, self.opts)?;
+                let made = Arc::new((code, module));
+                if let Some(mut c) = self.codes.and_then(|c| c.lock().ok()) {
+                    c.insert(key, made.clone());
+                }
+                made
+            }
+        };
+        let (code, module) = (&loaded.0, &loaded.1);
+        let shape_of = |v: ValueId| -> Result<Vec<usize>> {
+            match shapes.iter().find(|(d, _)| *d == v) {
+                Some((_, s)) => Ok(s.clone()),
+                None => Ok(self.val(v)?.shape.clone()),
+            }
+        };
+        if !reads_fit(&code.in_space, &space, shape_of)? {
+            return Ok(false);
+        }
+        for (dst, shape) in shapes {
+            let elem = self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;
+            let count: usize = shape.iter().product();
+            self.check_alloc("row block", elem, count)?;
+            let buf = self.alloc(count * elem.size_bytes())?;
+            self.put(dst, Val { elem, shape, host: None, dev: Some(Arc::new(buf)) })?;
+        }
+        let kid = self.launched.len();
+        self.launched.push(Launched { kind: "row block", space: space.clone(), span: k0.span });
+        let l = LaunchVals { kid, space, total, rows, outs: Vec::new(), scratch: Vec::new() };
+        let mut a = self.args(code, &l)?;
+        let Skeleton::RowBlock { entry } = &code.skeleton else {
+            return Err(internal("a row block generated with another skeleton"));
+        };
+        let sms = self.gpu.sms().max(1) as usize;
+        self.launch(module, entry, grid(rows, 1, sms * 16), &mut a)?;
+        Ok(true)
+    }
+
+    /// Runs kernel `k`, a contraction, as GEMM calls; `Ok(false)` when it must run as its
+    /// kernel instead: GEMM turned off, a read out of bounds (the kernel reports it), a
+    /// layout cuBLAS cannot take as it is, or no BLAS library.
+    fn contract(&mut self, k: &Kernel, c: &Contraction) -> Result<bool> {
+        if !self.opts.gemm {
+            return Ok(false);
+        }
+        let (space, _) = self.space(k)?;
+        let (a, b) = (self.val(c.a.array)?.clone(), self.val(c.b.array)?.clone());
+        let (oa, ob) = c.offsets(|v| self.host_scalar(v))?;
+        let Some(layout) = c.layout(&space, (&a.shape, &oa), (&b.shape, &ob)) else { return Ok(false) };
+        let dst = k.lanes.first().ok_or_else(|| internal("a contraction with no lane"))?.dst;
+        let elem = self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;
+        let shape = space[..space.len().saturating_sub(1)].to_vec();
+        let count: usize = shape.iter().product();
+        self.check_alloc(k.kind.as_str(), elem, count)?;
+        let bytes = count * elem.size_bytes();
+        let alpha = c.alpha(elem, |v| self.host_scalar(v))?;
+        let Some(calls) = blas::calls(&layout, elem, alpha) else { return Ok(false) };
+        let out = if count == 0 || layout.k == 0 {
+            // no products: every element is the neutral element, +0.0
+            self.alloc_zeroed(bytes)?
+        } else {
+            let (x, y) = (self.device_buf(c.b.array)?, self.device_buf(c.a.array)?);
+            let mut out = self.alloc(bytes)?;
+            for g in &calls {
+                // the library reads and writes no element outside the three buffers
+                let fits =
+                    g.needs().is_some_and(|(nx, ny, nc)| nx <= b.count() && ny <= a.count() && nc <= count);
+                if !fits {
+                    return Err(internal(format!("a GEMM call outside its operands: {g:?}")));
+                }
+                if !self.gpu.gemm(g, &x, &y, &mut out)? {
+                    return Ok(false);
+                }
+            }
+            out
+        };
+        self.put(dst, Val { elem, shape, host: None, dev: Some(Arc::new(out)) })?;
+        Ok(true)
+    }
+
     /// Runs kernel number `index` (in [`Plan::kernels`] order).
     fn kernel(&mut self, k: &Kernel, index: usize) -> Result<()> {
+        if let Some(c) = &k.contraction {
+            if self.contract(k, c)? {
+                return Ok(());
+            }
+        }
         let (space, total) = self.space(k)?;
         let mut loaded = self.code(k, index, self.opts.gen())?;
         if !reads_fit(&loaded.0.in_space, &space, |v| Ok::<_, Error>(self.val(v)?.shape.clone()))? {
@@ -870,6 +1009,7 @@ impl<'p, G: Gpu> Run<'p, G> {
                     vals.push(out);
                 }
             }
+            Skeleton::RowBlock { .. } => return Err(internal("a row block's code for one kernel")),
         }
         for (lane, v) in k.lanes.iter().zip(vals) {
             self.put(lane.dst, v)?;

@@ -1,11 +1,12 @@
 //! On a machine with a GPU: every conformance case (`tests/conformance`, and the suite
 //! `EQFUSE_EXTRA_CONFORMANCE` names when it is set), optimised and unfused, runs through the CUDA executor and
-//! gives the expected outputs within the case's tolerances, or the expected error code.
+//! gives the expected outputs within the case's tolerances, or the expected error code:
+//! once with matrix products through cuBLAS, once as their reduction kernels.
 //! Without a driver or a GPU, `run` must fail with `E-DEVICE` (never panic) and the rest is
 //! skipped with a message: CI has no GPU.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse_exec_cuda::{available, run, CudaOptions};
+use eqfuse_exec_cuda::{available, blas_available, run, CudaOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::error::Code;
 use eqfuse_ir::parse::parse;
@@ -43,9 +44,12 @@ fn conformance_cases_on_the_gpu() {
     let cases = eqfuse_ir::conformance::project_cases(&root()).unwrap();
     let mut failures = Vec::new();
     let mut passed = 0;
-    for opts in
-        [CudaOptions::default(), CudaOptions { block_size: 128, disk_cache: false, ..CudaOptions::default() }]
-    {
+    // matrix products through cuBLAS (when it is found), then as their reduction kernels
+    eprintln!("cuBLAS: {}", if blas_available() { "found" } else { "not found" });
+    for opts in [
+        CudaOptions::default(),
+        CudaOptions { block_size: 128, disk_cache: false, gemm: false, ..CudaOptions::default() },
+    ] {
         for case in &cases {
             let name = case.dir.display().to_string();
             let error = &case.spec.error;

@@ -1,6 +1,7 @@
 //! Snapshots of the generated CUDA C for a few conformance programs (the kernels of their
 //! optimised plans, each file without the shared prelude): what the skeletons look like
-//! for a full reduction (dotp), row reductions and 2-d generates (softmax_rows), a permute
+//! for a full reduction (dotp), row reductions and 2-d generates (softmax_rows, then its row
+//! block as one kernel), a permute
 //! with atomics (histogram), scans (scans) and a loop (iterate_builtin).
 #![allow(clippy::unwrap_used)]
 

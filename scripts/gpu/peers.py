@@ -25,12 +25,15 @@ import time
 import numpy as np
 
 PROGRAMS = ["dotp", "saxpy", "map_chain", "sum_of_squares", "softmax_rows", "blackscholes", "nbody", "mandelbrot"]
+# also timed when asked for (--programs): a layer normalisation over the rows of an
+# f32[r, c] matrix, as scripts/gpu/session.sh's step 7 writes it for eqfuse
+EXTRA = ["layernorm"]
 
 
 def shapes(name, scale):
     """Input shapes of `name` at 2^scale elements (nbody: bodies)."""
     n = 1 << scale
-    if name == "softmax_rows":
+    if name in ("softmax_rows", "layernorm"):
         # rows of 4096 (at 2^26: [16384, 4096])
         return (1 << (scale - 12), 1 << 12) if scale > 12 else (1 << (scale // 2), 1 << (scale - scale // 2))
     if name == "mandelbrot":
@@ -58,6 +61,8 @@ def make_inputs(name, scale, rng):
         return {"n": int(shp[0])}
     if name == "softmax_rows":
         return {"m": f32(-5, 5)}
+    if name == "layernorm":
+        return {"x": f32(-4, 4)}
     if name == "blackscholes":
         return {"s": f32(5, 30), "x": f32(1, 100), "t": f32(0.25, 10)}
     if name == "nbody":
@@ -98,6 +103,14 @@ def program(name, xp):
             return e / xp.sum(e, axis=1, keepdims=True)
 
         return softmax_rows
+
+    if name == "layernorm":
+
+        def layernorm(x):
+            d = x - xp.mean(x, axis=1, keepdims=True)
+            return d / xp.sqrt(xp.mean(d * d, axis=1, keepdims=True) + np.float32(1e-5))
+
+        return layernorm
 
     if name == "blackscholes":
 

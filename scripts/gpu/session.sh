@@ -15,11 +15,15 @@
 #   3. bandwidth ceilings and peers' primitives with CuPy at 2^27 f32: a device-to-device
 #      copy, a sum, an inclusive scan, a compaction (scripts/gpu/ceilings.py) [45];
 #   4. `eqfuse bench --backend cuda --scale 8` (2^27 elements for the 1-d programs) [150];
-#   5. the peers (CuPy, JAX) at 2^27 (scripts/gpu/peers.py) [100].
+#   5. the peers (CuPy, JAX) at 2^27 (scripts/gpu/peers.py) [100];
+#   6. matrix products (cuBLAS through `contract` kernels), f32 and f64 at 2048^3 and
+#      4096^3, and one-head attention, with `eqfuse bench`, against CuPy's matmul [150];
+#   7. row blocks: softmax_rows and a layer normalisation over f32[32768, 4096], each row
+#      block as one kernel and phase by phase, against CuPy and JAX [150].
 #
 # SKIP="3 5" leaves steps out; BENCH_PROGRAMS and PEER_PROGRAMS (space- and comma-separated
 # names) restrict steps 4 and 5. Results go to $OUT (default device-bin/results): log.txt,
-# smoke.txt, gpu_tests.txt, ceilings.txt, ceilings.json, bench.txt, peers.json (each step's
+# smoke.txt, gpu_tests.txt, ceilings.txt, ceilings.json, bench.txt, peers.json, gemm.txt, rowblocks.txt (each step's
 # standard error goes to log.txt). The last lines printed are a summary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,13 +41,29 @@ for lib in $(python3 - <<'PY' 2>/dev/null
 import glob, os
 try:
     import nvidia
+    dirs = set()
     for p in nvidia.__path__:
-        for f in glob.glob(os.path.join(p, "**", "libnvrtc.so*"), recursive=True):
-            print(os.path.dirname(f))
+        for pat in ("libnvrtc.so*", "libcublas.so*"):
+            for f in glob.glob(os.path.join(p, "**", pat), recursive=True):
+                dirs.add(os.path.dirname(f))
+    print("\n".join(sorted(dirs)))
 except Exception:
     pass
 PY
 ); do LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$lib"; done
+# cudarc looks for cuBLAS as libcublas.so or libcublas.so.12: where only a newer major
+# (libcublas.so.13) is on the path, give it the plain name
+links="${TMPDIR:-/tmp}/eqfuse-libs"
+IFS=: read -ra dirs <<<"${LD_LIBRARY_PATH:-}"
+plain=""; versioned=""
+for d in "${dirs[@]}"; do
+  [ -n "$d" ] || continue
+  [ -e "$d/libcublas.so" ] || [ -e "$d/libcublas.so.12" ] && plain=1
+  [ -z "$versioned" ] && versioned=$(ls "$d"/libcublas.so.[0-9]* 2>/dev/null | head -1)
+done
+if [ -z "$plain" ] && [ -n "$versioned" ]; then
+  mkdir -p "$links" && ln -sf "$versioned" "$links/libcublas.so" && LD_LIBRARY_PATH="$links:${LD_LIBRARY_PATH:-}"
+fi
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
@@ -100,6 +120,37 @@ skip 4 || step bench 150 "$OUT/bench.txt" bash -c bench_all
 # 5. the peers
 skip 5 || step peers 100 "$OUT/peers.json" python3 scripts/gpu/peers.py --scale "${PEER_SCALE:-27}" --repeats 10 \
   ${PEER_PROGRAMS:+--programs "$PEER_PROGRAMS"}
+
+# 6. matrix products: eqfuse (cuBLAS through the contract kernels) against CuPy's matmul
+gemm_all() {
+  printf 'input a : f64[n, k]\ninput b : f64[k, m]\noutput c = reduce (+) 0 (generate [n, m, k] (\\i j p -> a[i, p] * b[p, j]))\n' >"$OUT/matmul64.eqf"
+  for n in 2048 4096; do
+    echo "-- f32 $n^3"
+    device-bin/eqfuse bench examples/matmul.eqf --backend cuda --random-inputs 1 --size n=$n --size k=$n --size m=$n --min-time-ms 200 || return
+    echo "-- f64 $n^3"
+    device-bin/eqfuse bench "$OUT/matmul64.eqf" --backend cuda --random-inputs 1 --size n=$n --size k=$n --size m=$n --min-time-ms 200 || return
+  done
+  echo "-- attention n=4096 d=64"
+  device-bin/eqfuse bench examples/attention.eqf --backend cuda --random-inputs 1 --size n=4096 --size d=64 --min-time-ms 200 || return
+  python3 scripts/gpu/ceilings.py --gemm
+}
+export -f gemm_all
+skip 6 || step gemm 150 "$OUT/gemm.txt" bash -c gemm_all
+
+# 7. row blocks: softmax_rows and a layer normalisation over f32[32768, 4096], eqfuse with
+# each row block as one kernel and phase by phase (EQFUSE_NO_ROWBLOCK=1), then CuPy and JAX
+rows_all() {
+  printf -- '-- per-row mean, variance and normalise\ninput x : f32[r, c]\nlet mean = map (\\s -> s / f32 c) (reduce (+) 0 x)\nlet d = generate [r, c] (\\i j -> x[i, j] - mean[i])\nlet var = map (\\s -> s / f32 c) (reduce (+) 0 (map (\\v -> v * v) d))\noutput y = generate [r, c] (\\i j -> d[i, j] / sqrt (var[i] + 0.00001))\n' >"$OUT/layernorm.eqf"
+  for p in examples/softmax_rows.eqf "$OUT/layernorm.eqf"; do
+    for no in "" 1; do
+      echo "-- $p${no:+ (phase by phase)}"
+      env ${no:+EQFUSE_NO_ROWBLOCK=1} device-bin/eqfuse bench "$p" --backend cuda --random-inputs 1 --size r=32768 --size c=4096 --min-time-ms 300 || return
+    done
+  done
+  python3 scripts/gpu/peers.py --scale 27 --repeats 20 --programs softmax_rows,layernorm
+}
+export -f rows_all
+skip 7 || step rowblocks 150 "$OUT/rowblocks.txt" bash -c rows_all
 
 echo "== summary" | tee -a "$OUT/log.txt"
 printf '%s\n' "${summary[@]}" | tee -a "$OUT/log.txt"

@@ -148,11 +148,45 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
 }
 
 /// `eqfuse bench PROGRAM`: the user's program, optimised and unfused, on the CPU.
+/// One row of `bench PROGRAM --backend cuda`: the plan's inputs uploaded once, a first run
+/// (compiling its kernels, reported as `compile`), then runs timed until the device has
+/// finished each, outputs left on the device (as a peer's arrays live there).
+fn bench_on_device(
+    label: &str,
+    plan: &eqfuse::ir::plan::Plan,
+    inputs: &indexmap::IndexMap<String, eqfuse::ir::value::Value>,
+    sizes: &indexmap::IndexMap<String, i64>,
+    opts: &BenchOptions,
+) -> CmdResult {
+    let copts = eqfuse_exec_cuda::CudaOptions::default();
+    let kernels = plan.kernels().len();
+    let first = std::time::Instant::now();
+    let ran = eqfuse_exec_cuda::upload(plan, inputs, sizes, &copts)
+        .and_then(|up| eqfuse_exec_cuda::run_uploaded(plan, &up, &copts).map(|_| up));
+    let up = match ran {
+        Ok(up) => up,
+        // the unfused plan may not fit where the optimised one does (above)
+        Err(e) if label != "optimised" => {
+            println!("{label:<10} {kernels:>8} not run: {e}");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let compile = format!("{:.1}ms", first.elapsed().as_secs_f64() * 1e3);
+    let (lo, med, hi) = eqfuse::bench::spread(opts, || eqfuse_exec_cuda::run_uploaded(plan, &up, &copts));
+    println!(
+        "{label:<10} {kernels:>8} {:>8} {compile:>12} {:>10.3}ms {:>10.3}ms {:>10.3}ms",
+        "-",
+        lo * 1e3,
+        med * 1e3,
+        hi * 1e3
+    );
+    Ok(())
+}
+
 fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) -> CmdResult {
     use eqfuse::random_inputs::{self, RandomInputs};
-    if a.backend != BenchBackend::Cpu {
-        return Err(Error::new(Code::Device, "bench PROGRAM times the CPU backend only").into());
-    }
+    let cuda = a.backend == BenchBackend::Cuda;
     let limits = eqfuse::Limits::default();
     let checked = super::load_with(program, &limits)?;
     let inputs = match a.random_inputs {
@@ -173,7 +207,11 @@ fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) 
     let bound = eqfuse::ir::bind::bind_inputs(&checked, &inputs, &limits)?;
     let sizes = bound.sizes.iter().map(|(k, v)| (k.clone(), (*v).max(0) as u64)).collect();
     let oopts = eqfuse::OptimizeOptions {
-        cost: eqfuse::CostContext { params: eqfuse::cpu_cost_params(), sizes, ..Default::default() },
+        cost: eqfuse::CostContext {
+            params: if cuda { eqfuse::CostParams::gpu_default() } else { eqfuse::cpu_cost_params() },
+            sizes,
+            ..Default::default()
+        },
         ..eqfuse::OptimizeOptions::default()
     };
     let t0 = std::time::Instant::now();
@@ -187,6 +225,10 @@ fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) 
         "plan", "kernels", "native", "compile", "min", "median", "max"
     );
     for (label, plan) in [("optimised", &opt.result.plan), ("unfused", &opt.result.unfused_plan)] {
+        if cuda {
+            bench_on_device(label, plan, &inputs, &bound.sizes, opts)?;
+            continue;
+        }
         let report = eqfuse_exec_cpu::compile_plan(plan, &ropts);
         if let Some(why) = &report.failure {
             eprintln!("bench: {label}: no native code: {why}");

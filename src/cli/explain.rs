@@ -47,8 +47,8 @@ pub struct ExplainArgs {
     /// Also write the plan as a Graphviz DOT file.
     #[arg(long, value_name = "FILE")]
     dot: Option<PathBuf>,
-    /// Also write each kernel's CUDA C, as `DIR/<kernel>.cu` (each compiles under NVRTC on
-    /// its own).
+    /// Also write each kernel's CUDA C, as `DIR/<kernel>.cu`, and each row block's as one
+    /// kernel, `DIR/k<first>_rowblock.cu` (each compiles under NVRTC on its own).
     #[arg(long, value_name = "DIR")]
     cuda_source: Option<PathBuf>,
     /// Search every materialisation choice (small programs) instead of the greedy search.

@@ -17,6 +17,7 @@
 //! | scan over rank >= 2 | a block per row, tiles with a carry | `_scan_rows` |
 //! | filter | one pass as the scan, on counts: each tile writes its kept elements from its offset; the count is read after the pass | `_filter` |
 //! | permute | grid-stride loop, atomics (`atomicAdd`, `atomicMin`/`Max`, compare-and-swap loops) | `_permute` |
+//! | a row block's phases ([`rowblock`]) | a block per row, the phases one after the other over it | `_rowblock` |
 //!
 //! Every entry point takes one parameter, `const EqArgs A`: a struct of 8-byte fields
 //! (pointers, `long long` extents and dimensions, host scalars in an 8-byte union), listed in
@@ -26,6 +27,7 @@
 //! are dealt to threads in strides (coalesced), otherwise in contiguous chunks.
 
 pub mod prelude;
+pub mod rowblock;
 mod skeleton;
 
 pub use crate::{host_known, Slot};
@@ -66,6 +68,9 @@ pub enum Skeleton {
     /// A permute: the output starts as `dest` (a copy of an array, or a fill the host
     /// makes), then `entry` combines atomically.
     Permute { entry: String, dest: eqfuse_ir::plan::PermuteDest },
+    /// The phases of a row block in one kernel ([`rowblock`]): a block per row, in a
+    /// grid-stride loop over the rows; every phase's results are the values' own buffers.
+    RowBlock { entry: String },
 }
 
 /// The generated code of one kernel.
@@ -124,8 +129,22 @@ pub fn generate(
     let mut g = skeleton::Gen::new(plan, kernel, index, opts, host)?;
     let skel = g.build()?;
     let (layout, funcs, kernels, scratch, in_space) = g.finish();
+    let head = format!("kernel k{index}, {}", crate::describe(plan, kernel));
+    Ok(KernelCode {
+        file: file_name(index, kernel),
+        source: assemble(&head, opts, &layout, &funcs, &kernels),
+        skeleton: skel,
+        slots: layout.slots(),
+        scratch,
+        in_space,
+    })
+}
+
+/// A file's source: the head comment, the options' defines, the prelude, the argument
+/// block, the device functions and the entry points.
+fn assemble(head: &str, opts: GenOptions, layout: &crate::Layout, funcs: &str, kernels: &str) -> String {
     let mut src = String::new();
-    let _ = writeln!(src, "// eqfuse: kernel k{index}, {}", crate::describe(plan, kernel));
+    let _ = writeln!(src, "// eqfuse: {head}");
     let _ = writeln!(src, "// generated CUDA C; compiled by NVRTC on its own (no #include).");
     let _ = writeln!(src, "#define EQ_BLOCK {}", opts.block);
     let _ = writeln!(src, "#define EQ_ITEMS {}", skeleton::ITEMS);
@@ -145,16 +164,9 @@ pub fn generate(
     src.push('\n');
     src.push_str(&layout.declaration());
     src.push('\n');
-    src.push_str(&funcs);
-    src.push_str(&kernels);
-    Ok(KernelCode {
-        file: file_name(index, kernel),
-        source: src,
-        skeleton: skel,
-        slots: layout.slots(),
-        scratch,
-        in_space,
-    })
+    src.push_str(funcs);
+    src.push_str(kernels);
+    src
 }
 
 /// A file that does not compile, saying why the kernel could not be generated.

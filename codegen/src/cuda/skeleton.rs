@@ -24,6 +24,12 @@ pub(crate) struct Gen<'a> {
     types: Vec<ElemType>,
     /// The reads the element function does without a bounds check.
     in_space: Vec<InSpace>,
+    /// Appended to the names of the kernel's functions (`eq_elem`, `eq_op<k>`, `EqOp<k>`,
+    /// `eq_ne<k>`): empty for a kernel of its own, `_p<n>` for phase `n` of a row block.
+    pub(crate) tag: String,
+    /// Lanes write their results through their values' fields ([`Layout::set_written`])
+    /// instead of `Out` fields: the phases of a row block, whose results later phases read.
+    pub(crate) by_value: bool,
 }
 
 /// Appends a formatted line to a `String` (writing to a `String` cannot fail).
@@ -88,6 +94,8 @@ impl<'a> Gen<'a> {
             scratch: Vec::new(),
             types,
             in_space: Vec::new(),
+            tag: String::new(),
+            by_value: false,
         })
     }
 
@@ -107,8 +115,8 @@ impl<'a> Gen<'a> {
 
     /// Emits `func` as device function `fname`; the element function (`elem`) reads at
     /// indices of the space without checks when the options allow it.
-    fn func(&mut self, fname: &str, func: &Func, what: &str) -> Result<(), String> {
-        let elem = fname == "eq_elem" && self.opts.unchecked;
+    pub(crate) fn func(&mut self, fname: &str, func: &Func, what: &str) -> Result<(), String> {
+        let elem = fname == self.name("eq_elem") && self.opts.unchecked;
         let in_space = if elem { Some(&mut self.in_space) } else { None };
         let mut cx =
             FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout, in_space, tile: &[] };
@@ -119,21 +127,27 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
+    /// `base` with the kernel's tag: the name of one of its functions.
+    pub(crate) fn name(&self, base: &str) -> String {
+        format!("{base}{}", self.tag)
+    }
+
     /// Emits a lane's operator as `eq_op<k>` and a functor `EqOp<k>` around it.
     fn op_functor(&mut self, k: usize, op: &Func, ty: ElemType) -> Result<(), String> {
         if op.params != [ty, ty] || op.ret.len() != 1 || op.reg_types.get(op.ret[0] as usize) != Some(&ty) {
             return Err(format!("kernel k{}: lane {k}'s operator is not {ty} -> {ty} -> {ty}", self.index));
         }
-        self.func(&format!("eq_op{k}"), op, &format!("lane {k}: the operator"))?;
+        let (f, functor) = (self.name(&format!("eq_op{k}")), self.name(&format!("EqOp{k}")));
+        self.func(&f, op, &format!("lane {k}: the operator"))?;
         let t = cty(ty);
-        w!(self.funcs, "struct EqOp{k} {{");
+        w!(self.funcs, "struct {functor} {{");
         w!(self.funcs, "  const EqArgs* A;");
         w!(self.funcs, "  __device__ __forceinline__ {t} operator()({t} a, {t} b) const {{");
         w!(self.funcs, "    {t} r = a;");
-        w!(self.funcs, "    eq_op{k}(*A, -1, a, b, &r);");
+        w!(self.funcs, "    {f}(*A, -1, a, b, &r);");
         w!(self.funcs, "    return r;");
         w!(self.funcs, "  }}");
-        w!(self.funcs, "  __device__ __forceinline__ bool apply({t} a, {t} b, {t}* r) const {{ return eq_op{k}(*A, -1, a, b, r); }}");
+        w!(self.funcs, "  __device__ __forceinline__ bool apply({t} a, {t} b, {t}* r) const {{ return {f}(*A, -1, a, b, r); }}");
         w!(self.funcs, "}};\n");
         Ok(())
     }
@@ -145,46 +159,25 @@ impl<'a> Gen<'a> {
                 self.index
             ));
         }
-        self.func(&format!("eq_ne{k}"), ne, &format!("lane {k}: the neutral element"))
+        self.func(&self.name(&format!("eq_ne{k}")), ne, &format!("lane {k}: the neutral element"))
     }
 
     /// Lines declaring the space indices `i0 ..` (the first `dims` of them) from `flat`.
-    fn unflatten(&mut self, flat: &str, dims: usize, ind: &str) -> String {
-        let mut s = String::new();
-        if dims == 1 {
-            w!(s, "{ind}const long long i0 = {flat};");
-            return s;
-        }
-        // 64-bit division is slow on a GPU: when every index fits in 32 bits (`narrow`, the
-        // same for the whole launch), divide in 32 bits.
-        let narrow = self.layout.narrow();
-        let names: Vec<String> = (0..dims).map(|d| format!("i{d}")).collect();
-        w!(s, "{ind}long long {};", names.join(", "));
-        w!(s, "{ind}if ({narrow}) {{");
-        w!(s, "{ind}  unsigned int eq_u = (unsigned int){flat};");
-        for d in (1..dims).rev() {
-            let e = self.layout.extent(d);
-            w!(s, "{ind}  i{d} = eq_u % (unsigned int){e};");
-            w!(s, "{ind}  eq_u /= (unsigned int){e};");
-        }
-        w!(s, "{ind}  i0 = eq_u;");
-        w!(s, "{ind}}} else {{");
-        w!(s, "{ind}  long long eq_t = {flat};");
-        for d in (1..dims).rev() {
-            let e = self.layout.extent(d);
-            w!(s, "{ind}  i{d} = eq_t % {e};");
-            w!(s, "{ind}  eq_t /= {e};");
-        }
-        w!(s, "{ind}  i0 = eq_t;");
-        w!(s, "{ind}}}");
-        s
+    pub(crate) fn unflatten(&mut self, flat: &str, dims: usize, ind: &str) -> String {
+        unflatten(&mut self.layout, flat, dims, ind)
+    }
+
+    /// Gives the generator the argument block to add its fields to (a row block's phases
+    /// share one).
+    pub(crate) fn set_layout(&mut self, layout: Layout) {
+        self.layout = layout;
     }
 
     /// `T0 eq_x0; ...` and the call `eq_elem(A, f, i0, .., &eq_x0, ..)`.
-    fn elem_call(&self, flat: &str) -> (String, String) {
+    pub(crate) fn elem_call(&self, flat: &str) -> (String, String) {
         let decls: Vec<String> =
             self.types.iter().enumerate().map(|(k, t)| format!("{} eq_x{k};", cty(*t))).collect();
-        let mut call = format!("eq_elem(A, {flat}");
+        let mut call = format!("{}(A, {flat}", self.name("eq_elem"));
         for d in 0..self.rank() {
             let _ = write!(call, ", i{d}");
         }
@@ -195,7 +188,7 @@ impl<'a> Gen<'a> {
         (decls.join(" "), call)
     }
 
-    fn kernel_head(&mut self, entry: &str) {
+    pub(crate) fn kernel_head(&mut self, entry: &str) {
         w!(
             self.kernels,
             "extern \"C\" __global__ void __launch_bounds__(EQ_BLOCK) {entry}(const EqArgs A) {{"
@@ -212,7 +205,7 @@ impl<'a> Gen<'a> {
         }
         self.layout.total();
         let elem = &self.k.elem;
-        self.func("eq_elem", elem, "the element function")?;
+        self.func(&self.name("eq_elem"), elem, "the element function")?;
         let lanes = &self.k.lanes;
         let all_gen = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate));
         let gen_or_reduce = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }));
@@ -243,8 +236,11 @@ impl<'a> Gen<'a> {
     }
 
     /// Output pointer of lane `k`.
-    fn out(&mut self, k: usize) -> String {
+    pub(crate) fn out(&mut self, k: usize) -> String {
         let dst = self.k.lanes[k].dst;
+        if self.by_value {
+            return self.layout.array(self.plan, dst);
+        }
         let nm = name(self.plan, dst);
         self.layout.out(k, self.types[k], &nm)
     }
@@ -406,7 +402,7 @@ impl<'a> Gen<'a> {
 
     /// The reduce lanes' functors and neutral elements; `true` when every operator is a
     /// recognised commutative one.
-    fn reduce_lanes(&mut self) -> Result<(Vec<usize>, bool), String> {
+    pub(crate) fn reduce_lanes(&mut self) -> Result<(Vec<usize>, bool), String> {
         let mut reds = Vec::new();
         let mut commutative = true;
         for (i, lane) in self.k.lanes.iter().enumerate() {
@@ -422,13 +418,14 @@ impl<'a> Gen<'a> {
     }
 
     /// Lines that set up each reduce lane's functor, neutral element and accumulator.
-    fn reduce_setup(&self, reds: &[usize], ind: &str, with_acc: bool) -> String {
+    pub(crate) fn reduce_setup(&self, reds: &[usize], ind: &str, with_acc: bool) -> String {
         let mut s = String::new();
         for &i in reds {
             let t = cty(self.types[i]);
-            w!(s, "{ind}const EqOp{i} op{i} = {{&A}};");
+            let (functor, ne) = (self.name(&format!("EqOp{i}")), self.name(&format!("eq_ne{i}")));
+            w!(s, "{ind}const {functor} op{i} = {{&A}};");
             w!(s, "{ind}{t} ne{i};");
-            w!(s, "{ind}eq_ne{i}(A, -1, &ne{i});");
+            w!(s, "{ind}{ne}(A, -1, &ne{i});");
             if with_acc {
                 w!(s, "{ind}{t} acc{i} = ne{i};");
             }
@@ -437,18 +434,17 @@ impl<'a> Gen<'a> {
     }
 
     /// The body applied to one element: fold the reduce lanes, write the generate lanes.
-    fn fold_body(&mut self, flat: &str, ind: &str) -> String {
+    pub(crate) fn fold_body(&mut self, flat: &str, ind: &str) -> String {
         let (decls, call) = self.elem_call(flat);
         let mut s = String::new();
         w!(s, "{ind}{decls}");
         w!(s, "{ind}if ({call}) {{");
-        for (i, lane) in self.k.lanes.iter().enumerate() {
+        let k = self.k;
+        for (i, lane) in k.lanes.iter().enumerate() {
             match lane.op {
                 LaneOp::Reduce { .. } => w!(s, "{ind}  acc{i} = op{i}(acc{i}, eq_x{i});"),
                 _ => {
-                    let dst = lane.dst;
-                    let nm = name(self.plan, dst);
-                    let o = self.layout.out(i, self.types[i], &nm);
+                    let o = self.out(i);
                     w!(s, "{ind}  {o}[{flat}] = eq_x{i};");
                 }
             }
@@ -918,6 +914,39 @@ impl<'a> Gen<'a> {
         self.kernels.push_str(&k);
         Ok(Skeleton::Permute { entry, dest: dest.clone() })
     }
+}
+
+/// Lines declaring the space indices `i0 ..` (the first `dims` of them) from `flat`, in 32
+/// bits when every index fits ([`Slot::Narrow`](crate::Slot::Narrow)).
+pub(crate) fn unflatten(layout: &mut Layout, flat: &str, dims: usize, ind: &str) -> String {
+    let mut s = String::new();
+    if dims == 1 {
+        w!(s, "{ind}const long long i0 = {flat};");
+        return s;
+    }
+    // 64-bit division is slow on a GPU: when every index fits in 32 bits (`narrow`, the
+    // same for the whole launch), divide in 32 bits.
+    let narrow = layout.narrow();
+    let names: Vec<String> = (0..dims).map(|d| format!("i{d}")).collect();
+    w!(s, "{ind}long long {};", names.join(", "));
+    w!(s, "{ind}if ({narrow}) {{");
+    w!(s, "{ind}  unsigned int eq_u = (unsigned int){flat};");
+    for d in (1..dims).rev() {
+        let e = layout.extent(d);
+        w!(s, "{ind}  i{d} = eq_u % (unsigned int){e};");
+        w!(s, "{ind}  eq_u /= (unsigned int){e};");
+    }
+    w!(s, "{ind}  i0 = eq_u;");
+    w!(s, "{ind}}} else {{");
+    w!(s, "{ind}  long long eq_t = {flat};");
+    for d in (1..dims).rev() {
+        let e = layout.extent(d);
+        w!(s, "{ind}  i{d} = eq_t % {e};");
+        w!(s, "{ind}  eq_t /= {e};");
+    }
+    w!(s, "{ind}  i0 = eq_t;");
+    w!(s, "{ind}}}");
+    s
 }
 
 /// The name of value `v`, for comments and messages.

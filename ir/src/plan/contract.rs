@@ -71,6 +71,19 @@ pub enum Factor {
     Value(ValueId),
 }
 
+impl Factor {
+    /// Its value: the constant, or the 0-d value `load` gives.
+    pub fn value(
+        &self,
+        load: &mut impl FnMut(ValueId) -> crate::error::Result<Scalar>,
+    ) -> crate::error::Result<Scalar> {
+        match self {
+            Factor::Const(s) => Ok(*s),
+            Factor::Value(v) => load(*v),
+        }
+    }
+}
+
 /// What a dimension of the space is in a contraction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -265,6 +278,51 @@ impl Contraction {
                 .collect(),
             base: (base_a, base_b),
         })
+    }
+
+    /// Each operand's index offsets, evaluated by `load` (0 on an axis with none): the
+    /// second and third arguments of [`Contraction::layout`].
+    pub fn offsets(
+        &self,
+        mut load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
+    ) -> crate::error::Result<(Vec<i64>, Vec<i64>)> {
+        let mut eval = |offs: &[Option<Factor>]| -> crate::error::Result<Vec<i64>> {
+            offs.iter()
+                .map(|o| match o {
+                    None => Ok(0),
+                    Some(f) => match f.value(&mut load)? {
+                        Scalar::I64(x) => Ok(x),
+                        other => Err(crate::error::internal(format!(
+                            "an index offset that is {}",
+                            other.elem_type()
+                        ))),
+                    },
+                })
+                .collect()
+        };
+        Ok((eval(&self.a.offsets)?, eval(&self.b.offsets)?))
+    }
+
+    /// The product of the factors ([`Contraction::scale`]), in their order, starting from
+    /// 1 of `elem` (`f32` or `f64`): the `alpha` of the GEMM calls.
+    pub fn alpha(
+        &self,
+        elem: ElemType,
+        mut load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
+    ) -> crate::error::Result<Scalar> {
+        let mut alpha = match elem {
+            ElemType::F32 => Scalar::F32(1.0),
+            ElemType::F64 => Scalar::F64(1.0),
+            other => return Err(crate::error::internal(format!("a contraction over {other}"))),
+        };
+        for f in &self.scale {
+            alpha = match (alpha, f.value(&mut load)?) {
+                (Scalar::F32(p), Scalar::F32(q)) => Scalar::F32(p * q),
+                (Scalar::F64(p), Scalar::F64(q)) => Scalar::F64(p * q),
+                _ => return Err(crate::error::internal("a contraction's factor of another type")),
+            };
+        }
+        Ok(alpha)
     }
 
     /// Whether it has both an `M` and an `N` dimension (a matrix–matrix product, batched or

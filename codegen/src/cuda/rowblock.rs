@@ -1,0 +1,167 @@
+//! A row block ([`eqfuse_ir::plan::Step::RowBlock`]) as one CUDA kernel: a block of threads
+//! per row, running every phase over its row before the next phase starts, so that the row
+//! crosses main memory once and later phases read it (and what earlier phases made of it)
+//! from the caches.
+//!
+//! ```text
+//! for (row = blockIdx.x; row < rows; row += gridDim.x) {
+//!   { phase 0: each thread folds and writes its elements j = threadIdx.x, + EQ_BLOCK, ...;
+//!     block reduction; thread 0 writes the row's result }  __syncthreads();
+//!   { phase 1: ... reads phase 0's results at [row] and [row, j] }  __syncthreads();
+//!   { an outer phase (a map over the rows' results): thread 0 computes the row's element }
+//!   ...
+//! }
+//! ```
+//!
+//! A phase's results go to their values' own buffers, whose fields are plain pointers
+//! ([`Layout::set_written`]): a read of them in a later phase, behind the barrier, sees the
+//! write (a `const __restrict__` read could go through the non-coherent cache).
+//!
+//! Only what needs no error record joins: every read is proven in bounds
+//! ([`GenOptions::unchecked`], checked by the host before the launch) and no instruction can
+//! fail. Otherwise ([`generate`] gives `None`) the runtime runs the phases one by one, as
+//! kernels of their own, which also report a failing element exactly. Phases are row phases
+//! (generate and reduce lanes over `outer ++ [inner]`) or, with one outer dimension, outer
+//! phases (generate lanes over the rows).
+
+use super::skeleton::Gen;
+use super::{GenOptions, KernelCode, Skeleton};
+use crate::{cty, known_op, Dialect, Layout};
+use eqfuse_ir::plan::{Kernel, LaneOp, Plan, ValueId};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+/// Appends a formatted line to a `String` (writing to a `String` cannot fail).
+macro_rules! w {
+    ($dst:expr, $($arg:tt)*) => {{
+        let _ = writeln!($dst, $($arg)*);
+    }};
+}
+
+/// The file name of the row block whose first phase is kernel `first`.
+pub fn file_name(first: usize) -> String {
+    format!("k{first}_rowblock.cu")
+}
+
+/// The row block of `kernels` (numbered from `first` in [`Plan::kernels`] order) as one
+/// kernel, or `None` when it cannot be one (module docs). `Err` says why the plan is
+/// malformed.
+pub fn generate(
+    plan: &Plan,
+    kernels: &[Kernel],
+    first: usize,
+    opts: GenOptions,
+    host: &HashSet<ValueId>,
+) -> Result<Option<KernelCode>, String> {
+    let Some(k0) = kernels.first() else { return Ok(None) };
+    let r = k0.space.len();
+    if r < 2 || !opts.unchecked {
+        return Ok(None);
+    }
+    let written: Vec<ValueId> = kernels.iter().flat_map(|k| k.lanes.iter().map(|l| l.dst)).collect();
+    let mut layout = Layout::new(Dialect::Cuda);
+    layout.set_written(&written);
+    // the fields every kernel has come first
+    layout.err();
+    layout.kid();
+    for d in 0..r {
+        layout.extent(d);
+    }
+    layout.total();
+    let rows = layout.rows();
+    let len = layout.extent(r - 1);
+    let entry = format!("eq_k{first}_rowblock");
+    let (mut funcs, mut phases, mut in_space) = (String::new(), String::new(), Vec::new());
+    let mut described = Vec::new();
+    for (p, k) in kernels.iter().enumerate() {
+        let rank = k.space.len();
+        let row_phase = rank == r;
+        if !(row_phase || (rank == 1 && r == 2)) {
+            return Ok(None);
+        }
+        let reduces = k.lanes.iter().filter(|l| matches!(l.op, LaneOp::Reduce { .. })).count();
+        let lanes_ok = k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }));
+        if !lanes_ok || (!row_phase && reduces > 0) {
+            return Ok(None);
+        }
+        described.push(format!("k{}: {}", first + p, crate::describe(plan, k)));
+        let mut g = Gen::new(plan, k, first + p, opts, host)?;
+        g.tag = format!("_p{p}");
+        g.by_value = true;
+        g.set_layout(std::mem::replace(&mut layout, Layout::new(Dialect::Cuda)));
+        let elem_name = g.name("eq_elem");
+        g.func(&elem_name, &k.elem, &format!("phase {p}: the element function"))?;
+        let mut s = String::new();
+        w!(s, "    {{ // phase {p}: k{} ({})", first + p, k.kind.as_str());
+        if row_phase {
+            let (reds, _) = g.reduce_lanes()?;
+            let commutative = k.lanes.iter().all(|l| match &l.op {
+                LaneOp::Reduce { op, .. } => known_op(op).is_some(),
+                _ => true,
+            });
+            let types = crate::lane_types(plan, k, first + p)?;
+            for &i in &reds {
+                w!(s, "      __shared__ {} eq_sh{i}[EQ_WARPS];", cty(types[i]));
+            }
+            s.push_str(&g.reduce_setup(&reds, "      ", true));
+            if commutative {
+                w!(s, "      for (long long j = threadIdx.x; j < len; j += EQ_BLOCK) {{");
+            } else {
+                w!(s, "      // an operator that may not commute: each thread folds a contiguous chunk, in order");
+                w!(s, "      const long long per = (len + EQ_BLOCK - 1) / EQ_BLOCK;");
+                w!(s, "      const long long lo = (long long)threadIdx.x * per < len ? (long long)threadIdx.x * per : len;");
+                w!(s, "      const long long hi = lo + per < len ? lo + per : len;");
+                w!(s, "      for (long long j = lo; j < hi; ++j) {{");
+            }
+            w!(s, "        const long long i{} = j;", r - 1);
+            w!(s, "        const long long f = row * len + j;");
+            s.push_str(&g.fold_body("f", "        "));
+            w!(s, "      }}");
+            for &i in &reds {
+                w!(s, "      acc{i} = eq_block_reduce(acc{i}, ne{i}, op{i}, eq_sh{i});");
+            }
+            if !reds.is_empty() {
+                w!(s, "      if (threadIdx.x == 0) {{");
+                for &i in &reds {
+                    let o = g.out(i);
+                    w!(s, "        {o}[row] = acc{i};");
+                }
+                w!(s, "      }}");
+            }
+        } else {
+            w!(s, "      if (threadIdx.x == 0) {{");
+            s.push_str(&g.fold_body("row", "        "));
+            w!(s, "      }}");
+        }
+        w!(s, "    }}");
+        w!(s, "    __syncthreads();");
+        let (lay, f, _, _, ins) = g.finish();
+        layout = lay;
+        funcs.push_str(&f);
+        in_space.extend(ins);
+        phases.push_str(&s);
+    }
+    // a phase that could fail would need the error record's launch to be its own
+    if funcs.contains("eq_fail(") {
+        return Ok(None);
+    }
+    let mut body = String::new();
+    w!(body, "extern \"C\" __global__ void __launch_bounds__(EQ_BLOCK) {entry}(const EqArgs A) {{");
+    w!(body, "  // a block per row");
+    w!(body, "  const long long len = {len};");
+    w!(body, "  for (long long row = blockIdx.x; row < {rows}; row += gridDim.x) {{");
+    body.push_str(&super::skeleton::unflatten(&mut layout, "row", r - 1, "    "));
+    body.push_str(&phases);
+    w!(body, "  }}");
+    w!(body, "}}\n");
+    let head = format!("row block k{first}..k{}: {}", first + kernels.len() - 1, described.join("; "));
+    let source = super::assemble(&head, opts, &layout, &funcs, &body);
+    Ok(Some(KernelCode {
+        file: file_name(first),
+        source,
+        skeleton: Skeleton::RowBlock { entry },
+        slots: layout.slots(),
+        scratch: Vec::new(),
+        in_space,
+    }))
+}
