@@ -719,10 +719,10 @@ mod tests {
     }
 
     /// Row blocks run as one kernel, a block per row, and agree with the interpreter:
-    /// softmax, a per-row mean / variance / normalise (maps over the rows' results as outer
-    /// phases), a log-sum-exp, rows over two outer dimensions, and an operator that may not
-    /// commute; rows shorter than a block, and a phase that reads a neighbour (a read that
-    /// may fail), run phase by phase instead.
+    /// softmax (its `exp (m - mx)` kept in shared memory; with rows too long for it, in
+    /// memory), a per-row mean / variance / normalise (maps over the rows' results as outer
+    /// phases), a log-sum-exp, rows over two outer dimensions; rows shorter than a block,
+    /// and a phase that reads a neighbour (a read that may fail), run phase by phase instead.
     #[test]
     fn row_blocks_run_as_one_kernel() {
         let Some(emu) = emu() else { return };
@@ -752,6 +752,22 @@ mod tests {
             if *one != (fused > 0) {
                 problems.push(format!("{name}: launches {launches:?}"));
             }
+            // softmax's `exp (m - mx)` is kept in shared memory, not written
+            let kept = crate::kernel_sources(&opt.plan, &opts).iter().any(|(_, src)| src.contains("eq_kept"));
+            if *name == "softmax" && !kept {
+                problems.push(format!("{name}: nothing kept in shared memory"));
+            }
+        }
+        // rows too long for the shared memory: what is kept goes to memory, still one kernel
+        let src = programs[0].1;
+        let mut inputs = IndexMap::new();
+        let long =
+            ndarray::Array2::from_shape_fn((3, 8300), |(i, j)| ((i * 31 + j * 7) % 97) as f32 / 9.0 - 5.0);
+        inputs.insert("m".to_string(), Value::F32(long.into_dyn()));
+        emu.launches.lock().unwrap().clear();
+        problems.extend(agrees(&emu, &opts, "softmax (long rows)", src, Some(inputs), false));
+        if !emu.launches.lock().unwrap().iter().any(|e| e.ends_with("_rowblock")) {
+            problems.push("softmax (long rows): not one kernel".into());
         }
         assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
     }

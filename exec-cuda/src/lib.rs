@@ -148,8 +148,8 @@ pub fn kernel_sources(plan: &Plan, opts: &CudaOptions) -> Vec<(String, String)> 
         .collect();
     let mut blocks = Vec::new();
     row_blocks(&plan.steps, &mut 0, &mut blocks);
-    for (first, kernels) in blocks {
-        match codegen::rowblock::generate(plan, kernels, first, opts.gen(), &host) {
+    for (first, kernels, local) in blocks {
+        match codegen::rowblock::generate(plan, kernels, local, first, opts.gen(), &host) {
             Ok(Some(code)) => files.push((code.file, code.source)),
             Ok(None) => {}
             Err(why) => files.push((codegen::rowblock::file_name(first), codegen::error_source(first, &why))),
@@ -158,14 +158,18 @@ pub fn kernel_sources(plan: &Plan, opts: &CudaOptions) -> Vec<(String, String)> 
     files
 }
 
+/// Row blocks: the number of the first kernel, the phases, what they keep per block.
+type Blocks<'p> = Vec<(usize, &'p [Kernel], &'p [eqfuse_ir::plan::ValueId])>;
+
 /// The row blocks of `steps` with the number of their first kernel (`next` is the number of
-/// the steps' first kernel, advanced past them), both branches of an `if` included.
-fn row_blocks<'p>(steps: &'p [Step], next: &mut usize, out: &mut Vec<(usize, &'p [Kernel])>) {
+/// the steps' first kernel, advanced past them) and what they keep per block, both branches
+/// of an `if` included.
+fn row_blocks<'p>(steps: &'p [Step], next: &mut usize, out: &mut Blocks<'p>) {
     for s in steps {
         match s {
             Step::Kernel(_) => *next += 1,
-            Step::RowBlock { kernels, .. } => {
-                out.push((*next, kernels.as_slice()));
+            Step::RowBlock { kernels, local } => {
+                out.push((*next, kernels.as_slice(), local.as_slice()));
                 *next += kernels.len();
             }
             Step::If { then_steps, else_steps, .. } => {

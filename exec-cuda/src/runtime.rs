@@ -616,8 +616,8 @@ impl<'p, G: Gpu> Run<'p, G> {
                 }
                 // one kernel, a block per row, where it can be; else the phases one after
                 // the other
-                Step::RowBlock { kernels, .. } => {
-                    if !self.row_block(kernels, index)? {
+                Step::RowBlock { kernels, local } => {
+                    if !self.row_block(kernels, local, index)? {
                         for (i, k) in kernels.iter().enumerate() {
                             self.run_kernel(k, index + i)?;
                         }
@@ -730,7 +730,7 @@ impl<'p, G: Gpu> Run<'p, G> {
     /// one by one instead: rows shorter than a block, a phase that is not a row phase (or
     /// an outer one over one outer dimension), one that could fail, a read not in bounds,
     /// or `EQFUSE_NO_ROWBLOCK` set (for comparison).
-    fn row_block(&mut self, kernels: &[Kernel], first: usize) -> Result<bool> {
+    fn row_block(&mut self, kernels: &[Kernel], local: &[ValueId], first: usize) -> Result<bool> {
         if std::env::var_os("EQFUSE_NO_ROWBLOCK").is_some() {
             return Ok(false);
         }
@@ -768,7 +768,7 @@ impl<'p, G: Gpu> Run<'p, G> {
         let loaded = match self.codes.and_then(|c| c.lock().ok()?.get(&key).cloned()) {
             Some(hit) => hit,
             None => {
-                let made = codegen::rowblock::generate(self.plan, kernels, first, gen, &self.host)
+                let made = codegen::rowblock::generate(self.plan, kernels, local, first, gen, &self.host)
                     .map_err(internal)?;
                 let Some(code) = made else { return Ok(false) };
                 let module = self.gpu.module(&code, self.opts)?;
@@ -789,11 +789,19 @@ impl<'p, G: Gpu> Run<'p, G> {
         if !reads_fit(&code.in_space, &space, shape_of)? {
             return Ok(false);
         }
+        // what the block keeps in shared memory gets no buffer of its own: nothing after
+        // the block reads it (`local`), so its value keeps only its shape
+        let kept = codegen::rowblock::kept(self.plan, kernels, local);
+        let in_shared = codegen::rowblock::kept_fit(&kept, inner);
         for (dst, shape) in shapes {
             let elem = self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;
             let count: usize = shape.iter().product();
             self.check_alloc("row block", elem, count)?;
-            let buf = self.alloc(count * elem.size_bytes())?;
+            let buf = if in_shared && kept.iter().any(|(v, _)| *v == dst) {
+                self.alloc(8)?
+            } else {
+                self.alloc(count * elem.size_bytes())?
+            };
             self.put(dst, Val { elem, shape, host: None, dev: Some(Arc::new(buf)) })?;
         }
         let kid = self.launched.len();

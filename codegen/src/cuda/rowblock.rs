@@ -15,7 +15,9 @@
 //!
 //! A phase's results go to their values' own buffers, whose fields are plain pointers
 //! ([`Layout::set_written`]): a read of them in a later phase, behind the barrier, sees the
-//! write (a `const __restrict__` read could go through the non-coherent cache).
+//! write (a `const __restrict__` read could go through the non-coherent cache). What only
+//! later phases read (softmax's `exp (m - mx)`: the step's `local`) is kept in shared
+//! memory instead when a row of it fits ([`kept`]), so it never reaches memory.
 //!
 //! Only what needs no error record joins: every read is proven in bounds
 //! ([`GenOptions::unchecked`], checked by the host before the launch) and no instruction can
@@ -28,6 +30,7 @@ use super::skeleton::Gen;
 use super::{GenOptions, KernelCode, Skeleton};
 use crate::{cty, known_op, Dialect, Layout};
 use eqfuse_ir::plan::{Kernel, LaneOp, Plan, ValueId};
+use eqfuse_ir::types::ElemType;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -38,17 +41,47 @@ macro_rules! w {
     }};
 }
 
+/// Bytes of shared memory a block keeps its row of the block's kept results in
+/// ([`kept`]); rows of more go to the results' own buffers.
+pub const KEPT_BYTES: usize = 32 << 10;
+
+/// The results of the row block that only its later phases read, each on its own row
+/// (`local` of [`eqfuse_ir::plan::Step::RowBlock`], generate lanes of row phases), widest
+/// element first: a block keeps its row of them in shared memory, one after the other,
+/// when a row of all of them fits in [`KEPT_BYTES`] ([`kept_fit`]), so they never reach
+/// memory. The runtime then gives them no buffer of their own.
+pub fn kept(plan: &Plan, kernels: &[Kernel], local: &[ValueId]) -> Vec<(ValueId, ElemType)> {
+    let rank = kernels.first().map_or(0, |k| k.space.len());
+    let mut out: Vec<(ValueId, ElemType)> = kernels
+        .iter()
+        .filter(|k| k.space.len() == rank)
+        .flat_map(|k| &k.lanes)
+        .filter(|l| matches!(l.op, LaneOp::Generate) && local.contains(&l.dst))
+        .filter_map(|l| plan.values.get(l.dst).map(|v| (l.dst, v.elem)))
+        .collect();
+    // widest first, so that each starts aligned after the ones before
+    out.sort_by_key(|(v, t)| (std::cmp::Reverse(t.size_bytes()), *v));
+    out
+}
+
+/// Whether rows of `len` elements of every kept result fit in [`KEPT_BYTES`].
+pub fn kept_fit(kept: &[(ValueId, ElemType)], len: usize) -> bool {
+    let per: usize = kept.iter().map(|(_, t)| t.size_bytes()).sum();
+    per > 0 && len.checked_mul(per).is_some_and(|b| b <= KEPT_BYTES)
+}
+
 /// The file name of the row block whose first phase is kernel `first`.
 pub fn file_name(first: usize) -> String {
     format!("k{first}_rowblock.cu")
 }
 
-/// The row block of `kernels` (numbered from `first` in [`Plan::kernels`] order) as one
-/// kernel, or `None` when it cannot be one (module docs). `Err` says why the plan is
-/// malformed.
+/// The row block of `kernels` (numbered from `first` in [`Plan::kernels`] order, keeping
+/// `local` per block) as one kernel, or `None` when it cannot be one (module docs). `Err`
+/// says why the plan is malformed.
 pub fn generate(
     plan: &Plan,
     kernels: &[Kernel],
+    local: &[ValueId],
     first: usize,
     opts: GenOptions,
     host: &HashSet<ValueId>,
@@ -145,12 +178,35 @@ pub fn generate(
     if funcs.contains("eq_fail(") {
         return Ok(None);
     }
+    let kept = kept(plan, kernels, local);
     let mut body = String::new();
     w!(body, "extern \"C\" __global__ void __launch_bounds__(EQ_BLOCK) {entry}(const EqArgs A) {{");
     w!(body, "  // a block per row");
     w!(body, "  const long long len = {len};");
+    let per: usize = kept.iter().map(|(_, t)| t.size_bytes()).sum();
+    if let Some(most) = KEPT_BYTES.checked_div(per) {
+        w!(body, "  // the row of what only later phases read, kept here when it fits");
+        w!(body, "  __shared__ double eq_kept[{}];", KEPT_BYTES / 8);
+        w!(body, "  const bool eq_in_shared = len <= {most};");
+    }
     w!(body, "  for (long long row = blockIdx.x; row < {rows}; row += gridDim.x) {{");
     body.push_str(&super::skeleton::unflatten(&mut layout, "row", r - 1, "    "));
+    if per > 0 {
+        // the phases index kept results as the whole array (`row * len + j`): their fields
+        // point `row * len` elements before the block's row of them
+        w!(body, "    EqArgs eq_b = A;");
+        w!(body, "    if (eq_in_shared) {{");
+        let mut off = 0usize;
+        for (v, t) in &kept {
+            let field = layout.array(plan, *v);
+            let field = field.trim_start_matches("A.");
+            let ct = cty(*t);
+            w!(body, "      eq_b.{field} = ({ct}*)((char*)eq_kept + {off} * len) - row * len;");
+            off += t.size_bytes();
+        }
+        w!(body, "    }}");
+        w!(body, "    const EqArgs& A = eq_b;");
+    }
     body.push_str(&phases);
     w!(body, "  }}");
     w!(body, "}}\n");
