@@ -376,6 +376,31 @@ impl Gpu for Device {
             let (ta, tb) = (op(g.x.trans), op(g.y.trans));
             let (sx, sy, sc) = g.strides;
             let h = *blas.handle();
+            // the one call for both types: `f` takes `alpha`, `beta` and pointers of type `t`
+            macro_rules! call {
+                ($f:path, $t:ty, $alpha:expr) => {
+                    $f(
+                        h,
+                        ta,
+                        tb,
+                        g.m,
+                        g.n,
+                        g.k,
+                        &$alpha,
+                        px as *const $t,
+                        g.x.ld,
+                        sx,
+                        py as *const $t,
+                        g.y.ld,
+                        sy,
+                        &(0.0 as $t),
+                        pc as *mut $t,
+                        g.ldc,
+                        sc,
+                        g.batch,
+                    )
+                };
+            }
             // SAFETY: the handle's stream is this device's one stream, so the call runs after
             // the work that wrote `x` and `y` and before any that reads `c`; the runtime
             // checked that every element the call addresses (`GemmCall::needs`, from the
@@ -384,46 +409,8 @@ impl Gpu for Device {
             // freed only through their `CudaSlice`s, asynchronously on the same stream).
             let r = unsafe {
                 match g.alpha {
-                    Scalar::F32(alpha) => cublas::result::sgemm_strided_batched(
-                        h,
-                        ta,
-                        tb,
-                        g.m,
-                        g.n,
-                        g.k,
-                        &alpha,
-                        px as *const f32,
-                        g.x.ld,
-                        sx,
-                        py as *const f32,
-                        g.y.ld,
-                        sy,
-                        &0.0f32,
-                        pc as *mut f32,
-                        g.ldc,
-                        sc,
-                        g.batch,
-                    ),
-                    Scalar::F64(alpha) => cublas::result::dgemm_strided_batched(
-                        h,
-                        ta,
-                        tb,
-                        g.m,
-                        g.n,
-                        g.k,
-                        &alpha,
-                        px as *const f64,
-                        g.x.ld,
-                        sx,
-                        py as *const f64,
-                        g.y.ld,
-                        sy,
-                        &0.0f64,
-                        pc as *mut f64,
-                        g.ldc,
-                        sc,
-                        g.batch,
-                    ),
+                    Scalar::F32(alpha) => call!(cublas::result::sgemm_strided_batched, f32, alpha),
+                    Scalar::F64(alpha) => call!(cublas::result::dgemm_strided_batched, f64, alpha),
                     other => return Err(internal(format!("a GEMM call over {}", other.elem_type()))),
                 }
             };

@@ -28,7 +28,7 @@
 
 use super::skeleton::Gen;
 use super::{GenOptions, KernelCode, Skeleton};
-use crate::{cty, known_op, Dialect, Layout};
+use crate::{cty, Dialect, Layout};
 use eqfuse_ir::plan::{Kernel, LaneOp, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
 use std::collections::HashSet;
@@ -127,27 +127,14 @@ pub fn generate(
         let mut s = String::new();
         w!(s, "    {{ // phase {p}: k{} ({})", first + p, k.kind.as_str());
         if row_phase {
-            let (reds, _) = g.reduce_lanes()?;
-            let commutative = k.lanes.iter().all(|l| match &l.op {
-                LaneOp::Reduce { op, .. } => known_op(op).is_some(),
-                _ => true,
-            });
+            let (reds, commutative) = g.reduce_lanes()?;
             let types = crate::lane_types(plan, k, first + p)?;
             for &i in &reds {
                 w!(s, "      __shared__ {} eq_sh{i}[EQ_WARPS];", cty(types[i]));
             }
             s.push_str(&g.reduce_setup(&reds, "      ", true));
-            if commutative {
-                w!(s, "      for (long long j = threadIdx.x; j < len; j += EQ_BLOCK) {{");
-            } else {
-                w!(s, "      // an operator that may not commute: each thread folds a contiguous chunk, in order");
-                w!(s, "      const long long per = (len + EQ_BLOCK - 1) / EQ_BLOCK;");
-                w!(s, "      const long long lo = (long long)threadIdx.x * per < len ? (long long)threadIdx.x * per : len;");
-                w!(s, "      const long long hi = lo + per < len ? lo + per : len;");
-                w!(s, "      for (long long j = lo; j < hi; ++j) {{");
-            }
-            w!(s, "        const long long i{} = j;", r - 1);
-            w!(s, "        const long long f = row * len + j;");
+            let threads = ("threadIdx.x", "EQ_BLOCK", "EQ_BLOCK");
+            s.push_str(&super::skeleton::row_loop("      ", threads, commutative, r - 1));
             s.push_str(&g.fold_body("f", "        "));
             w!(s, "      }}");
             for &i in &reds {

@@ -577,16 +577,7 @@ impl<'a> Gen<'a> {
             for &i in &reds {
                 w!(k, "    {} acc{i} = ne{i};", cty(self.types[i]));
             }
-            if commutative {
-                w!(k, "    for (long long j = {id}; j < len; j += {step}) {{");
-            } else {
-                w!(k, "    const long long per = (len + {lanes} - 1) / {lanes};");
-                w!(k, "    const long long lo = (long long){id} * per < len ? (long long){id} * per : len;");
-                w!(k, "    const long long hi = lo + per < len ? lo + per : len;");
-                w!(k, "    for (long long j = lo; j < hi; ++j) {{");
-            }
-            w!(k, "      const long long i{} = j;", r - 1);
-            w!(k, "      const long long f = row * len + j;");
+            k.push_str(&row_loop("    ", (id, lanes, step), commutative, r - 1));
             k.push_str(&body);
             w!(k, "    }}");
             for &i in &reds {
@@ -946,6 +937,31 @@ pub(crate) fn unflatten(layout: &mut Layout, flat: &str, dims: usize, ind: &str)
     }
     w!(s, "{ind}  i0 = eq_t;");
     w!(s, "{ind}}}");
+    s
+}
+
+/// The head of a loop over the elements `j` of row `row` (of `len` elements) that the
+/// threads `(id, lanes, step)` share (`threadIdx.x`, `EQ_BLOCK`, `EQ_BLOCK` for a block per
+/// row): strided when the operators commute, else a contiguous chunk per thread, folded in
+/// order; then the innermost index `i<last>` and the flat index `f`. Indented by `ind`.
+pub(crate) fn row_loop(
+    ind: &str,
+    (id, lanes, step): (&str, &str, &str),
+    commutative: bool,
+    last: usize,
+) -> String {
+    let mut s = String::new();
+    if commutative {
+        w!(s, "{ind}for (long long j = {id}; j < len; j += {step}) {{");
+    } else {
+        w!(s, "{ind}// an operator that may not commute: each thread folds a contiguous chunk, in order");
+        w!(s, "{ind}const long long per = (len + {lanes} - 1) / {lanes};");
+        w!(s, "{ind}const long long lo = (long long){id} * per < len ? (long long){id} * per : len;");
+        w!(s, "{ind}const long long hi = lo + per < len ? lo + per : len;");
+        w!(s, "{ind}for (long long j = lo; j < hi; ++j) {{");
+    }
+    w!(s, "{ind}  const long long i{last} = j;");
+    w!(s, "{ind}  const long long f = row * len + j;");
     s
 }
 
