@@ -18,6 +18,33 @@ fn kinds(src: &str) -> Vec<&'static str> {
 
 const MM: &str = "input a : f32[n, k]\ninput b : f32[k, m]\n";
 
+/// Priced for a GPU, a matrix product of either float type and any size stays one GEMM
+/// call: a row block of its products (a generate and a reduce over `[n, m, k]`, the products
+/// kept per row) once looked cheaper there and ran 400 times slower on an H200.
+#[test]
+fn priced_for_a_gpu_matrix_products_stay_gemm_calls() {
+    for t in ["f32", "f64"] {
+        let src = format!(
+            "input a : {t}[n, k]\ninput b : {t}[k, m]\noutput c = reduce (+) 0 (generate [n, m, k] (\\i j p -> a[i, p] * b[p, j]))"
+        );
+        for n in [64u64, 512, 2048, 4096] {
+            let prog = eqfuse::parse(&src).unwrap();
+            let sizes = ["n", "m", "k"].iter().map(|s| (s.to_string(), n)).collect();
+            let opts = OptimizeOptions {
+                cost: eqfuse::CostContext {
+                    params: eqfuse::CostParams::gpu_default(),
+                    sizes,
+                    ..Default::default()
+                },
+                ..OptimizeOptions::default()
+            };
+            let o = eqfuse::optimize(&prog, &opts).unwrap();
+            let kinds: Vec<&str> = o.result.plan.kernels().iter().map(|k| k.kind.as_str()).collect();
+            assert_eq!(kinds, ["contract"], "{t}, n = {n}:\n{}", o.result.plan);
+        }
+    }
+}
+
 #[test]
 fn matrix_products_are_contractions() {
     for body in [

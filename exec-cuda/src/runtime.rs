@@ -796,10 +796,10 @@ impl<'p, G: Gpu> Run<'p, G> {
         for (dst, shape) in shapes {
             let elem = self.plan.values.get(dst).ok_or_else(|| internal(format!("no value v{dst}")))?.elem;
             let count: usize = shape.iter().product();
-            self.check_alloc("row block", elem, count)?;
             let buf = if in_shared && kept.iter().any(|(v, _)| *v == dst) {
                 self.alloc(8)?
             } else {
+                self.check_alloc("row block", elem, count)?;
                 self.alloc(count * elem.size_bytes())?
             };
             self.put(dst, Val { elem, shape, host: None, dev: Some(Arc::new(buf)) })?;

@@ -160,9 +160,11 @@ impl CostParams {
             code: 1e-8,
             // cuBLAS's f32 GEMM without TF32 (about 50 Tflop/s peak on an H100)
             gemm: 4.0e13,
-            // a row block runs as one kernel, a block of threads per row: later phases read
-            // the row from the SM's L1 (256 KiB, shared with the other blocks there) or L2
-            cache: ROW_BLOCK_CACHE_BYTES / 4.0,
+            // the CUDA executor runs a row block as one kernel, but it is priced as its
+            // phases: priced as cached, the products of a matrix product (a generate and a
+            // reduce over [n, m, k], a block per (i, j)) undercut cuBLAS in the model and ran
+            // 400 times slower on an H200
+            cache: 0.0,
         }
     }
 }
@@ -466,7 +468,7 @@ pub const ROW_BLOCK_CACHE_BYTES: f64 = 512.0 * 1024.0;
 /// A row block: one launch; a phase's reads of what an earlier phase read or wrote cost no
 /// memory traffic when a row of every phase fits in a core's own cache
 /// ([`CostParams::cache`]), and what it then keeps per block (`local`) is never written to
-/// memory. A cache of 0 prices the phases as kernels of their own.
+/// memory. A cache of 0 (the GPU's parameters) prices the phases as kernels of their own.
 fn row_block_cost(
     plan: &Plan,
     phases: &[Kernel],
