@@ -98,9 +98,10 @@ pub struct CostParams {
     /// body unrolled.
     #[serde(default = "default_code")]
     pub code: f64,
-    /// A matrix product's rate through the target's GEMM library, `f32` multiply-adds
-    /// counted as two operations: per second (`f64` at half of it). 0: the target runs
-    /// contractions as the reductions they are defined as (no GEMM library).
+    /// A matrix product's rate through the target's GEMM library (the CPU's
+    /// `matrixmultiply`, the GPU's cuBLAS), `f32` multiply-adds counted as two operations:
+    /// per second (`f64` at half of it). 0: the target runs contractions as the reductions
+    /// they are defined as (no GEMM library).
     #[serde(default = "default_gemm")]
     pub gemm: f64,
     /// Bytes of cache one core has to itself (its L2): a row block's later phases read its
