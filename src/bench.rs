@@ -334,6 +334,24 @@ pub fn spread<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> (f64, f64, f6
     (times[0], times[times.len() / 2], times[times.len() - 1])
 }
 
+/// Times `plan` on the GPU as a peer's arrays live there: its inputs uploaded once, its
+/// outputs left on the device, each run returning when the device has finished. A first
+/// run, whose error is reported (the timed runs' results are not looked at), compiles the
+/// kernels: its seconds, then the least, median and greatest of the runs [`spread`] times.
+pub fn on_device(
+    plan: &eqfuse_ir::plan::Plan,
+    inputs: &Arrays,
+    sizes: &indexmap::IndexMap<String, i64>,
+    opts: &BenchOptions,
+) -> Result<(f64, (f64, f64, f64))> {
+    let copts = eqfuse_exec_cuda::CudaOptions::default();
+    let first = Instant::now();
+    let up = eqfuse_exec_cuda::upload(plan, inputs, sizes, &copts)?;
+    eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
+    let first_s = first.elapsed().as_secs_f64();
+    Ok((first_s, spread(opts, || eqfuse_exec_cuda::run_uploaded(plan, &up, &copts))))
+}
+
 /// The bytes of `v`'s elements.
 fn bytes_of(v: &Value) -> usize {
     v.len() * v.elem_type().size_bytes()
@@ -388,13 +406,9 @@ pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Resul
     let (fused_s, unfused_s) = if cuda {
         // as a peer's arrays live on the device: inputs uploaded once per plan, outputs
         // left there; each run returns when the device has finished
-        let on_device = |plan: &eqfuse_ir::plan::Plan| -> Result<f64> {
-            let up = eqfuse_exec_cuda::upload(plan, &inputs, &bound.sizes, &copts)?;
-            // one run whose error is reported (the timed runs' results are not looked at)
-            eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
-            Ok(median(opts, || eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)))
-        };
-        (on_device(&opt.result.plan)?, on_device(&opt.result.unfused_plan)?)
+        let median_on_device =
+            |plan| -> Result<f64> { Ok(on_device(plan, &inputs, &bound.sizes, opts)?.1 .1) };
+        (median_on_device(&opt.result.plan)?, median_on_device(&opt.result.unfused_plan)?)
     } else {
         (median(opts, || run(&opt.result.plan)), median(opts, || run(&opt.result.unfused_plan)))
     };

@@ -34,10 +34,10 @@ pub(crate) struct Operand {
 /// its left operand `A` (module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct GemmCall {
-    pub elem: ElemType,
     pub m: i32,
     pub n: i32,
     pub k: i32,
+    /// The scale, of the operands' element type ([`GemmCall::elem`]).
     pub alpha: Scalar,
     pub x: Operand,
     pub y: Operand,
@@ -49,6 +49,11 @@ pub(crate) struct GemmCall {
 }
 
 impl GemmCall {
+    /// The element type of the operands and the result: `alpha`'s.
+    pub(crate) fn elem(&self) -> ElemType {
+        self.alpha.elem_type()
+    }
+
     /// How many elements `X`, `Y` and `C` must hold for every element the call addresses to
     /// be inside them (`None` on overflow): what the runtime checks before a call.
     pub(crate) fn needs(&self) -> Option<(usize, usize, usize)> {
@@ -106,11 +111,11 @@ fn step(xs: &[isize]) -> Option<isize> {
     xs.windows(2).all(|w| w[1] - w[0] == d).then_some(d)
 }
 
-/// The calls that compute the product `l` (of `elem`, scaled by `alpha`) into a row-major
+/// The calls that compute the product `l` (scaled by `alpha`, of its element type) into a row-major
 /// result, or `None` when cuBLAS cannot take it as it is (module docs). No call for an empty
 /// result; a `k` of 0 still gives calls (the caller zeroes the result instead).
-pub(crate) fn calls(l: &Layout, elem: ElemType, alpha: Scalar) -> Option<Vec<GemmCall>> {
-    if !matches!(elem, ElemType::F32 | ElemType::F64) {
+pub(crate) fn calls(l: &Layout, alpha: Scalar) -> Option<Vec<GemmCall>> {
+    if !matches!(alpha.elem_type(), ElemType::F32 | ElemType::F64) {
         return None;
     }
     let (m, n, k) = (l.m, l.n, l.k);
@@ -127,7 +132,6 @@ pub(crate) fn calls(l: &Layout, elem: ElemType, alpha: Scalar) -> Option<Vec<Gem
     let points = l.batch_offsets();
     let call = |(oa, ob, oc): (isize, isize, isize), batch: usize, strides: (i64, i64, i64)| {
         Some(GemmCall {
-            elem,
             m: m32,
             n: n32,
             k: k32,
@@ -220,7 +224,7 @@ mod tests {
     fn check(l: &Layout, a_len: usize, b_len: usize, c_len: usize) -> usize {
         let a: Vec<f64> = (0..a_len).map(|x| (x % 13) as f64 - 6.0).collect();
         let b: Vec<f64> = (0..b_len).map(|x| (x % 7) as f64 * 0.5).collect();
-        let calls = calls(l, ElemType::F64, Scalar::F64(1.0)).expect("cuBLAS takes it");
+        let calls = calls(l, Scalar::F64(1.0)).expect("cuBLAS takes it");
         let mut c = vec![f64::NAN; c_len];
         for g in &calls {
             let (nx, ny, nc) = g.needs().expect("no overflow");
@@ -236,7 +240,7 @@ mod tests {
         // a: 3 × 4, b: 4 × 5, c: 3 × 5
         let l = Layout { m: 3, n: 5, k: 4, a: (4, 1), b: (5, 1), c: (5, 1), batch: vec![], base: (0, 0) };
         assert_eq!(check(&l, 12, 20, 15), 1);
-        let g = &calls(&l, ElemType::F64, Scalar::F64(1.0)).unwrap()[0];
+        let g = &calls(&l, Scalar::F64(1.0)).unwrap()[0];
         assert!(!g.x.trans && !g.y.trans);
         assert_eq!((g.m, g.n, g.k, g.ldc), (5, 3, 4, 5));
     }
@@ -246,7 +250,7 @@ mod tests {
         // a read as a[p, i] (a: 4 × 3), b as b[j, p] (b: 5 × 4)
         let l = Layout { m: 3, n: 5, k: 4, a: (1, 3), b: (1, 4), c: (5, 1), batch: vec![], base: (0, 0) };
         assert_eq!(check(&l, 12, 20, 15), 1);
-        let g = &calls(&l, ElemType::F64, Scalar::F64(1.0)).unwrap()[0];
+        let g = &calls(&l, Scalar::F64(1.0)).unwrap()[0];
         assert!(g.x.trans && g.y.trans);
     }
 
@@ -289,9 +293,9 @@ mod tests {
     fn no_unit_stride_or_other_types_give_no_call() {
         // a read with both strides above 1 (every other row and column)
         let l = Layout { m: 2, n: 2, k: 2, a: (8, 2), b: (2, 1), c: (2, 1), batch: vec![], base: (0, 0) };
-        assert!(calls(&l, ElemType::F64, Scalar::F64(1.0)).is_none());
+        assert!(calls(&l, Scalar::F64(1.0)).is_none());
         let ok = Layout { a: (2, 1), ..l };
-        assert!(calls(&ok, ElemType::F64, Scalar::F64(1.0)).is_some());
-        assert!(calls(&ok, ElemType::I64, Scalar::I64(1)).is_none());
+        assert!(calls(&ok, Scalar::F64(1.0)).is_some());
+        assert!(calls(&ok, Scalar::I64(1)).is_none());
     }
 }

@@ -369,7 +369,7 @@ impl Gpu for Device {
         let Some(blas) = self.blas() else { return Ok(false) };
         guarded("cuBLAS", || {
             self.ctx.bind_to_thread().map_err(|e| dev_err("binding the context", e))?;
-            let size = g.elem.size_bytes() as u64;
+            let size = g.elem().size_bytes() as u64;
             let at = |buf: &CudaSlice<u8>, off: usize| self.ptr(buf) + off as u64 * size;
             let (px, py, pc) = (at(x, g.x.off), at(y, g.y.off), at(c, g.c_off));
             let op = |t: bool| if t { Op::CUBLAS_OP_T } else { Op::CUBLAS_OP_N };

@@ -20,11 +20,11 @@
 #![allow(unsafe_code)]
 
 use crate::blas::{self, GemmCall};
-use crate::runtime::Gpu;
+use crate::runtime::{bytes_value, value_bytes, Gpu};
 use crate::CudaOptions;
 use eqfuse_codegen::cuda::{KernelCode, Skeleton};
 use eqfuse_ir::error::{Code, Error, Result};
-use eqfuse_ir::types::ElemType;
+use eqfuse_ir::value::Value;
 use std::alloc::Layout;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -386,39 +386,43 @@ impl Gpu for Emu {
     /// that the calls the runtime makes of a contraction are checked against the plan
     /// interpreter too.
     fn gemm(&self, g: &GemmCall, x: &EmuBuf, y: &EmuBuf, c: &mut EmuBuf) -> Result<bool> {
-        fn elems<T: Copy>(b: &[u8], size: usize, from: fn(&[u8]) -> T) -> Vec<T> {
-            b.chunks_exact(size).map(from).collect()
-        }
-        let ok = match g.elem {
-            ElemType::F32 => {
-                let f = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                let (xs, ys) = (elems(x.bytes(), 4, f), elems(y.bytes(), 4, f));
-                let mut cs = elems(c.bytes(), 4, f);
-                let ok = blas::reference(g, &xs, &ys, &mut cs).is_some();
-                let out: Vec<u8> = cs.iter().flat_map(|v| v.to_le_bytes()).collect();
-                c.bytes_mut()[..out.len()].copy_from_slice(&out);
-                ok
+        // the buffers as values of the call's type (the runtime's own conversions)
+        let elem = g.elem();
+        let typed = |b: &EmuBuf| bytes_value(elem, &[b.bytes().len() / elem.size_bytes()], b.bytes());
+        let (ok, out) = match (typed(x)?, typed(y)?, typed(c)?) {
+            (Value::F32(xs), Value::F32(ys), Value::F32(mut cs)) => {
+                let ok = reference_on(g, &xs, &ys, &mut cs);
+                (ok, value_bytes(&Value::F32(cs)))
             }
-            ElemType::F64 => {
-                let f = |b: &[u8]| {
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(b);
-                    f64::from_le_bytes(a)
-                };
-                let (xs, ys) = (elems(x.bytes(), 8, f), elems(y.bytes(), 8, f));
-                let mut cs = elems(c.bytes(), 8, f);
-                let ok = blas::reference(g, &xs, &ys, &mut cs).is_some();
-                let out: Vec<u8> = cs.iter().flat_map(|v| v.to_le_bytes()).collect();
-                c.bytes_mut()[..out.len()].copy_from_slice(&out);
-                ok
+            (Value::F64(xs), Value::F64(ys), Value::F64(mut cs)) => {
+                let ok = reference_on(g, &xs, &ys, &mut cs);
+                (ok, value_bytes(&Value::F64(cs)))
             }
-            _ => false,
+            _ => (false, Vec::new()),
         };
+        c.bytes_mut()[..out.len()].copy_from_slice(&out);
         if !ok {
             return Err(emu_err("a GEMM call that reads or writes outside its buffers"));
         }
         self.gemm_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(true)
+    }
+}
+
+/// [`blas::reference`] on arrays (row-major, as [`bytes_value`] makes them): `false` when
+/// the call addresses an element outside them.
+fn reference_on<T>(
+    g: &GemmCall,
+    x: &ndarray::ArrayD<T>,
+    y: &ndarray::ArrayD<T>,
+    c: &mut ndarray::ArrayD<T>,
+) -> bool
+where
+    T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T> + Default + From<f32> + 'static,
+{
+    match (x.as_slice(), y.as_slice(), c.as_slice_mut()) {
+        (Some(x), Some(y), Some(c)) => blas::reference(g, x, y, c).is_some(),
+        _ => false,
     }
 }
 

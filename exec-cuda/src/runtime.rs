@@ -106,7 +106,10 @@ struct Launched {
 /// Kernels generated and loaded for one plan, kept across its runs (inputs uploaded once
 /// and run several times): keyed by the kernel's number and the generation options (whose
 /// `unchecked` says whether its in-space reads go unchecked).
-pub(crate) type Codes<M> = std::sync::Mutex<HashMap<(usize, codegen::GenOptions), Arc<(KernelCode, M)>>>;
+pub(crate) type Codes<M> = std::sync::Mutex<HashMap<(usize, codegen::GenOptions), Made<M>>>;
+
+/// Generated code and its loaded module.
+pub(crate) type Made<M> = Arc<(KernelCode, M)>;
 
 struct Run<'p, G: Gpu> {
     plan: &'p Plan,
@@ -123,7 +126,7 @@ struct Run<'p, G: Gpu> {
 }
 
 /// The bytes of a value's elements, little-endian, row-major.
-fn value_bytes(v: &Value) -> Vec<u8> {
+pub(crate) fn value_bytes(v: &Value) -> Vec<u8> {
     match v {
         Value::Bool(a) => a.iter().map(|&b| u8::from(b)).collect(),
         Value::I32(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
@@ -134,7 +137,7 @@ fn value_bytes(v: &Value) -> Vec<u8> {
 }
 
 /// A value from its bytes.
-fn bytes_value(elem: ElemType, shape: &[usize], bytes: &[u8]) -> Result<Value> {
+pub(crate) fn bytes_value(elem: ElemType, shape: &[usize], bytes: &[u8]) -> Result<Value> {
     let n: usize = shape.iter().product();
     let need = n * elem.size_bytes();
     let b = bytes.get(..need).ok_or_else(|| internal("a download shorter than its array"))?;
@@ -764,21 +767,11 @@ impl<'p, G: Gpu> Run<'p, G> {
             }
         }
         let gen = self.opts.gen();
-        let key = (usize::MAX - first, gen);
-        let loaded = match self.codes.and_then(|c| c.lock().ok()?.get(&key).cloned()) {
-            Some(hit) => hit,
-            None => {
-                let made = codegen::rowblock::generate(self.plan, kernels, local, first, gen, &self.host)
-                    .map_err(internal)?;
-                let Some(code) = made else { return Ok(false) };
-                let module = self.gpu.module(&code, self.opts)?;
-                let made = Arc::new((code, module));
-                if let Some(mut c) = self.codes.and_then(|c| c.lock().ok()) {
-                    c.insert(key, made.clone());
-                }
-                made
-            }
-        };
+        // (kernels are kept under their numbers; a row block under a number none has)
+        let made = self.cached((usize::MAX - first, gen), || {
+            codegen::rowblock::generate(self.plan, kernels, local, first, gen, &self.host)
+        })?;
+        let Some(loaded) = made else { return Ok(false) };
         let (code, module) = (&loaded.0, &loaded.1);
         let shape_of = |v: ValueId| -> Result<Vec<usize>> {
             match shapes.iter().find(|(d, _)| *d == v) {
@@ -834,7 +827,7 @@ impl<'p, G: Gpu> Run<'p, G> {
         self.check_alloc(k.kind.as_str(), elem, count)?;
         let bytes = count * elem.size_bytes();
         let alpha = c.alpha(elem, |v| self.host_scalar(v))?;
-        let Some(calls) = blas::calls(&layout, elem, alpha) else { return Ok(false) };
+        let Some(calls) = blas::calls(&layout, alpha) else { return Ok(false) };
         let out = if count == 0 || layout.k == 0 {
             // no products: every element is the neutral element, +0.0
             self.alloc_zeroed(bytes)?
@@ -1033,17 +1026,28 @@ impl<'p, G: Gpu> Run<'p, G> {
         index: usize,
         gen: codegen::GenOptions,
     ) -> Result<Arc<(KernelCode, G::Module)>> {
-        let key = (index, gen);
+        let made =
+            self.cached((index, gen), || codegen::generate(self.plan, k, index, gen, &self.host).map(Some))?;
+        made.ok_or_else(|| internal("a kernel generated as nothing"))
+    }
+
+    /// The code under `key` and its module: from `codes` when an earlier run of the plan
+    /// made them, else made by `make` (`None`: there is no such code) and kept there.
+    fn cached(
+        &self,
+        key: (usize, codegen::GenOptions),
+        make: impl FnOnce() -> std::result::Result<Option<KernelCode>, String>,
+    ) -> Result<Option<Made<G::Module>>> {
         if let Some(hit) = self.codes.and_then(|c| c.lock().ok()?.get(&key).cloned()) {
-            return Ok(hit);
+            return Ok(Some(hit));
         }
-        let code = codegen::generate(self.plan, k, index, gen, &self.host).map_err(internal)?;
+        let Some(code) = make().map_err(internal)? else { return Ok(None) };
         let module = self.gpu.module(&code, self.opts)?;
         let made = Arc::new((code, module));
         if let Some(mut c) = self.codes.and_then(|c| c.lock().ok()) {
             c.insert(key, made.clone());
         }
-        Ok(made)
+        Ok(Some(made))
     }
 
     /// The kernel's scratch buffers for a grid of `g` blocks (zeroed).

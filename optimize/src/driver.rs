@@ -524,21 +524,18 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // own `generate`: seed 10 of the idempotence property); kept where it prices lower, so
     // that optimising the optimised program finds nothing cheaper
     let mut facts = facts;
+    let mut cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
     if term != source.0 && Instant::now() < deadline {
         let t = Instant::now();
         if let Some(((t2, n2, s2), f2, p2)) = round_trip(&program, &facts, &term, &spans) {
-            let (c1, c2) = (
-                plan_cost(&plan, &opts.cost.params, &opts.cost.sizes).total,
-                plan_cost(&p2, &opts.cost.params, &opts.cost.sizes).total,
-            );
-            if c2 < c1 {
-                (term, names, spans, facts, plan) = (t2, n2, s2, f2, p2);
+            let c2 = plan_cost(&p2, &opts.cost.params, &opts.cost.sizes);
+            if c2.total < cost.total {
+                (term, names, spans, facts, plan, cost) = (t2, n2, s2, f2, p2, c2);
             }
         }
         crate::trace::note("final", "round trip", t, String::new);
     }
     let stop_reason = stop_reason.unwrap_or(StopReason::Saturated);
-    let cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
     Ok(Optimized {
         plan,
         cost,
@@ -560,8 +557,6 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     })
 }
 
-/// The encoded program's own term (extracted with no rule run), its `let` names and the
-/// source positions of its nodes.
 /// `program` (decoded from `term`) checked, encoded and lowered as written: its term, names,
 /// positions (carried over from `term`'s nodes that it shares: the decoded program has
 /// none of its own), facts and plan; `None` where any step fails (the optimised plan stands).
@@ -577,29 +572,22 @@ fn round_trip(
     // positions: the new term's nodes that are nodes of the old one, found by loading both
     // into one e-graph
     let mut loaded = load(facts, term);
-    let mut at: HashMap<Id, Span> = HashMap::new();
-    let mut ordered: Vec<(&usize, &Span)> = spans.iter().collect();
-    ordered.sort_by_key(|(i, _)| **i);
-    for (i, s) in ordered {
-        if let Some(c) = loaded.ids.get(*i) {
-            at.entry(loaded.egraph.find(*c)).or_insert(*s);
-        }
-    }
     let mut ids: Vec<Id> = Vec::with_capacity(t2.as_ref().len());
-    let mut s2 = HashMap::new();
+    let mut index: HashMap<Id, usize> = HashMap::new();
     for (j, n) in t2.as_ref().iter().enumerate() {
         let id = loaded.egraph.add(n.clone().map_children(|c| ids[usize::from(c)]));
         ids.push(id);
-        if let Some(s) = at.get(&loaded.egraph.find(id)) {
-            s2.insert(j, *s);
-        }
+        index.entry(id).or_insert(j);
     }
+    let s2 = carry_spans(&loaded.egraph, &loaded.ids, spans, &index);
     let f2 = enc.egraph.analysis.clone();
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     let plan = eqfuse_lower::lower::lower_spanned(&t2, &f2, &n2, &s2, &sig).ok()?;
     Some(((t2, n2, s2), f2, plan))
 }
 
+/// The encoded program's own term (extracted with no rule run), its `let` names and the
+/// source positions of its nodes.
 fn source_term(enc: &Encoded) -> Result<Named> {
     let (term, index) = extract(&enc.egraph, enc.root)?;
     let mut names = HashMap::new();

@@ -148,9 +148,8 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
 }
 
 /// `eqfuse bench PROGRAM`: the user's program, optimised and unfused, on the CPU.
-/// One row of `bench PROGRAM --backend cuda`: the plan's inputs uploaded once, a first run
-/// (compiling its kernels, reported as `compile`), then runs timed until the device has
-/// finished each, outputs left on the device (as a peer's arrays live there).
+/// One row of `bench PROGRAM --backend cuda` ([`eqfuse::bench::on_device`]: the first run,
+/// which compiles the kernels, reported as `compile`).
 fn bench_on_device(
     label: &str,
     plan: &eqfuse::ir::plan::Plan,
@@ -158,13 +157,9 @@ fn bench_on_device(
     sizes: &indexmap::IndexMap<String, i64>,
     opts: &BenchOptions,
 ) -> CmdResult {
-    let copts = eqfuse_exec_cuda::CudaOptions::default();
     let kernels = plan.kernels().len();
-    let first = std::time::Instant::now();
-    let ran = eqfuse_exec_cuda::upload(plan, inputs, sizes, &copts)
-        .and_then(|up| eqfuse_exec_cuda::run_uploaded(plan, &up, &copts).map(|_| up));
-    let up = match ran {
-        Ok(up) => up,
+    let (first, (lo, med, hi)) = match eqfuse::bench::on_device(plan, inputs, sizes, opts) {
+        Ok(t) => t,
         // the unfused plan may not fit where the optimised one does (above)
         Err(e) if label != "optimised" => {
             println!("{label:<10} {kernels:>8} not run: {e}");
@@ -172,8 +167,7 @@ fn bench_on_device(
         }
         Err(e) => return Err(e.into()),
     };
-    let compile = format!("{:.1}ms", first.elapsed().as_secs_f64() * 1e3);
-    let (lo, med, hi) = eqfuse::bench::spread(opts, || eqfuse_exec_cuda::run_uploaded(plan, &up, &copts));
+    let compile = format!("{:.1}ms", first * 1e3);
     println!(
         "{label:<10} {kernels:>8} {:>8} {compile:>12} {:>10.3}ms {:>10.3}ms {:>10.3}ms",
         "-",

@@ -26,7 +26,7 @@
 //! (generate and reduce lanes over `outer ++ [inner]`) or, with one outer dimension, outer
 //! phases (generate lanes over the rows).
 
-use super::skeleton::Gen;
+use super::skeleton::{common_fields, kernel_head, row_loop, unflatten, Gen};
 use super::{GenOptions, KernelCode, Skeleton};
 use crate::{cty, Dialect, Layout};
 use eqfuse_ir::plan::{Kernel, LaneOp, Plan, ValueId};
@@ -66,8 +66,13 @@ pub fn kept(plan: &Plan, kernels: &[Kernel], local: &[ValueId]) -> Vec<(ValueId,
 
 /// Whether rows of `len` elements of every kept result fit in [`KEPT_BYTES`].
 pub fn kept_fit(kept: &[(ValueId, ElemType)], len: usize) -> bool {
-    let per: usize = kept.iter().map(|(_, t)| t.size_bytes()).sum();
+    let per = kept_width(kept);
     per > 0 && len.checked_mul(per).is_some_and(|b| b <= KEPT_BYTES)
+}
+
+/// Bytes of one element of every kept result.
+fn kept_width(kept: &[(ValueId, ElemType)]) -> usize {
+    kept.iter().map(|(_, t)| t.size_bytes()).sum()
 }
 
 /// The file name of the row block whose first phase is kernel `first`.
@@ -94,13 +99,7 @@ pub fn generate(
     let written: Vec<ValueId> = kernels.iter().flat_map(|k| k.lanes.iter().map(|l| l.dst)).collect();
     let mut layout = Layout::new(Dialect::Cuda);
     layout.set_written(&written);
-    // the fields every kernel has come first
-    layout.err();
-    layout.kid();
-    for d in 0..r {
-        layout.extent(d);
-    }
-    layout.total();
+    common_fields(&mut layout, r);
     let rows = layout.rows();
     let len = layout.extent(r - 1);
     let entry = format!("eq_k{first}_rowblock");
@@ -128,13 +127,10 @@ pub fn generate(
         w!(s, "    {{ // phase {p}: k{} ({})", first + p, k.kind.as_str());
         if row_phase {
             let (reds, commutative) = g.reduce_lanes()?;
-            let types = crate::lane_types(plan, k, first + p)?;
-            for &i in &reds {
-                w!(s, "      __shared__ {} eq_sh{i}[EQ_WARPS];", cty(types[i]));
-            }
+            s.push_str(&g.block_partials(&reds, "      "));
             s.push_str(&g.reduce_setup(&reds, "      ", true));
             let threads = ("threadIdx.x", "EQ_BLOCK", "EQ_BLOCK");
-            s.push_str(&super::skeleton::row_loop("      ", threads, commutative, r - 1));
+            s.push_str(&row_loop("      ", threads, commutative, r - 1));
             s.push_str(&g.fold_body("f", "        "));
             w!(s, "      }}");
             for &i in &reds {
@@ -166,18 +162,17 @@ pub fn generate(
         return Ok(None);
     }
     let kept = kept(plan, kernels, local);
-    let mut body = String::new();
-    w!(body, "extern \"C\" __global__ void __launch_bounds__(EQ_BLOCK) {entry}(const EqArgs A) {{");
+    let mut body = kernel_head(&entry);
     w!(body, "  // a block per row");
     w!(body, "  const long long len = {len};");
-    let per: usize = kept.iter().map(|(_, t)| t.size_bytes()).sum();
+    let per = kept_width(&kept);
     if let Some(most) = KEPT_BYTES.checked_div(per) {
         w!(body, "  // the row of what only later phases read, kept here when it fits");
         w!(body, "  __shared__ double eq_kept[{}];", KEPT_BYTES / 8);
         w!(body, "  const bool eq_in_shared = len <= {most};");
     }
     w!(body, "  for (long long row = blockIdx.x; row < {rows}; row += gridDim.x) {{");
-    body.push_str(&super::skeleton::unflatten(&mut layout, "row", r - 1, "    "));
+    body.push_str(&unflatten(&mut layout, "row", r - 1, "    "));
     if per > 0 {
         // the phases index kept results as the whole array (`row * len + j`): their fields
         // point `row * len` elements before the block's row of them

@@ -163,7 +163,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Lines declaring the space indices `i0 ..` (the first `dims` of them) from `flat`.
-    pub(crate) fn unflatten(&mut self, flat: &str, dims: usize, ind: &str) -> String {
+    fn unflatten(&mut self, flat: &str, dims: usize, ind: &str) -> String {
         unflatten(&mut self.layout, flat, dims, ind)
     }
 
@@ -174,7 +174,7 @@ impl<'a> Gen<'a> {
     }
 
     /// `T0 eq_x0; ...` and the call `eq_elem(A, f, i0, .., &eq_x0, ..)`.
-    pub(crate) fn elem_call(&self, flat: &str) -> (String, String) {
+    fn elem_call(&self, flat: &str) -> (String, String) {
         let decls: Vec<String> =
             self.types.iter().enumerate().map(|(k, t)| format!("{} eq_x{k};", cty(*t))).collect();
         let mut call = format!("{}(A, {flat}", self.name("eq_elem"));
@@ -188,22 +188,23 @@ impl<'a> Gen<'a> {
         (decls.join(" "), call)
     }
 
-    pub(crate) fn kernel_head(&mut self, entry: &str) {
-        w!(
-            self.kernels,
-            "extern \"C\" __global__ void __launch_bounds__(EQ_BLOCK) {entry}(const EqArgs A) {{"
-        );
+    fn kernel_head(&mut self, entry: &str) {
+        self.kernels.push_str(&kernel_head(entry));
+    }
+
+    /// `__shared__` room for a block reduction of each reduce lane in `reds` (`eq_sh<i>`).
+    pub(crate) fn block_partials(&self, reds: &[usize], ind: &str) -> String {
+        let mut s = String::new();
+        for &i in reds {
+            w!(s, "{ind}__shared__ {} eq_sh{i}[EQ_WARPS];", cty(self.types[i]));
+        }
+        s
     }
 
     /// Generates the element function and the entry points; returns the launch protocol.
     pub(crate) fn build(&mut self) -> Result<Skeleton, String> {
-        // The fields every kernel has come first.
-        self.layout.err();
-        self.layout.kid();
-        for d in 0..self.rank() {
-            self.layout.extent(d);
-        }
-        self.layout.total();
+        let rank = self.rank();
+        common_fields(&mut self.layout, rank);
         let elem = &self.k.elem;
         self.func(&self.name("eq_elem"), elem, "the element function")?;
         let lanes = &self.k.lanes;
@@ -478,9 +479,7 @@ impl<'a> Gen<'a> {
         };
         let mut k = String::new();
         w!(k, "  __shared__ bool eq_last;");
-        for &i in &reds {
-            w!(k, "  __shared__ {} eq_sh{i}[EQ_WARPS];", cty(self.types[i]));
-        }
+        k.push_str(&self.block_partials(&reds, "  "));
         k.push_str(&setup);
         w!(k, "  const long long n = {total};");
         w!(k, "  const long long nthreads = (long long)gridDim.x * EQ_BLOCK;");
@@ -555,9 +554,7 @@ impl<'a> Gen<'a> {
             let mut k = String::new();
             if per_block {
                 w!(k, "  // a block per row");
-                for &i in &reds {
-                    w!(k, "  __shared__ {} eq_sh{i}[EQ_WARPS];", cty(self.types[i]));
-                }
+                k.push_str(&self.block_partials(&reds, "  "));
             } else {
                 w!(k, "  // a warp per row");
                 w!(k, "  const int lane = threadIdx.x & 31;");
@@ -905,6 +902,22 @@ impl<'a> Gen<'a> {
         self.kernels.push_str(&k);
         Ok(Skeleton::Permute { entry, dest: dest.clone() })
     }
+}
+
+/// The fields every kernel's argument block starts with: the error record, the launch
+/// number, the space's extents (`rank` of them) and its number of elements.
+pub(crate) fn common_fields(layout: &mut Layout, rank: usize) {
+    layout.err();
+    layout.kid();
+    for d in 0..rank {
+        layout.extent(d);
+    }
+    layout.total();
+}
+
+/// The first line of entry point `entry`: it takes the argument block by value.
+pub(crate) fn kernel_head(entry: &str) -> String {
+    format!("extern \"C\" __global__ void __launch_bounds__(EQ_BLOCK) {entry}(const EqArgs A) {{\n")
 }
 
 /// Lines declaring the space indices `i0 ..` (the first `dims` of them) from `flat`, in 32
