@@ -67,6 +67,28 @@ fn row_programs_run_in_one_pass() {
     assert!(passes(shifted).iter().all(|&n| n == 1), "{:?}", passes(shifted));
 }
 
+/// A row block is cheap, not free: its phases write and read their rows in cache. Priced as
+/// free, `nbody` at 4096 bodies was planned as its 13 unfused kernels in one row block (as
+/// cheap, in the model, as the fused kernel), and ran 4 times slower than the one kernel.
+#[test]
+fn many_cached_phases_do_not_undercut_one_fused_kernel() {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/nbody.eqf")).unwrap();
+    let prog = eqfuse::parse(&src).unwrap();
+    for n in [1024u64, 4096, 1 << 20] {
+        let mut opts = OptimizeOptions::default();
+        opts.cost.sizes.insert("n".into(), n);
+        let o = eqfuse::optimize(&prog, &opts).unwrap();
+        let steps: Vec<&Step> = o
+            .result
+            .plan
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Kernel(_) | Step::RowBlock { .. }))
+            .collect();
+        assert!(matches!(steps.as_slice(), [Step::Kernel(_)]), "n = {n}: {}", o.explain_with(false));
+    }
+}
+
 /// One random row program: a chain of row operations over `x : t[r, c]`.
 #[derive(Clone, Debug)]
 struct Spec {

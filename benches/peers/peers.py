@@ -38,6 +38,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ["dotp", "saxpy", "map_chain", "blackscholes", "softmax_rows", "variance", "nbody", "mandelbrot"]
 PEERS = ["numpy", "numexpr", "jax"]
+
+# The memory-bound programs, each with the fewest bytes it must move, from its input
+# bytes: dotp reads its two inputs; saxpy and map_chain read theirs and write an output
+# of the size of one input; variance reads its input twice (the exact mean is needed
+# before the deviations, and 2^24 f64 do not stay in the cache between the two passes).
+MEMORY_BOUND = {
+    "dotp": lambda ins: ins,
+    "saxpy": lambda ins: ins + ins // 2,
+    "map_chain": lambda ins: 2 * ins,
+    "variance": lambda ins: 2 * ins,
+}
 STEPS = 24  # mandelbrot's unrolled steps (tests/conformance/mandelbrot/program.eqf)
 
 # Comparison tolerances, per program: |got - want| <= atol + rtol * |want| elementwise, with
@@ -350,7 +361,14 @@ def bench_program(name, args, peers, work):
     # machine's noise; the result is the median of the rounds' medians
     rounds = {p: [] for p in ready}
     benches = []
+    calibrated = []
     for r in range(args.rounds):
+        if name in MEMORY_BOUND:
+            # the machine's streaming bandwidth in this round, as the cost model measures it
+            # (read plus written bytes of `dst[i] = src[i] * a + b` over reused buffers)
+            cal = json.loads(sh([eqfuse, "calibrate", "--no-save", "--json"]))
+            calibrated.append(cal["bandwidth"])
+            print(f"  [{r + 1}] calibrate: {cal['bandwidth'] / 1e9:.1f} GB/s", file=sys.stderr)
         for pname, (fn, args_) in ready.items():
             entry = row["peers"][pname]
             peer = next(p for p in peers if p.name == pname)
@@ -368,6 +386,7 @@ def bench_program(name, args, peers, work):
         benches.append(m)
         print(f"  [{r + 1}] eqfuse: opt {m['fused_s'] * 1e3:.3f} ms, unfused {m['unfused_s'] * 1e3:.3f} ms, "
               f"hand-written {m['handwritten_s'] * 1e3:.3f} ms", file=sys.stderr)
+    inputs_bytes = {k: np.asarray(v) for k, v in inputs.items()} if name in MEMORY_BOUND else {}
     del inputs, ready
     for pname, ts in rounds.items():
         e = row["peers"][pname]
@@ -379,6 +398,22 @@ def bench_program(name, args, peers, work):
         m[k + "_rounds"] = [b[k] for b in benches]
         m[k] = statistics.median(b[k] for b in benches)
     row["eqfuse"] = m
+    if name in MEMORY_BOUND:
+        in_bytes = sum(int(np.asarray(v).nbytes) for v in inputs_bytes.values())
+        moved = MEMORY_BOUND[name](in_bytes)
+        # per round: eqfuse's rate, and two measures of the machine's limit taken in the same
+        # round: `eqfuse bench`'s copy of the input bytes (read and written once, into a
+        # reused buffer, by memcpy) and calibrate's streaming figure
+        rates = [moved / b["fused_s"] for b in benches]
+        copies = [2 * in_bytes / b["copy_s"] for b in benches]
+        row["bandwidth"] = {
+            "bytes_moved": moved,
+            "eqfuse_rounds_Bps": rates,
+            "copy_rounds_Bps": copies,
+            "calibrate_rounds_Bps": calibrated,
+            "vs_copy": statistics.median(r / c for r, c in zip(rates, copies)),
+            "vs_calibrate": statistics.median(r / c for r, c in zip(rates, calibrated)),
+        }
     if not args.keep:
         shutil.rmtree(inputs_dir, ignore_errors=True)
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -482,6 +517,27 @@ def markdown(rows, meta):
     lines += wins or ["- none"]
     if notes:
         lines += ["", "Not timed:", ""] + [f"- {n}" for n in notes]
+    bw = [row for row in rows if "bandwidth" in row]
+    if bw:
+        lines += [
+            "",
+            "Against the machine's bandwidth (memory-bound programs): the fewest bytes each "
+            "program must move (reads plus writes) over eqfuse's optimised time, against two "
+            "limits measured in the same round — `eqfuse bench`'s copy of the input bytes "
+            "(memcpy into a reused buffer) and `eqfuse calibrate`'s streaming figure; the "
+            "median of the rounds' ratios.",
+            "",
+            "| program | bytes moved | eqfuse | copy | calibrate | eqfuse / copy | eqfuse / calibrate |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for row in bw:
+            b = row["bandwidth"]
+            gb = lambda xs: f"{statistics.median(xs) / 1e9:.1f} GB/s"
+            lines.append(
+                f"| {row['program']} | {b['bytes_moved'] / 1e6:.0f} MB | {gb(b['eqfuse_rounds_Bps'])} | "
+                f"{gb(b['copy_rounds_Bps'])} | {gb(b['calibrate_rounds_Bps'])} | "
+                f"{b['vs_copy'] * 100:.0f}% | {b['vs_calibrate'] * 100:.0f}% |"
+            )
     lines.append("")
     lines.append(
         "numexpr: `—` where the program is not a natural numexpr expression; softmax_rows' "

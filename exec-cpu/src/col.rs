@@ -183,6 +183,20 @@ impl Col {
         })
     }
 
+    /// Room for `n` elements of type `ty` that native code is about to write, none written
+    /// yet: length 0, capacity `n` (backed by huge pages as [`Col::zeros`]). Where the
+    /// allocator hands back memory it had before (anything under glibc's `mmap` threshold,
+    /// or an allocator that keeps freed blocks), this skips a zeroing pass over the whole
+    /// output that the kernel would overwrite anyway. `native::ffi::set_written` makes the
+    /// elements visible once the kernel has written every one.
+    pub(crate) fn unwritten(ty: ElemType, n: usize) -> Col {
+        with_type!(ty, T => {
+            let mut v: Vec<T> = Vec::with_capacity(n);
+            crate::pages::advise_huge(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
+            T::wrap(v)
+        })
+    }
+
     /// `n` copies of `value` as type `ty` (`None` when `value` is of another type); all-zero
     /// bits take [`Col::zeros`], whose fresh pages the system zeroes lazily, so a zero
     /// fill costs no pass of its own.
@@ -216,6 +230,17 @@ impl Col {
             Col::I64(_) => ElemType::I64,
             Col::F32(_) => ElemType::F32,
             Col::F64(_) => ElemType::F64,
+        }
+    }
+
+    /// How many elements it has room for.
+    pub(crate) fn capacity(&self) -> usize {
+        match self {
+            Col::Bool(v) => v.capacity(),
+            Col::I32(v) => v.capacity(),
+            Col::I64(v) => v.capacity(),
+            Col::F32(v) => v.capacity(),
+            Col::F64(v) => v.capacity(),
         }
     }
 

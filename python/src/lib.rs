@@ -18,6 +18,12 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+/// The module's allocator, as the command line's (docs/design-decisions.md, 12): results
+/// handed to NumPy are freed through it when their arrays go, and the next run's results
+/// reuse that memory instead of asking the system for fresh pages.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pyo3::create_exception!(
     _eqfuse,
     RawError,

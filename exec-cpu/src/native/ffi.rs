@@ -172,6 +172,29 @@ unsafe fn symbol<T: Copy>(lib: &libloading::Library, name: &str, path: &Path) ->
         .map_err(|e| format!("`{name}` is missing from {}: {e}", path.display()))
 }
 
+/// After a launch that succeeded, over a space of `n` points: a generate lane's column
+/// made by [`Col::unwritten`] holds the `n` elements the kernel wrote (the entry points
+/// write every point of their range; the launches cover the whole space). A column already
+/// `n` long (zeros) is left as it is.
+fn mark_written(c: &mut Col, n: usize) {
+    if c.len() >= n || c.capacity() < n {
+        return;
+    }
+    // SAFETY: `n` is within the capacity (checked above), and the launch that just
+    // succeeded wrote each of the first `n` elements through `col_ptr` (the contract of the
+    // entry points: a generate lane writes every point of its range, a scan every element
+    // of its rows), each a valid value of its type: generated C writes a `bool` as 0 or 1.
+    unsafe {
+        match c {
+            Col::Bool(v) => v.set_len(n),
+            Col::I32(v) => v.set_len(n),
+            Col::I64(v) => v.set_len(n),
+            Col::F32(v) => v.set_len(n),
+            Col::F64(v) => v.set_len(n),
+        }
+    }
+}
+
 /// A column's first element, for the argument block.
 pub(crate) fn col_ptr(c: &mut Col) -> u64 {
     let p: *mut u8 = match c {
@@ -330,7 +353,7 @@ impl Entry {
     pub(crate) fn launch_scan(
         &self,
         args: &[u64],
-        _out: &mut Col,
+        out: &mut Col,
         rows: usize,
         len: usize,
         split: Split,
@@ -401,7 +424,11 @@ impl Entry {
                 drop((parts, carries));
             }
         }
-        ok.load(Ordering::Relaxed)
+        let ok = ok.load(Ordering::Relaxed);
+        if ok {
+            mark_written(out, rows * len);
+        }
+        ok
     }
 
     /// Runs the kernel over `rows` rows of `len` elements. `args` is the argument block,
@@ -507,7 +534,15 @@ impl Entry {
                 drop(parts);
             }
         }
-        ok.load(Ordering::Relaxed)
+        let ok = ok.load(Ordering::Relaxed);
+        if ok {
+            for (c, red) in outs.iter_mut().zip(&self.code.reduce) {
+                if red.is_none() {
+                    mark_written(c, rows * len);
+                }
+            }
+        }
+        ok
     }
 }
 

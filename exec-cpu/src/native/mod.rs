@@ -227,7 +227,7 @@ fn run_native(
         let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
         return Ok(entry.launch_filter(&args, len, segment).map(|col| vec![(vec![col.len()], col)]));
     }
-    let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, &[], max_bytes)?;
+    let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, &[], max_bytes, true)?;
     let args = arg_block(store, &entry.code.slots, &shape, &mut outs)?;
     let split = if len <= segment {
         ffi::Split::Rows { per_task: (segment / len.max(1)).max(1) }
@@ -242,7 +242,9 @@ fn run_native(
     } else {
         entry.launch(&args, &mut outs, rows, len, split)
     };
-    if !ok {
+    // a result the launch did not fill (never, by the entry points' contract): the VM
+    // runs the kernel instead
+    if !ok || outs.iter().zip(&result_shapes).any(|(c, sh)| c.len() != sh.iter().product::<usize>()) {
         return Ok(None);
     }
     Ok(Some(result_shapes.into_iter().zip(outs).collect()))
@@ -288,8 +290,10 @@ fn permute_split(shared: Option<Shared>, dlen: usize, total: usize, tasks: usize
     }
 }
 
-/// Kernel `k`'s results over a space of `shape`, allocated (zeros) lane by lane, and their
-/// shapes: a reduce lane holds one element per row, a generate lane one per point.
+/// Kernel `k`'s results over a space of `shape`, allocated lane by lane, and their shapes:
+/// a reduce lane holds one element per row (zeros), a generate lane one per point — zeros,
+/// or with `unwritten` room the launch fills ([`Col::unwritten`]; `ffi::Entry::launch` and
+/// `launch_scan` give them their length when they succeed).
 fn alloc_results(
     store: &Store<'_>,
     k: &Kernel,
@@ -297,6 +301,7 @@ fn alloc_results(
     shape: &[usize],
     kept: &[bool],
     max_bytes: u64,
+    unwritten: bool,
 ) -> Result<(Vec<Col>, Vec<Vec<usize>>)> {
     let outer = &shape[..shape.len().saturating_sub(1)];
     let mut cols = Vec::with_capacity(k.lanes.len());
@@ -307,7 +312,7 @@ fn alloc_results(
         // a result a row block keeps per block has no array of its own (`rowblock.rs`)
         let len = if kept.get(n).copied().unwrap_or(false) { 0 } else { sh.iter().product() };
         check_alloc(k.kind.as_str(), t, len, max_bytes)?;
-        cols.push(Col::zeros(t, len));
+        cols.push(if unwritten && red.is_none() { Col::unwritten(t, len) } else { Col::zeros(t, len) });
         shapes.push(sh);
     }
     Ok((cols, shapes))

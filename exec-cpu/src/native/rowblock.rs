@@ -75,7 +75,7 @@ pub(crate) fn run(
         }
         widest = widest.max(if row_phase { shape[shape.len() - 1] } else { 1 });
         let keep: Vec<bool> = k.lanes.iter().map(|l| local.contains(&l.dst)).collect();
-        let (mut cols, shs) = alloc_results(store, k, c, &shape, &keep, max_bytes)?;
+        let (mut cols, shs) = alloc_results(store, k, c, &shape, &keep, max_bytes, false)?;
         for (((lane, col), sh), red) in k.lanes.iter().zip(&mut cols).zip(&shs).zip(&c.reduce) {
             made.insert(lane.dst, (ffi::col_ptr(col), sh.clone()));
             if let Some(at) = local.iter().position(|v| *v == lane.dst) {
