@@ -13,7 +13,8 @@
 //!   distinct `Read` of the element function, after common subexpressions are shared): a
 //!   site touches `min(evaluations, elements of the array)` elements — an array of `n`
 //!   read inside an `n × n` space (a broadcast) costs `n`, not `n²`, while a stencil's
-//!   three sites cost three reads of the array. A materialised intermediate is therefore
+//!   three sites cost three reads of the array; a site whose index is the same at every
+//!   point (`a[clamp n 0 (n - 1)]`) touches one element. A materialised intermediate is therefore
 //!   paid once when written, and once per kernel (per site) that reads it.
 //! - **Operations** are counted per evaluation of the element function (the space's point
 //!   count; the operator of a reduction or scan once more per point), each class at its own
@@ -209,8 +210,9 @@ struct Ops {
     int: f64,
     compare: f64,
     gather: f64,
-    /// Read sites: (array, evaluations per evaluation of the function).
-    reads: Vec<(ValueId, f64)>,
+    /// Read sites: (array, evaluations per evaluation of the function, whether its index
+    /// is the same at every point of the space).
+    reads: Vec<(ValueId, f64, bool)>,
     /// Instructions (code size, not executions).
     insts: f64,
 }
@@ -237,6 +239,7 @@ fn count_ops(f: &Func) -> Ops {
     let mut ops = Ops::default();
     let mut consts: HashMap<Reg, i64> = HashMap::new();
     let params: Vec<Reg> = (0..f.params.len() as Reg).collect();
+    let varies = varying(f);
     // (block, multiplier), iteratively
     let mut stack: Vec<(&Block, f64)> = vec![(&f.body, 1.0)];
     while let Some((b, m)) = stack.pop() {
@@ -288,9 +291,11 @@ fn count_ops(f: &Func) -> Ops {
                     }
                 },
                 Inst::Read { array, index, .. } => {
-                    ops.reads.push((*array, m));
+                    let invariant = !index.iter().any(|r| varies.contains(r));
+                    ops.reads.push((*array, m, invariant));
                     // a read through a computed index: index arithmetic and a scattered access
-                    if !index.iter().all(|r| params.contains(r)) {
+                    // (one at the same index everywhere is one element, read once)
+                    if !invariant && !index.iter().all(|r| params.contains(r)) {
                         ops.gather += m;
                     }
                 }
@@ -308,6 +313,52 @@ fn count_ops(f: &Func) -> Ops {
         }
     }
     ops
+}
+
+/// The registers of `f` whose value may differ from one point of the space to another:
+/// its parameters and whatever is computed from them (an array read at such an index, an
+/// `if` or a loop that uses one anywhere). The others are the same at every point.
+fn varying(f: &Func) -> HashSet<Reg> {
+    fn visit(b: &Block, v: &mut HashSet<Reg>) {
+        for i in &b.insts {
+            let uses: Vec<Reg> = match i {
+                Inst::Const { .. } | Inst::Load { .. } => Vec::new(),
+                Inst::Unary { a, .. } => vec![*a],
+                Inst::Binary { a, b, .. } => vec![*a, *b],
+                Inst::Call { args, .. } => args.clone(),
+                Inst::Read { index, .. } => index.clone(),
+                Inst::Dim { axis, .. } => vec![*axis],
+                Inst::If { cond, then_block, then_ret, else_block, else_ret, .. } => {
+                    visit(then_block, v);
+                    visit(else_block, v);
+                    vec![*cond, *then_ret, *else_ret]
+                }
+                Inst::Loop { count, inits, vars, body, nexts, .. } => {
+                    for (var, (init, next)) in vars.iter().zip(inits.iter().zip(nexts)) {
+                        if v.contains(init) || v.contains(next) {
+                            v.insert(*var);
+                        }
+                    }
+                    visit(body, v);
+                    let mut u = vec![*count];
+                    u.extend(inits.iter().chain(nexts));
+                    u
+                }
+            };
+            if uses.iter().any(|r| v.contains(r)) {
+                v.extend(i.dsts());
+            }
+        }
+    }
+    let mut v: HashSet<Reg> = (0..f.params.len() as Reg).collect();
+    // a loop's state feeds back into itself: until nothing more varies
+    loop {
+        let before = v.len();
+        visit(&f.body, &mut v);
+        if v.len() == before {
+            return v;
+        }
+    }
 }
 
 /// Estimated extents and element counts of a plan's values.
@@ -572,7 +623,8 @@ fn kernel_cost(
         let ops = count_ops(f);
         seconds += ops.seconds(p, evals) + ops.insts * p.code;
         ops_total += ops.count() * evals;
-        sites.extend(ops.reads.iter().map(|(v, m)| (*v, evals * m)));
+        // a site at the same index everywhere touches one element
+        sites.extend(ops.reads.iter().map(|&(v, m, invariant)| (v, if invariant { 1.0 } else { evals * m })));
     }
     for (v, evals) in sites {
         let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;

@@ -1,11 +1,11 @@
-//! The lowering pass that groups kernels into row blocks ([`Step::RowBlock`]): consecutive
-//! kernels over the same rows, each reading what the earlier ones computed only on its own
-//! row, run as one pass over blocks of rows. While a block's rows are in cache every phase
-//! runs over them, so the data crosses main memory once: softmax's row maximum, `exp` and
-//! row sum, and division are one pass instead of three.
+//! The lowering pass that groups kernels into row blocks ([`Step::RowBlock`]): kernels over
+//! the same rows (consecutive, or moved up to be: [`walk`]), each reading what the earlier
+//! ones computed only on its own row, run as one pass over blocks of rows. While a block's
+//! rows are in cache every phase runs over them, so the data crosses main memory once:
+//! softmax's row maximum, `exp` and row sum, and division are one pass instead of three.
 //!
 //! This file is the legality; the cost model prices a row block
-//! (`crate::model`: reads of what an earlier phase touched cost no memory traffic), and the
+//! (`crate::model`: reads of what an earlier phase touched come from cache), and the
 //! executors run it (the CPU backend block by block, the others phase by phase).
 //!
 //! A group starts with a *row phase*: a kernel over `outer ++ [inner]` (at least two
@@ -25,7 +25,7 @@
 //! filter, a permute, a contraction) ends the group.
 
 use eqfuse_ir::plan::{Arg, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Groups the row blocks of `plan`, the steps of `if` branches included, and marks what
 /// each keeps per block ([`Step::RowBlock`]'s `local`).
@@ -178,19 +178,75 @@ fn generates_only(k: &Kernel) -> bool {
     k.contraction.is_none() && k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate))
 }
 
+/// Whether kernel `k` may run before `skipped` (steps that came before it): it reads
+/// nothing they write, and they are only kernels and host scalars (never a shape check or
+/// an `if`, which may guard what `k` reads).
+fn may_move_before(k: &Kernel, skipped: &[&Step]) -> bool {
+    let reads = k.reads();
+    skipped.iter().all(|st| {
+        matches!(st, Step::Kernel(_) | Step::Scalar { .. }) && st.writes().iter().all(|w| !reads.contains(w))
+    })
+}
+
+/// The first kernel of `rest` that `fits` and may run before `first` and the steps of `rest`
+/// before it ([`may_move_before`]), among the next [`LOOKAHEAD`] steps.
+fn movable(first: &Step, rest: &VecDeque<Step>, fits: impl Fn(&Kernel) -> bool) -> Option<usize> {
+    (0..rest.len().min(LOOKAHEAD)).find(|&j| match &rest[j] {
+        Step::Kernel(k) if fits(k) => {
+            let skipped: Vec<&Step> = std::iter::once(first).chain(rest.range(..j)).collect();
+            may_move_before(k, &skipped)
+        }
+        _ => false,
+    })
+}
+
+/// How many later steps the grouping looks at for a kernel to move up into a group.
+const LOOKAHEAD: usize = 16;
+
+/// Groups the row blocks of `steps`. The grouping does not depend on the order in which
+/// lowering emitted independent kernels: where a kernel cannot join the group being built,
+/// a later kernel that can, and that depends on none of the steps in between, joins it
+/// first; where a kernel cannot start a group but could follow a later row phase that
+/// depends on nothing in between, that row phase moves up and starts it.
 fn walk(steps: Vec<Step>) -> Vec<Step> {
     let mut out = Vec::with_capacity(steps.len());
+    let mut rest: VecDeque<Step> = steps.into();
     let mut g = Group::default();
-    for st in steps {
+    while let Some(st) = rest.pop_front() {
         match st {
             // it joins the group, or starts the next one, or stands alone
             Step::Kernel(k) if g.accepts(&k) => g.push(k),
             Step::Kernel(k) => {
+                let st = Step::Kernel(k);
+                if !g.kernels.is_empty() {
+                    if let Some(j) = movable(&st, &rest, |x| g.accepts(x)) {
+                        if let Some(Step::Kernel(x)) = rest.remove(j) {
+                            g.push(x);
+                        }
+                        rest.push_front(st);
+                        continue;
+                    }
+                }
                 g.flush(&mut out);
+                let Step::Kernel(k) = st else { continue };
                 if g.accepts(&k) {
                     g.push(k);
-                } else {
-                    out.push(Step::Kernel(k));
+                    continue;
+                }
+                let st = Step::Kernel(k);
+                let follows = |r: &Kernel| {
+                    let mut t = Group::default();
+                    t.push(r.clone());
+                    matches!(&st, Step::Kernel(k) if is_row_phase(r) && t.accepts(k))
+                };
+                match movable(&st, &rest, follows) {
+                    Some(j) => {
+                        if let Some(Step::Kernel(r)) = rest.remove(j) {
+                            g.push(r);
+                        }
+                        rest.push_front(st);
+                    }
+                    None => out.push(st),
                 }
             }
             Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
