@@ -10,7 +10,7 @@
 //!   eqfuse's own C is compiled with `-march=native`;
 //! - **independent accumulators**: a float sum in one accumulator is a chain of dependent
 //!   additions that Rust (IEEE, no reassociation) cannot vectorise; the reductions keep
-//!   [`LANES`] partial sums and add them at the end of each chunk;
+//!   `LANES` (32) partial sums and add them at the end of each chunk;
 //! - **outputs written once**: arrays are allocated without being zeroed first and each
 //!   element written once ([`fill`]).
 //!
@@ -47,7 +47,7 @@ pub fn fill_by<T: Copy + Send + Sync>(
     v
 }
 
-/// [`fill_by`] in chunks of [`CHUNK`].
+/// [`fill_by`] in chunks of `CHUNK` (2^14) elements.
 pub fn fill<T: Copy + Send + Sync>(n: usize, write: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync) -> Vec<T> {
     fill_by(n, CHUNK, write)
 }
