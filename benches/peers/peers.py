@@ -386,7 +386,7 @@ def bench_program(name, args, peers, work):
         benches.append(m)
         print(f"  [{r + 1}] eqfuse: opt {m['fused_s'] * 1e3:.3f} ms, unfused {m['unfused_s'] * 1e3:.3f} ms, "
               f"hand-written {m['handwritten_s'] * 1e3:.3f} ms", file=sys.stderr)
-    inputs_bytes = {k: np.asarray(v) for k, v in inputs.items()} if name in MEMORY_BOUND else {}
+    in_bytes = sum(int(np.asarray(v).nbytes) for v in inputs.values())
     del inputs, ready
     for pname, ts in rounds.items():
         e = row["peers"][pname]
@@ -399,7 +399,6 @@ def bench_program(name, args, peers, work):
         m[k] = statistics.median(b[k] for b in benches)
     row["eqfuse"] = m
     if name in MEMORY_BOUND:
-        in_bytes = sum(int(np.asarray(v).nbytes) for v in inputs_bytes.values())
         moved = MEMORY_BOUND[name](in_bytes)
         # per round: eqfuse's rate, and two measures of the machine's limit taken in the same
         # round: `eqfuse bench`'s copy of the input bytes (read and written once, into a

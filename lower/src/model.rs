@@ -14,8 +14,8 @@
 //!   site touches `min(evaluations, elements of the array)` elements — an array of `n`
 //!   read inside an `n × n` space (a broadcast) costs `n`, not `n²`, while a stencil's
 //!   three sites cost three reads of the array; a site whose index is the same at every
-//!   point (`a[clamp n 0 (n - 1)]`) touches one element. A materialised intermediate is therefore
-//!   paid once when written, and once per kernel (per site) that reads it.
+//!   point (`a[clamp n 0 (n - 1)]`) touches one element. A materialised intermediate is
+//!   therefore paid once when written, and once per kernel (per site) that reads it.
 //! - **Operations** are counted per evaluation of the element function (the space's point
 //!   count; the operator of a reduction or scan once more per point), each class at its own
 //!   throughput: add/mul, divide, sqrt, transcendental, integer, compare/select. A loop's
@@ -317,44 +317,39 @@ fn count_ops(f: &Func) -> Ops {
 
 /// The registers of `f` whose value may differ from one point of the space to another:
 /// its parameters and whatever is computed from them (an array read at such an index, an
-/// `if` or a loop that uses one anywhere). The others are the same at every point.
+/// `if` or a loop that uses one anywhere, [`Inst::uses`]). The others are the same at every
+/// point.
 fn varying(f: &Func) -> HashSet<Reg> {
-    fn visit(b: &Block, v: &mut HashSet<Reg>) {
+    fn visit(b: &Block, v: &mut HashSet<Reg>, uses: &mut Vec<Reg>) {
         for i in &b.insts {
-            let uses: Vec<Reg> = match i {
-                Inst::Const { .. } | Inst::Load { .. } => Vec::new(),
-                Inst::Unary { a, .. } => vec![*a],
-                Inst::Binary { a, b, .. } => vec![*a, *b],
-                Inst::Call { args, .. } => args.clone(),
-                Inst::Read { index, .. } => index.clone(),
-                Inst::Dim { axis, .. } => vec![*axis],
-                Inst::If { cond, then_block, then_ret, else_block, else_ret, .. } => {
-                    visit(then_block, v);
-                    visit(else_block, v);
-                    vec![*cond, *then_ret, *else_ret]
+            match i {
+                Inst::If { then_block, else_block, .. } => {
+                    visit(then_block, v, uses);
+                    visit(else_block, v, uses);
                 }
-                Inst::Loop { count, inits, vars, body, nexts, .. } => {
+                Inst::Loop { inits, vars, body, nexts, .. } => {
                     for (var, (init, next)) in vars.iter().zip(inits.iter().zip(nexts)) {
                         if v.contains(init) || v.contains(next) {
                             v.insert(*var);
                         }
                     }
-                    visit(body, v);
-                    let mut u = vec![*count];
-                    u.extend(inits.iter().chain(nexts));
-                    u
+                    visit(body, v, uses);
                 }
-            };
+                _ => {}
+            }
+            uses.clear();
+            i.uses(uses);
             if uses.iter().any(|r| v.contains(r)) {
                 v.extend(i.dsts());
             }
         }
     }
     let mut v: HashSet<Reg> = (0..f.params.len() as Reg).collect();
+    let mut uses = Vec::new();
     // a loop's state feeds back into itself: until nothing more varies
     loop {
         let before = v.len();
-        visit(&f.body, &mut v);
+        visit(&f.body, &mut v, &mut uses);
         if v.len() == before {
             return v;
         }
@@ -528,7 +523,8 @@ pub const ROW_BLOCK_CACHE_BYTES: f64 = 512.0 * 1024.0;
 /// A row block: one launch; a phase's reads of what an earlier phase read or wrote come from
 /// a core's own cache when a row of every phase fits there ([`CostParams::cache`]), and
 /// what it then keeps per block (`local`) is written there, not to memory: those bytes
-/// cost [`CACHE_SPEEDUP`] times less than memory's. A cache of 0 (the GPU's parameters) prices the phases as kernels of their own.
+/// cost [`CACHE_SPEEDUP`] times less than memory's. A cache of 0 (the GPU's parameters)
+/// prices the phases as kernels of their own.
 fn row_block_cost(
     plan: &Plan,
     phases: &[Kernel],

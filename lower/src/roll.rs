@@ -362,33 +362,6 @@ fn rename_inst(i: &mut Inst, rename: &mut HashMap<Reg, Reg>, types: &mut Vec<eqf
     }
 }
 
-/// Every register `i` reads, its nested blocks' included (a superset: registers a nested
-/// block defines and reads itself are listed too, which only keeps more alive).
-fn uses(i: &Inst, out: &mut Vec<Reg>) {
-    match i {
-        Inst::Const { .. } | Inst::Load { .. } => {}
-        Inst::Unary { a, .. } => out.push(*a),
-        Inst::Binary { a, b, .. } => out.extend([*a, *b]),
-        Inst::Call { args, .. } => out.extend(args.iter().copied()),
-        Inst::Read { index, .. } => out.extend(index.iter().copied()),
-        Inst::Dim { axis, .. } => out.push(*axis),
-        Inst::If { cond, then_block, then_ret, else_block, else_ret, .. } => {
-            out.extend([*cond, *then_ret, *else_ret]);
-            for j in then_block.insts.iter().chain(&else_block.insts) {
-                uses(j, out);
-            }
-        }
-        Inst::Loop { count, inits, body, nexts, .. } => {
-            out.push(*count);
-            out.extend(inits.iter().copied());
-            out.extend(nexts.iter().copied());
-            for j in &body.insts {
-                uses(j, out);
-            }
-        }
-    }
-}
-
 /// Drops top-level instructions whose results nobody uses and that cannot fail.
 ///
 /// One pass over the use–def graph (linear in the code's size): the live instructions are
@@ -424,7 +397,7 @@ pub(crate) fn dead_code(mut f: Func) -> Func {
     let mut regs: Vec<Reg> = Vec::new();
     while let Some(j) = work.pop() {
         regs.clear();
-        uses(&insts[j], &mut regs);
+        insts[j].uses(&mut regs);
         for r in &regs {
             if let Some(&k) = def.get(r) {
                 mark(k, &mut live, &mut work);

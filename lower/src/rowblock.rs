@@ -178,26 +178,27 @@ fn generates_only(k: &Kernel) -> bool {
     k.contraction.is_none() && k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate))
 }
 
-/// Whether kernel `k` may run before `skipped` (steps that came before it): it reads
-/// nothing they write, and they are only kernels and host scalars (never a shape check or
-/// an `if`, which may guard what `k` reads).
-fn may_move_before(k: &Kernel, skipped: &[&Step]) -> bool {
-    let reads = k.reads();
-    skipped.iter().all(|st| {
-        matches!(st, Step::Kernel(_) | Step::Scalar { .. }) && st.writes().iter().all(|w| !reads.contains(w))
-    })
-}
-
-/// The first kernel of `rest` that `fits` and may run before `first` and the steps of `rest`
-/// before it ([`may_move_before`]), among the next [`LOOKAHEAD`] steps.
-fn movable(first: &Step, rest: &VecDeque<Step>, fits: impl Fn(&Kernel) -> bool) -> Option<usize> {
-    (0..rest.len().min(LOOKAHEAD)).find(|&j| match &rest[j] {
-        Step::Kernel(k) if fits(k) => {
-            let skipped: Vec<&Step> = std::iter::once(first).chain(rest.range(..j)).collect();
-            may_move_before(k, &skipped)
+/// Takes out of `rest` the first kernel, among its next [`LOOKAHEAD`] steps, that `fits` and
+/// may run before `first` and the steps of `rest` before it: it reads nothing they write,
+/// and they are only kernels and host scalars (never a shape check or an `if`, which may
+/// guard what it reads).
+fn take_movable(first: &Kernel, rest: &mut VecDeque<Step>, fits: impl Fn(&Kernel) -> bool) -> Option<Kernel> {
+    let mut written = first.writes();
+    let mut at = None;
+    for (j, st) in rest.iter().take(LOOKAHEAD).enumerate() {
+        match st {
+            Step::Kernel(k) if fits(k) && k.reads().iter().all(|r| !written.contains(r)) => {
+                at = Some(j);
+                break;
+            }
+            Step::Kernel(_) | Step::Scalar { .. } => written.extend(st.writes()),
+            _ => return None,
         }
-        _ => false,
-    })
+    }
+    match rest.remove(at?) {
+        Some(Step::Kernel(k)) => Some(k),
+        _ => None,
+    }
 }
 
 /// How many later steps the grouping looks at for a kernel to move up into a group.
@@ -217,36 +218,29 @@ fn walk(steps: Vec<Step>) -> Vec<Step> {
             // it joins the group, or starts the next one, or stands alone
             Step::Kernel(k) if g.accepts(&k) => g.push(k),
             Step::Kernel(k) => {
-                let st = Step::Kernel(k);
                 if !g.kernels.is_empty() {
-                    if let Some(j) = movable(&st, &rest, |x| g.accepts(x)) {
-                        if let Some(Step::Kernel(x)) = rest.remove(j) {
-                            g.push(x);
-                        }
-                        rest.push_front(st);
+                    if let Some(x) = take_movable(&k, &mut rest, |x| g.accepts(x)) {
+                        g.push(x);
+                        rest.push_front(Step::Kernel(k));
                         continue;
                     }
                 }
                 g.flush(&mut out);
-                let Step::Kernel(k) = st else { continue };
-                if g.accepts(&k) {
-                    g.push(k);
-                    continue;
-                }
-                let st = Step::Kernel(k);
                 let follows = |r: &Kernel| {
                     let mut t = Group::default();
-                    t.push(r.clone());
-                    matches!(&st, Step::Kernel(k) if is_row_phase(r) && t.accepts(k))
-                };
-                match movable(&st, &rest, follows) {
-                    Some(j) => {
-                        if let Some(Step::Kernel(r)) = rest.remove(j) {
-                            g.push(r);
-                        }
-                        rest.push_front(st);
+                    is_row_phase(r) && {
+                        t.push(r.clone());
+                        t.accepts(&k)
                     }
-                    None => out.push(st),
+                };
+                if g.accepts(&k) {
+                    g.push(k);
+                } else if let Some(r) = take_movable(&k, &mut rest, follows) {
+                    // `k` follows `r` (checked above)
+                    g.push(r);
+                    g.push(k);
+                } else {
+                    out.push(Step::Kernel(k));
                 }
             }
             Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {

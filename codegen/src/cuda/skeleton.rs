@@ -489,9 +489,7 @@ impl<'a> Gen<'a> {
             w!(k, "  for (long long f = start; f < n; f += nthreads) {{");
         } else {
             w!(k, "  // the operator may not commute: each thread folds a contiguous chunk, in order");
-            w!(k, "  const long long per = (n + nthreads - 1) / nthreads;");
-            w!(k, "  const long long lo = g * per < n ? g * per : n;");
-            w!(k, "  const long long hi = lo + per < n ? lo + per : n;");
+            k.push_str(&chunk_bounds("  ", "g", "nthreads", "n"));
             w!(k, "  for (long long f = lo; f < hi; ++f) {{");
         }
         k.push_str(&unflat);
@@ -968,13 +966,21 @@ pub(crate) fn row_loop(
         w!(s, "{ind}for (long long j = {id}; j < len; j += {step}) {{");
     } else {
         w!(s, "{ind}// an operator that may not commute: each thread folds a contiguous chunk, in order");
-        w!(s, "{ind}const long long per = (len + {lanes} - 1) / {lanes};");
-        w!(s, "{ind}const long long lo = (long long){id} * per < len ? (long long){id} * per : len;");
-        w!(s, "{ind}const long long hi = lo + per < len ? lo + per : len;");
+        s.push_str(&chunk_bounds(ind, &format!("(long long){id}"), lanes, "len"));
         w!(s, "{ind}for (long long j = lo; j < hi; ++j) {{");
     }
     w!(s, "{ind}  const long long i{last} = j;");
     w!(s, "{ind}  const long long f = row * len + j;");
+    s
+}
+
+/// `per`, `lo` and `hi`: the contiguous chunk `[lo, hi)` of `[0, n)` that thread `id` of
+/// `lanes` folds, in order, where the operator may not commute. Indented by `ind`.
+fn chunk_bounds(ind: &str, id: &str, lanes: &str, n: &str) -> String {
+    let mut s = String::new();
+    w!(s, "{ind}const long long per = ({n} + {lanes} - 1) / {lanes};");
+    w!(s, "{ind}const long long lo = {id} * per < {n} ? {id} * per : {n};");
+    w!(s, "{ind}const long long hi = lo + per < {n} ? lo + per : {n};");
     s
 }
 

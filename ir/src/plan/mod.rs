@@ -606,6 +606,33 @@ pub enum Inst {
 }
 
 impl Inst {
+    /// Appends every register this instruction reads to `out`, its nested blocks' included
+    /// (a superset: registers a nested block defines and reads itself are listed too).
+    pub fn uses(&self, out: &mut Vec<Reg>) {
+        match self {
+            Inst::Const { .. } | Inst::Load { .. } => {}
+            Inst::Unary { a, .. } => out.push(*a),
+            Inst::Binary { a, b, .. } => out.extend([*a, *b]),
+            Inst::Call { args, .. } => out.extend(args.iter().copied()),
+            Inst::Read { index, .. } => out.extend(index.iter().copied()),
+            Inst::Dim { axis, .. } => out.push(*axis),
+            Inst::If { cond, then_block, then_ret, else_block, else_ret, .. } => {
+                out.extend([*cond, *then_ret, *else_ret]);
+                for j in then_block.insts.iter().chain(&else_block.insts) {
+                    j.uses(out);
+                }
+            }
+            Inst::Loop { count, inits, body, nexts, .. } => {
+                out.push(*count);
+                out.extend(inits.iter().copied());
+                out.extend(nexts.iter().copied());
+                for j in &body.insts {
+                    j.uses(out);
+                }
+            }
+        }
+    }
+
     /// The registers this instruction writes (nested blocks' own registers not included).
     pub fn dsts(&self) -> Vec<Reg> {
         match self {
