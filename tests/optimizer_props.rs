@@ -1276,8 +1276,10 @@ fn optimising_the_optimised_program_finds_nothing_cheaper() {
     // what seed 10 of the idempotence property shrank to (seeds 33, 46, 49, 60, 77 and 89
     // failed alike): the first optimisation chose a scan that recomputes `o5`'s element;
     // printed, that is a scan of `o5`'s own `generate`, which a second optimisation's encoder
-    // shares with the output, and whose plan (the scan reading `o5`) is cheaper. The first
-    // optimisation now prices that plan too (the decoded program encoded again)
+    // shares with the output, and whose plan (the scan reading `o5`) was priced lower. The
+    // first optimisation prices that plan too (the decoded program encoded again, and the
+    // rounds). Since the model counts an invariant instruction once per kernel, `o5`'s
+    // element (the same at every point) is cheaper to recompute than to read
     let src = "input in1 : i64[n]
 input s2 : f32
 let g3 = \\p4 -> (if 0 < n then clamp 0 n 0 else 0) + 0
@@ -1296,7 +1298,9 @@ output o7 = scan (+) 0 o5
         .flat_map(|k| k.reads())
         .map(|v| once.result.plan.values[v].name.clone())
         .collect();
-    assert!(reads.contains(&"o5".to_string()), "the scan recomputes o5:\n{}", once.explain_with(false));
+    assert!(!reads.contains(&"o5".to_string()), "the scan reads o5:\n{}", once.explain_with(false));
+    // and that is cheaper than the source's plan, where the scan reads `o5`
+    assert!(once.result.cost.total < once.result.unfused_cost.total, "{}", once.explain_with(false));
 }
 
 #[test]
@@ -1353,4 +1357,149 @@ output t4";
     // no kernel computes the scan: its result is never used
     let o = optimise_default(src);
     assert!(!o.explain_with(false).contains("scan over"), "{}", o.explain_with(false));
+}
+
+/// Found by `optimisation_is_idempotent` (seed 124, 480 cases): the first optimisation
+/// recomputed an output's `true && s2` inside a reduction, where a second optimisation of
+/// its result read the output (written anyway). The optimiser now runs its phases again on
+/// its own decoded program, keeping the round only where it prices lower (rounds), so its
+/// result is a fixed point.
+#[test]
+fn the_optimised_program_is_a_fixed_point() {
+    let src = "input in1 : i32[n]
+input s2 : bool
+output o3 = map (\\x4 -> true && s2) in1
+let g5 = \\p6 -> f32 p6
+let t7 = reduce (||) false o3
+output o8 = gather in1 (generate [n] (\\j9 -> (max n j9 * (j9 / (if n == 0 then 1 else n)) % (if (if if n == 0 then t7 else o3[clamp 0 0 (n - 1)] then j9 + 0 else 0) == 0 then 1 else if if n == 0 then t7 else o3[clamp 0 0 (n - 1)] then j9 + 0 else 0) % n + n) % n))
+let t10 = map (\\x11 x12 -> x11 - x11 - (if x12 then 10 else x11) + -x11 / max x11 x11) o8 o3
+output t10";
+    second_optimisation_finds_nothing(src);
+    let once = optimise_default(src);
+    let again = optimize_checked(check(once.program()).unwrap(), &OptimizeOptions::default()).unwrap();
+    assert!(again.kernels.predicted_s >= once.kernels.predicted_s, "{}", once.explain_with(false));
+    // the later round is reported, once
+    let rounds = once.result.phases.iter().filter(|p| p.name == "again").count();
+    assert!((1..=2).contains(&rounds), "{}", once.explain_with(false));
+}
+
+/// Found by `optimisation_is_confluent` (seed 70, 480 cases): `t14` reads `t8` as an
+/// operand and through `t11`'s function; the default order fused `t11` and kept reading
+/// `t8` (materialised for `t8[1, 1]` anyway), a shuffled order had no such form: the
+/// fusion walks built "everything fused" and "one producer deep" only. `fuse-read` now
+/// adds, for each producer a body reads, the form that keeps reading it and fuses the rest.
+#[test]
+fn which_producer_to_keep_is_the_extractions_choice() {
+    let src = "input in1 : i32[n, n]
+let t8 = backpermute [n, n] (\\j9 j10 -> (j9, n - 1 - j10)) in1
+let t11 = map (\\x13 -> t8[1, if false then n else 1] / (if x13 == 0 then 1 else x13)) (map (\\x12 -> x12 / (if x12 == 0 then 1 else x12)) t8)
+let t14 = map (\\x16 x17 x18 -> f32 (iterate 0 (\\x19 -> (-3)) (x17 % (if x16 == 0 then 1 else x16)))) (map (\\x15 -> x15) t8) t11 t11
+output t14";
+    same_cost_under_every_variant(src);
+    // the variant's own result, written out: `t11` fuses into `t14`, `t8` stays
+    let written = "input in1 : i32[n, n]
+let t8 = backpermute [n, n] (\\x0 x1 -> (x0, n - 1 - x1)) in1
+let t11 = generate [n, n] (\\x0 x1 -> (\\y0 -> t8[1, 1] / (if y0 == 0 then 1 else y0)) ((\\y0 -> y0 / (if y0 == 0 then 1 else y0)) t8[x0, x1]))
+output t14 = map (\\x0 x1 x2 -> f32 (x1 % (if x0 == 0 then 1 else x0))) t8 t11 t11";
+    let (a, b) = (optimise_default(src), optimise_default(written));
+    assert_eq!(a.kernels.predicted_s, b.kernels.predicted_s, "{}", b.explain_with(false));
+    assert_eq!(b.kernels.kernels.len(), 2, "{}", b.explain_with(false));
+}
+
+/// Found by `optimisation_is_confluent` (seed 121, 480 cases): `t4` is read twice by what
+/// fuses into `t7`, once at an index no proof bounds (so `t4` is materialised anyway); the
+/// default order recomputed `concat` at the other read, a shuffled order read `t4` there. The
+/// forms that keep one producer come from the whole chain (`t5`, then `t4` under it).
+#[test]
+fn a_producer_under_another_can_be_kept() {
+    let src = "input in1 : f64[n, 0]
+input in2 : f32[0, n]
+input in3 : i64[n]
+let t4 = concat in3 in3
+let t5 = gather t4 (map (\\x6 -> ((x6 + 0) % (n + n) + (n + n)) % (n + n)) t4)
+let t7 = reverse t5
+output t7";
+    let cost = same_cost_under_every_variant(src);
+    let o = optimise_default(src);
+    // the last kernel reads `t4`, not `in3`
+    let last = o.result.plan.kernels().last().map(|k| k.reads()).unwrap_or_default();
+    let names: Vec<&str> = last.iter().map(|v| o.result.plan.values[*v].name.as_str()).collect();
+    assert!(
+        names.contains(&"t4") && !names.contains(&"in3"),
+        "{names:?} {cost:e}\n{}",
+        o.explain_with(false)
+    );
+}
+
+/// Found by `optimisation_is_confluent` (seed 106, 480 cases): a host scalar reads a
+/// transpose at one element (`fill [n] t3[..]`). The default order kept the transpose
+/// materialised: the fused read existed only inside the `generate` form of the `fill`, and
+/// the search never tried dropping the transpose, since the class that reads it had no
+/// other node. The body of a `generate` that does not depend on the index is now merged
+/// with its fused form (so the `fill`'s own scalar has it too), and the search may drop an
+/// array read from scalar code that a kernel's other form avoids.
+#[test]
+fn a_host_read_of_a_transpose_reads_what_it_transposes() {
+    let src = "input in1 : i64[1, n]
+let t2 = scan (+) 0 in1
+let t3 = backpermute [n, 1] (\\j4 j5 -> (j5, j4)) t2
+let t6 = fill [n] (if n == 0 || 1 == 0 then 5 else t3[clamp (0 + 0) 0 (n - 1), clamp (if 1 == 0 || n == 0 then (-1) else in1[clamp (3 + n) 0 (1 - 1), clamp (i64 3.0) 0 (n - 1)]) 0 (1 - 1)])
+output o7 = concat (reverse t6) t6";
+    same_cost_under_every_variant(src);
+    let o = optimise_default(src);
+    assert!(!o.kernels.materialized.contains(&"t3".to_string()), "{}", o.explain_with(false));
+}
+
+/// Found by `optimisation_is_confluent` (seed 35, 480 cases): two arrays that broadcast one
+/// element; the default order recomputed every value from invariant reads, a shuffled order
+/// read the output `o4`. Both orders now reach the cheaper plan (the rounds and the forms
+/// that keep one producer).
+#[test]
+fn broadcasts_of_one_element_optimise_alike_in_every_order() {
+    let src = "input in1 : f64[n]
+let t2 = gather in1 (map (\\x3 -> clamp 5 0 (n - 1)) in1)
+output o4 = gather t2 (map (\\x5 -> ((-) (if if false then true else true then n * 2 else n + (-3)) (iterate 3 (\\x6 -> n * 0) (n * 0)) % n + n) % n) in1)
+let t7 = reduce (\\x8 x9 -> max x8 x9) (-inf) o4
+let t10 = backpermute [n] (\\j13 -> n - 1 - j13) (map (\\x11 -> log (abs (-1) + 1.0) + (let v12 = 3 in x11)) o4)
+let g14 = \\p15 -> i32 ((let v16 = i64 3 in 0) + 5)
+let t17 = map (\\x18 x19 x20 -> x20 * (x19 * x19) % (if (if n == 0 then t7 else t2[clamp (3 / (if n == 0 then 1 else n)) 0 (n - 1)]) == 0 then 1.0 else if n == 0 then t7 else t2[clamp (3 / (if n == 0 then 1 else n)) 0 (n - 1)])) t10 t2 o4
+let t21 = fill [0] (-n)
+output t17";
+    same_cost_under_every_variant(src);
+}
+
+/// Found by `optimisation_is_confluent` (seed 73, 480 cases; the simplify and fuse phases
+/// merged): `t12`'s function ignores two of its operands once `x17 == x17` is `true`, but
+/// the e-graph's union of its forms' free parameters still named them, so the `map`
+/// looked as if it read `in1` and `o8` too, and its fused `generate` form (which puts the
+/// scan under a host `if`, out of the row block) won. The search now prices a `map` by the
+/// operands every form of its function needs.
+#[test]
+fn a_map_is_priced_by_the_operands_its_function_needs() {
+    let src = "input in1 : i32[n, n]
+let g2 = \\p3 p4 -> i32 (if (-1.5) <= f64 0.5 then -(p3 - p3) else iterate 2 (\\x5 -> let v6 = true in x5) (p3 - p3))
+let t7 = f32 1.0
+output o8 = map (\\x9 x10 x11 -> (if if false then false else false then n % (if 10 == 0 then 1 else 10) else i64 x10) <= abs (if true then (-3) else n)) in1 in1 in1
+let t12 = map (\\x15 x16 x17 -> if (let v18 = x17 in v18) == (let v19 = x17 in x17) then abs (if n == 0 || n == 0 then x15 else in1[clamp 3 0 (n - 1), clamp n 0 (n - 1)]) else g2 (-x16) (0.25 - 3.0)) (scan_exclusive (\\x13 x14 -> max x13 x14) (-2147483648) in1) in1 o8
+output o20 = reduce min 2147483647 t12
+output t12";
+    same_cost_under_every_variant(src);
+    // one row block: the scan is computed with the rest, not under a host `if`
+    let o = optimise_default(src);
+    assert_eq!(o.kernels.passes, 1, "{}", o.explain_with(false));
+}
+
+/// Found by the sweep of this change (seed 1): with every closed read merged with its fused
+/// form, `t2[0]` became the constant `0.0` inside `o5`'s function, and most rule orders
+/// then kept `o5` reading `t2` as an operand it ignores, which keeps it out of `t2`'s
+/// kernel. Only a `generate` body that is closed as a whole is merged now.
+#[test]
+fn an_operand_the_function_ignores_does_not_keep_kernels_apart() {
+    let src = "input in1 : i32[1]
+let t2 = map (\\x3 -> f32 0.0) in1
+let t4 = reshape [1, 1] t2
+output o5 = map (\\x8 x9 -> (iterate 1 (\\x10 -> x8) x8 + f32 0.25) % iterate 0 (\\x11 -> iterate (-1) (\\x12 -> x11) x8) (if 1 == 0 then x9 else t2[clamp 0 0 (1 - 1)])) (scan_exclusive (\\x6 x7 -> min x6 x7) inf t2) t2
+output o13 = permute (\\x15 x16 -> max x15 x16) (fill [1] (-inf)) (\\j17 -> if !(let v18 = atan2 (-1.5) 3.0 in j17 > j17) then (-1) else if 1 == 0 then (-1) else clamp ((if false && false then -i64 0.25 else (j17 + j17) / (if j17 + j17 == 0 then 1 else j17 + j17)) + j17) 0 (1 - 1)) (map (\\x14 -> (+) t2[5] (x14 * 2.0)) o5)";
+    same_cost_under_every_variant(src);
+    assert_eq!(optimise_default(src).kernels.kernels.len(), 3);
 }

@@ -134,7 +134,6 @@ impl Ctx<'_> {
     /// The tree extraction given materialised set `s` (`None`: no restriction).
     fn choose(&self, s: Option<&BTreeSet<Id>>) -> Choice {
         let eg = self.eg;
-        let p = &self.cost.params;
         choose(eg, |_, n, child| {
             let kernel = is_kernel_node(n);
             let kid = |c: Id| {
@@ -144,14 +143,13 @@ impl Ctx<'_> {
                     _ => child(c),
                 }
             };
-            node_cost(eg, n, kernel, &kid, p, &self.cost.sizes, |c| self.points(c))
+            node_cost(self, n, kernel, &kid)
         })
     }
 
     /// The choice for set `s`, with kernel nodes outside `s` forbidden.
     fn choose_within(&self, s: &BTreeSet<Id>) -> Choice {
         let eg = self.eg;
-        let p = &self.cost.params;
         // a child in `s` costs its parent nothing: a parent can be cheaper than its child
         // (a `proj` of a `multi`), which the settling order does not see, so local
         // improvement follows
@@ -174,7 +172,7 @@ impl Ctx<'_> {
                     child(c)
                 }
             };
-            node_cost(eg, n, is_kernel_node(n), &kid, p, &self.cost.sizes, |c| self.points(c))
+            node_cost(self, n, is_kernel_node(n), &kid)
         })
     }
 
@@ -260,16 +258,10 @@ fn dims_points(kind: &Kind, sizes: &HashMap<String, u64>) -> f64 {
 
 /// The tree cost of one node in seconds: a scalar node per evaluation, a kernel node its
 /// whole pass (its element functions times its points).
-fn node_cost(
-    eg: &EGraph<ArrayLang, Facts>,
-    n: &ArrayLang,
-    kernel: bool,
-    child: &dyn Fn(Id) -> f64,
-    p: &CostParams,
-    sizes: &HashMap<String, u64>,
-    points: impl Fn(Id) -> f64,
-) -> f64 {
+fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f64) -> f64 {
     use ArrayLang as L;
+    let (eg, p, sizes, need) = (ctx.eg, &ctx.cost.params, &ctx.cost.sizes, &ctx.need);
+    let points = |c: Id| ctx.points(c);
     let elem_bytes = |c: Id| eg[c].data.kind.elem().map_or(4, |e| e.size_bytes()) as f64;
     if !kernel {
         let own = match n {
@@ -320,7 +312,7 @@ fn node_cost(
     // array operands read at every point
     let lambda = |c: Id| matches!(eg[c].data.kind, Kind::Func { .. });
     let (space, operands): (f64, Vec<Id>) = match n {
-        L::Map(c) => (c.get(1).map_or(1.0, |a| points(*a)), map_operands_read(eg, c)),
+        L::Map(c) => (c.get(1).map_or(1.0, |a| points(*a)), map_operands_read(eg, c, need)),
         L::Reduce([_, _, a]) | L::Scan([_, _, a]) | L::ScanEx([_, _, a]) | L::Filter([_, a]) => {
             (points(*a), vec![*a])
         }
@@ -359,12 +351,16 @@ fn node_cost(
 }
 
 /// The arrays a `map` reads (as the lowering does): those whose parameter its function
-/// uses, each once.
-fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id]) -> Vec<Id> {
+/// uses, each once. What the function uses is what its body needs (`need`: the
+/// parameters every form of the body mentions), not the analysis's union over the forms,
+/// which keeps a parameter that a simplification dropped (`if x == x then a else b[y]`
+/// still mentions `y`; seed 73 of the confluence property, where the phases merged kept
+/// the unsimplified form in the e-graph).
+fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id], need: &HashMap<Id, ParamSet>) -> Vec<Id> {
     let Some((f, arrays)) = c.split_first() else { return Vec::new() };
     let k = arrays.len();
     let body_free = eg[*f].nodes.iter().find_map(|n| match n {
-        ArrayLang::Lam([_, b]) => Some(&eg[*b].data.free),
+        ArrayLang::Lam([_, b]) => Some(need.get(&eg.find(*b)).unwrap_or(&eg[*b].data.free)),
         _ => None,
     });
     let mut out: Vec<Id> = Vec::new();

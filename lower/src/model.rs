@@ -234,18 +234,27 @@ impl Ops {
     }
 }
 
-/// Counts `f`'s operations per evaluation (loops times their trip count).
-fn count_ops(f: &Func) -> Ops {
-    let mut ops = Ops::default();
+/// Counts `f`'s operations: those per evaluation (loops times their trip count), and
+/// those computed once per kernel: an instruction whose value is the same at every point
+/// ([`varying`]), not under a branch or a loop that varies, is hoisted out of the loop
+/// over the space (the C compiler does; the CUDA compiler keeps it in a register), so it
+/// costs once, not once per point (seed 35 of the confluence property, and the scan that
+/// recomputes an output's invariant element rather than read it). Reads stay per
+/// evaluation (one at an invariant index is one element, [`Ops::reads`]).
+fn count_ops(f: &Func) -> (Ops, Ops) {
+    let (mut per, mut once) = (Ops::default(), Ops::default());
     let mut consts: HashMap<Reg, i64> = HashMap::new();
     let params: Vec<Reg> = (0..f.params.len() as Reg).collect();
     let varies = varying(f);
-    // (block, multiplier), iteratively
-    let mut stack: Vec<(&Block, f64)> = vec![(&f.body, 1.0)];
-    while let Some((b, m)) = stack.pop() {
-        ops.insts += b.insts.len() as f64;
+    // (block, multiplier, whether the block runs the same way at every point), iteratively
+    let mut stack: Vec<(&Block, f64, bool)> = vec![(&f.body, 1.0, true)];
+    while let Some((b, m, uniform)) = stack.pop() {
+        per.insts += b.insts.len() as f64;
         for i in &b.insts {
             let float = |r: &Reg| f.reg_types.get(*r as usize).is_some_and(|t| t.is_float());
+            let hoisted =
+                uniform && !matches!(i, Inst::Read { .. }) && i.dsts().iter().all(|d| !varies.contains(d));
+            let ops = if hoisted { &mut once } else { &mut per };
             match i {
                 Inst::Const { dst, value } => {
                     if let eqfuse_ir::value::Scalar::I64(v) = value {
@@ -302,17 +311,17 @@ fn count_ops(f: &Func) -> Ops {
                 Inst::Dim { .. } | Inst::Load { .. } => {}
                 Inst::If { then_block, else_block, .. } => {
                     ops.compare += m;
-                    stack.push((then_block, m));
-                    stack.push((else_block, m));
+                    stack.push((then_block, m, hoisted));
+                    stack.push((else_block, m, hoisted));
                 }
                 Inst::Loop { count, body, .. } => {
                     let trips = consts.get(count).map_or(UNKNOWN_TRIPS, |&c| c.max(0) as f64);
-                    stack.push((body, m * trips));
+                    stack.push((body, m * trips, hoisted));
                 }
             }
         }
     }
-    ops
+    (per, once)
 }
 
 /// The registers of `f` whose value may differ from one point of the space to another:
@@ -616,9 +625,10 @@ fn kernel_cost(
     // each read site of the element functions touches its array at most once per element
     let mut sites: Vec<(ValueId, f64)> = Vec::new();
     for (f, evals) in fs {
-        let ops = count_ops(f);
-        seconds += ops.seconds(p, evals) + ops.insts * p.code;
-        ops_total += ops.count() * evals;
+        let (ops, once) = count_ops(f);
+        let runs = evals.min(1.0);
+        seconds += ops.seconds(p, evals) + once.seconds(p, runs) + ops.insts * p.code;
+        ops_total += ops.count() * evals + once.count() * runs;
         // a site at the same index everywhere touches one element
         sites.extend(ops.reads.iter().map(|&(v, m, invariant)| (v, if invariant { 1.0 } else { evals * m })));
     }

@@ -295,70 +295,105 @@ pub fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> 
     eqfuse_egraph::with_big_stack(|| optimize_here(checked, opts))
 }
 
-fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> {
+/// The most rounds of one optimisation: the first, from the source's term, and the rounds
+/// that start again from the decoded program of the one before, each kept only where its
+/// plan prices lower.
+const MAX_ROUNDS: usize = 3;
+
+/// A candidate term: the term, its names, its positions, the reports of the phases that
+/// made it.
+type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>, Vec<PhaseReport>);
+
+/// The rule sets of one optimisation, built once: every round applies the same rules (and
+/// spends the one fusion budget).
+struct Pipeline {
+    simplify: Vec<Rewrite>,
+    fuse: Vec<Rewrite>,
+    loops: Vec<Rewrite>,
+    horiz_prep: Vec<Rewrite>,
+    horiz: Vec<Rewrite>,
+    no_fusion: bool,
+    merge_phases: bool,
+}
+
+impl Pipeline {
+    fn new(opts: &OptimizeOptions, gas: &Gas) -> Pipeline {
+        let simplify = simplify_rules(RuleSets { fast_math: opts.fast_math });
+        // the fuse phase simplifies too: a fusion can open a simplification (`x - x` once
+        // two reads of one array are one class) and a simplification can make a fusion
+        // legal (a shape's arithmetic folded), in either order
+        let mut fuse: Vec<Rewrite> = simplify.clone();
+        for r in fusion::rules(gas) {
+            if !fuse.iter().any(|m| m.name == r.name) {
+                fuse.push(r);
+            }
+        }
+        // the horizontal phase in two stages on one e-graph: first every map gets its index
+        // form (and the beta rule finishes it), then the kernels are grouped, so the groups
+        // do not depend on whether a map was recast before or after the grouping rule fired
+        let horiz_prep = horizontal_prep();
+        let mut horiz = horizontal::rules();
+        horiz.extend(horiz_prep.iter().cloned());
+        Pipeline {
+            simplify,
+            fuse,
+            loops: eqfuse_rules::loops::rules(),
+            horiz_prep,
+            horiz,
+            no_fusion: opts.no_fusion,
+            merge_phases: opts.variant.merge_phases,
+        }
+    }
+
+    /// The phases: (name, stages, whether it repeats until its term settles); a first
+    /// simplification alone keeps the fuse phase's e-graph small (the merged variant skips it).
+    fn phases(&self) -> Vec<(&'static str, Vec<&[Rewrite]>, bool)> {
+        let mut plan: Vec<(&'static str, Vec<&[Rewrite]>, bool)> = Vec::new();
+        if self.no_fusion {
+            plan.push(("simplify", vec![&self.simplify], false));
+            return plan;
+        }
+        if !self.merge_phases {
+            plan.push(("simplify", vec![&self.simplify], false));
+        }
+        plan.push(("fuse", vec![&self.fuse], true));
+        plan.push(("loops", vec![&self.loops], false));
+        plan.push(("horizontal", vec![&self.horiz_prep, &self.horiz], false));
+        plan
+    }
+}
+
+/// What a round starts from and works under: the program's signature and facts, the
+/// deadlines.
+struct Round<'a> {
+    sig: Signature<'a>,
+    facts: &'a Facts,
+    opts: &'a OptimizeOptions,
+    /// When the phases stop (the stages after them get the rest).
+    phases_deadline: Instant,
+    deadline: Instant,
+}
+
+/// What a round chose: the term and the reports of its phases, its plan, and the
+/// deadline's stop (if it stopped a stage).
+struct Chosen {
+    branch: Branch,
+    plan: Plan,
+    late: Option<StopReason>,
+}
+
+/// One round: rolls long chains, runs the phases on `start`, lowers and prices every
+/// candidate term, and keeps the cheapest; never one priced above `start` itself, lowered
+/// as `start_plan`.
+fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Named, start_plan: &Plan) -> Result<Chosen> {
+    let (sig, facts, opts) = (&round.sig, round.facts, round.opts);
+    let (phases_deadline, deadline) = (round.phases_deadline, round.deadline);
     let started = Instant::now();
-    let deadline = started + opts.time_limit;
-    let enc = eqfuse_egraph::encode(checked)?;
-    let facts = enc.egraph.analysis.clone();
-    let (term0, names0, spans0) = source_term(&enc)?;
-    let source = (term0.clone(), names0.clone());
-    let source_spans = spans0.clone();
-    let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
-    // the unfused plan: reported beside the optimised one, and the plan kept when the
-    // deadline leaves no other
-    let unfused_plan = eqfuse_lower::lower::lower_spanned(&source.0, &facts, &source.1, &source_spans, &sig)?;
-    crate::trace::note("start", "encode, source term, unfused plan", started, String::new);
-    // the phases stop early enough to leave the stages after them (lowering the chosen
-    // term, decoding it) about the time encoding and lowering the source took: at most a
-    // quarter of the limit
-    let reserve = started.elapsed().min(opts.time_limit / 4);
-    let phases_deadline = deadline.checked_sub(reserve).unwrap_or(deadline).max(started);
-    let sets = RuleSets { fast_math: opts.fast_math };
-    let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
-    let simplify = simplify_rules(sets);
-    // the fuse phase simplifies too: a fusion can open a simplification (`x - x` once two
-    // reads of one array are one class) and a simplification can make a fusion legal (a
-    // shape's arithmetic folded), in either order
-    let mut fuse: Vec<Rewrite> = simplify.clone();
-    for r in fusion::rules(&gas) {
-        if !fuse.iter().any(|m| m.name == r.name) {
-            fuse.push(r);
-        }
-    }
-    let loops = eqfuse_rules::loops::rules();
-    // the horizontal phase in two stages on one e-graph: first every map gets its index
-    // form (and the beta rule finishes it), then the kernels are grouped, so the groups do
-    // not depend on whether a map was recast before or after the grouping rule fired
-    let horiz_prep = horizontal_prep();
-    let mut horiz = horizontal::rules();
-    horiz.extend(horiz_prep.iter().cloned());
-    // the phases: (name, stages, whether it repeats until its term settles); a first
-    // simplification alone keeps the fuse phase's e-graph small (the merged variant skips it)
-    let mut plan: Vec<(&'static str, Vec<&[Rewrite]>, bool)> = Vec::new();
-    if opts.no_fusion {
-        plan.push(("simplify", vec![&simplify], false));
-    } else {
-        if !opts.variant.merge_phases {
-            plan.push(("simplify", vec![&simplify], false));
-        }
-        plan.push(("fuse", vec![&fuse], true));
-        plan.push(("loops", vec![&loops], false));
-        plan.push(("horizontal", vec![&horiz_prep, &horiz], false));
-    }
-    let sized = OptimizeOptions {
-        cost: CostContext {
-            sizes: eqfuse_lower::model::default_sizes(&enc.inputs, &opts.cost.sizes),
-            ..opts.cost.clone()
-        },
-        ..opts.clone()
-    };
-    let opts = &sized;
-    type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>, Vec<PhaseReport>);
     let run = |name: &'static str, rules: &[&[Rewrite]], modes: &[Search], branches: Vec<Branch>| {
         let mut next: Vec<Branch> = Vec::new();
         for (term, names, spans, reports) in branches {
             let (outs, report) =
-                phase(name, &sig, &facts, &term, &names, &spans, rules, opts, phases_deadline, modes)?;
+                phase(name, sig, facts, &term, &names, &spans, rules, opts, phases_deadline, modes)?;
             for (t, n, sp) in outs {
                 if next.iter().any(|(t2, _, _, _)| *t2 == t) {
                     continue;
@@ -377,6 +412,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // long chains of one map rolled into loops first: the phases would build an e-graph of
     // tens of nodes per map to reach the same form (`preroll.rs`)
     let t_roll = Instant::now();
+    let (term0, names0, spans0) = start;
     let first: Branch = match crate::preroll::roll(&term0, &names0, &spans0) {
         Some(((t, n, sp), folded)) => {
             let report = PhaseReport {
@@ -390,13 +426,13 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             };
             (t, n, sp, vec![report])
         }
-        None => (term0, names0, spans0, Vec::new()),
+        None => (term0.clone(), names0.clone(), spans0.clone(), Vec::new()),
     };
     let mut branches: Vec<Branch> = vec![first];
     // past the deadline no phase starts: the branches so far are kept (at worst the
-    // source's own term, the unfused plan)
+    // start's own term)
     let mut late: Option<StopReason> = None;
-    for (name, rules, repeats) in plan {
+    for (name, rules, repeats) in pipeline.phases() {
         if Instant::now() >= phases_deadline {
             late = Some(StopReason::TimeLimit(Stage::Saturation));
             break;
@@ -407,8 +443,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         }
         // the fuse phase repeats until its term stops changing: a phase extracts one term
         // and the next starts from it alone, and what the extraction dropped (a map form
-        // beside its index form) can hide a rewrite the next run finds; the optimiser's
-        // result is then a fixpoint, so optimising it again finds nothing more
+        // beside its index form) can hide a rewrite the next run finds
         let mut settled: Vec<Branch> = Vec::new();
         for round in 0..MAX_FUSION_ROUNDS {
             if round > 0 && Instant::now() >= phases_deadline {
@@ -440,7 +475,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let t = Instant::now();
     // the cheapest branch (past the deadline, the first: each is lowered to be priced);
     // one whose lowering the deadline stopped is not a candidate, and with none lowered
-    // the plan is the unfused one
+    // the plan is the start's
     let mut best: Option<(f64, Branch, Plan)> = None;
     let mut first_phases: Option<Vec<PhaseReport>> = None;
     for b in branches {
@@ -449,10 +484,10 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             break;
         }
         first_phases.get_or_insert_with(|| b.3.clone());
-        let plan = if b.0 == source.0 {
-            unfused_plan.clone()
+        let plan = if b.0 == term0 {
+            start_plan.clone()
         } else {
-            match eqfuse_lower::lower::lower_by(&b.0, &facts, &b.1, &b.2, &sig, Some(deadline))? {
+            match eqfuse_lower::lower::lower_by(&b.0, facts, &b.1, &b.2, sig, Some(deadline))? {
                 Lowered::Plan(p) => p,
                 Lowered::Unrolled(p) => {
                     late = first_stop(late, StopReason::TimeLimit(Stage::Rolling));
@@ -471,44 +506,82 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         }
     }
     crate::trace::note("choice", "lower", t, String::new);
-    // never a plan priced above the unfused one: the terms are chosen by the e-graph's
-    // costs, and the plan's price knows what the lowering adds (a row block keeps its
+    // never a plan priced above the start's: the terms are chosen by the e-graph's costs,
+    // and the plan's price knows what the lowering adds (a row block keeps its
     // intermediates per block of rows, unpriced in the e-graph), so a rule order that
     // extracted only a fully fused term could otherwise keep it over the source's own
     // term, lowered to a cheaper row block (seeds 70, 84, 106 and 121 of the confluence
     // property); a tie keeps the optimised plan
-    let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
-    if let Some((c, b, _)) = &best {
-        if unfused_cost.total < *c {
-            let phases = b.3.clone();
-            best = Some((
-                unfused_cost.total,
-                (source.0.clone(), source.1.clone(), source_spans.clone(), phases),
-                unfused_plan.clone(),
-            ));
-        }
-    }
-    let ((mut term, mut names, mut spans, phases), mut plan) = match best {
-        Some((_, b, plan)) => (b, plan),
-        None => (
-            (source.0.clone(), source.1.clone(), source_spans.clone(), first_phases.unwrap_or_default()),
-            unfused_plan.clone(),
-        ),
+    let start_cost = plan_cost(start_plan, &opts.cost.params, &opts.cost.sizes).total;
+    let (branch, plan) = match best {
+        Some((c, b, plan)) if c <= start_cost => (b, plan),
+        Some((_, b, _)) => ((term0, names0, spans0, b.3), start_plan.clone()),
+        None => ((term0, names0, spans0, first_phases.unwrap_or_default()), start_plan.clone()),
     };
+    Ok(Chosen { branch, plan, late })
+}
+
+/// The reports of a later round's phases as one report, `again`.
+fn round_report(phases: &[PhaseReport], seconds: f64) -> PhaseReport {
     let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
-    for p in &phases {
+    for p in phases {
         for (r, n) in &p.rules_fired {
             *rules_fired.entry(r.clone()).or_default() += n;
         }
     }
-    rules_fired.sort_keys();
+    PhaseReport {
+        name: "again",
+        stop_reason: phases
+            .iter()
+            .map(|p| p.stop_reason.clone())
+            .find(|s| !s.is_saturated())
+            .unwrap_or(StopReason::Saturated),
+        iterations: phases.iter().map(|p| p.iterations).sum(),
+        nodes: phases.iter().map(|p| p.nodes).max().unwrap_or(0),
+        classes: phases.iter().map(|p| p.classes).max().unwrap_or(0),
+        seconds,
+        rules_fired,
+    }
+}
+
+fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> {
+    let started = Instant::now();
+    let deadline = started + opts.time_limit;
+    let enc = eqfuse_egraph::encode(checked)?;
+    let facts = enc.egraph.analysis.clone();
+    let (term0, names0, spans0) = source_term(&enc)?;
+    let source = (term0.clone(), names0.clone());
+    let source_spans = spans0.clone();
+    let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
+    // the unfused plan: reported beside the optimised one, and the plan kept when the
+    // deadline leaves no other
+    let unfused_plan = eqfuse_lower::lower::lower_spanned(&source.0, &facts, &source.1, &source_spans, &sig)?;
+    crate::trace::note("start", "encode, source term, unfused plan", started, String::new);
+    // the phases stop early enough to leave the stages after them (lowering the chosen
+    // term, decoding it) about the time encoding and lowering the source took: at most a
+    // quarter of the limit
+    let reserve = started.elapsed().min(opts.time_limit / 4);
+    let phases_deadline = deadline.checked_sub(reserve).unwrap_or(deadline).max(started);
+    let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
+    let pipeline = Pipeline::new(opts, &gas);
+    let sized = OptimizeOptions {
+        cost: CostContext {
+            sizes: eqfuse_lower::model::default_sizes(&enc.inputs, &opts.cost.sizes),
+            ..opts.cost.clone()
+        },
+        ..opts.clone()
+    };
+    let opts = &sized;
+    let first = Round { sig, facts: &facts, opts, phases_deadline, deadline };
+    let chosen = explore(&pipeline, &first, (term0, names0, spans0), &unfused_plan)?;
+    let ((mut term, mut names, mut spans, mut phases), mut plan) = (chosen.branch, chosen.plan);
     let mut stop_reason = phases.iter().map(|p| p.stop_reason.clone()).find(|s| !s.is_saturated());
-    if let Some(l) = late {
+    if let Some(l) = chosen.late {
         stop_reason = first_stop(stop_reason, l);
     }
     // the decoded program (past the deadline, the source program: the same values)
     let t = Instant::now();
-    let program = if stop_reason.as_ref().is_some_and(|r| r.stage().is_some()) && term == source.0 {
+    let mut program = if stop_reason.as_ref().is_some_and(|r| r.stage().is_some()) && term == source.0 {
         // the deadline left the source's own term: its program is the source program
         checked.program.clone()
     } else if Instant::now() >= deadline {
@@ -518,23 +591,63 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         decode_term(&enc, &facts, &term, &names)?
     };
     crate::trace::note("final", "decode", t, String::new);
-    // the decoded program encoded again and lowered as written: what a second optimisation
-    // of it starts from (its unfused plan), where the encoder shares what this term keeps
-    // apart (a scan that recomputes an output's element prints as a scan of the output's
-    // own `generate`: seed 10 of the idempotence property); kept where it prices lower, so
-    // that optimising the optimised program finds nothing cheaper
     let mut facts = facts;
     let mut cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
-    if term != source.0 && Instant::now() < deadline {
-        let t = Instant::now();
-        if let Some(((t2, n2, s2), f2, p2)) = round_trip(&program, &facts, &term, &spans) {
-            let c2 = plan_cost(&p2, &opts.cost.params, &opts.cost.sizes);
-            if c2.total < cost.total {
-                (term, names, spans, facts, plan, cost) = (t2, n2, s2, f2, p2, c2);
-            }
+    let mut made = phases.len();
+    // later rounds: the decoded program encoded again and optimised again, as a second
+    // optimisation of the optimised program would, kept where it prices lower, until one
+    // finds nothing cheaper (or the rounds or the time run out). The encoder shares what
+    // the chosen term keeps apart (a scan that recomputes an output's element prints as a
+    // scan of the output's own `generate`: seed 10 of the idempotence property), and a
+    // phase starts from one extracted term, so a rewrite hidden by what an extraction
+    // dropped can show in the next round; optimising the result again then finds nothing
+    // cheaper, whatever order the rules ran in
+    for _ in 1..MAX_ROUNDS {
+        if term == source.0 || Instant::now() >= phases_deadline {
+            break;
         }
-        crate::trace::note("final", "round trip", t, String::new);
+        let t = Instant::now();
+        let Some((enc2, (t2, n2, s2), f2, p2)) = round_trip(&program, &facts, &term, &spans) else {
+            break;
+        };
+        crate::trace::note("again", "round trip", t, String::new);
+        // the decoded program as written is what a second optimisation starts from
+        let c2 = plan_cost(&p2, &opts.cost.params, &opts.cost.sizes);
+        if c2.total < cost.total {
+            (term, names, spans, plan, cost) = (t2.clone(), n2.clone(), s2.clone(), p2.clone(), c2);
+            facts = f2.clone();
+        }
+        let sig2 = Signature { inputs: &enc2.inputs, sizes: &enc2.sizes, outputs: &enc2.outputs };
+        let again = Round { sig: sig2, facts: &f2, opts, phases_deadline, deadline };
+        let t = Instant::now();
+        let chosen = explore(&pipeline, &again, (t2, n2, s2), &p2)?;
+        let report = round_report(&chosen.branch.3, t.elapsed().as_secs_f64());
+        if let Some(l) = chosen.late {
+            stop_reason = first_stop(stop_reason, l);
+        }
+        if !report.stop_reason.is_saturated() {
+            stop_reason = first_stop(stop_reason, report.stop_reason.clone());
+        }
+        let c3 = plan_cost(&chosen.plan, &opts.cost.params, &opts.cost.sizes);
+        let better = c3.total < cost.total;
+        phases.push(report);
+        if !better || Instant::now() >= deadline {
+            break;
+        }
+        made = phases.len();
+        let (t3, n3, s3, _) = chosen.branch;
+        program = decode_term(&enc2, &f2, &t3, &n3)?;
+        (term, names, spans, plan, cost, facts) = (t3, n3, s3, chosen.plan, c3, f2);
     }
+    // the rules that made the chosen term (not those of a round that found nothing cheaper)
+    let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
+    for p in &phases[..made] {
+        for (r, n) in &p.rules_fired {
+            *rules_fired.entry(r.clone()).or_default() += n;
+        }
+    }
+    rules_fired.sort_keys();
+    let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
     let stop_reason = stop_reason.unwrap_or(StopReason::Saturated);
     Ok(Optimized {
         plan,
@@ -557,7 +670,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     })
 }
 
-/// `program` (decoded from `term`) checked, encoded and lowered as written: its term, names,
+/// `program` (decoded from `term`) checked, encoded and lowered as written: its encoding, term, names,
 /// positions (carried over from `term`'s nodes that it shares: the decoded program has
 /// none of its own), facts and plan; `None` where any step fails (the optimised plan stands).
 fn round_trip(
@@ -565,7 +678,7 @@ fn round_trip(
     facts: &Facts,
     term: &RecExpr<ArrayLang>,
     spans: &HashMap<usize, Span>,
-) -> Option<(Named, Facts, Plan)> {
+) -> Option<(Encoded, Named, Facts, Plan)> {
     let checked = eqfuse_ir::check::check(program).ok()?;
     let enc = eqfuse_egraph::encode(&checked).ok()?;
     let (t2, n2, _) = source_term(&enc).ok()?;
@@ -583,7 +696,7 @@ fn round_trip(
     let f2 = enc.egraph.analysis.clone();
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     let plan = eqfuse_lower::lower::lower_spanned(&t2, &f2, &n2, &s2, &sig).ok()?;
-    Some(((t2, n2, s2), f2, plan))
+    Some((enc, (t2, n2, s2), f2, plan))
 }
 
 /// The encoded program's own term (extracted with no rule run), its `let` names and the

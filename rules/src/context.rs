@@ -36,6 +36,9 @@ pub enum WalkKind {
     KeepOutputArrays,
     /// Only the producers read directly: their own reads stay reads.
     OneProducer,
+    /// Whole chains, but the reads of this one producer stay reads (a form for each
+    /// producer of a body that reads several: keep one materialised, fuse the rest).
+    KeepProducer(Id),
 }
 
 /// The rules' state for one e-graph.

@@ -18,6 +18,7 @@ use crate::subst::{beta, lam_body, walk_at, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
 use egg::{rewrite, Id};
 use eqfuse_egraph::{ArrayLang, SymDim};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -592,17 +593,94 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     if !context::with(eg, |c| c.fused_nodes.contains(n)) {
         partial.push(walk_reads(eg, at, &ds, body, WalkKind::OneProducer, &[]));
     }
+    // and with each producer it reads (directly or through others) kept as a read in turn,
+    // the rest fused:
+    // which array to keep materialised is the extraction's choice, and the form must not
+    // depend on whether the source wrote the kept one as an operand or read it inside
+    // another's function (seed 70 of the confluence property)
+    if !context::with(eg, |c| c.fused_nodes.contains(n)) {
+        for p in producers_read(eg, body) {
+            partial.push(walk_reads(eg, at, &ds, body, WalkKind::KeepProducer(p), &[p]));
+        }
+    }
     if !outputs.is_empty() {
         partial.push(walk_reads(eg, at, &ds, body, WalkKind::KeepOutputs, &outputs));
         partial.push(walk_reads(eg, at, &ds, body, WalkKind::KeepOutputArrays, &outputs));
     }
+    // a body that does not depend on the index (`fill sh x` recast) is one scalar, equal to
+    // its fused form wherever it is: a host scalar that computes it (the `fill`'s own
+    // operand) then has the fused form too (seed 106 of the confluence property)
+    let closed_body = eg[body].data.free.is_empty();
     for b in partial.into_iter().flatten() {
         if full.map(|f| eg.find(f)) != Some(eg.find(b)) {
+            if closed_body {
+                eg.union(body, b);
+            }
             let r = with(eg, b);
             eg.union(at, r);
         }
     }
-    Some(with(eg, full?))
+    let full = full?;
+    if closed_body {
+        eg.union(body, full);
+    }
+    Some(with(eg, full))
+}
+
+/// Most producers a body may read for [`producers_read`] to name them (each one named is a
+/// walk and a form more).
+const MAX_KEPT_PRODUCERS: usize = 6;
+
+/// Most classes [`producers_read`] visits.
+const MAX_PRODUCER_SEARCH: usize = 512;
+
+/// The producers (arrays with an index form, not inputs) that `body` reads, and those their
+/// own functions read in turn (what a walk of whole chains would fuse), when there are from
+/// two to [`MAX_KEPT_PRODUCERS`] of them (sorted); else none.
+fn producers_read(eg: &EG, body: Id) -> Vec<Id> {
+    let mut seen: HashSet<Id> = HashSet::new();
+    let mut stack = vec![eg.find(body)];
+    let mut out: Vec<Id> = Vec::new();
+    while let Some(c) = stack.pop() {
+        if !seen.insert(c) {
+            continue;
+        }
+        if seen.len() > MAX_PRODUCER_SEARCH {
+            return Vec::new();
+        }
+        for n in &eg[c].nodes {
+            if let ArrayLang::Index(k) = n {
+                let a = eg.find(k[0]);
+                let inputs = eg[a].nodes.iter().any(|m| matches!(m, ArrayLang::Input(_)));
+                let fns: Vec<Id> = eg[a]
+                    .nodes
+                    .iter()
+                    .filter_map(|m| match m {
+                        ArrayLang::Generate([_, f]) => Some(eg.find(*f)),
+                        _ => None,
+                    })
+                    .collect();
+                if !inputs && !fns.is_empty() && !out.contains(&a) {
+                    out.push(a);
+                    if out.len() > MAX_KEPT_PRODUCERS {
+                        return Vec::new();
+                    }
+                    stack.extend(fns);
+                }
+            }
+            for k in egg::Language::children(n) {
+                let k = eg.find(*k);
+                if !eg[k].data.kind.is_array() {
+                    stack.push(k);
+                }
+            }
+        }
+    }
+    if out.len() < 2 {
+        return Vec::new();
+    }
+    out.sort();
+    out
 }
 
 /// The body of an index function over `ds` with its reads fused as `kind` says (but those

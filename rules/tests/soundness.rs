@@ -1177,7 +1177,7 @@ fn fuse_read_generate(g: &mut G) -> String {
     let c = g.e(t, &vars(&[("y", t), ("z", t)]));
     let ix = in_bounds_ix(g, "i", "n");
     let prod = format!("let a = generate [n] (\\k -> let x = xs[k] in {e})");
-    match g.below(6) {
+    match g.below(7) {
         0 => format!("input xs : {t}[n]\n{prod}\nlet c = \\y z -> {c}\noutput o = generate [n] (\\i -> c a[{ix}] xs[i])"),
         1 => format!(
             "input xs : {t}[n]\n{prod}\nlet b = generate [n] (\\i -> a[{ix}] + a[i])\noutput o = generate [n] (\\j -> b[n - 1 - j] * a[j])"
@@ -1192,8 +1192,13 @@ fn fuse_read_generate(g: &mut G) -> String {
             "input xs : {t}[n, m]\nlet a = generate [n, m] (\\k l -> let x = xs[k, l] in {})\noutput o = generate [m, n] (\\j i -> a[i, m - 1 - j])",
             g.e(t, &vars(&[("x", t), ("k", I64), ("l", I64)]))
         ),
-        _ => format!(
+        5 => format!(
             "input xs : {t}[n]\n{prod}\noutput o = generate [n, 2] (\\i j -> a[{ix}])\noutput p = generate [n] (\\i -> a[clamp (i + 1) 0 n])"
+        ),
+        // two producers, one under the other, read at the same element everywhere: the
+        // forms that keep one producer, and the closed body merged with its fused form
+        _ => format!(
+            "input xs : {t}[n]\n{prod}\nlet b = generate [n] (\\i -> a[n - 1 - i] - a[i])\noutput o = generate [n] (\\i -> b[0] * a[0])"
         ),
     }
 }
