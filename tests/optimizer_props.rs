@@ -1503,3 +1503,17 @@ output o13 = permute (\\x15 x16 -> max x15 x16) (fill [1] (-inf)) (\\j17 -> if !
     same_cost_under_every_variant(src);
     assert_eq!(optimise_default(src).kernels.kernels.len(), 3);
 }
+
+/// A second round follows a first that changed which kernels read and write what (dot
+/// product: two kernels fused into one), not one that changed scalar code only (`x * 1.0`
+/// became a copy): there was no fused form for an extraction to drop, and the second round
+/// would cost as much as the first (a wide program of independent `map`s: 45% more time).
+#[test]
+fn a_second_round_follows_only_a_change_of_kernels() {
+    let rounds = |src: &str| optimise_default(src).result.phases.iter().filter(|p| p.name == "again").count();
+    assert_eq!(
+        rounds("input xs : f32[n]\ninput ys : f32[n]\noutput d = reduce (+) 0 (map (\\x y -> x * y) xs ys)"),
+        1
+    );
+    assert_eq!(rounds("input a : f32[n]\noutput b = map (\\x -> x * 1.0) a"), 0);
+}

@@ -433,14 +433,15 @@ pub fn extract(
     let candidates: Vec<Id> = candidates.into_iter().collect();
     // a class can only stop being materialised where some user of it has another way to
     // compute its value (a node that does not read it)
+    // (each node's children as a set, once: the `outputs` node has one child per output,
+    // and a scan of its children per child was quadratic in the outputs)
     let mut fusable: std::collections::HashSet<Id> = std::collections::HashSet::new();
-    for c in eg.classes() {
-        for n in &c.nodes {
-            for k in n.children() {
-                let k = eg.find(*k);
-                if c.nodes.iter().any(|m| !m.children().iter().any(|x| eg.find(*x) == k)) {
-                    fusable.insert(k);
-                }
+    for c in eg.classes().filter(|c| c.nodes.len() > 1) {
+        let kids: Vec<std::collections::HashSet<Id>> =
+            c.nodes.iter().map(|n| n.children().iter().map(|x| eg.find(*x)).collect()).collect();
+        for k in kids.iter().flatten() {
+            if kids.iter().any(|m| !m.contains(k)) {
+                fusable.insert(*k);
             }
         }
     }

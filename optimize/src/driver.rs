@@ -521,14 +521,20 @@ fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Named, start_plan: &Pl
     Ok(Chosen { branch, plan, late })
 }
 
-/// The reports of a later round's phases as one report, `again`.
-fn round_report(phases: &[PhaseReport], seconds: f64) -> PhaseReport {
-    let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
+/// How often each rule fired over `phases`.
+fn rules_fired(phases: &[PhaseReport]) -> IndexMap<String, usize> {
+    let mut fired: IndexMap<String, usize> = IndexMap::new();
     for p in phases {
         for (r, n) in &p.rules_fired {
-            *rules_fired.entry(r.clone()).or_default() += n;
+            *fired.entry(r.clone()).or_default() += n;
         }
     }
+    fired
+}
+
+/// The reports of a later round's phases as one report, `again`.
+fn round_report(phases: &[PhaseReport], seconds: f64) -> PhaseReport {
+    let rules_fired = rules_fired(phases);
     PhaseReport {
         name: "again",
         stop_reason: phases
@@ -601,8 +607,12 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // scan of the output's own `generate`: seed 10 of the idempotence property), and a
     // phase starts from one extracted term, so a rewrite hidden by what an extraction
     // dropped can show in the next round; optimising the result again then finds nothing
-    // cheaper, whatever order the rules ran in
-    for _ in 1..MAX_ROUNDS {
+    // cheaper, whatever order the rules ran in. A first round that left the kernels as
+    // they were (what each reads and writes; it changed scalar code only) is not followed
+    // by another: there is no fused form for an extraction to have dropped (a wide program
+    // of independent `map`s spent 45% more time in a second round that found nothing)
+    let unchanged = kernel_structure(&plan) == kernel_structure(&unfused_plan);
+    for round in 1..MAX_ROUNDS {
         if term == source.0 || Instant::now() >= phases_deadline {
             break;
         }
@@ -616,6 +626,9 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         if c2.total < cost.total {
             (term, names, spans, plan, cost) = (t2.clone(), n2.clone(), s2.clone(), p2.clone(), c2);
             facts = f2.clone();
+        }
+        if round == 1 && unchanged {
+            break;
         }
         let sig2 = Signature { inputs: &enc2.inputs, sizes: &enc2.sizes, outputs: &enc2.outputs };
         let again = Round { sig: sig2, facts: &f2, opts, phases_deadline, deadline };
@@ -640,12 +653,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         (term, names, spans, plan, cost, facts) = (t3, n3, s3, chosen.plan, c3, f2);
     }
     // the rules that made the chosen term (not those of a round that found nothing cheaper)
-    let mut rules_fired: IndexMap<String, usize> = IndexMap::new();
-    for p in &phases[..made] {
-        for (r, n) in &p.rules_fired {
-            *rules_fired.entry(r.clone()).or_default() += n;
-        }
-    }
+    let mut rules_fired = rules_fired(&phases[..made]);
     rules_fired.sort_keys();
     let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
     let stop_reason = stop_reason.unwrap_or(StopReason::Saturated);
@@ -668,6 +676,16 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         source,
         source_spans,
     })
+}
+
+/// What a plan's kernels are, apart from their scalar code: the names of what each one
+/// reads and writes (a `map` that became a copy is the same kernel).
+fn kernel_structure(plan: &Plan) -> Vec<(Vec<String>, Vec<String>)> {
+    let name = |v: eqfuse_ir::plan::ValueId| plan.values[v].name.clone();
+    plan.kernels()
+        .iter()
+        .map(|k| (k.reads().into_iter().map(name).collect(), k.lanes.iter().map(|l| name(l.dst)).collect()))
+        .collect()
 }
 
 /// `program` (decoded from `term`) checked, encoded and lowered as written: its encoding, term, names,

@@ -590,15 +590,12 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     // so that what the next producer computes can stay a read whether or not it had an
     // index form when the walk passed
     let mut partial = Vec::new();
+    // and with each producer it reads (directly or through others) kept as a read in turn,
+    // the rest fused: which array stays in memory is the extraction's choice, and the form
+    // must not depend on whether the source wrote the kept one as an operand or read it
+    // inside another's function (seed 70 of the confluence property)
     if !context::with(eg, |c| c.fused_nodes.contains(n)) {
         partial.push(walk_reads(eg, at, &ds, body, WalkKind::OneProducer, &[]));
-    }
-    // and with each producer it reads (directly or through others) kept as a read in turn,
-    // the rest fused:
-    // which array to keep materialised is the extraction's choice, and the form must not
-    // depend on whether the source wrote the kept one as an operand or read it inside
-    // another's function (seed 70 of the confluence property)
-    if !context::with(eg, |c| c.fused_nodes.contains(n)) {
         for p in producers_read(eg, body) {
             partial.push(walk_reads(eg, at, &ds, body, WalkKind::KeepProducer(p), &[p]));
         }
