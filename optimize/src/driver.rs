@@ -532,16 +532,17 @@ fn rules_fired(phases: &[PhaseReport]) -> IndexMap<String, usize> {
     fired
 }
 
+/// The first limit that stopped one of `phases` (none where every phase saturated).
+fn first_limit(phases: &[PhaseReport]) -> Option<StopReason> {
+    phases.iter().map(|p| p.stop_reason.clone()).find(|s| !s.is_saturated())
+}
+
 /// The reports of a later round's phases as one report, `again`.
 fn round_report(phases: &[PhaseReport], seconds: f64) -> PhaseReport {
     let rules_fired = rules_fired(phases);
     PhaseReport {
         name: "again",
-        stop_reason: phases
-            .iter()
-            .map(|p| p.stop_reason.clone())
-            .find(|s| !s.is_saturated())
-            .unwrap_or(StopReason::Saturated),
+        stop_reason: first_limit(phases).unwrap_or(StopReason::Saturated),
         iterations: phases.iter().map(|p| p.iterations).sum(),
         nodes: phases.iter().map(|p| p.nodes).max().unwrap_or(0),
         classes: phases.iter().map(|p| p.classes).max().unwrap_or(0),
@@ -581,7 +582,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let first = Round { sig, facts: &facts, opts, phases_deadline, deadline };
     let chosen = explore(&pipeline, &first, (term0, names0, spans0), &unfused_plan)?;
     let ((mut term, mut names, mut spans, mut phases), mut plan) = (chosen.branch, chosen.plan);
-    let mut stop_reason = phases.iter().map(|p| p.stop_reason.clone()).find(|s| !s.is_saturated());
+    let mut stop_reason = first_limit(&phases);
     if let Some(l) = chosen.late {
         stop_reason = first_stop(stop_reason, l);
     }
