@@ -152,11 +152,15 @@ impl Optimized {
             self.result.stop_reason, nodes, classes, iterations
         );
         let _ = writeln!(s, "cost model: {}", self.result.cost_model);
-        // a row block is one kernel (one launch, one pass over memory) of several phases
+        // a row block or a scan block is one kernel (one launch, one pass over memory) of
+        // several phases
         let n = self.kernels.kernels.len();
         let passes = self.kernels.passes;
-        let phases =
-            if passes < n { format!(" ({n} phases; a row block is one kernel)") } else { String::new() };
+        let phases = if passes < n {
+            format!(" ({n} phases; a {} block is one kernel)", self.kernels.blocks.join(" or "))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
             "kernels: {passes}{phases} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
@@ -189,7 +193,13 @@ impl Optimized {
         let m = &self.kernels.materialized;
         let _ = writeln!(s, "materialized: {}", if m.is_empty() { "none".to_string() } else { m.join(", ") });
         if !self.kernels.kept.is_empty() {
-            let _ = writeln!(s, "kept per row block, never in memory: {}", self.kernels.kept.join(", "));
+            let per = if self.kernels.blocks == ["scan"] { "segment" } else { "block" };
+            let _ = writeln!(
+                s,
+                "kept per {} {per}, never in memory: {}",
+                self.kernels.blocks.join(" or "),
+                self.kernels.kept.join(", ")
+            );
         }
         let fired: Vec<String> = self.result.rules_fired.iter().map(|(r, n)| format!("{r} {n}")).collect();
         let _ = writeln!(

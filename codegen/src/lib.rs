@@ -54,7 +54,8 @@ pub fn host_known(plan: &Plan) -> HashSet<ValueId> {
                     walk(then_steps, out);
                     walk(else_steps, out);
                 }
-                Step::Kernel(_) | Step::RowBlock { .. } | Step::Assert { .. } => {}
+                Step::Kernel(_) | Step::RowBlock { .. } | Step::SegmentBlock { .. } | Step::Assert { .. } => {
+                }
             }
         }
     }

@@ -312,6 +312,8 @@ pub struct NativeCounts {
     pub native: usize,
     /// Kernels of a compiled plan that ran on the VM instead.
     pub vm: usize,
+    /// Segment blocks run segment by segment (their kernels also count in `native`).
+    pub segment_blocks: usize,
 }
 
 /// Compiles `plan` to native code as [`run`] would with `opts` (from the cache when it is
@@ -345,7 +347,7 @@ pub fn input_copies() -> usize {
 #[doc(hidden)]
 pub fn native_counts() -> NativeCounts {
     let at = |k: usize| native::COUNTS[k].load(std::sync::atomic::Ordering::Relaxed);
-    NativeCounts { native: at(0), vm: at(1) }
+    NativeCounts { native: at(0), vm: at(1), segment_blocks: at(2) }
 }
 
 /// Stack size of the worker threads: nested blocks are run recursively.

@@ -1,7 +1,8 @@
 //! The plan's steps, in order: `Step::Scalar`, `Step::Assert` and `Step::If` run on the
 //! host as the plan interpreter runs them; a kernel runs as GEMM calls (a contraction), as
 //! native code ([`crate::native`]), else on the VM ([`crate::kernel`]); a row block runs
-//! block by block where its phases are native code, else kernel after kernel.
+//! block by block, and a scan block segment by segment, where its phases are native code,
+//! else kernel after kernel.
 
 use crate::internal;
 use crate::kernel;
@@ -98,12 +99,24 @@ fn run_steps(store: &mut Store<'_>, steps: &[Step], kidx: &mut usize, ctx: &Ctx)
                 store.put(*dst, Arc::new(scalar_buf(s)))?;
             }
             Step::Kernel(k) => kernel_step(store, k, kidx, ctx)?,
-            Step::RowBlock { kernels, local } => {
-                // block by block where the phases are native code, else one after the other
+            Step::RowBlock { kernels, local } | Step::SegmentBlock { kernels, local } => {
+                // block by block (segment by segment) where the phases are native code,
+                // else one after the other
                 let done = match (&ctx.native, kernels.first()) {
                     (Some(p), Some(first)) => {
-                        crate::native::run_row_block(p, store, kernels, local, ctx.vm.max_bytes)
-                            .map_err(|e| e.or_at(first.span))?
+                        let r = if matches!(step, Step::SegmentBlock { .. }) {
+                            crate::native::run_segment_block(
+                                p,
+                                store,
+                                kernels,
+                                local,
+                                ctx.vm.max_bytes,
+                                ctx.vm.block,
+                            )
+                        } else {
+                            crate::native::run_row_block(p, store, kernels, local, ctx.vm.max_bytes)
+                        };
+                        r.map_err(|e| e.or_at(first.span))?
                     }
                     _ => None,
                 };

@@ -168,6 +168,7 @@ fn row_blocks<'p>(steps: &'p [Step], next: &mut usize, out: &mut Blocks<'p>) {
     for s in steps {
         match s {
             Step::Kernel(_) => *next += 1,
+            Step::SegmentBlock { kernels, .. } => *next += kernels.len(),
             Step::RowBlock { kernels, local } => {
                 out.push((*next, kernels.as_slice(), local.as_slice()));
                 *next += kernels.len();

@@ -198,7 +198,7 @@ fn count_kernels(steps: &[Step]) -> usize {
         .iter()
         .map(|s| match s {
             Step::Kernel(_) => 1,
-            Step::RowBlock { kernels, .. } => kernels.len(),
+            Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => kernels.len(),
             Step::If { then_steps, else_steps, .. } => count_kernels(then_steps) + count_kernels(else_steps),
             Step::Scalar { .. } | Step::Assert { .. } => 0,
         })
@@ -624,6 +624,14 @@ impl<'p, G: Gpu> Run<'p, G> {
                         for (i, k) in kernels.iter().enumerate() {
                             self.run_kernel(k, index + i)?;
                         }
+                    }
+                    index += kernels.len();
+                }
+                // the phases one after the other (what it keeps per segment is written
+                // whole): the GPU has no scan–scatter kernel yet
+                Step::SegmentBlock { kernels, .. } => {
+                    for (i, k) in kernels.iter().enumerate() {
+                        self.run_kernel(k, index + i)?;
                     }
                     index += kernels.len();
                 }

@@ -23,7 +23,8 @@ fn walk(steps: &mut [Step], plan: &Plan) {
                 walk(else_steps, plan);
             }
             // marked before row blocks are grouped; a contraction never joins one
-            Step::RowBlock { .. } | Step::Scalar { .. } | Step::Assert { .. } => {}
+            Step::RowBlock { .. } | Step::SegmentBlock { .. } | Step::Scalar { .. } | Step::Assert { .. } => {
+            }
         }
     }
 }

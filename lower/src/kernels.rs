@@ -4,7 +4,8 @@
 //! other kernels' results, by name; sizes and host scalars are not listed), the values it
 //! writes, the loops of its element functions, its index space and its predicted time.
 //! `materialized` lists the arrays written by one kernel for another that are neither
-//! inputs nor outputs; `kept`, those a row block keeps per block of rows instead.
+//! inputs nor outputs; `kept`, those a row block keeps per block of rows (or a scan block
+//! per segment) instead.
 
 use crate::model::PlanCost;
 use eqfuse_egraph::lang::ArrayLang;
@@ -43,27 +44,45 @@ pub struct KernelSummary {
     pub kept: Vec<String>,
     /// Predicted seconds for the whole plan.
     pub predicted_s: f64,
-    /// Passes over memory: kernels, a row block counting once.
+    /// Passes over memory: kernels, a row block or a scan block counting once.
     pub passes: usize,
+    /// Which kinds of block group kernels into one pass: `row`, `scan`, `filter` (in that
+    /// order).
+    pub blocks: Vec<&'static str>,
 }
 
 /// The pass of each kernel of `steps` in [`Plan::kernels`] order, numbering from `next`,
 /// and what row blocks keep per block (`kept`).
-fn passes(steps: &[Step], next: &mut usize, out: &mut Vec<usize>, kept: &mut Vec<usize>) {
+fn passes(
+    steps: &[Step],
+    next: &mut usize,
+    out: &mut Vec<usize>,
+    kept: &mut Vec<usize>,
+    blocks: &mut Vec<&'static str>,
+) {
     for st in steps {
         match st {
             Step::Kernel(_) => {
                 out.push(*next);
                 *next += 1;
             }
-            Step::RowBlock { kernels, local } => {
+            Step::RowBlock { kernels, local } | Step::SegmentBlock { kernels, local } => {
+                let kind = match (st, kernels.first().map(|k| k.kind)) {
+                    (Step::SegmentBlock { .. }, Some(KernelKind::Filter)) => "filter",
+                    (Step::SegmentBlock { .. }, _) => "scan",
+                    _ => "row",
+                };
+                if !blocks.contains(&kind) {
+                    blocks.push(kind);
+                    blocks.sort_by_key(|b| ["row", "scan", "filter"].iter().position(|x| x == b));
+                }
                 out.extend(std::iter::repeat_n(*next, kernels.len()));
                 kept.extend(local);
                 *next += 1;
             }
             Step::If { then_steps, else_steps, .. } => {
-                passes(then_steps, next, out, kept);
-                passes(else_steps, next, out, kept);
+                passes(then_steps, next, out, kept, blocks);
+                passes(else_steps, next, out, kept, blocks);
             }
             Step::Scalar { .. } | Step::Assert { .. } => {}
         }
@@ -107,7 +126,7 @@ pub fn summarize(plan: &Plan, cost: &PlanCost) -> KernelSummary {
     let mut out = KernelSummary { predicted_s: cost.total, ..KernelSummary::default() };
     let mut pass_of = Vec::new();
     let mut kept = Vec::new();
-    passes(&plan.steps, &mut out.passes, &mut pass_of, &mut kept);
+    passes(&plan.steps, &mut out.passes, &mut pass_of, &mut kept, &mut out.blocks);
     out.kept = kept.iter().map(|v| name(*v)).collect();
     for (i, k) in plan.kernels().into_iter().enumerate() {
         let mut reads: Vec<String> = k

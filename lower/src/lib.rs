@@ -8,7 +8,8 @@
 //!   host under a guard, inside element functions), decided before any kernel is emitted;
 //! - [`lower`]: an extracted term to a plan, reading the placement, then the plan passes:
 //!   loop rolling ([`roll`]), contractions marked (`contract`), kernels grouped into row
-//!   blocks (`rowblock`);
+//!   blocks (`rowblock`), and a scan or a filter with the kernels that ride along its passes
+//!   into segment blocks (`segblock`);
 //! - [`model`]: the physical cost model, in seconds, of a plan;
 //! - [`dag`]: sharing-aware extraction — which arrays to materialise — judged by [`model`]
 //!   on the plan each choice lowers to;
@@ -25,6 +26,7 @@ pub mod model;
 pub mod place;
 pub mod roll;
 mod rowblock;
+mod segblock;
 mod strict;
 pub mod term;
 

@@ -276,11 +276,13 @@ impl<'a> Lowerer<'a> {
         if self.late() {
             crate::contract::mark(&mut self.plan);
             crate::rowblock::group(&mut self.plan);
+            crate::segblock::group(&mut self.plan);
             return Ok(Lowered::Unrolled(self.plan));
         }
         roll_kernels(&mut self.plan.steps);
         crate::contract::mark(&mut self.plan);
         crate::rowblock::group(&mut self.plan);
+        crate::segblock::group(&mut self.plan);
         Ok(Lowered::Plan(self.plan))
     }
 

@@ -26,6 +26,8 @@
 //! - **Row blocks** ([`Step::RowBlock`]) are one launch; a phase's reads of what an earlier
 //!   phase of the block read or wrote come from a core's own cache when a row of every
 //!   phase fits there ([`CostParams::cache`]), at [`CACHE_SPEEDUP`] times memory's rate.
+//!   **Scan blocks** ([`Step::SegmentBlock`]) likewise on the CPU, whose segments are sized to
+//!   fit; with the GPU's parameters (a cache of 0) their phases are kernels of their own.
 //! - **Contractions** (kernels marked as matrix products) cost their multiply-adds at
 //!   [`CostParams::gemm`], each operand read once and the result written once.
 //! - **Sizes** are those of the run when known, else each size name's entry in the
@@ -484,7 +486,16 @@ fn steps_cost(
             }
             Step::Assert { .. } => {}
             Step::RowBlock { kernels: phases, local } => {
-                total += row_block_cost(plan, phases, local, p, s, kernels)
+                let inner =
+                    phases.iter().map(|k| k.space.last().map_or(1.0, |a| s.arg(a))).fold(1.0, f64::max);
+                let fits = inner * 8.0 * phases.len() as f64 <= p.cache;
+                total += block_cost(plan, phases, local, (fits, true), p, s, kernels)
+            }
+            // the CPU backend's segments are sized to fit its cache; the GPU's parameters
+            // (a cache of 0) price the phases as the kernels its executor runs
+            Step::SegmentBlock { kernels: phases, local } => {
+                let cpu = p.cache > 0.0;
+                total += block_cost(plan, phases, local, (cpu, cpu), p, s, kernels)
             }
             Step::Kernel(kernel) => {
                 let c = kernel_cost(plan, kernel, p, s, &HashSet::new(), &HashSet::new());
@@ -529,27 +540,27 @@ pub const CACHE_SPEEDUP: f64 = 10.0;
 /// phase (a core's L2 holds a few such rows).
 pub const ROW_BLOCK_CACHE_BYTES: f64 = 512.0 * 1024.0;
 
-/// A row block: one launch; a phase's reads of what an earlier phase read or wrote come from
-/// a core's own cache when a row of every phase fits there ([`CostParams::cache`]), and
-/// what it then keeps per block (`local`) is written there, not to memory: those bytes
-/// cost [`CACHE_SPEEDUP`] times less than memory's. A cache of 0 (the GPU's parameters)
-/// prices the phases as kernels of their own.
-fn row_block_cost(
+/// A row block or a scan block: one launch (`one_launch`); when a block of every phase
+/// fits a core's own cache (`fits`: for a row block, a row of every phase within
+/// [`CostParams::cache`]), a phase's reads of what an earlier phase read or wrote come from
+/// there, and what the block keeps per block (`local`) is written there, not to memory:
+/// those bytes cost [`CACHE_SPEEDUP`] times less than memory's. A cache of 0 (the GPU's
+/// parameters) prices the phases as kernels of their own.
+fn block_cost(
     plan: &Plan,
     phases: &[Kernel],
     local: &[ValueId],
+    (fits, one_launch): (bool, bool),
     p: &CostParams,
     s: &mut Sizes<'_>,
     kernels: &mut Vec<StepCost>,
 ) -> f64 {
-    let inner = phases.iter().map(|k| k.space.last().map_or(1.0, |a| s.arg(a))).fold(1.0, f64::max);
-    let fits = inner * 8.0 * phases.len() as f64 <= p.cache;
     let mut hot = HashSet::new();
     let kept: HashSet<ValueId> = if fits { local.iter().copied().collect() } else { HashSet::new() };
     let mut total = 0.0;
     for (n, k) in phases.iter().enumerate() {
         let mut c = kernel_cost(plan, k, p, s, &hot, &kept);
-        if n > 0 {
+        if n > 0 && one_launch {
             c.seconds -= p.launch;
         }
         total += c.seconds;

@@ -39,7 +39,7 @@ pub(crate) fn group(plan: &mut Plan) {
 
 /// Every value a step of `steps` (at any depth) reads from outside itself, with the values
 /// of `if` branches: a row block's own reads of its phases' results are not among them.
-fn read_anywhere(steps: &[Step], out: &mut HashSet<ValueId>) {
+pub(crate) fn read_anywhere(steps: &[Step], out: &mut HashSet<ValueId>) {
     for st in steps {
         out.extend(st.reads());
         if let Step::If { then_steps, then_value, else_steps, else_value, .. } = st {
@@ -182,7 +182,11 @@ fn generates_only(k: &Kernel) -> bool {
 /// may run before `first` and the steps of `rest` before it: it reads nothing they write,
 /// and they are only kernels and host scalars (never a shape check or an `if`, which may
 /// guard what it reads).
-fn take_movable(first: &Kernel, rest: &mut VecDeque<Step>, fits: impl Fn(&Kernel) -> bool) -> Option<Kernel> {
+pub(crate) fn take_movable(
+    first: &Kernel,
+    rest: &mut VecDeque<Step>,
+    fits: impl Fn(&Kernel) -> bool,
+) -> Option<Kernel> {
     let mut written = first.writes();
     let mut at = None;
     for (j, st) in rest.iter().take(LOOKAHEAD).enumerate() {
@@ -202,7 +206,7 @@ fn take_movable(first: &Kernel, rest: &mut VecDeque<Step>, fits: impl Fn(&Kernel
 }
 
 /// How many later steps the grouping looks at for a kernel to move up into a group.
-const LOOKAHEAD: usize = 16;
+pub(crate) const LOOKAHEAD: usize = 16;
 
 /// Groups the row blocks of `steps`. The grouping does not depend on the order in which
 /// lowering emitted independent kernels: where a kernel cannot join the group being built,

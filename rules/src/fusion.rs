@@ -135,6 +135,15 @@ pub fn table(gas: &Gas) -> Vec<Rule> {
             r"generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..) for a = generate sh' f, every j provably inside sh' (also in redomap, scanomap, scanexomap, filtermap, permutemap)",
             gassed("fuse-read", gas, |_, n| index_space(n).is_some(), fuse_read),
         ),
+        spends(
+            r"permute op d (\i.. -> .. a[j..] ..) xs == permute op d (\i.. -> .. f j.. ..) xs for a = generate sh' f, every j provably inside sh' (also in permutemap): the target function is an index function over the space the permute traverses",
+            gassed(
+                "fuse-read-target",
+                gas,
+                |_, n| matches!(n, L::Permute(_) | L::Permutemap(_)),
+                fuse_read_target,
+            ),
+        ),
         free(
             r"(\x.. -> body) a.. == body[a../x..], unless a computed argument (passed once) would go inside a lambda of body (an iterate's body, evaluated at every trip)",
             free_rule("fuse-beta", |_, n| matches!(n, L::App(_)), fuse_beta),
@@ -564,6 +573,27 @@ impl Visitor for FuseReads<'_> {
 fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     let (sh, f) = index_space(n)?;
     let ds = dims(eg, sh)?;
+    fuse_reads_in(eg, at, n, &ds, f)
+}
+
+/// `fuse-read-target`: [`fuse_read`] in a permute's target function, whose parameters are
+/// the indices of the space the permute traverses (its source array's, or a `permutemap`'s
+/// shape), as a `generate` body's are: a compaction's `\i -> if flags[i] == 1 then pos[i]
+/// else -1` reads the flags' producer at `i`.
+fn fuse_read_target(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
+    let (ds, g) = match *n {
+        ArrayLang::Permutemap([_, _, g, sh, _]) => (dims(eg, sh)?, g),
+        ArrayLang::Permute([_, _, g, a]) => (dims(eg, a)?, g),
+        _ => return None,
+    };
+    fuse_reads_in(eg, at, n, &ds, g)
+}
+
+/// The fused forms of node `n` (in class `at`) whose index function `f` runs over a space
+/// of dimensions `ds`: `f`'s reads of producers fused (whole chains, and the partial forms
+/// that keep one producer or the outputs as reads), each a form of `n` with `f` replaced.
+fn fuse_reads_in(eg: &mut EG, at: Id, n: &ArrayLang, ds: &[SymDim], f: Id) -> Option<Id> {
+    let ds = ds.to_vec();
     let body = lam_body(eg, f, ds.len())?;
     if !closed(eg, f) {
         return None;

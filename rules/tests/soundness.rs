@@ -1005,6 +1005,18 @@ fn templates() -> Vec<Template> {
                 "input xs : {t}[n]\ninput ys : {t}[m]\nlet a = generate [n] (\\k -> let x = xs[k] in {e})\noutput o = permute {op} (fill [m] {ne}) (\\i -> if m == 0 then -1 else clamp (i * 2) 0 (m - 1)) (generate [n] (\\i -> a[{ix}]))"
             )
         }),
+        tpl_pre("fuse-read-target", &["recast-map", "fuse-permute"], |g| {
+            // a permute's target reads a producer at the permute's own index, or another
+            // in-bounds one (a compaction's `flags[i]`), over an input or a generate source
+            let t = g.pick(&NUM);
+            let e = g.e(t, &vars(&[("x", t)]));
+            let ix = in_bounds_ix(g, "i", "n");
+            let (op, ne) = op_ne(g, t);
+            let src = g.pick(&["xs", "(generate [n] (\\j -> xs[j] + xs[n - 1 - j]))"]);
+            format!(
+                "input xs : {t}[n]\nlet a = map (\\x -> if {e} > x then 1 else 0) xs\nlet b = map (\\x -> {e}) xs\noutput o = permute {op} (fill [n] {ne}) (\\i -> if a[{ix}] == 1 then clamp (n - 1 - i) 0 (n - 1) else -1) {src}\noutput p = permute {op} (fill [n] {ne}) (\\i -> if b[i] > b[{ix}] then i else -1) xs"
+            )
+        }),
         tpl("fuse-beta", |g| {
             let t = g.pick(&NUM);
             let e = g.e(t, &vars(&[("p", t)]));

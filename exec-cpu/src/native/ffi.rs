@@ -220,6 +220,20 @@ impl Entry {
     /// Runs a filter kernel over `len` elements in segments of `seg`: the kept elements, in
     /// order, or `None` when an element failed.
     pub(crate) fn launch_filter(&self, args: &[u64], len: usize, seg: usize) -> Option<Col> {
+        self.launch_filter_with(args, len, seg, &|_, _, _| true)
+    }
+
+    /// [`Entry::launch_filter`], calling `beside(s, j0, j1)` for each segment `s` of
+    /// elements `[j0, j1)` in the counting pass, on the thread that counts it, right after it
+    /// (a filter block's other kernels: [`Segmented::run`]); `None` when an element failed
+    /// there too.
+    pub(crate) fn launch_filter_with(
+        &self,
+        args: &[u64],
+        len: usize,
+        seg: usize,
+        beside: &(dyn Fn(usize, usize, usize) -> bool + Sync),
+    ) -> Option<Col> {
         let (Fns::Filter { count, write }, Entries::Filter(fc)) = (self.fns, &self.code.entries) else {
             return None;
         };
@@ -234,7 +248,9 @@ impl Entry {
                 let mut n = 0i64;
                 let (j0, j1) = (s * seg, ((s + 1) * seg).min(len));
                 // SAFETY: the contract; `n` is this call's own.
-                if unsafe { count(a.get() as *const u64, j0 as i64, j1 as i64, &mut n) } == 0 {
+                if unsafe { count(a.get() as *const u64, j0 as i64, j1 as i64, &mut n) } == 0
+                    || !beside(s, j0, j1)
+                {
                     ok.store(false, Ordering::Relaxed);
                 }
                 n
@@ -651,4 +667,220 @@ pub(crate) fn launch_row_blocks(
         }
     });
     ok.load(Ordering::Relaxed)
+}
+
+/// One phase of a scan block ([`launch_scan_block`]).
+pub(crate) struct SegPhase<'a> {
+    /// Its entry points: the scan's (the first phase), then generate kernels' or permutes'
+    /// with a `shared` entry.
+    pub entry: &'a Entry,
+    /// Its argument block.
+    pub args: &'a [u64],
+    /// The fields of `args` that hold a kept result's address, each with the result's
+    /// place in [`launch_scan_block`]'s `kept`: set for each segment to its scratch buffer.
+    pub kept: Vec<(usize, usize)>,
+    /// A permute's result (a copy of its destination), which every segment writes through
+    /// its `shared` entry.
+    pub dst: Option<Ptr>,
+}
+
+/// Runs a scan block over `n` points in segments of `seg`: the scan's elements folded
+/// segment by segment on rayon threads, the segments' carries from their totals, then each
+/// segment on a rayon thread through every phase, the scan from its carry, before the next
+/// segment of that thread; `false` when an element failed (the results are then
+/// incomplete).
+///
+/// `kept` lists the element sizes of the results kept per segment: every segment gets a
+/// scratch buffer of `seg` elements of each, and the phases' fields that name one
+/// ([`SegPhase::kept`]) are set so that the segment's points `[j0, j1)` fall in it.
+///
+/// The caller guarantees the entry points' contract (module docs) for every phase over the
+/// whole space of `n` points: its argument block points to arrays that hold its space and
+/// to results that hold one element per point, a phase reads what an earlier phase wrote
+/// only at its own point, a kept result is written and read only at the phases' own
+/// points, and a permute's `dst` holds its destination and is written only through its
+/// `shared` entry (atomically).
+pub(crate) fn launch_scan_block(phases: &[SegPhase<'_>], kept: &[usize], n: usize, seg: usize) -> bool {
+    let Some(first) = phases.first() else { return false };
+    let (Fns::Scan { fold, prefix, .. }, Entries::Scan(sc)) = (first.entry.fns, &first.entry.code.entries)
+    else {
+        return false;
+    };
+    let seg = seg.max(1);
+    let segs = n.div_ceil(seg);
+    let sz = sc.ty.size_bytes();
+    let ok = AtomicBool::new(true);
+    let fail = |r: i32| {
+        if r == 0 {
+            ok.store(false, Ordering::Relaxed);
+        }
+    };
+    let range = |t: usize| (t * seg, ((t + 1) * seg).min(n));
+    let mut parts = Col::zeros(sc.ty, segs);
+    let mut carries = Col::zeros(sc.ty, segs);
+    let (pb, cb) = (Ptr(col_ptr(&mut parts) as *mut u8), Ptr(col_ptr(&mut carries) as *mut u8));
+    let a0 = Ptr(first.args.as_ptr() as *mut u8);
+    (0..segs).into_par_iter().for_each(|t| {
+        let (j0, j1) = range(t);
+        // SAFETY: the contract; partial slot `t` is this call's alone.
+        fail(unsafe { fold(a0.get() as *const u64, 0, j0 as i64, j1 as i64, pb.get().add(t * sz)) });
+    });
+    if !ok.load(Ordering::Relaxed) {
+        return false;
+    }
+    // SAFETY: the contract; `segs` partials are read and `segs` carries written.
+    fail(unsafe { prefix(a0.get() as *const u64, pb.get(), segs as i64, cb.get()) });
+    if !ok.load(Ordering::Relaxed) {
+        return false;
+    }
+    // 8-byte words of scratch for each kept result of a segment
+    let words: Vec<usize> = kept.iter().map(|&size| (seg * size).div_ceil(8)).collect();
+    let scratch = || -> Vec<Vec<u64>> { words.iter().map(|&w| vec![0u64; w]).collect() };
+    (0..segs).into_par_iter().for_each_init(scratch, |bufs, t| {
+        let (j0, j1) = range(t);
+        for p in phases {
+            if !ok.load(Ordering::Relaxed) {
+                return;
+            }
+            // a kept result's field: its scratch buffer, moved back by the points before
+            // the segment, so that point j0 is the buffer's first element
+            let patched: Vec<u64>;
+            let args = if p.kept.is_empty() {
+                p.args
+            } else {
+                let mut a = p.args.to_vec();
+                for &(field, k) in &p.kept {
+                    let (Some(buf), Some(&size), Some(f)) = (bufs.get_mut(k), kept.get(k), a.get_mut(field))
+                    else {
+                        ok.store(false, Ordering::Relaxed);
+                        return;
+                    };
+                    *f = (buf.as_mut_ptr() as u64).wrapping_sub((j0 * size) as u64);
+                }
+                patched = a;
+                &patched
+            };
+            let a = args.as_ptr();
+            // a generate kernel's lanes have no reduce slot
+            let nulls = vec![std::ptr::null_mut::<u8>(); p.entry.code.reduce.len()];
+            // SAFETY: the contract above; points [j0, j1) of every result are this call's
+            // alone (a permute's destination is written atomically by its `shared` entry),
+            // the earlier phases of this segment wrote the points it reads, and the carry
+            // of segment `t` is the fold of the segments before it. A kept result's field
+            // points `j0` elements before this segment's scratch buffer, which holds `seg`:
+            // the call touches only points [j0, j1) of it (the address is computed in
+            // integers; the C code only ever forms in-bounds ones).
+            let r = unsafe {
+                match (p.entry.fns, p.dst) {
+                    (Fns::Scan { scan, .. }, None) => {
+                        scan(a, 0, 1, j0 as i64, j1 as i64, cb.get().add(t * sz) as *const u8)
+                    }
+                    (Fns::Lanes { run, .. }, None) => run(a, 0, 1, j0 as i64, j1 as i64, nulls.as_ptr()),
+                    (Fns::Permute { shared: Some(shared), .. }, Some(dst)) => {
+                        shared(a, j0 as i64, j1 as i64, dst.get())
+                    }
+                    _ => 0,
+                }
+            };
+            if r == 0 {
+                ok.store(false, Ordering::Relaxed);
+                return;
+            }
+        }
+    });
+    drop((parts, carries));
+    ok.load(Ordering::Relaxed)
+}
+
+/// A kernel of generate and reduce lanes over one row of `len` elements, run segment by
+/// segment inside another kernel's pass (a filter block's other kernels: [`Entry::
+/// launch_filter_with`]): each segment's reduce results go to partial slots of their own,
+/// which [`Segmented::finish`] combines in order, as the kernel's own segmented launch
+/// does; a generate lane writes its segment's elements straight into its result.
+pub(crate) struct Segmented<'a> {
+    entry: &'a Entry,
+    args: &'a [u64],
+    len: usize,
+    seg: usize,
+    /// Per lane: a reduce lane's partials (one per segment), else empty.
+    parts: Vec<Col>,
+    part_base: Vec<Ptr>,
+}
+
+impl<'a> Segmented<'a> {
+    /// `entry` (generate and reduce lanes) with argument block `args`, whose generate lanes'
+    /// fields point to results of `len` elements; `None` for another kind of kernel.
+    pub(crate) fn new(entry: &'a Entry, args: &'a [u64], len: usize, seg: usize) -> Option<Segmented<'a>> {
+        let Fns::Lanes { .. } = entry.fns else { return None };
+        let seg = seg.max(1);
+        // at least one segment, so that an empty space still reduces to the neutral element
+        let segs = len.div_ceil(seg).max(1);
+        let mut parts: Vec<Col> = entry
+            .code
+            .reduce
+            .iter()
+            .map(|r| match r {
+                Some(t) => Col::zeros(*t, segs),
+                None => Col::zeros(eqfuse_ir::types::ElemType::Bool, 0),
+            })
+            .collect();
+        let part_base = parts.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
+        Some(Segmented { entry, args, len, seg, parts, part_base })
+    }
+
+    /// Runs segment `s`, elements `[j0, j1)`; `false` when an element failed.
+    pub(crate) fn run(&self, s: usize, j0: usize, j1: usize) -> bool {
+        let Fns::Lanes { run, .. } = self.entry.fns else { return false };
+        let red: Vec<*mut u8> = self
+            .entry
+            .code
+            .reduce
+            .iter()
+            .zip(&self.part_base)
+            .map(|(r, base)| match r {
+                // SAFETY: the partials hold one element per segment, and `s` is a segment.
+                Some(t) => unsafe { base.get().add(s * t.size_bytes()) },
+                None => std::ptr::null_mut(),
+            })
+            .collect();
+        // SAFETY: the contract (module docs); elements [j0, j1) of the one row and partial
+        // slot `s` are this call's alone.
+        unsafe { run(self.args.as_ptr(), 0, 1, j0 as i64, j1 as i64, red.as_ptr()) != 0 }
+    }
+
+    /// After every segment ran: each reduce lane's partials combined, in order, into its
+    /// result in `outs` (one column per lane), and each generate lane's result marked
+    /// written; `false` when an element failed.
+    pub(crate) fn finish(self, outs: &mut [Col]) -> bool {
+        let Fns::Lanes { combine, .. } = self.entry.fns else { return false };
+        // an empty space ran no segment: its one partial is the neutral element
+        if self.len == 0 && !self.run(0, 0, 0) {
+            return false;
+        }
+        let segs = self.len.div_ceil(self.seg).max(1);
+        for (l, (r, out)) in self.entry.code.reduce.iter().zip(outs.iter_mut()).enumerate() {
+            match r {
+                Some(_) => {
+                    let Some(combine) = combine else { return false };
+                    // SAFETY: the contract; the lane's `segs` partials are read and its one
+                    // result slot (a reduce lane's column of one row) written.
+                    let r = unsafe {
+                        combine(
+                            self.args.as_ptr(),
+                            l as i64,
+                            self.part_base[l].get(),
+                            segs as i64,
+                            col_ptr(out) as *mut u8,
+                        )
+                    };
+                    if r == 0 {
+                        return false;
+                    }
+                }
+                None => mark_written(out, self.len),
+            }
+        }
+        drop(self.parts);
+        true
+    }
 }

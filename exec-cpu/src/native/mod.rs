@@ -11,6 +11,7 @@
 mod compile;
 mod ffi;
 mod rowblock;
+mod segblock;
 
 pub use compile::default_cache_dir;
 pub(crate) use compile::{compiler, FLAGS};
@@ -29,10 +30,14 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Kernels run natively, and kernels of a native plan that ran on the VM (not generated,
-/// a shape check that failed, an element that failed), since the process started.
-pub(crate) static COUNTS: [std::sync::atomic::AtomicUsize; 2] =
-    [std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0)];
+/// Kernels run natively, kernels of a native plan that ran on the VM (not generated, a
+/// shape check that failed, an element that failed), and scan blocks run segment by
+/// segment, since the process started.
+pub(crate) static COUNTS: [std::sync::atomic::AtomicUsize; 3] = [
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+];
 
 fn count(native: bool) {
     COUNTS[usize::from(!native)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -252,7 +257,7 @@ fn run_native(
 
 /// How a permute's elements are split among calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PermuteSplit {
+pub(super) enum PermuteSplit {
     /// Calls on every thread write one shared result atomically (the `shared` entry).
     Shared,
     /// Each task combines a contiguous range of elements into a partial of its own, merged
@@ -275,7 +280,7 @@ enum PermuteSplit {
 /// `dlen` at most a quarter of the elements per task (a histogram's bins); past that the
 /// copies and the serial merge cost more than the atomics. Other operators keep today's
 /// rule, which the VM shares: partials where the destination is no bigger than the source.
-fn permute_split(shared: Option<Shared>, dlen: usize, total: usize, tasks: usize) -> PermuteSplit {
+pub(super) fn permute_split(shared: Option<Shared>, dlen: usize, total: usize, tasks: usize) -> PermuteSplit {
     if tasks <= 1 {
         return match shared {
             Some(Shared::KeepNew | Shared::KeepOld) => PermuteSplit::Shared,
@@ -328,6 +333,19 @@ pub(crate) fn run_row_block(
     max_bytes: u64,
 ) -> Result<Option<Vec<Results>>> {
     rowblock::run(prep, store, kernels, local, max_bytes)
+}
+
+/// Runs the phases of a segment block (a scan block or a filter block) natively, segment by segment ([`segblock`]): each
+/// phase's results, or `None` when the caller must run them one by one.
+pub(crate) fn run_segment_block(
+    prep: &Prepared,
+    store: &Store<'_>,
+    kernels: &[Kernel],
+    local: &[ValueId],
+    max_bytes: u64,
+    seg: usize,
+) -> Result<Option<Vec<Results>>> {
+    segblock::run(prep, store, kernels, local, max_bytes, seg)
 }
 
 /// The argument block: every field's value, in order.

@@ -144,7 +144,7 @@ pub(crate) fn run(
 
 /// The fields of a phase's argument block that hold a kept result's address (an array it
 /// reads, or a lane's output), each with the result's place in `local`.
-fn kept_fields(slots: &[Slot], k: &Kernel, local: &[ValueId]) -> Vec<(usize, usize)> {
+pub(super) fn kept_fields(slots: &[Slot], k: &Kernel, local: &[ValueId]) -> Vec<(usize, usize)> {
     let at = |v: ValueId| local.iter().position(|x| *x == v);
     slots
         .iter()

@@ -120,7 +120,7 @@ impl Dot<'_> {
                     );
                     (id, step.reads())
                 }
-                Step::RowBlock { kernels, .. } => {
+                Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
                     // its phases, drawn as the kernels they are
                     let phases: Vec<Step> = kernels.iter().cloned().map(Step::Kernel).collect();
                     self.steps(&phases, ind, edges);

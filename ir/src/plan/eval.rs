@@ -82,7 +82,7 @@ fn run_steps(
             }
             Step::Kernel(k) => run_kernel(store, k, counts, limits)?,
             // the phases one after the other: the same results as block by block
-            Step::RowBlock { kernels, .. } => {
+            Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
                 for k in kernels {
                     run_kernel(store, k, counts, limits)?;
                 }

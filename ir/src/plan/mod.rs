@@ -175,6 +175,30 @@ pub enum Step {
         /// after it, no output, no `if` branch's value reads them).
         local: Vec<ValueId>,
     },
+    /// A kernel of two passes over a whole 1-d space (a scan: its segments' totals, then the
+    /// scan from each segment's carry; a filter: its segments' counts, then the kept
+    /// elements written at their offsets) and kernels over the same space that ride along
+    /// its passes. Running them one after the other, as kernels of their own, is the same;
+    /// an executor that can runs them segment by segment:
+    ///
+    /// - a **scan block**: after the scan, kernels that read its result only at their own
+    ///   point (a stream compaction's exclusive scan of flags and the permute that reads
+    ///   `pos[i]`: scan–scatter fusion) run over each segment right after the scan does, so
+    ///   the scan's result never crosses main memory;
+    /// - a **filter block**: after the filter, kernels that read nothing it makes (its
+    ///   sibling reductions of the same input) run over each segment in the filter's
+    ///   counting pass, while the segment is in cache.
+    ///
+    /// The optimiser's `segblock` pass says exactly what may join.
+    SegmentBlock {
+        /// The phases: the scan or the filter (one lane, a 1-d space) first.
+        kernels: Vec<Kernel>,
+        /// Results of the phases that only later phases of this block read, each at its
+        /// own point (the scan's `pos`): an executor that runs segment by segment may keep
+        /// them for the segment only, in a buffer the size of a segment. They are not in
+        /// the plan's values after the block.
+        local: Vec<ValueId>,
+    },
     /// `dst = if cond then (then_steps; then_value) else (else_steps; else_value)`: an `if`
     /// of the program whose branches compute arrays (or run kernels) — only the taken
     /// branch's steps run, as the language's lazy `if` requires.
@@ -810,7 +834,9 @@ impl Plan {
         fn walk(steps: &[Step], plan: &Plan) -> bool {
             steps.iter().any(|s| match s {
                 Step::Kernel(k) => folds(k, plan),
-                Step::RowBlock { kernels, .. } => kernels.iter().any(|k| folds(k, plan)),
+                Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
+                    kernels.iter().any(|k| folds(k, plan))
+                }
                 Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
                 _ => false,
             })
@@ -825,7 +851,9 @@ impl Plan {
             for s in steps {
                 match s {
                     Step::Kernel(k) => out.push(k),
-                    Step::RowBlock { kernels, .. } => out.extend(kernels),
+                    Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
+                        out.extend(kernels)
+                    }
                     Step::If { then_steps, else_steps, .. } => {
                         walk(then_steps, out);
                         walk(else_steps, out);
@@ -845,7 +873,7 @@ impl Step {
     pub fn reads(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.reads(),
-            Step::RowBlock { kernels, .. } => {
+            Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
                 // what the phases read from outside the block
                 let inside: Vec<ValueId> = kernels.iter().flat_map(Kernel::writes).collect();
                 let mut out = Vec::new();
@@ -890,7 +918,9 @@ impl Step {
     pub fn writes(&self) -> Vec<ValueId> {
         match self {
             Step::Kernel(k) => k.writes(),
-            Step::RowBlock { kernels, .. } => kernels.iter().flat_map(Kernel::writes).collect(),
+            Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
+                kernels.iter().flat_map(Kernel::writes).collect()
+            }
             Step::Scalar { dst, .. } | Step::If { dst, .. } => vec![*dst],
             Step::Assert { .. } => Vec::new(),
         }

@@ -26,7 +26,9 @@
 //! `r7 = loop r5 times (r6 = r2) { ... } next r9`. Constants of type `i32` and `f32`
 //! carry a suffix (`1i32`, `0.5f32`); `i64`, `f64` and `bool` constants do not.
 
-use super::{Arg, Block, Func, Inst, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId, ValueInfo};
+use super::{
+    Arg, Block, Func, Inst, KernelKind, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId, ValueInfo,
+};
 use crate::value::Scalar;
 use std::fmt::{self, Display, Formatter};
 
@@ -71,7 +73,7 @@ fn write_steps(
                 counts.0 += 1;
             }
             Step::Kernel(k) => write_kernel(f, k, names, counts, ind)?,
-            Step::RowBlock { kernels, local } => {
+            Step::RowBlock { kernels, local } | Step::SegmentBlock { kernels, local } => {
                 let first = counts.1;
                 let kept = if local.is_empty() {
                     String::new()
@@ -79,9 +81,18 @@ fn write_steps(
                     let ns: Vec<String> = local.iter().map(|v| name(names, *v)).collect();
                     format!("; kept per block, never in memory: {}", ns.join(", "))
                 };
+                let (what, over) = match step {
+                    Step::SegmentBlock { .. }
+                        if kernels.first().is_some_and(|k| k.kind == KernelKind::Filter) =>
+                    {
+                        ("filter block", "segments, counted with the filter")
+                    }
+                    Step::SegmentBlock { .. } => ("scan block", "segments, the scan carried"),
+                    _ => ("row block", "blocks of rows"),
+                };
                 writeln!(
                     f,
-                    "{ind}row block k{first}..k{}: one pass over blocks of rows{kept}",
+                    "{ind}{what} k{first}..k{}: one pass over {over}{kept}",
                     first + kernels.len().saturating_sub(1)
                 )?;
                 let deeper = format!("{ind}  ");
