@@ -327,3 +327,39 @@ fn attention_runs_its_two_products_as_contractions() {
     assert!(text.contains("as GEMM: o[i, j] = Σp w[i, p] · v[p, j]"), "{text}");
     insta::assert_snapshot!("attention", text);
 }
+
+#[test]
+fn compaction_is_a_reduction_and_a_scan_block() {
+    let o = optimized("compaction");
+    // `total`, then the scan and the permute segment by segment: neither the flags nor the
+    // positions are written to memory
+    assert_eq!(o.kernels.passes, 2, "{}", explain(&o));
+    assert!(o.kernels.materialized.is_empty(), "{}", explain(&o));
+    assert_eq!(o.kernels.kept, ["pos"], "{}", explain(&o));
+    insta::assert_snapshot!("compaction", explain(&o));
+}
+
+#[test]
+fn a_filter_and_the_reductions_of_its_input_are_one_pass() {
+    let o = optimized("filter_sums");
+    assert_eq!(o.kernels.passes, 1, "{}", explain(&o));
+    assert!(explain(&o).contains("; a filter block is one kernel)"), "{}", explain(&o));
+    insta::assert_snapshot!("filter_sums", explain(&o));
+}
+
+#[test]
+fn a_layer_normalisation_and_a_log_sum_exp_are_each_one_row_block() {
+    let layernorm = "input x : f32[r, c]\n\
+        let mean = map (\\s -> s / f32 c) (reduce (+) 0 x)\n\
+        let d = generate [r, c] (\\i j -> x[i, j] - mean[i])\n\
+        let var = map (\\s -> s / f32 c) (reduce (+) 0 (map (\\v -> v * v) d))\n\
+        output y = generate [r, c] (\\i j -> d[i, j] / sqrt (var[i] + 0.00001))\n";
+    let logsumexp = "input x : f64[r, c]\n\
+        let mx = reduce max (-inf) x\n\
+        output lse = map (\\m s -> m + log s) mx (reduce (+) 0 (generate [r, c] (\\i j -> exp (x[i, j] - mx[i]))))\n";
+    for (name, src) in [("layernorm", layernorm), ("logsumexp", logsumexp)] {
+        let o = optimized_src(src);
+        assert_eq!(o.kernels.passes, 1, "{name}:\n{}", explain(&o));
+        insta::assert_snapshot!(name, explain(&o));
+    }
+}

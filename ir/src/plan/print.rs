@@ -75,11 +75,12 @@ fn write_steps(
             Step::Kernel(k) => write_kernel(f, k, names, counts, ind)?,
             Step::RowBlock { kernels, local } | Step::SegmentBlock { kernels, local } => {
                 let first = counts.1;
+                let per = if matches!(step, Step::SegmentBlock { .. }) { "segment" } else { "block" };
                 let kept = if local.is_empty() {
                     String::new()
                 } else {
                     let ns: Vec<String> = local.iter().map(|v| name(names, *v)).collect();
-                    format!("; kept per block, never in memory: {}", ns.join(", "))
+                    format!("; kept per {per}, never in memory: {}", ns.join(", "))
                 };
                 let (what, over) = match step {
                     Step::SegmentBlock { .. }
