@@ -296,6 +296,50 @@ impl FilterSpec {
     }
 }
 
+/// Runs `src` on `inputs`: the optimised plan, whose segment blocks `first` (the first
+/// phase's kind of each) must be, through the plan interpreter and on the CPU backend under
+/// every setting, and the unfused program on the CPU backend, each against the reference
+/// interpreter, exactly.
+fn agrees_everywhere(src: &str, inputs: &Arrays, first: &[&str]) -> Result<(), TestCaseError> {
+    let checked = eqfuse::check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse::run(&checked, Backend::Reference, inputs).unwrap();
+    let opt = eqfuse::optimize(&eqfuse::parse(src).unwrap(), &OptimizeOptions::default()).unwrap();
+    let kinds: Vec<&str> = blocks(&opt.result.plan).iter().map(|b| b.0[0]).collect();
+    prop_assert_eq!(kinds, first, "{}", opt.result.plan);
+    // the plan interpreter runs the phases one after the other
+    let eval = eqfuse::backend::run_plan(&opt.result.plan, opt.source(), Backend::Reference, inputs).unwrap();
+    for (k, w) in &want {
+        prop_assert_eq!(&eval[k], w, "plan interpreter `{}`\n{}", k, src);
+    }
+    let unfused_opts = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
+    for o in settings() {
+        let got =
+            eqfuse::backend::run_plan_with(&opt.result.plan, opt.source(), Backend::Cpu, inputs, &o).unwrap();
+        let unfused = eqfuse::backend::run_with(&checked, Backend::Cpu, inputs, &unfused_opts, &o).unwrap();
+        for (k, w) in &want {
+            prop_assert_eq!(
+                &got[k],
+                w,
+                "optimised `{}`, {} threads, block {}\n{}",
+                k,
+                o.threads,
+                o.block_size,
+                src
+            );
+            prop_assert_eq!(
+                &unfused[k],
+                w,
+                "unfused `{}`, {} threads, block {}\n{}",
+                k,
+                o.threads,
+                o.block_size,
+                src
+            );
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, rng_seed: proptest::test_runner::RngSeed::Fixed(0x5CA7_B10C), ..ProptestConfig::default() })]
 
@@ -307,25 +351,7 @@ proptest! {
     fn random_scan_programs_agree_with_the_reference(s in spec()) {
         let _g = lock();
         let (src, inputs) = s.program();
-        let checked = eqfuse::check(&eqfuse::parse(&src).unwrap()).unwrap();
-        let want = eqfuse::run(&checked, Backend::Reference, &inputs).unwrap();
-        let opt = eqfuse::optimize(&eqfuse::parse(&src).unwrap(), &OptimizeOptions::default()).unwrap();
-        let blocks = blocks(&opt.result.plan);
-        prop_assert!(!blocks.is_empty(), "no scan block:\n{}", opt.result.plan);
-        // the plan interpreter runs the phases one after the other
-        let eval = eqfuse::backend::run_plan(&opt.result.plan, opt.source(), Backend::Reference, &inputs).unwrap();
-        for (k, w) in &want {
-            prop_assert_eq!(&eval[k], w, "plan interpreter `{}`\n{}", k, src);
-        }
-        let unfused_opts = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
-        for o in settings() {
-            let got = eqfuse::backend::run_plan_with(&opt.result.plan, opt.source(), Backend::Cpu, &inputs, &o).unwrap();
-            let unfused = eqfuse::backend::run_with(&checked, Backend::Cpu, &inputs, &unfused_opts, &o).unwrap();
-            for (k, w) in &want {
-                prop_assert_eq!(&got[k], w, "optimised `{}`, {} threads, block {}\n{}", k, o.threads, o.block_size, src);
-                prop_assert_eq!(&unfused[k], w, "unfused `{}`, {} threads, block {}\n{}", k, o.threads, o.block_size, src);
-            }
-        }
+        agrees_everywhere(&src, &inputs, &["scan"])?;
     }
 }
 
@@ -339,23 +365,6 @@ proptest! {
     fn random_filter_programs_agree_with_the_reference(s in filter_spec()) {
         let _g = lock();
         let (src, inputs) = s.program();
-        let checked = eqfuse::check(&eqfuse::parse(&src).unwrap()).unwrap();
-        let want = eqfuse::run(&checked, Backend::Reference, &inputs).unwrap();
-        let opt = eqfuse::optimize(&eqfuse::parse(&src).unwrap(), &OptimizeOptions::default()).unwrap();
-        let b = blocks(&opt.result.plan);
-        prop_assert!(b.len() == 1 && b[0].0[0] == "filter", "no filter block:\n{}", opt.result.plan);
-        let eval = eqfuse::backend::run_plan(&opt.result.plan, opt.source(), Backend::Reference, &inputs).unwrap();
-        for (k, w) in &want {
-            prop_assert_eq!(&eval[k], w, "plan interpreter `{}`\n{}", k, src);
-        }
-        let unfused_opts = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
-        for o in settings() {
-            let got = eqfuse::backend::run_plan_with(&opt.result.plan, opt.source(), Backend::Cpu, &inputs, &o).unwrap();
-            let unfused = eqfuse::backend::run_with(&checked, Backend::Cpu, &inputs, &unfused_opts, &o).unwrap();
-            for (k, w) in &want {
-                prop_assert_eq!(&got[k], w, "optimised `{}`, {} threads, block {}\n{}", k, o.threads, o.block_size, src);
-                prop_assert_eq!(&unfused[k], w, "unfused `{}`, {} threads, block {}\n{}", k, o.threads, o.block_size, src);
-            }
-        }
+        agrees_everywhere(&src, &inputs, &["filter"])?;
     }
 }

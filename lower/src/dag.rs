@@ -471,7 +471,10 @@ pub fn extract(
             s.extend(forced.iter().copied());
             s
         };
-        if let Some(r) = ctx.evaluate(&tree_start) {
+        // (the same set as the fused start, as where every kernel is an output, would
+        // lower to the same plan again: evaluated once)
+        let again = tree_start == forced;
+        if let Some(r) = if again { None } else { ctx.evaluate(&tree_start) } {
             if best.as_ref().is_none_or(|b| r.0 < b.0) {
                 best = Some(r);
                 best_set = tree_start.clone();

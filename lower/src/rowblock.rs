@@ -58,15 +58,7 @@ fn mark_local(steps: &mut [Step], read: &HashSet<ValueId>) {
         match st {
             Step::RowBlock { kernels, local } => {
                 let outer = kernels.first().map_or(0, |k| k.space.len().saturating_sub(1));
-                *local = kernels
-                    .iter()
-                    .filter(|k| k.space.len() == outer + 1)
-                    .flat_map(|k| &k.lanes)
-                    .filter(|l| {
-                        matches!(l.op, LaneOp::Generate | LaneOp::Scan { .. }) && !read.contains(&l.dst)
-                    })
-                    .map(|l| l.dst)
-                    .collect();
+                *local = unread_point_lanes(kernels.iter().filter(|k| k.space.len() == outer + 1), read);
             }
             Step::If { then_steps, else_steps, .. } => {
                 mark_local(then_steps, read);
@@ -75,6 +67,19 @@ fn mark_local(steps: &mut [Step], read: &HashSet<ValueId>) {
             _ => {}
         }
     }
+}
+
+/// The generate and scan lanes of `kernels` (one element per point) that nothing in `read`
+/// names: what a block may keep for its own rows or segment only.
+pub(crate) fn unread_point_lanes<'k>(
+    kernels: impl Iterator<Item = &'k Kernel>,
+    read: &HashSet<ValueId>,
+) -> Vec<ValueId> {
+    kernels
+        .flat_map(|k| &k.lanes)
+        .filter(|l| matches!(l.op, LaneOp::Generate | LaneOp::Scan { .. }) && !read.contains(&l.dst))
+        .map(|l| l.dst)
+        .collect()
 }
 
 /// What a group's earlier phases produced, by value.

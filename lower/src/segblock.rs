@@ -51,14 +51,7 @@ fn mark_local(steps: &mut [Step], read: &HashSet<ValueId>) {
     for st in steps {
         match st {
             Step::SegmentBlock { kernels, local } if kernels.first().is_some_and(scans) => {
-                *local = kernels
-                    .iter()
-                    .flat_map(|k| &k.lanes)
-                    .filter(|l| {
-                        matches!(l.op, LaneOp::Generate | LaneOp::Scan { .. }) && !read.contains(&l.dst)
-                    })
-                    .map(|l| l.dst)
-                    .collect();
+                *local = crate::rowblock::unread_point_lanes(kernels.iter(), read);
             }
             Step::If { then_steps, else_steps, .. } => {
                 mark_local(then_steps, read);

@@ -132,16 +132,12 @@ pub fn table(gas: &Gas) -> Vec<Rule> {
             gassed("recast-concat", gas, |_, n| matches!(n, L::Concat(_)), recast_concat),
         ),
         spends(
-            r"generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..) for a = generate sh' f, every j provably inside sh' (also in redomap, scanomap, scanexomap, filtermap, permutemap)",
-            gassed("fuse-read", gas, |_, n| index_space(n).is_some(), fuse_read),
-        ),
-        spends(
-            r"permute op d (\i.. -> .. a[j..] ..) xs == permute op d (\i.. -> .. f j.. ..) xs for a = generate sh' f, every j provably inside sh' (also in permutemap): the target function is an index function over the space the permute traverses",
+            r"generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..) for a = generate sh' f, every j provably inside sh' (also in redomap, scanomap, scanexomap, filtermap, permutemap, and in a permute's target function, an index function over the space the permute traverses)",
             gassed(
-                "fuse-read-target",
+                "fuse-read",
                 gas,
-                |_, n| matches!(n, L::Permute(_) | L::Permutemap(_)),
-                fuse_read_target,
+                |_, n| index_space(n).is_some() || matches!(n, L::Permute(_)),
+                fuse_read,
             ),
         ),
         free(
@@ -571,22 +567,27 @@ impl Visitor for FuseReads<'_> {
 }
 
 fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
-    let (sh, f) = index_space(n)?;
-    let ds = dims(eg, sh)?;
-    fuse_reads_in(eg, at, n, &ds, f)
-}
-
-/// `fuse-read-target`: [`fuse_read`] in a permute's target function, whose parameters are
-/// the indices of the space the permute traverses (its source array's, or a `permutemap`'s
-/// shape), as a `generate` body's are: a compaction's `\i -> if flags[i] == 1 then pos[i]
-/// else -1` reads the flags' producer at `i`.
-fn fuse_read_target(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
-    let (ds, g) = match *n {
-        ArrayLang::Permutemap([_, _, g, sh, _]) => (dims(eg, sh)?, g),
-        ArrayLang::Permute([_, _, g, a]) => (dims(eg, a)?, g),
-        _ => return None,
-    };
-    fuse_reads_in(eg, at, n, &ds, g)
+    let body = index_space(n).and_then(|(sh, f)| {
+        let ds = dims(eg, sh)?;
+        fuse_reads_in(eg, at, n, &ds, f)
+    });
+    // a permute's target function too: its parameters are the indices of the space the
+    // permute traverses (its source array's, or a `permutemap`'s shape), as a `generate`
+    // body's are (a compaction's `\i -> if flags[i] == 1 then pos[i] else -1` reads the
+    // flags' producer at `i`)
+    let target = match *n {
+        ArrayLang::Permutemap([_, _, g, sh, _]) => dims(eg, sh).map(|ds| (ds, g)),
+        ArrayLang::Permute([_, _, g, a]) => dims(eg, a).map(|ds| (ds, g)),
+        _ => None,
+    }
+    .and_then(|(ds, g)| fuse_reads_in(eg, at, n, &ds, g));
+    match (body, target) {
+        (Some(b), Some(t)) => {
+            eg.union(at, t);
+            Some(b)
+        }
+        (b, t) => b.or(t),
+    }
 }
 
 /// The fused forms of node `n` (in class `at`) whose index function `f` runs over a space

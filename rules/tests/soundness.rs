@@ -1005,7 +1005,7 @@ fn templates() -> Vec<Template> {
                 "input xs : {t}[n]\ninput ys : {t}[m]\nlet a = generate [n] (\\k -> let x = xs[k] in {e})\noutput o = permute {op} (fill [m] {ne}) (\\i -> if m == 0 then -1 else clamp (i * 2) 0 (m - 1)) (generate [n] (\\i -> a[{ix}]))"
             )
         }),
-        tpl_pre("fuse-read-target", &["recast-map", "fuse-permute"], |g| {
+        tpl_pre("fuse-read", &["recast-map", "fuse-permute"], |g| {
             // a permute's target reads a producer at the permute's own index, or another
             // in-bounds one (a compaction's `flags[i]`), over an input or a generate source
             let t = g.pick(&NUM);

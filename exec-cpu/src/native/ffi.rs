@@ -562,6 +562,28 @@ impl Entry {
     }
 }
 
+/// `args` with each kept result's field (`fields`: the field, and the result's place in
+/// `bufs`) set to its scratch buffer moved back by `before(k)` bytes (the block's elements
+/// before its first), so that the block's first element is the buffer's first: the
+/// generated code indexes by the whole space, and only reaches the block's elements. The
+/// address is computed in integers; `None` where a field or a buffer is missing.
+fn with_scratch<'x>(
+    args: &'x [u64],
+    fields: &[(usize, usize)],
+    bufs: &mut [Vec<u64>],
+    before: impl Fn(usize) -> Option<usize>,
+) -> Option<std::borrow::Cow<'x, [u64]>> {
+    if fields.is_empty() {
+        return Some(std::borrow::Cow::Borrowed(args));
+    }
+    let mut a = args.to_vec();
+    for &(field, k) in fields {
+        let (buf, back, f) = (bufs.get_mut(k)?, before(k)?, a.get_mut(field)?);
+        *f = (buf.as_mut_ptr() as u64).wrapping_sub(back as u64);
+    }
+    Some(std::borrow::Cow::Owned(a))
+}
+
 /// One phase of a row block ([`launch_row_blocks`]).
 pub(crate) struct Phase<'a> {
     /// Its entry points.
@@ -611,25 +633,11 @@ pub(crate) fn launch_row_blocks(
             if !ok.load(Ordering::Relaxed) {
                 return;
             }
-            // a kept result's field: its scratch buffer, moved back by the rows before the
-            // block, so that row r0's first element is the buffer's first (the generated
-            // code indexes by the whole space; it only reaches rows [r0, r1) here)
-            let patched: Vec<u64>;
-            let args = if p.kept.is_empty() {
-                p.args
-            } else {
-                let mut a = p.args.to_vec();
-                for &(field, k) in &p.kept {
-                    let (Some(buf), Some(&(size, len)), Some(f)) =
-                        (bufs.get_mut(k), kept.get(k), a.get_mut(field))
-                    else {
-                        ok.store(false, Ordering::Relaxed);
-                        return;
-                    };
-                    *f = (buf.as_mut_ptr() as u64).wrapping_sub((r0 * len * size) as u64);
-                }
-                patched = a;
-                &patched
+            // the rows before the block, in bytes of each kept result
+            let before = |k: usize| kept.get(k).map(|&(size, len)| r0 * len * size);
+            let Some(args) = with_scratch(p.args, &p.kept, bufs, before) else {
+                ok.store(false, Ordering::Relaxed);
+                return;
             };
             // a reduce lane's slots of rows [r0, r1): in bounds, the column holds `rows`
             let red: Vec<*mut u8> = p
@@ -742,23 +750,11 @@ pub(crate) fn launch_scan_block(phases: &[SegPhase<'_>], kept: &[usize], n: usiz
             if !ok.load(Ordering::Relaxed) {
                 return;
             }
-            // a kept result's field: its scratch buffer, moved back by the points before
-            // the segment, so that point j0 is the buffer's first element
-            let patched: Vec<u64>;
-            let args = if p.kept.is_empty() {
-                p.args
-            } else {
-                let mut a = p.args.to_vec();
-                for &(field, k) in &p.kept {
-                    let (Some(buf), Some(&size), Some(f)) = (bufs.get_mut(k), kept.get(k), a.get_mut(field))
-                    else {
-                        ok.store(false, Ordering::Relaxed);
-                        return;
-                    };
-                    *f = (buf.as_mut_ptr() as u64).wrapping_sub((j0 * size) as u64);
-                }
-                patched = a;
-                &patched
+            // the points before the segment, in bytes of each kept result
+            let Some(args) = with_scratch(p.args, &p.kept, bufs, |k| kept.get(k).map(|&size| j0 * size))
+            else {
+                ok.store(false, Ordering::Relaxed);
+                return;
             };
             let a = args.as_ptr();
             // a generate kernel's lanes have no reduce slot
