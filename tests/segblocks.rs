@@ -79,6 +79,34 @@ fn a_map_over_a_scan_runs_in_the_scans_pass() {
     assert_eq!(blocks(&p), vec![(vec!["scan", "map"], vec![])], "{p}");
 }
 
+/// Found by `optimisation_is_confluent` (seed 40, 480 cases): the default run kept the slice
+/// `t2` and its bounds check, emitted between the scan and the map that reads both; the
+/// check ended the group, so the plan where the slice was fused (and its check gone) was
+/// a scan block and cheaper. A check that reads nothing the group made now runs before it,
+/// as an independent kernel does, still ahead of what it guards.
+#[test]
+fn a_bounds_check_between_a_scan_and_its_map_runs_before_the_block() {
+    let _g = lock();
+    let src = "input in1 : i64[n]\nlet t2 = slice in1 0 1\nlet t4 = scan (+) 0 in1\n\
+        output t6 = map (\\x -> -(0 - t2[clamp x 0 0])) t4\n";
+    let p = plan(src);
+    assert_eq!(blocks(&p), vec![(vec!["scan", "map"], vec!["t4".to_string()])], "{p}");
+    // the check still comes before the slice it guards
+    let check = p.steps.iter().position(|s| matches!(s, Step::Assert { .. }));
+    let slice = p.steps.iter().position(|s| matches!(s, Step::Kernel(k) if k.kind.as_str() == "gather"));
+    assert!(check.is_some() && check < slice, "{p}");
+    let mut ins = Arrays::new();
+    ins.insert("in1".into(), Value::I64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![4, -2, 7]).unwrap()));
+    let out = eqfuse::backend::run_plan(
+        &p,
+        &eqfuse::check(&eqfuse::parse(src).unwrap()).unwrap(),
+        Backend::Cpu,
+        &ins,
+    )
+    .unwrap();
+    assert_eq!(out["t6"], Value::I64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![4, 4, 4]).unwrap()));
+}
+
 #[test]
 fn a_read_of_the_scan_at_another_point_ends_the_block() {
     let _g = lock();

@@ -97,15 +97,20 @@ pub fn choose_with(
     ids.sort();
     let mut nodes: Vec<(Id, ArrayLang)> = Vec::new();
     let mut pending: Vec<usize> = Vec::new();
-    let mut parents: HashMap<Id, Vec<usize>> = HashMap::new();
+    // the nodes that have each class as a child, by class number (egg's ids are dense)
+    let mut parents: Vec<Vec<usize>> = vec![Vec::new(); ids.last().map_or(0, |c| usize::from(*c) + 1)];
+    let mut kids: Vec<Id> = Vec::new();
     for &c in &ids {
         for n in &eg[c].nodes {
             let n = n.clone().map_children(|k| eg.find(k));
-            let mut kids: Vec<Id> = n.children().to_vec();
+            kids.clear();
+            kids.extend_from_slice(n.children());
             kids.sort();
             kids.dedup();
             for k in &kids {
-                parents.entry(*k).or_default().push(nodes.len());
+                if let Some(p) = parents.get_mut(usize::from(*k)) {
+                    p.push(nodes.len());
+                }
             }
             pending.push(kids.len());
             nodes.push((c, n));
@@ -133,7 +138,7 @@ pub fn choose_with(
         }
         let Some(settled) = scored[key.node].take() else { continue };
         choice.classes.insert(class, settled);
-        for &p in parents.get(&class).map_or(&[][..], |v| &v[..]) {
+        for &p in parents.get(usize::from(class)).map_or(&[][..], |v| &v[..]) {
             pending[p] -= 1;
             if pending[p] == 0 && !choice.classes.contains_key(&nodes[p].0) {
                 push(p, &choice, &mut heap, &mut scored);
@@ -158,17 +163,22 @@ fn improve(
 ) {
     let mut ids: Vec<Id> = choice.classes.keys().copied().collect();
     ids.sort();
+    let mut changed = true;
     for _ in 0..8 {
         recost(eg, choice, &ids, need, cost);
-        let mut changed = false;
+        changed = false;
         for &c in &ids {
             for n in &eg[c].nodes {
-                let n = n.clone().map_children(|k| eg.find(k));
-                if n == choice.classes[&c].node
-                    || n.children().iter().any(|k| !choice.classes.contains_key(k))
+                // the chosen node itself, or a node with a child without a choice: nothing
+                // to weigh (compared before the node is copied in canonical form)
+                let chosen = &choice.classes[&c].node;
+                let canonical_kids = || n.children().iter().map(|k| eg.find(*k));
+                if n.matches(chosen) && canonical_kids().eq(chosen.children().iter().copied())
+                    || canonical_kids().any(|k| !choice.classes.contains_key(&k))
                 {
                     continue;
                 }
+                let n = n.clone().map_children(|k| eg.find(k));
                 let (k, free) = node_cost(eg, choice, need, c, &n, cost);
                 let current = choice.classes[&c].cost;
                 if k < current - 1e-9 * current.abs()
@@ -183,7 +193,10 @@ fn improve(
             break;
         }
     }
-    recost(eg, choice, &ids, need, cost);
+    // (after a pass that changed nothing, the costs are those its recost computed)
+    if changed {
+        recost(eg, choice, &ids, need, cost);
+    }
 }
 
 /// A node's cost (with the dead-parameter penalty) and free parameters under `choice`.
@@ -227,25 +240,32 @@ fn recost(
     need: &HashMap<Id, ParamSet>,
     cost: &mut NodeCost<'_>,
 ) {
-    // post-order over the chosen DAG, iteratively
-    let mut done = std::collections::HashSet::new();
+    // post-order over the chosen DAG, iteratively (`done` by class number: egg's ids are
+    // dense)
+    let mut done = vec![false; ids.iter().map(|c| usize::from(*c) + 1).max().unwrap_or(0)];
+    let is_done = |done: &[bool], c: Id| done.get(usize::from(c)).copied().unwrap_or(false);
+    let mut stack = Vec::new();
     for &root in ids {
-        let mut stack = vec![(root, false)];
+        stack.push((root, false));
         while let Some((c, expanded)) = stack.pop() {
-            if done.contains(&c) {
+            if is_done(&done, c) {
                 continue;
             }
             let Some(s) = choice.classes.get(&c) else { continue };
             if expanded {
-                let n = s.node.clone();
-                let (k, free) = node_cost(eg, choice, need, c, &n, cost);
-                choice.classes.insert(c, Settled { node: n, cost: k, free });
-                done.insert(c);
+                let (k, free) = node_cost(eg, choice, need, c, &s.node, cost);
+                if let Some(s) = choice.classes.get_mut(&c) {
+                    s.cost = k;
+                    s.free = free;
+                }
+                if let Some(d) = done.get_mut(usize::from(c)) {
+                    *d = true;
+                }
                 continue;
             }
             stack.push((c, true));
             for k in s.node.children() {
-                if !done.contains(k) {
+                if !is_done(&done, *k) {
                     stack.push((*k, false));
                 }
             }

@@ -140,9 +140,9 @@ fn flush(g: &mut Vec<Kernel>, out: &mut Vec<Step>) {
     }
 }
 
-/// Groups the segment blocks of `steps`: a kernel or host scalar that cannot join the group
-/// being built but reads nothing it made runs before it, the group staying open (when a
-/// later kernel would join); where the next kernel cannot join, a later kernel that can, and
+/// Groups the segment blocks of `steps`: a kernel, host scalar or check that cannot join the
+/// group being built but reads nothing it made runs before it, the group staying open (when
+/// a later kernel would join); where the next kernel cannot join, a later kernel that can, and
 /// that depends on none of the steps in between, joins it first; a kernel that cannot start
 /// a group but could follow a later scan or filter that depends on nothing in between
 /// starts the group behind it.
@@ -155,8 +155,10 @@ fn walk(steps: Vec<Step>) -> Vec<Step> {
             Step::Kernel(k) if !g.is_empty() && accepts(&g, &k) => g.push(k),
             // a step that reads nothing the group made runs before it, and the group stays
             // open, when a later kernel would join (a compaction's `total`, reduced after
-            // the scan, read by the permute)
-            Step::Kernel(_) | Step::Scalar { .. }
+            // the scan, read by the permute; a slice's bounds check and the slice, read by
+            // a map over the scan). Every step that came after it still does: a check still
+            // precedes what it guards.
+            Step::Kernel(_) | Step::Scalar { .. } | Step::Assert { .. }
                 if !g.is_empty() && independent(&g, &st) && joiner_ahead(&g, &rest) =>
             {
                 out.push(st)
