@@ -1,6 +1,8 @@
 //! Plan structure (Futhark-style structure tests): how many kernels, what each reads and
 //! writes, what was materialised, checked as assertions and as `explain` snapshots.
 
+mod common;
+
 use eqfuse::{optimize, OptimizeOptions, Optimized};
 use std::path::Path;
 
@@ -349,15 +351,7 @@ fn a_filter_and_the_reductions_of_its_input_are_one_pass() {
 
 #[test]
 fn a_layer_normalisation_and_a_log_sum_exp_are_each_one_row_block() {
-    let layernorm = "input x : f32[r, c]\n\
-        let mean = map (\\s -> s / f32 c) (reduce (+) 0 x)\n\
-        let d = generate [r, c] (\\i j -> x[i, j] - mean[i])\n\
-        let var = map (\\s -> s / f32 c) (reduce (+) 0 (map (\\v -> v * v) d))\n\
-        output y = generate [r, c] (\\i j -> d[i, j] / sqrt (var[i] + 0.00001))\n";
-    let logsumexp = "input x : f64[r, c]\n\
-        let mx = reduce max (-inf) x\n\
-        output lse = map (\\m s -> m + log s) mx (reduce (+) 0 (generate [r, c] (\\i j -> exp (x[i, j] - mx[i]))))\n";
-    for (name, src) in [("layernorm", layernorm), ("logsumexp", logsumexp)] {
+    for (name, src) in [("layernorm", common::LAYERNORM), ("logsumexp", common::LOGSUMEXP)] {
         let o = optimized_src(src);
         assert_eq!(o.kernels.passes, 1, "{name}:\n{}", explain(&o));
         insta::assert_snapshot!(name, explain(&o));

@@ -4,6 +4,8 @@
 //! the reference interpreter.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
 use eqfuse_ir::plan::Step;
 use eqfuse_ir::value::{compare, Tolerance};
@@ -30,22 +32,14 @@ fn passes(src: &str) -> Vec<usize> {
 fn row_programs_run_in_one_pass() {
     let softmax =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/softmax_rows.eqf")).unwrap();
-    let layernorm = "input x : f32[r, c]\n\
-        let mean = map (\\s -> s / f32 c) (reduce (+) 0 x)\n\
-        let d = generate [r, c] (\\i j -> x[i, j] - mean[i])\n\
-        let var = map (\\s -> s / f32 c) (reduce (+) 0 (map (\\v -> v * v) d))\n\
-        output y = generate [r, c] (\\i j -> d[i, j] / sqrt (var[i] + 0.00001))\n";
     let cumulative = "input x : f32[r, c]\n\
         let t = reduce (+) 0 x\n\
         let s = scan (+) 0 (generate [r, c] (\\i j -> x[i, j] / t[i]))\n\
         output y = generate [r, c] (\\i j -> s[i, j] * s[i, j])\n";
-    let logsumexp = "input x : f64[r, c]\n\
-        let mx = reduce max (-inf) x\n\
-        output lse = map (\\m s -> m + log s) mx (reduce (+) 0 (generate [r, c] (\\i j -> exp (x[i, j] - mx[i]))))\n";
     for (name, src) in [
         ("softmax_rows", softmax.as_str()),
-        ("layernorm", layernorm),
-        ("logsumexp", logsumexp),
+        ("layernorm", common::LAYERNORM),
+        ("logsumexp", common::LOGSUMEXP),
         ("cumulative", cumulative),
     ] {
         let p = passes(src);
@@ -172,15 +166,9 @@ impl Spec {
         for (n, o) in outputs.iter().enumerate() {
             src.push_str(&format!("output o{n} = {o}\n"));
         }
-        let mut state = self.seed | 1;
-        let data: Vec<f64> = (0..self.r * self.c)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-            })
-            .collect();
+        let mut next = common::xorshift(self.seed);
+        let data: Vec<f64> =
+            (0..self.r * self.c).map(|_| (next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5).collect();
         let sh = IxDyn(&[self.r, self.c]);
         let x = if self.f64 {
             Value::F64(ArrayD::from_shape_vec(sh, data).unwrap())

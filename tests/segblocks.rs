@@ -9,6 +9,8 @@
 //! compares them before and after a run must be the only one running.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
 use eqfuse_exec_cpu::RunOptions;
 use eqfuse_ir::plan::{Plan, Step};
@@ -258,15 +260,8 @@ impl Spec {
             )),
             _ => src.push_str("output y = map (\\p -> p * 3 - total) pos\n"),
         }
-        let mut state = self.seed | 1;
-        let data: Vec<f64> = (0..self.n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 11) as f64 / (1u64 << 53) as f64
-            })
-            .collect();
+        let mut next = common::xorshift(self.seed);
+        let data: Vec<f64> = (0..self.n).map(|_| (next() >> 11) as f64 / (1u64 << 53) as f64).collect();
         let sh = IxDyn(&[self.n]);
         let x = if self.f64 {
             Value::F64(ArrayD::from_shape_vec(sh, data).unwrap())
@@ -309,15 +304,8 @@ impl FilterSpec {
                 src.push_str(s);
             }
         }
-        let mut state = self.seed | 1;
-        let data: Vec<i64> = (0..self.n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % 16) as i64
-            })
-            .collect();
+        let mut next = common::xorshift(self.seed);
+        let data: Vec<i64> = (0..self.n).map(|_| (next() % 16) as i64).collect();
         let mut inputs = Arrays::new();
         inputs.insert("xs".into(), Value::I64(ArrayD::from_shape_vec(IxDyn(&[self.n]), data).unwrap()));
         (src, inputs)

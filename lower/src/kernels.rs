@@ -67,11 +67,7 @@ fn passes(
                 *next += 1;
             }
             Step::RowBlock { kernels, local } | Step::SegmentBlock { kernels, local } => {
-                let kind = match (st, kernels.first().map(|k| k.kind)) {
-                    (Step::SegmentBlock { .. }, Some(KernelKind::Filter)) => "filter",
-                    (Step::SegmentBlock { .. }, _) => "scan",
-                    _ => "row",
-                };
+                let kind = st.block_kind().unwrap_or("row");
                 if !blocks.contains(&kind) {
                     blocks.push(kind);
                     blocks.sort_by_key(|b| ["row", "scan", "filter"].iter().position(|x| x == b));

@@ -26,8 +26,8 @@
 //! - **Row blocks** ([`Step::RowBlock`]) are one launch; a phase's reads of what an earlier
 //!   phase of the block read or wrote come from a core's own cache when a row of every
 //!   phase fits there ([`CostParams::cache`]), at [`CACHE_SPEEDUP`] times memory's rate.
-//!   **Scan blocks** ([`Step::SegmentBlock`]) likewise on the CPU, whose segments are sized to
-//!   fit; with the GPU's parameters (a cache of 0) their phases are kernels of their own.
+//!   **Segment blocks** ([`Step::SegmentBlock`]: scan and filter blocks) likewise on the CPU,
+//!   whose segments are sized to fit; with the GPU's parameters (a cache of 0) their phases are kernels of their own.
 //! - **Contractions** (kernels marked as matrix products) cost their multiply-adds at
 //!   [`CostParams::gemm`], each operand read once and the result written once.
 //! - **Sizes** are those of the run when known, else each size name's entry in the

@@ -24,7 +24,7 @@
 //! Anything else (another index, a read in a reduction's or scan's operator, a full scan, a
 //! filter, a permute, a contraction) ends the group.
 
-use eqfuse_ir::plan::{Arg, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
+use eqfuse_ir::plan::{Arg, Func, Inst, Kernel, LaneOp, Plan, Reg, Step, ValueId};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Groups the row blocks of `plan`, the steps of `if` branches included, and marks what
@@ -66,6 +66,34 @@ fn mark_local(steps: &mut [Step], read: &HashSet<ValueId>) {
             }
             _ => {}
         }
+    }
+}
+
+/// Whether `f` reads (an element, a dimension or a host value) none of the values `made`
+/// names.
+pub(crate) fn reads_none(f: &Func, made: impl Fn(ValueId) -> bool) -> bool {
+    let mut clean = true;
+    f.body.visit(&mut |i| match i {
+        Inst::Read { array: v, .. } | Inst::Dim { array: v, .. } | Inst::Load { value: v, .. } => {
+            clean &= !made(*v)
+        }
+        _ => {}
+    });
+    clean
+}
+
+/// An `if` step with `walk` applied to the steps of both branches; any other step as it is.
+pub(crate) fn walk_branches(st: Step, walk: fn(Vec<Step>) -> Vec<Step>) -> Step {
+    match st {
+        Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => Step::If {
+            cond,
+            then_steps: walk(then_steps),
+            then_value,
+            else_steps: walk(else_steps),
+            else_value,
+            dst,
+        },
+        other => other,
     }
 }
 
@@ -146,16 +174,7 @@ impl Group {
             }
         });
         // the lanes' own functions read nothing the group made
-        ok && k.lanes.iter().flat_map(|l| l.op.funcs()).all(|f| {
-            let mut clean = true;
-            f.body.visit(&mut |i| match i {
-                Inst::Read { array: v, .. } | Inst::Dim { array: v, .. } | Inst::Load { value: v, .. } => {
-                    clean &= !self.made.contains_key(v)
-                }
-                _ => {}
-            });
-            clean
-        })
+        ok && k.lanes.iter().flat_map(|l| l.op.funcs()).all(|f| reads_none(f, |v| self.made.contains_key(&v)))
     }
 
     /// Puts the group into `out`: a row block, or its one kernel.
@@ -252,16 +271,9 @@ fn walk(steps: Vec<Step>) -> Vec<Step> {
                     out.push(Step::Kernel(k));
                 }
             }
-            Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
+            st @ Step::If { .. } => {
                 g.flush(&mut out);
-                out.push(Step::If {
-                    cond,
-                    then_steps: walk(then_steps),
-                    then_value,
-                    else_steps: walk(else_steps),
-                    else_value,
-                    dst,
-                });
+                out.push(walk_branches(st, walk));
             }
             other => {
                 g.flush(&mut out);

@@ -97,20 +97,12 @@ fn accepts(g: &[Kernel], k: &Kernel) -> bool {
         });
         ok
     };
-    let reads_none = |f: &eqfuse_ir::plan::Func| {
-        let mut clean = true;
-        f.body.visit(&mut |i| match i {
-            Inst::Read { array: v, .. } | Inst::Dim { array: v, .. } | Inst::Load { value: v, .. } => {
-                clean &= !made.contains(v)
-            }
-            _ => {}
-        });
-        clean
-    };
     let lanes_ok = match &k.lanes[..] {
         [l] if matches!(l.op, LaneOp::Permute { .. }) => {
             let LaneOp::Permute { op, dest, target } = &l.op else { return false };
-            reads_none(op) && at_own_point(target) && dest.reads().iter().all(|v| !made.contains(v))
+            crate::rowblock::reads_none(op, |v| made.contains(&v))
+                && at_own_point(target)
+                && dest.reads().iter().all(|v| !made.contains(v))
         }
         ls => !ls.is_empty() && ls.iter().all(|l| matches!(l.op, LaneOp::Generate)),
     };
@@ -185,16 +177,9 @@ fn walk(steps: Vec<Step>) -> Vec<Step> {
                     out.push(Step::Kernel(k));
                 }
             }
-            Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
+            st @ Step::If { .. } => {
                 flush(&mut g, &mut out);
-                out.push(Step::If {
-                    cond,
-                    then_steps: walk(then_steps),
-                    then_value,
-                    else_steps: walk(else_steps),
-                    else_value,
-                    dst,
-                });
+                out.push(crate::rowblock::walk_branches(st, walk));
             }
             other => {
                 flush(&mut g, &mut out);

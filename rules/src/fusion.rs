@@ -569,7 +569,7 @@ impl Visitor for FuseReads<'_> {
 fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
     let body = index_space(n).and_then(|(sh, f)| {
         let ds = dims(eg, sh)?;
-        fuse_reads_in(eg, at, n, &ds, f)
+        fuse_reads_in(eg, at, n, ds, f)
     });
     // a permute's target function too: its parameters are the indices of the space the
     // permute traverses (its source array's, or a `permutemap`'s shape), as a `generate`
@@ -580,7 +580,7 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
         ArrayLang::Permute([_, _, g, a]) => dims(eg, a).map(|ds| (ds, g)),
         _ => None,
     }
-    .and_then(|(ds, g)| fuse_reads_in(eg, at, n, &ds, g));
+    .and_then(|(ds, g)| fuse_reads_in(eg, at, n, ds, g));
     match (body, target) {
         (Some(b), Some(t)) => {
             eg.union(at, t);
@@ -593,8 +593,7 @@ fn fuse_read(eg: &mut EG, at: Id, n: &ArrayLang) -> Option<Id> {
 /// The fused forms of node `n` (in class `at`) whose index function `f` runs over a space
 /// of dimensions `ds`: `f`'s reads of producers fused (whole chains, and the partial forms
 /// that keep one producer or the outputs as reads), each a form of `n` with `f` replaced.
-fn fuse_reads_in(eg: &mut EG, at: Id, n: &ArrayLang, ds: &[SymDim], f: Id) -> Option<Id> {
-    let ds = ds.to_vec();
+fn fuse_reads_in(eg: &mut EG, at: Id, n: &ArrayLang, ds: Vec<SymDim>, f: Id) -> Option<Id> {
     let body = lam_body(eg, f, ds.len())?;
     if !closed(eg, f) {
         return None;

@@ -21,3 +21,29 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     dir
 }
+
+/// A layer normalisation over the rows of `x` (mean, variance, normalise): one row block.
+pub const LAYERNORM: &str = "input x : f32[r, c]
+let mean = map (\\s -> s / f32 c) (reduce (+) 0 x)
+let d = generate [r, c] (\\i j -> x[i, j] - mean[i])
+let var = map (\\s -> s / f32 c) (reduce (+) 0 (map (\\v -> v * v) d))
+output y = generate [r, c] (\\i j -> d[i, j] / sqrt (var[i] + 0.00001))
+";
+
+/// A log-sum-exp of each row of `x`: one row block.
+pub const LOGSUMEXP: &str = "input x : f64[r, c]
+let mx = reduce max (-inf) x
+output lse = map (\\m s -> m + log s) mx (reduce (+) 0 (generate [r, c] (\\i j -> exp (x[i, j] - mx[i]))))
+";
+
+/// A xorshift generator from `seed` (any value): each call the next 64 random bits, for
+/// test data that the test's own seed decides.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}

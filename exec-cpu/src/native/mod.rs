@@ -13,6 +13,13 @@ mod ffi;
 mod rowblock;
 mod segblock;
 
+/// A row block's phases natively, block by block: each phase's results, or `None` when the
+/// caller must run them one by one.
+pub(crate) use rowblock::run as run_row_block;
+/// A segment block's phases (a scan block or a filter block) natively, segment by segment:
+/// each phase's results, or `None` when the caller must run them one by one.
+pub(crate) use segblock::run as run_segment_block;
+
 pub use compile::default_cache_dir;
 pub(crate) use compile::{compiler, FLAGS};
 
@@ -25,7 +32,7 @@ use eqfuse_codegen::c::{Entries, KernelCode, Shared};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
-use eqfuse_ir::plan::{Kernel, Plan, ValueId};
+use eqfuse_ir::plan::{Kernel, Plan};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -52,6 +59,15 @@ pub(crate) struct Prepared {
     entries: Vec<Option<ffi::Entry>>,
     /// Kernel (by address) to its number in [`Plan::kernels`].
     index: HashMap<usize, usize>,
+}
+
+impl Prepared {
+    /// Kernel `k`'s entry points, where it was generated (`k` is one of the plan's kernels,
+    /// by address).
+    fn entry(&self, k: &Kernel) -> Option<&ffi::Entry> {
+        let i = *self.index.get(&(k as *const Kernel as usize))?;
+        self.entries.get(i)?.as_ref()
+    }
 }
 
 impl std::fmt::Debug for Prepared {
@@ -191,8 +207,7 @@ fn run_native(
     max_bytes: u64,
     segment: usize,
 ) -> Result<Option<Results>> {
-    let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
-    let Some(Some(entry)) = prep.entries.get(i) else { return Ok(None) };
+    let Some(entry) = prep.entry(k) else { return Ok(None) };
     let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v))?;
     let rank = shape.len();
     let len = shape[rank - 1];
@@ -321,31 +336,6 @@ fn alloc_results(
         shapes.push(sh);
     }
     Ok((cols, shapes))
-}
-
-/// Runs the phases of a row block natively, block by block ([`rowblock`]): each phase's
-/// results, or `None` when the caller must run them one by one.
-pub(crate) fn run_row_block(
-    prep: &Prepared,
-    store: &Store<'_>,
-    kernels: &[Kernel],
-    local: &[ValueId],
-    max_bytes: u64,
-) -> Result<Option<Vec<Results>>> {
-    rowblock::run(prep, store, kernels, local, max_bytes)
-}
-
-/// Runs the phases of a segment block (a scan block or a filter block) natively, segment by segment ([`segblock`]): each
-/// phase's results, or `None` when the caller must run them one by one.
-pub(crate) fn run_segment_block(
-    prep: &Prepared,
-    store: &Store<'_>,
-    kernels: &[Kernel],
-    local: &[ValueId],
-    max_bytes: u64,
-    seg: usize,
-) -> Result<Option<Vec<Results>>> {
-    segblock::run(prep, store, kernels, local, max_bytes, seg)
 }
 
 /// The argument block: every field's value, in order.

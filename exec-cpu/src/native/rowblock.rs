@@ -59,8 +59,7 @@ pub(crate) fn run(
     let mut kept: Vec<Option<(usize, usize)>> = vec![None; local.len()];
     let mut widest = 1usize;
     for k in kernels {
-        let Some(&i) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
-        let Some(Some(entry)) = prep.entries.get(i) else { return Ok(None) };
+        let Some(entry) = prep.entry(k) else { return Ok(None) };
         let c = &entry.code;
         // generate and reduce lanes, or one row scan
         if !matches!(c.entries, Entries::Lanes { .. } | Entries::Scan(_)) {

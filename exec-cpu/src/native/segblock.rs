@@ -50,11 +50,8 @@ pub(crate) fn run(
     if first_shape.len() != 1 {
         return Ok(None);
     }
-    let Some(&at) = prep.index.get(&(first as *const Kernel as usize)) else { return Ok(None) };
-    if let Some(Some(entry)) = prep.entries.get(at) {
-        if matches!(entry.code.entries, Entries::Filter(_)) {
-            return filter_block(prep, store, kernels, &first_shape, max_bytes, seg);
-        }
+    if prep.entry(first).is_some_and(|e| matches!(e.code.entries, Entries::Filter(_))) {
+        return filter_block(prep, store, kernels, &first_shape, max_bytes, seg);
     }
     let threads = rayon::current_num_threads().max(1);
     let mut entries = Vec::with_capacity(kernels.len());
@@ -64,8 +61,7 @@ pub(crate) fn run(
     // each kept result's element size, by its place in `local`
     let mut kept: Vec<Option<usize>> = vec![None; local.len()];
     for (i, k) in kernels.iter().enumerate() {
-        let Some(&at) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
-        let Some(Some(entry)) = prep.entries.get(at) else { return Ok(None) };
+        let Some(entry) = prep.entry(k) else { return Ok(None) };
         let c = &entry.code;
         let (shape, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
         if shape != first_shape {
@@ -145,13 +141,18 @@ pub(crate) fn run(
     if !ffi::launch_scan_block(&phases, &kept, n, seg) {
         return Ok(None);
     }
+    ran_natively(kernels);
+    Ok(Some(
+        outs.into_iter().zip(result_shapes).map(|(cols, shs)| shs.into_iter().zip(cols).collect()).collect(),
+    ))
+}
+
+/// Counts a segment block that ran segment by segment, and its kernels as native ones.
+fn ran_natively(kernels: &[Kernel]) {
     for _ in kernels {
         count(true);
     }
     super::COUNTS[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Ok(Some(
-        outs.into_iter().zip(result_shapes).map(|(cols, shs)| shs.into_iter().zip(cols).collect()).collect(),
-    ))
 }
 
 /// A filter block: the filter (`kernels[0]`) counting each segment and the other kernels
@@ -167,8 +168,7 @@ fn filter_block(
 ) -> Result<Option<Vec<Results>>> {
     let mut entries = Vec::with_capacity(kernels.len());
     for (i, k) in kernels.iter().enumerate() {
-        let Some(&at) = prep.index.get(&(k as *const Kernel as usize)) else { return Ok(None) };
-        let Some(Some(entry)) = prep.entries.get(at) else { return Ok(None) };
+        let Some(entry) = prep.entry(k) else { return Ok(None) };
         let (sh, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
         let fits = match &entry.code.entries {
             Entries::Filter(_) => i == 0,
@@ -208,10 +208,7 @@ fn filter_block(
             return Ok(None);
         }
     }
-    for _ in kernels {
-        count(true);
-    }
-    super::COUNTS[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ran_natively(kernels);
     let mut results: Vec<Results> = vec![vec![(vec![kept.len()], kept)]];
     results
         .extend(outs.into_iter().zip(result_shapes).map(|(cols, shs)| shs.into_iter().zip(cols).collect()));

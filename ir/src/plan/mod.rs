@@ -914,6 +914,22 @@ impl Step {
         }
     }
 
+    /// What kind of block a block step is, as `explain` names it: `row` (a row block),
+    /// `scan` or `filter` (a segment block, by its first phase); `None` for any other step.
+    pub fn block_kind(&self) -> Option<&'static str> {
+        match self {
+            Step::RowBlock { .. } => Some("row"),
+            Step::SegmentBlock { kernels, .. } => {
+                Some(if kernels.first().is_some_and(|k| k.kind == KernelKind::Filter) {
+                    "filter"
+                } else {
+                    "scan"
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The values this step writes.
     pub fn writes(&self) -> Vec<ValueId> {
         match self {

@@ -26,9 +26,7 @@
 //! `r7 = loop r5 times (r6 = r2) { ... } next r9`. Constants of type `i32` and `f32`
 //! carry a suffix (`1i32`, `0.5f32`); `i64`, `f64` and `bool` constants do not.
 
-use super::{
-    Arg, Block, Func, Inst, KernelKind, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId, ValueInfo,
-};
+use super::{Arg, Block, Func, Inst, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId, ValueInfo};
 use crate::value::Scalar;
 use std::fmt::{self, Display, Formatter};
 
@@ -82,18 +80,15 @@ fn write_steps(
                     let ns: Vec<String> = local.iter().map(|v| name(names, *v)).collect();
                     format!("; kept per {per}, never in memory: {}", ns.join(", "))
                 };
-                let (what, over) = match step {
-                    Step::SegmentBlock { .. }
-                        if kernels.first().is_some_and(|k| k.kind == KernelKind::Filter) =>
-                    {
-                        ("filter block", "segments, counted with the filter")
-                    }
-                    Step::SegmentBlock { .. } => ("scan block", "segments, the scan carried"),
-                    _ => ("row block", "blocks of rows"),
+                let what = step.block_kind().unwrap_or("row");
+                let over = match what {
+                    "filter" => "segments, counted with the filter",
+                    "scan" => "segments, the scan carried",
+                    _ => "blocks of rows",
                 };
                 writeln!(
                     f,
-                    "{ind}{what} k{first}..k{}: one pass over {over}{kept}",
+                    "{ind}{what} block k{first}..k{}: one pass over {over}{kept}",
                     first + kernels.len().saturating_sub(1)
                 )?;
                 let deeper = format!("{ind}  ");
