@@ -340,8 +340,128 @@ pub fn dim_of(eg: &EGraph<ArrayLang, Facts>, id: Id) -> SymDim {
     SymDim::Class(eg.find(id))
 }
 
-fn shape_of(eg: &EGraph<ArrayLang, Facts>, id: Id) -> Option<Vec<SymDim>> {
-    match &data(eg, id).kind {
+/// What a node's kind and constant are computed from: the facts of its children, in an
+/// e-graph (the analysis) or in a term ([`term_kinds`]).
+trait Known {
+    /// The kind of child `id`.
+    fn kind(&self, id: Id) -> &Kind;
+    /// The constant value of child `id`.
+    fn constant(&self, id: Id) -> Option<Literal>;
+    /// The dimension `i64` child `id` gives a shape ([`dim_of`]).
+    fn dim(&self, id: Id) -> SymDim;
+    /// Whether `a` and `b` are one class.
+    fn same(&self, a: Id, b: Id) -> bool;
+    /// The declared type of an input.
+    fn input(&self, name: &InputName) -> Option<&Type>;
+}
+
+impl Known for EGraph<ArrayLang, Facts> {
+    fn kind(&self, id: Id) -> &Kind {
+        &data(self, id).kind
+    }
+
+    fn constant(&self, id: Id) -> Option<Literal> {
+        data(self, id).constant
+    }
+
+    fn dim(&self, id: Id) -> SymDim {
+        dim_of(self, id)
+    }
+
+    fn same(&self, a: Id, b: Id) -> bool {
+        self.find(a) == self.find(b)
+    }
+
+    fn input(&self, name: &InputName) -> Option<&Type> {
+        self.analysis.inputs.get(name)
+    }
+}
+
+/// A term's nodes as the analysis sees them while [`term_kinds`] walks it: each node's
+/// class is the first equal node (children compared as classes), as an e-graph of the
+/// term alone would hash-cons it.
+struct TermKnown<'a> {
+    facts: &'a Facts,
+    kinds: Vec<Kind>,
+    constants: Vec<Option<Literal>>,
+    /// The size name of each node that is one.
+    sizes: Vec<Option<egg::Symbol>>,
+    /// Each node's class: the index of the first node equal to it.
+    class: Vec<Id>,
+}
+
+impl Known for TermKnown<'_> {
+    fn kind(&self, id: Id) -> &Kind {
+        &self.kinds[usize::from(id)]
+    }
+
+    fn constant(&self, id: Id) -> Option<Literal> {
+        self.constants[usize::from(id)]
+    }
+
+    fn dim(&self, id: Id) -> SymDim {
+        let i = usize::from(id);
+        match (self.constants[i], self.sizes[i]) {
+            (Some(Literal::I64(v)), _) => SymDim::Const(v),
+            (_, Some(s)) => SymDim::Size(s),
+            _ => SymDim::Class(self.class[i]),
+        }
+    }
+
+    fn same(&self, a: Id, b: Id) -> bool {
+        self.class[usize::from(a)] == self.class[usize::from(b)]
+    }
+
+    fn input(&self, name: &InputName) -> Option<&Type> {
+        self.facts.inputs.get(name)
+    }
+}
+
+/// The kind of every node of a term (children before parents), as an e-graph of the term
+/// alone under `facts` gives its classes: equal nodes share a class, and a node with a
+/// constant value takes the kind of its literal where its own is unknown (the analysis
+/// merges the class with the literal's). Dimensions the analysis only knows as a class are
+/// named by the index of the first node of that class.
+///
+/// Lowering needs these for every term it lowers; an e-graph built for them cost most of a
+/// lowering of a large term (its tables growing node by node).
+pub fn term_kinds(nodes: &[ArrayLang], facts: &Facts) -> Vec<Kind> {
+    let n = nodes.len();
+    let mut known = TermKnown {
+        facts,
+        kinds: Vec::with_capacity(n),
+        constants: Vec::with_capacity(n),
+        sizes: Vec::with_capacity(n),
+        class: Vec::with_capacity(n),
+    };
+    let mut first: HashMap<ArrayLang, Id> = HashMap::with_capacity(n);
+    for (i, node) in nodes.iter().enumerate() {
+        let node = node.clone().map_children(|c| known.class[usize::from(c)]);
+        let (kind, constant, class) = match first.get(&node) {
+            Some(&c) => (known.kinds[usize::from(c)].clone(), known.constants[usize::from(c)], c),
+            None => {
+                let constant = fold(&known, &node);
+                let mut kind = kind_of(&known, &node);
+                if let Some(l) = constant {
+                    merge_kind(&mut kind, &Kind::Scalar(l.elem_type()));
+                }
+                first.insert(node.clone(), Id::from(i));
+                (kind, constant, Id::from(i))
+            }
+        };
+        known.kinds.push(kind);
+        known.constants.push(constant);
+        known.sizes.push(match node {
+            ArrayLang::Size(s) => Some(s.0),
+            _ => None,
+        });
+        known.class.push(class);
+    }
+    known.kinds
+}
+
+fn shape_of(kind: &Kind) -> Option<Vec<SymDim>> {
+    match kind {
         Kind::Shape(s) | Kind::Array { shape: s, .. } => Some(s.clone()),
         _ => None,
     }
@@ -355,16 +475,16 @@ fn array(elem: Option<ElemType>, shape: Option<Vec<SymDim>>) -> Kind {
 }
 
 /// The kind of `node` from its children's facts.
-fn kind_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Kind {
+fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
     use ArrayLang as L;
-    let k = |id: &Id| data(eg, *id).kind.clone();
-    let elem = |id: &Id| data(eg, *id).kind.elem();
-    let ret_elem = |id: &Id| data(eg, *id).kind.ret().elem();
+    let k = |id: &Id| eg.kind(*id).clone();
+    let elem = |id: &Id| eg.kind(*id).elem();
+    let ret_elem = |id: &Id| eg.kind(*id).ret().elem();
     let scalar = |e: Option<ElemType>| e.map_or(Kind::Unknown, Kind::Scalar);
     match node {
         L::Lit(l) => Kind::Scalar(l.elem_type()),
         L::Param(p) => Kind::Scalar(p.ty),
-        L::Input(name) => eg.analysis.inputs.get(name).map_or(Kind::Unknown, Kind::of_type),
+        L::Input(name) => eg.input(name).map_or(Kind::Unknown, Kind::of_type),
         L::Size(_) => Kind::Scalar(ElemType::I64),
         L::Params(p) => Kind::Params(p.arity()),
         L::Eq(_)
@@ -401,7 +521,7 @@ fn kind_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Kind {
             if let (Kind::Array { shape: sa, .. }, Kind::Array { shape: sb, .. }) = (&mut kt, &k(e)) {
                 for (x, y) in sa.iter_mut().zip(sb) {
                     let same = match (&*x, y) {
-                        (SymDim::Class(p), SymDim::Class(q)) => eg.find(*p) == eg.find(*q),
+                        (SymDim::Class(p), SymDim::Class(q)) => eg.same(*p, *q),
                         (p, q) => p == q,
                     };
                     if !same {
@@ -418,24 +538,24 @@ fn kind_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Kind {
         }
         L::Index(c) => scalar(c.first().and_then(elem)),
         L::Length(_) | L::Dim(_) => Kind::Scalar(ElemType::I64),
-        L::Lam([n, body]) => match data(eg, *n).kind {
+        L::Lam([n, body]) => match *eg.kind(*n) {
             Kind::Params(arity) => Kind::Func { arity, ret: Box::new(k(body)) },
             _ => Kind::Unknown,
         },
         L::App(c) => c.first().map_or(Kind::Unknown, |f| k(f).ret()),
-        L::Shape(ds) => Kind::Shape(ds.iter().map(|d| dim_of(eg, *d)).collect()),
-        L::Map(c) => array(c.first().and_then(ret_elem), c.get(1).and_then(|a| shape_of(eg, *a))),
-        L::Generate([sh, f]) => array(ret_elem(f), shape_of(eg, *sh)),
-        L::Iota([n]) => Kind::Array { elem: ElemType::I64, shape: vec![dim_of(eg, *n)] },
-        L::Fill([sh, x]) => array(elem(x), shape_of(eg, *sh)),
-        L::Reduce([_, ne, a]) => reduced(elem(ne), shape_of(eg, *a)),
-        L::Redomap([_, ne, sh, _]) => reduced(elem(ne), shape_of(eg, *sh)),
+        L::Shape(ds) => Kind::Shape(ds.iter().map(|d| eg.dim(*d)).collect()),
+        L::Map(c) => array(c.first().and_then(ret_elem), c.get(1).and_then(|a| shape_of(eg.kind(*a)))),
+        L::Generate([sh, f]) => array(ret_elem(f), shape_of(eg.kind(*sh))),
+        L::Iota([n]) => Kind::Array { elem: ElemType::I64, shape: vec![eg.dim(*n)] },
+        L::Fill([sh, x]) => array(elem(x), shape_of(eg.kind(*sh))),
+        L::Reduce([_, ne, a]) => reduced(elem(ne), shape_of(eg.kind(*a))),
+        L::Redomap([_, ne, sh, _]) => reduced(elem(ne), shape_of(eg.kind(*sh))),
         L::Scan([_, _, a]) | L::ScanEx([_, _, a]) => k(a),
-        L::Scanomap([_, ne, sh, _]) => array(elem(ne), shape_of(eg, *sh)),
+        L::Scanomap([_, ne, sh, _]) => array(elem(ne), shape_of(eg.kind(*sh))),
         L::Filter([_, a]) => array(elem(a), Some(vec![SymDim::Dynamic])),
         L::Filtermap([_, _, f]) => array(ret_elem(f), Some(vec![SymDim::Dynamic])),
-        L::Gather([a, idx]) => array(elem(a), shape_of(eg, *idx)),
-        L::Backpermute([sh, _, a]) => array(elem(a), shape_of(eg, *sh)),
+        L::Gather([a, idx]) => array(elem(a), shape_of(eg.kind(*idx))),
+        L::Backpermute([sh, _, a]) => array(elem(a), shape_of(eg.kind(*sh))),
         L::Permute([_, dest, _, _]) | L::Permutemap([_, dest, _, _, _]) => k(dest),
         L::Transpose([a]) => match k(a) {
             Kind::Array { elem, mut shape } => {
@@ -445,15 +565,15 @@ fn kind_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Kind {
             _ => Kind::Unknown,
         },
         L::Reverse([a]) => k(a),
-        L::Reshape([sh, a]) => array(elem(a), shape_of(eg, *sh)),
-        L::Slice([a, _, len]) => array(elem(a), Some(vec![dim_of(eg, *len)])),
+        L::Reshape([sh, a]) => array(elem(a), shape_of(eg.kind(*sh))),
+        L::Slice([a, _, len]) => array(elem(a), Some(vec![eg.dim(*len)])),
         L::Concat([a, _]) => array(elem(a), Some(vec![SymDim::Dynamic])),
-        L::Scanexomap([_, ne, sh, _]) => array(elem(ne), shape_of(eg, *sh)),
+        L::Scanexomap([_, ne, sh, _]) => array(elem(ne), shape_of(eg.kind(*sh))),
         L::LaneGen([f]) => ret_elem(f).map_or(Kind::Unknown, |elem| Kind::Lane { elem, reduces: false }),
         L::LaneRed([_, ne, _]) => elem(ne).map_or(Kind::Unknown, |elem| Kind::Lane { elem, reduces: true }),
         L::Multi(c) => match c.split_first() {
             Some((sh, lanes)) => {
-                let shape = shape_of(eg, *sh);
+                let shape = shape_of(eg.kind(*sh));
                 Kind::Multi(
                     lanes
                         .iter()
@@ -468,7 +588,7 @@ fn kind_of(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Kind {
             None => Kind::Unknown,
         },
         L::Proj([i, x]) => {
-            let at = match data(eg, *i).constant {
+            let at = match eg.constant(*i) {
                 Some(Literal::I64(v)) => usize::try_from(v).ok(),
                 _ => None,
             };
@@ -496,9 +616,9 @@ fn reduced(elem: Option<ElemType>, shape: Option<Vec<SymDim>>) -> Kind {
 
 /// The constant value of `node`, when its needed children are constant and evaluating it
 /// cannot fail.
-fn fold(eg: &EGraph<ArrayLang, Facts>, node: &ArrayLang) -> Option<Literal> {
+fn fold(eg: &impl Known, node: &ArrayLang) -> Option<Literal> {
     use ArrayLang as L;
-    let c = |id: &Id| data(eg, *id).constant.map(Literal::to_scalar);
+    let c = |id: &Id| eg.constant(*id).map(Literal::to_scalar);
     let span = Span::default();
     let r = match node {
         L::Lit(l) => return Some(*l),

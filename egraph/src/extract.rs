@@ -19,11 +19,12 @@
 //! and the choice stays optimal for the penalised cost.
 
 use crate::analysis::{Facts, Kind, ParamSet};
+use crate::idmap::IdMap;
 use crate::lang::ArrayLang;
 use egg::{EGraph, Id, Language, RecExpr};
 use eqfuse_ir::error::Result;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// What extraction settled for one class.
 #[derive(Clone, Debug)]
@@ -40,7 +41,7 @@ pub struct Settled {
 #[derive(Clone, Debug, Default)]
 pub struct Choice {
     /// By canonical class.
-    pub classes: HashMap<Id, Settled>,
+    pub classes: IdMap<Settled>,
 }
 
 /// A node's cost given its class and its children's (`child(c)`: the chosen cost of child
@@ -89,7 +90,7 @@ pub fn choose(
 /// parent does not need it).
 pub fn choose_with(
     eg: &EGraph<ArrayLang, Facts>,
-    need: &HashMap<Id, ParamSet>,
+    need: &IdMap<ParamSet>,
     improve_after: bool,
     mut cost: impl FnMut(Id, &ArrayLang, &dyn Fn(Id) -> f64) -> f64,
 ) -> Choice {
@@ -116,7 +117,7 @@ pub fn choose_with(
             nodes.push((c, n));
         }
     }
-    let mut choice = Choice::default();
+    let mut choice = Choice { classes: IdMap::with_capacity(parents.len()) };
     let mut heap: BinaryHeap<Reverse<Key>> = BinaryHeap::new();
     let mut scored: Vec<Option<Settled>> = vec![None; nodes.len()];
     let mut push =
@@ -158,11 +159,10 @@ pub fn choose_with(
 fn improve(
     eg: &EGraph<ArrayLang, Facts>,
     choice: &mut Choice,
-    need: &HashMap<Id, ParamSet>,
+    need: &IdMap<ParamSet>,
     cost: &mut NodeCost<'_>,
 ) {
-    let mut ids: Vec<Id> = choice.classes.keys().copied().collect();
-    ids.sort();
+    let ids: Vec<Id> = choice.classes.keys().collect();
     let mut changed = true;
     for _ in 0..8 {
         recost(eg, choice, &ids, need, cost);
@@ -203,7 +203,7 @@ fn improve(
 fn node_cost(
     eg: &EGraph<ArrayLang, Facts>,
     choice: &Choice,
-    need: &HashMap<Id, ParamSet>,
+    need: &IdMap<ParamSet>,
     class: Id,
     n: &ArrayLang,
     cost: &mut NodeCost<'_>,
@@ -237,7 +237,7 @@ fn recost(
     eg: &EGraph<ArrayLang, Facts>,
     choice: &mut Choice,
     ids: &[Id],
-    need: &HashMap<Id, ParamSet>,
+    need: &IdMap<ParamSet>,
     cost: &mut NodeCost<'_>,
 ) {
     // post-order over the chosen DAG, iteratively (`done` by class number: egg's ids are
@@ -276,8 +276,8 @@ fn recost(
 /// The parameters each class needs: the greatest fixpoint of "the intersection, over the
 /// class's nodes, of the parameters a node mentions given its children's needs", from the
 /// analysis's union. Bounded to a few passes (what is left is only less precise).
-pub fn needed(eg: &EGraph<ArrayLang, Facts>, ids: &[Id]) -> HashMap<Id, ParamSet> {
-    let mut need: HashMap<Id, ParamSet> = ids.iter().map(|c| (*c, eg[*c].data.free.clone())).collect();
+pub fn needed(eg: &EGraph<ArrayLang, Facts>, ids: &[Id]) -> IdMap<ParamSet> {
+    let mut need: IdMap<ParamSet> = ids.iter().map(|c| (*c, eg[*c].data.free.clone())).collect();
     for _ in 0..32 {
         let mut changed = false;
         for c in ids {
@@ -339,8 +339,8 @@ pub fn term_of(
     eg: &EGraph<ArrayLang, Facts>,
     choice: &Choice,
     root: Id,
-) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)> {
-    let mut index: HashMap<Id, usize> = HashMap::new();
+) -> Result<(RecExpr<ArrayLang>, IdMap<usize>)> {
+    let mut index: IdMap<usize> = IdMap::default();
     let mut term = RecExpr::default();
     let mut stack: Vec<(Id, bool)> = vec![(eg.find(root), false)];
     let mut open = std::collections::HashSet::new();

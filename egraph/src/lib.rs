@@ -44,12 +44,14 @@ pub mod cost;
 pub mod decode;
 pub mod encode;
 pub mod extract;
+pub mod idmap;
 pub mod lang;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;
 pub use decode::{decode, decode_recexpr, Signature};
 pub use encode::{encode, Encoded};
+pub use idmap::IdMap;
 pub use lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName};
 
 use eqfuse_ir::check::Checked;

@@ -27,6 +27,7 @@ use eqfuse_egraph::analysis::ParamSet;
 use eqfuse_egraph::analysis::{Facts, Kind, SymDim};
 use eqfuse_egraph::extract::{choose, choose_with, needed, term_of, Choice};
 use eqfuse_egraph::lang::ArrayLang;
+use eqfuse_egraph::IdMap;
 use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::plan::KernelKind;
 use std::collections::{BTreeSet, HashMap};
@@ -82,7 +83,7 @@ pub struct Extracted {
     /// The term (a DAG, its last node `root`'s).
     pub term: RecExpr<ArrayLang>,
     /// The node index of each extracted class.
-    pub index: HashMap<Id, usize>,
+    pub index: IdMap<usize>,
     /// Its predicted cost, seconds.
     pub cost: f64,
     /// How many materialised sets were evaluated.
@@ -105,21 +106,21 @@ fn joins_horizontally(n: &ArrayLang) -> bool {
 }
 
 /// A materialised set's true cost, with the term it extracts and the term's index.
-type Evaluated = (f64, RecExpr<ArrayLang>, HashMap<Id, usize>);
+type Evaluated = (f64, RecExpr<ArrayLang>, IdMap<usize>);
 
 struct Ctx<'a> {
     eg: &'a EGraph<ArrayLang, Facts>,
     root: Id,
     sig: &'a Signature<'a>,
     cost: &'a CostContext,
-    kernel_class: HashMap<Id, bool>,
+    kernel_class: IdMap<bool>,
     evaluated: usize,
     /// Why the last term could not be lowered (for the error when none can).
     last_error: Option<Error>,
     /// Whether the deadline stopped a lowering.
     late: bool,
     /// The parameters each class needs (the same for every materialised set).
-    need: HashMap<Id, ParamSet>,
+    need: IdMap<ParamSet>,
     /// Outputs that other kernels compute again rather than read ([`Search::Fused`]: the
     /// fully fused choice; empty otherwise).
     recompute: BTreeSet<Id>,
@@ -188,7 +189,7 @@ impl Ctx<'_> {
         let (term, index) = term_of(self.eg, &choice, root).ok()?;
         // every class of the term has a finite choice (a class of `s` costs its parents
         // nothing, so the root's cost alone does not say its kernels are allowed)
-        if !index.keys().all(|c| choice.classes.get(c).is_some_and(|x| x.cost.is_finite())) {
+        if !index.keys().all(|c| choice.classes.get(&c).is_some_and(|x| x.cost.is_finite())) {
             return None;
         }
         let plan = match lower_by(
@@ -356,7 +357,7 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
 /// which keeps a parameter that a simplification dropped (`if x == x then a else b[y]`
 /// still mentions `y`; seed 73 of the confluence property, where the phases merged kept
 /// the unsimplified form in the e-graph).
-fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id], need: &HashMap<Id, ParamSet>) -> Vec<Id> {
+fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id], need: &IdMap<ParamSet>) -> Vec<Id> {
     let Some((f, arrays)) = c.split_first() else { return Vec::new() };
     let k = arrays.len();
     let body_free = eg[*f].nodes.iter().find_map(|n| match n {
@@ -390,7 +391,7 @@ pub fn extract(
     if late(cost) {
         return Ok(None);
     }
-    let mut kernel_class = HashMap::new();
+    let mut kernel_class = IdMap::default();
     for c in eg.classes() {
         kernel_class.insert(c.id, c.nodes.iter().any(is_kernel_node));
     }
@@ -435,13 +436,20 @@ pub fn extract(
     // compute its value (a node that does not read it)
     // (each node's children as a set, once: the `outputs` node has one child per output,
     // and a scan of its children per child was quadratic in the outputs)
-    let mut fusable: std::collections::HashSet<Id> = std::collections::HashSet::new();
+    let mut fusable: IdMap<()> = IdMap::default();
     for c in eg.classes().filter(|c| c.nodes.len() > 1) {
-        let kids: Vec<std::collections::HashSet<Id>> =
-            c.nodes.iter().map(|n| n.children().iter().map(|x| eg.find(*x)).collect()).collect();
+        let kids: Vec<Vec<Id>> = c
+            .nodes
+            .iter()
+            .map(|n| {
+                let mut k: Vec<Id> = n.children().iter().map(|x| eg.find(*x)).collect();
+                k.sort_unstable();
+                k
+            })
+            .collect();
         for k in kids.iter().flatten() {
-            if kids.iter().any(|m| !m.contains(k)) {
-                fusable.insert(*k);
+            if kids.iter().any(|m| m.binary_search(k).is_err()) {
+                fusable.insert(*k, ());
             }
         }
     }
@@ -521,7 +529,7 @@ pub fn extract(
                 if started.elapsed() > cost.budget || late(cost) {
                     break;
                 }
-                if best_set.contains(c) && !fusable.contains(c) {
+                if best_set.contains(c) && !fusable.contains_key(c) {
                     continue;
                 }
                 let mut s = best_set.clone();

@@ -2,8 +2,8 @@
 //! (from the analysis), its free De Bruijn parameters, and the free parameters it uses
 //! inside a lambda (an argument for such a parameter is computed once, before the body).
 
-use egg::{EGraph, Id, Language, RecExpr};
-use eqfuse_egraph::analysis::{Facts, Kind, SymDim};
+use egg::{Id, Language, RecExpr};
+use eqfuse_egraph::analysis::{term_kinds, Facts, Kind, SymDim};
 use eqfuse_egraph::lang::ArrayLang;
 
 /// Per-node facts of a term (indexed like the term's nodes).
@@ -18,16 +18,11 @@ pub struct TermFacts {
 }
 
 impl TermFacts {
-    /// The facts of `term`, its kinds from an e-graph of the term alone under `facts`.
+    /// The facts of `term`, its kinds those of an e-graph of the term alone under `facts`
+    /// ([`term_kinds`]).
     pub fn new(term: &RecExpr<ArrayLang>, facts: &Facts) -> TermFacts {
         let nodes = term.as_ref();
-        let mut eg: EGraph<ArrayLang, Facts> = EGraph::new(facts.clone());
-        let mut ids: Vec<Id> = Vec::with_capacity(nodes.len());
-        for n in nodes {
-            let m = n.clone().map_children(|c| ids[usize::from(c)]);
-            ids.push(eg.add(m));
-        }
-        let kinds: Vec<Kind> = ids.iter().map(|id| eg[*id].data.kind.clone()).collect();
+        let kinds = term_kinds(nodes, facts);
         let free = free_params(nodes);
         let deep = deep_free(nodes, &free);
         TermFacts { kinds, free, deep }

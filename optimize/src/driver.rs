@@ -11,7 +11,7 @@
 use crate::stop::{Stage, StopReason};
 use crate::Named;
 use egg::{Id, Language, RecExpr};
-use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, TreeCost};
+use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, IdMap, TreeCost};
 use eqfuse_ir::check::Checked;
 use eqfuse_ir::error::{Error, Result, Span};
 use eqfuse_ir::plan::Plan;
@@ -141,7 +141,7 @@ impl Optimized {
 /// Extracts the best term of `root` as a DAG (one node per class), with the node index of
 /// each extracted class: the tree cost, chosen acyclically and closed terms first
 /// ([`eqfuse_egraph::extract`]).
-fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, HashMap<Id, usize>)> {
+fn extract(eg: &EG, root: Id) -> Result<(RecExpr<ArrayLang>, IdMap<usize>)> {
     let tc = TreeCost { egraph: eg };
     let choice = eqfuse_egraph::extract::choose(eg, |_, n, costs| tc.of(n, costs));
     eqfuse_egraph::extract::term_of(eg, &choice, root)
@@ -705,11 +705,13 @@ fn round_trip(
     // into one e-graph
     let mut loaded = load(facts, term);
     let mut ids: Vec<Id> = Vec::with_capacity(t2.as_ref().len());
-    let mut index: HashMap<Id, usize> = HashMap::new();
+    let mut index: IdMap<usize> = IdMap::default();
     for (j, n) in t2.as_ref().iter().enumerate() {
         let id = loaded.egraph.add(n.clone().map_children(|c| ids[usize::from(c)]));
         ids.push(id);
-        index.entry(id).or_insert(j);
+        if !index.contains_key(&id) {
+            index.insert(id, j);
+        }
     }
     let s2 = carry_spans(&loaded.egraph, &loaded.ids, spans, &index);
     let f2 = enc.egraph.analysis.clone();
@@ -744,7 +746,7 @@ fn carry_spans(
     eg: &EG,
     loaded: &[Id],
     spans: &HashMap<usize, Span>,
-    index: &HashMap<Id, usize>,
+    index: &IdMap<usize>,
 ) -> HashMap<usize, Span> {
     let mut by_class: HashMap<Id, Span> = HashMap::new();
     let mut ordered: Vec<(&usize, &Span)> = spans.iter().collect();
@@ -761,8 +763,8 @@ fn carry_spans(
         }
     }
     let mut out = HashMap::new();
-    for (c, &j) in index {
-        if let Some(&s) = by_class.get(&eg.find(*c)) {
+    for (c, &j) in index.iter() {
+        if let Some(&s) = by_class.get(&eg.find(c)) {
             out.insert(j, s);
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::build::{mul_by_reciprocal, zero_of};
 use crate::cond::{is_float, is_float_two, on};
-use crate::node_rule::node_rule;
+use crate::node_rule::{kinds, node_rule, Select};
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::Language;
@@ -36,7 +36,10 @@ pub fn table() -> Vec<Rule> {
                 r#"x - x == 0.0 (false for NaN and infinities)"#,
                 node_rule(
                     "fm-sub-self",
-                    |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_float(eg, *a)),
+                    Select::when(
+                        kinds![Sub],
+                        |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_float(eg, *a)),
+                    ),
                     Arc::new(|eg, _, n| zero_of(eg, *n.children().first()?)),
                 ),
             ),
@@ -44,7 +47,10 @@ pub fn table() -> Vec<Rule> {
                 r#"x * 0.0 == 0.0 (false for NaN, infinities, negative x)"#,
                 node_rule(
                     "fm-mul-zero",
-                    |eg, n| matches!(n, ArrayLang::Mul([a, c]) if is_float(eg, *a) && is_float_zero(eg, *c)),
+                    Select::when(
+                        kinds![Mul],
+                        |eg, n| matches!(n, ArrayLang::Mul([a, c]) if is_float(eg, *a) && is_float_zero(eg, *c)),
+                    ),
                     Arc::new(|eg, _, n| zero_of(eg, *n.children().first()?)),
                 ),
             ),
@@ -56,7 +62,10 @@ pub fn table() -> Vec<Rule> {
                 r#"x / c == x * (1 / c) for a constant c"#,
                 node_rule(
                     "fm-div-const",
-                    |eg, n| matches!(n, ArrayLang::Div([a, c]) if is_float(eg, *a) && eg[*c].data.constant.is_some()),
+                    Select::when(
+                        kinds![Div],
+                        |eg, n| matches!(n, ArrayLang::Div([a, c]) if is_float(eg, *a) && eg[*c].data.constant.is_some()),
+                    ),
                     Arc::new(mul_by_reciprocal),
                 ),
             ),

@@ -12,7 +12,7 @@ use crate::build::{
 };
 use crate::context::{self, WalkKind};
 use crate::legal::{in_bounds, neutral_pair, IndexSpace};
-use crate::node_rule::{node_rule, Build, Select};
+use crate::node_rule::{kinds, node_rule, Build, Select};
 use crate::rule::{Rule, Theme};
 use crate::subst::{beta, lam_body, walk_at, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
@@ -76,7 +76,6 @@ fn free_rule(name: &str, select: Select, f: fn(&mut EG, Id, &ArrayLang) -> Optio
 
 /// The fusion rules, sharing `gas`, each with its identity ([`crate::catalogue`]).
 pub fn table(gas: &Gas) -> Vec<Rule> {
-    use ArrayLang as L;
     let spends = |identity: &'static str, rewrite: Rewrite| Rule {
         identity,
         theme: Theme::Fusion,
@@ -93,72 +92,74 @@ pub fn table(gas: &Gas) -> Vec<Rule> {
     vec![
         spends(
             r"map f a1 .. ak == generate (shape a1) (\i.. -> f a1[i..] .. ak[i..]), when every ai certainly has one shape",
-            gassed("recast-map", gas, |_, n| matches!(n, L::Map(_)), recast_map),
+            gassed("recast-map", gas, Select::kinds(kinds![Map]), recast_map),
         ),
         spends(
             r"iota n == generate [n] (\i -> i)",
-            gassed("recast-iota", gas, |_, n| matches!(n, L::Iota(_)), recast_iota),
+            gassed("recast-iota", gas, Select::kinds(kinds![Iota]), recast_iota),
         ),
         spends(
             r"fill sh x == generate sh (\i.. -> x)",
-            gassed("recast-fill", gas, |_, n| matches!(n, L::Fill(_)), recast_fill),
+            gassed("recast-fill", gas, Select::kinds(kinds![Fill]), recast_fill),
         ),
         spends(
             r"backpermute sh f a == generate sh (\i.. -> a[f i..])",
-            gassed("recast-backpermute", gas, |_, n| matches!(n, L::Backpermute(_)), recast_backpermute),
+            gassed("recast-backpermute", gas, Select::kinds(kinds![Backpermute]), recast_backpermute),
         ),
         spends(
             r"transpose a == generate [d1, d0] (\i j -> a[j, i])",
-            gassed("recast-transpose", gas, |_, n| matches!(n, L::Transpose(_)), recast_transpose),
+            gassed("recast-transpose", gas, Select::kinds(kinds![Transpose]), recast_transpose),
         ),
         spends(
             r"reverse a == generate (shape a) (\.. j -> a[.., d - 1 - j])",
-            gassed("recast-reverse", gas, |_, n| matches!(n, L::Reverse(_)), recast_reverse),
+            gassed("recast-reverse", gas, Select::kinds(kinds![Reverse]), recast_reverse),
         ),
         spends(
             r"slice a s l == generate [l] (\i -> a[s + i]), when the slice is certainly in bounds",
-            gassed("recast-slice", gas, |_, n| matches!(n, L::Slice(_)), recast_slice),
+            gassed("recast-slice", gas, Select::kinds(kinds![Slice]), recast_slice),
         ),
         spends(
             r"gather a idx == generate (shape idx) (\i.. -> a[idx[i..]])",
-            gassed("recast-gather", gas, |_, n| matches!(n, L::Gather(_)), recast_gather),
+            gassed("recast-gather", gas, Select::kinds(kinds![Gather]), recast_gather),
         ),
         spends(
             r"reshape sh a == generate sh (\i.. -> a[unravel (ravel i..)]), when the element counts are certainly equal",
-            gassed("recast-reshape", gas, |_, n| matches!(n, L::Reshape(_)), recast_reshape),
+            gassed("recast-reshape", gas, Select::kinds(kinds![Reshape]), recast_reshape),
         ),
         spends(
             r"concat a b == generate [la + lb] (\i -> if i < la then a[i] else b[i - la])",
-            gassed("recast-concat", gas, |_, n| matches!(n, L::Concat(_)), recast_concat),
+            gassed("recast-concat", gas, Select::kinds(kinds![Concat]), recast_concat),
         ),
         spends(
             r"generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..) for a = generate sh' f, every j provably inside sh' (also in redomap, scanomap, scanexomap, filtermap, permutemap, and in a permute's target function, an index function over the space the permute traverses)",
             gassed(
                 "fuse-read",
                 gas,
-                |_, n| index_space(n).is_some() || matches!(n, L::Permute(_)),
+                Select::kinds(kinds![
+                    Generate, Redomap, Scanomap, Scanexomap, Filtermap, Permutemap, Permute
+                ]),
                 fuse_read,
             ),
         ),
         free(
             r"(\x.. -> body) a.. == body[a../x..], unless a computed argument (passed once) would go inside a lambda of body (an iterate's body, evaluated at every trip)",
-            free_rule("fuse-beta", |_, n| matches!(n, L::App(_)), fuse_beta),
+            free_rule("fuse-beta", Select::kinds(kinds![App]), fuse_beta),
         ),
         free(
             r"(e0, .., ek)._i == e_i",
-            free_rule("fuse-proj-tuple", |_, n| matches!(n, L::Proj(_)), proj_tuple),
+            free_rule("fuse-proj-tuple", Select::kinds(kinds![Proj]), proj_tuple),
         ),
         spends(
             r"reduce op ne (filter p a) == reduce op ne (map (\x -> if p x then x else ne) a), when ne is neutral for op",
-            gassed("fuse-reduce-filter", gas, |_, n| matches!(n, L::Reduce(_)), reduce_filter),
+            gassed("fuse-reduce-filter", gas, Select::kinds(kinds![Reduce]), reduce_filter),
         ),
         spends(
             r"reduce op ne (map g (filter p a)) == reduce op ne (map (\x -> if p x then g x else ne) a), when ne is neutral for op",
-            gassed("fuse-reduce-map-filter", gas, |_, n| matches!(n, L::Reduce(_)), reduce_map_filter),
+            gassed("fuse-reduce-map-filter", gas, Select::kinds(kinds![Reduce]), reduce_map_filter),
         ),
         spends(
             r"filter q (filter p a) == filter (\x -> p x && q x) a",
-            gassed("fuse-filter-filter", gas, |_, n| matches!(n, L::Filter(_)), filter_filter),
+            gassed("fuse-filter-filter", gas, Select::kinds(kinds![Filter]), filter_filter),
         ),
         pattern(
             "reduce op ne (generate sh f) == redomap op ne sh f",

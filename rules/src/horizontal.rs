@@ -11,7 +11,7 @@
 //! not depend on the order rules fired): each kernel joins the first group over its shape
 //! that it does not depend on.
 
-use crate::node_rule::NodeSearcher;
+use crate::node_rule::{kinds, NodeSearcher, Select};
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::{Id, Language, PatternAst, Subst, Symbol};
@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 /// The horizontal-fusion rules, each with its identity ([`crate::catalogue`]).
 pub fn table() -> Vec<Rule> {
-    let searcher = NodeSearcher::new(|_, n| matches!(n, ArrayLang::Outputs(_)));
+    let searcher = NodeSearcher::new(Select::kinds(kinds![Outputs]));
     let fuse = match egg::Rewrite::new("horizontal-fuse", searcher, Horizontal) {
         Ok(r) => r,
         Err(e) => unreachable!("horizontal-fuse: {e}"),
@@ -36,7 +36,7 @@ pub fn table() -> Vec<Rule> {
                 r"for p = generate sh f: p == proj 0 m and reduce op ne p == proj 1 m with m = multi sh (lgen f) (lred op ne f) (the reduction also writes its producer for its other users: diagonal fusion)",
                 crate::node_rule::node_rule(
                     "horizontal-diagonal",
-                    |_, n| matches!(n, ArrayLang::Reduce(_)),
+                    Select::kinds(kinds![Reduce]),
                     std::sync::Arc::new(diagonal),
                 ),
             ),

@@ -6,7 +6,7 @@
 
 use crate::build::{array_info, const_i64, dims};
 use crate::legal::{in_bounds, IndexSpace};
-use crate::node_rule::node_rule;
+use crate::node_rule::{kinds, node_rule, Select};
 use crate::rule::{themed, Rule, Theme};
 use crate::subst::lam_body;
 use crate::{Rewrite, EG};
@@ -26,43 +26,38 @@ pub fn table() -> Vec<Rule> {
             (r#"reverse (reverse a) == a"#, rw!("idx-reverse-reverse"; "(reverse (reverse ?a))" => "?a")),
             (
                 r#"slice (slice a s1 l1) s2 l2 == slice a (s1 + s2) l2, when 0 <= s2 and s2 + l2 <= l1"#,
-                node_rule("idx-slice-slice", |_, n| matches!(n, ArrayLang::Slice(_)), Arc::new(slice_slice)),
+                node_rule("idx-slice-slice", Select::kinds(kinds![Slice]), Arc::new(slice_slice)),
             ),
             (
                 r#"backpermute sh2 g (backpermute sh1 f a) == backpermute sh2 (f . g) a, when g stays inside sh1"#,
                 node_rule(
                     "idx-backpermute-backpermute",
-                    |_, n| matches!(n, ArrayLang::Backpermute(_)),
+                    Select::kinds(kinds![Backpermute]),
                     Arc::new(backpermute_backpermute),
                 ),
             ),
             (
                 r#"reshape s2 (reshape s1 a) == reshape s2 a, when s1 and a have one element count"#,
-                node_rule(
-                    "idx-reshape-reshape",
-                    |_, n| matches!(n, ArrayLang::Reshape(_)),
-                    Arc::new(reshape_reshape),
-                ),
+                node_rule("idx-reshape-reshape", Select::kinds(kinds![Reshape]), Arc::new(reshape_reshape)),
             ),
             (
                 r#"reshape (shape a) a == a"#,
                 node_rule(
                     "idx-reshape-same",
-                    |eg, n| matches!(n, ArrayLang::Reshape([sh, a]) if same_dims(eg, *sh, *a)),
+                    Select::when(
+                        kinds![Reshape],
+                        |eg, n| matches!(n, ArrayLang::Reshape([sh, a]) if same_dims(eg, *sh, *a)),
+                    ),
                     Arc::new(|_, _, n| n_child(n, 1)),
                 ),
             ),
             (
                 r#"generate (shape a) (\i.. -> a[i..]) == a (eta)"#,
-                node_rule("idx-eta", |_, n| matches!(n, ArrayLang::Generate(_)), Arc::new(eta)),
+                node_rule("idx-eta", Select::kinds(kinds![Generate]), Arc::new(eta)),
             ),
             (
                 r#"length a == d, size a k == d_k, when the analysis knows d; length (reverse f) == length f, where only the program knows it"#,
-                node_rule(
-                    "idx-size-known",
-                    |_, n| matches!(n, ArrayLang::Length(_) | ArrayLang::Dim(_)),
-                    Arc::new(size_known),
-                ),
+                node_rule("idx-size-known", Select::kinds(kinds![Length, Dim]), Arc::new(size_known)),
             ),
             (
                 r#"d_k == size a k (and d == length a) for a generate `a` over a shape whose dimension d_k is a size expression: every array of that size offers its length, whichever of them a rule happened to ask for first"#,
@@ -180,7 +175,7 @@ fn eta(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
 }
 
 fn size_intro_rule() -> Rewrite {
-    let searcher = crate::node_rule::NodeSearcher::new(|_, n| matches!(n, ArrayLang::Generate(_)));
+    let searcher = crate::node_rule::NodeSearcher::new(Select::kinds(kinds![Generate]));
     match egg::Rewrite::new("idx-size-intro", searcher, SizeIntro) {
         Ok(r) => r,
         Err(e) => unreachable!("idx-size-intro: {e}"),

@@ -18,7 +18,7 @@
 //! `iterate 1000` in one step, instead of 999 joins), bounded by [`MAX_CHAIN`].
 
 use crate::build::const_i64;
-use crate::node_rule::node_rule;
+use crate::node_rule::{kinds, node_rule, Select};
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::Id;
@@ -37,13 +37,13 @@ pub fn table() -> Vec<Rule> {
                 r#"f (f .. (f x)) == iterate k f x"#,
                 node_rule(
                     "loop-chain",
-                    |_, n| matches!(n, ArrayLang::App(c) if c.len() == 2),
+                    Select::when(kinds![App], |_, n| matches!(n, ArrayLang::App(c) if c.len() == 2)),
                     Arc::new(chain),
                 ),
             ),
             (
                 r#"iterate m f (iterate n f x) == iterate (m + n) f x, for m, n >= 0"#,
-                node_rule("loop-join", |_, n| matches!(n, ArrayLang::Iterate(_)), Arc::new(join)),
+                node_rule("loop-join", Select::kinds(kinds![Iterate]), Arc::new(join)),
             ),
         ],
     )

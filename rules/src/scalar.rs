@@ -8,7 +8,7 @@
 
 use crate::build::{mul_by_reciprocal, zero_of};
 use crate::cond::*;
-use crate::node_rule::node_rule;
+use crate::node_rule::{kinds, node_rule, Select};
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::{rewrite as rw, Id};
@@ -88,7 +88,10 @@ pub fn table() -> Vec<Rule> {
                 r#"x / 2^k == x * 2^-k (both are the correctly rounded x * 2^-k)"#,
                 node_rule(
                     "scalar-div-pow2",
-                    |eg, n| matches!(n, ArrayLang::Div([_, c]) if is_exact_reciprocal(eg, *c)),
+                    Select::when(
+                        kinds![Div],
+                        |eg, n| matches!(n, ArrayLang::Div([_, c]) if is_exact_reciprocal(eg, *c)),
+                    ),
                     Arc::new(mul_by_reciprocal),
                 ),
             ),
@@ -96,7 +99,10 @@ pub fn table() -> Vec<Rule> {
                 r#"x == x is true (integers and bools: NaN != NaN)"#,
                 node_rule(
                     "scalar-eq-self",
-                    |eg, n| matches!(n, ArrayLang::Eq([a, b]) if a == b && !is_float(eg, *a)),
+                    Select::when(
+                        kinds![Eq],
+                        |eg, n| matches!(n, ArrayLang::Eq([a, b]) if a == b && !is_float(eg, *a)),
+                    ),
                     Arc::new(|eg, _, _| Some(eg.add(ArrayLang::Lit(Literal::Bool(true))))),
                 ),
             ),
@@ -104,7 +110,10 @@ pub fn table() -> Vec<Rule> {
                 r#"x - x == 0 (integers)"#,
                 node_rule(
                     "scalar-sub-self",
-                    |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_int(eg, *a)),
+                    Select::when(
+                        kinds![Sub],
+                        |eg, n| matches!(n, ArrayLang::Sub([a, b]) if a == b && is_int(eg, *a)),
+                    ),
                     Arc::new(|eg, _, n| zero_of(eg, *n.children().first()?)),
                 ),
             ),
@@ -112,7 +121,7 @@ pub fn table() -> Vec<Rule> {
                 r#"T x == x when x already has type T"#,
                 node_rule(
                     "scalar-convert-same",
-                    same_type_conversion,
+                    Select::when(kinds![ToI32, ToI64, ToF32, ToF64], same_type_conversion),
                     Arc::new(|_, _, n| n.children().first().copied()),
                 ),
             ),
