@@ -6,10 +6,9 @@
 
 mod common;
 
-use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
+use eqfuse::{Arrays, Backend, OptimizeOptions};
 use eqfuse_ir::plan::Step;
 use eqfuse_ir::value::{compare, Tolerance};
-use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
 
 /// The optimised plan's steps: row blocks as their kernel counts, other kernels as 1.
@@ -166,17 +165,8 @@ impl Spec {
         for (n, o) in outputs.iter().enumerate() {
             src.push_str(&format!("output o{n} = {o}\n"));
         }
-        let mut next = common::xorshift(self.seed);
-        let data: Vec<f64> =
-            (0..self.r * self.c).map(|_| (next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5).collect();
-        let sh = IxDyn(&[self.r, self.c]);
-        let x = if self.f64 {
-            Value::F64(ArrayD::from_shape_vec(sh, data).unwrap())
-        } else {
-            Value::F32(ArrayD::from_shape_vec(sh, data.into_iter().map(|v| v as f32).collect()).unwrap())
-        };
         let mut inputs = Arrays::new();
-        inputs.insert("x".into(), x);
+        inputs.insert("x".into(), common::uniform(&[self.r, self.c], self.f64, -0.5, self.seed));
         (src, inputs)
     }
 }

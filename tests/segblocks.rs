@@ -260,16 +260,8 @@ impl Spec {
             )),
             _ => src.push_str("output y = map (\\p -> p * 3 - total) pos\n"),
         }
-        let mut next = common::xorshift(self.seed);
-        let data: Vec<f64> = (0..self.n).map(|_| (next() >> 11) as f64 / (1u64 << 53) as f64).collect();
-        let sh = IxDyn(&[self.n]);
-        let x = if self.f64 {
-            Value::F64(ArrayD::from_shape_vec(sh, data).unwrap())
-        } else {
-            Value::F32(ArrayD::from_shape_vec(sh, data.into_iter().map(|v| v as f32).collect()).unwrap())
-        };
         let mut inputs = Arrays::new();
-        inputs.insert("x".into(), x);
+        inputs.insert("x".into(), common::uniform(&[self.n], self.f64, 0.0, self.seed));
         (src, inputs)
     }
 }

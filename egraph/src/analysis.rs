@@ -437,6 +437,10 @@ pub fn term_kinds(nodes: &[ArrayLang], facts: &Facts) -> Vec<Kind> {
     let mut first: HashMap<ArrayLang, Id> = HashMap::with_capacity(n);
     for (i, node) in nodes.iter().enumerate() {
         let node = node.clone().map_children(|c| known.class[usize::from(c)]);
+        let size = match node {
+            ArrayLang::Size(s) => Some(s.0),
+            _ => None,
+        };
         let (kind, constant, class) = match first.get(&node) {
             Some(&c) => (known.kinds[usize::from(c)].clone(), known.constants[usize::from(c)], c),
             None => {
@@ -445,16 +449,13 @@ pub fn term_kinds(nodes: &[ArrayLang], facts: &Facts) -> Vec<Kind> {
                 if let Some(l) = constant {
                     merge_kind(&mut kind, &Kind::Scalar(l.elem_type()));
                 }
-                first.insert(node.clone(), Id::from(i));
+                first.insert(node, Id::from(i));
                 (kind, constant, Id::from(i))
             }
         };
         known.kinds.push(kind);
         known.constants.push(constant);
-        known.sizes.push(match node {
-            ArrayLang::Size(s) => Some(s.0),
-            _ => None,
-        });
+        known.sizes.push(size);
         known.class.push(class);
     }
     known.kinds

@@ -36,6 +36,22 @@ let mx = reduce max (-inf) x
 output lse = map (\\m s -> m + log s) mx (reduce (+) 0 (generate [r, c] (\\i j -> exp (x[i, j] - mx[i]))))
 ";
 
+/// An `f64` (else `f32`) array of `shape` whose elements are uniform in `[lo, lo + 1)`,
+/// drawn from [`xorshift`] of `seed`.
+pub fn uniform(shape: &[usize], f64: bool, lo: f64, seed: u64) -> eqfuse::Value {
+    use ndarray::{ArrayD, IxDyn};
+    let mut next = xorshift(seed);
+    let data: Vec<f64> =
+        (0..shape.iter().product()).map(|_| (next() >> 11) as f64 / (1u64 << 53) as f64 + lo).collect();
+    let sh = IxDyn(shape);
+    if f64 {
+        eqfuse::Value::F64(ArrayD::from_shape_vec(sh, data).expect("the shape's element count"))
+    } else {
+        let data = data.into_iter().map(|v| v as f32).collect();
+        eqfuse::Value::F32(ArrayD::from_shape_vec(sh, data).expect("the shape's element count"))
+    }
+}
+
 /// A xorshift generator from `seed` (any value): each call the next 64 random bits, for
 /// test data that the test's own seed decides.
 pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {

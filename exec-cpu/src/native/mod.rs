@@ -50,6 +50,22 @@ fn count(native: bool) {
     COUNTS[usize::from(!native)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The first phase of a native block and its shape with its point count, or `None` where
+/// the block has no phase or the environment variable `switch` asks for the phases one
+/// after the other (for comparison).
+fn block_start<'k>(
+    store: &Store<'_>,
+    kernels: &'k [Kernel],
+    switch: &str,
+) -> Result<Option<(&'k Kernel, Vec<usize>, usize)>> {
+    if std::env::var_os(switch).is_some() {
+        return Ok(None);
+    }
+    let Some(first) = kernels.first() else { return Ok(None) };
+    let (shape, n) = first.shape(|v| store.load(v), |v| store.name(v))?;
+    Ok(Some((first, shape, n)))
+}
+
 /// A plan ready to run natively.
 pub(crate) struct Prepared {
     /// The loaded library, shared with every plan of the same source; `entries` point into

@@ -16,7 +16,7 @@
 //! phases one after the other instead, as kernels of their own, which also gives a failing
 //! element's exact error.
 
-use super::{alloc_results, arg_block_with, count, ffi, Prepared};
+use super::{alloc_results, arg_block_with, block_start, count, ffi, Prepared};
 use crate::col::Col;
 use crate::store::Results;
 use crate::store::Store;
@@ -41,12 +41,9 @@ pub(crate) fn run(
     local: &[ValueId],
     max_bytes: u64,
 ) -> Result<Option<Vec<Results>>> {
-    // for comparison: the phases one after the other
-    if std::env::var_os("EQFUSE_NO_ROWBLOCK").is_some() {
+    let Some((_, first_shape, _)) = block_start(store, kernels, "EQFUSE_NO_ROWBLOCK")? else {
         return Ok(None);
-    }
-    let Some(first) = kernels.first() else { return Ok(None) };
-    let (first_shape, _) = first.shape(|v| store.load(v), |v| store.name(v))?;
+    };
     let outer = first_shape[..first_shape.len() - 1].to_vec();
     let Some(rows) = outer.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) else { return Ok(None) };
     // the phases, their shapes and entry points, and every result allocated

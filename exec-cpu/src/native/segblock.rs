@@ -20,7 +20,7 @@
 //! element that failed) the caller runs the phases one after the other instead, as kernels
 //! of their own, which also gives a failing element's exact error.
 
-use super::{alloc_results, arg_block_with, count, ffi, permute_split, PermuteSplit, Prepared};
+use super::{alloc_results, arg_block_with, block_start, count, ffi, permute_split, PermuteSplit, Prepared};
 use crate::col::Col;
 use crate::ptr::Ptr;
 use crate::store::{permute_start, Results, Store};
@@ -41,12 +41,9 @@ pub(crate) fn run(
     max_bytes: u64,
     seg: usize,
 ) -> Result<Option<Vec<Results>>> {
-    // for comparison: the phases one after the other
-    if std::env::var_os("EQFUSE_NO_SEGBLOCK").is_some() {
+    let Some((first, first_shape, n)) = block_start(store, kernels, "EQFUSE_NO_SEGBLOCK")? else {
         return Ok(None);
-    }
-    let Some(first) = kernels.first() else { return Ok(None) };
-    let (first_shape, n) = first.shape(|v| store.load(v), |v| store.name(v))?;
+    };
     if first_shape.len() != 1 {
         return Ok(None);
     }
