@@ -38,6 +38,35 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The names [`FromStr`] takes, in the order messages list them.
+    pub const NAMES: [&'static str; 4] = ["auto", "cpu", "cuda", "reference"];
+
+    /// `Ok` where the backend can run here; `E-DEVICE` for [`Backend::Cuda`] on a machine
+    /// with no CUDA driver or no GPU. Checked when a program is compiled for a backend
+    /// (Python's `eqfuse.compile`), so that the refusal comes before any work, not at the
+    /// first run.
+    ///
+    /// ```
+    /// use eqfuse::Backend;
+    /// assert!(Backend::Cpu.check_available().is_ok());
+    /// assert!(Backend::Reference.check_available().is_ok());
+    /// let cuda = Backend::Cuda.check_available();
+    /// assert_eq!(cuda.is_ok(), Backend::auto() == Backend::Cuda);
+    /// if let Err(e) = cuda {
+    ///     assert_eq!(e.code, eqfuse::Code::Device);
+    /// }
+    /// ```
+    pub fn check_available(self) -> Result<()> {
+        if self == Backend::Cuda && !eqfuse_exec_cuda::available() {
+            return Err(Error::new(
+                Code::Device,
+                "backend `cuda` is not available: no CUDA driver or no GPU on this machine \
+                 (backend `auto` runs on the CPU here)",
+            ));
+        }
+        Ok(())
+    }
+
     /// The best backend present on this machine: CUDA when a GPU is present, else the CPU.
     pub fn auto() -> Backend {
         if eqfuse_exec_cuda::available() {
@@ -73,10 +102,13 @@ impl FromStr for Backend {
             "cpu" => Ok(Backend::Cpu),
             "cuda" => Ok(Backend::Cuda),
             "auto" => Ok(Backend::auto()),
-            other => Err(Error::new(
-                Code::Device,
-                format!("unknown backend `{other}`; choose auto, cpu, cuda or reference"),
-            )),
+            other => {
+                let (last, rest) = Backend::NAMES.split_last().unwrap_or((&"", &[]));
+                Err(Error::new(
+                    Code::Device,
+                    format!("unknown backend `{other}`; choose {} or {last}", rest.join(", ")),
+                ))
+            }
         }
     }
 }
@@ -194,6 +226,10 @@ pub fn run_timed(
             // input errors first, as every backend reports them
             eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
             let start = std::time::Instant::now();
+            // one deadline for optimising and compiling (`--time-limit-ms`): a C compiler
+            // still running then is stopped and the kernels run on the VM
+            let deadline = opts.compile_deadline.or_else(|| start.checked_add(optimize.time_limit));
+            let opts = &eqfuse_exec_cpu::RunOptions { compile_deadline: deadline, ..opts.clone() };
             let optimize = OptimizeOptions { no_fusion: unfused || optimize.no_fusion, ..optimize.clone() };
             let opt = crate::optimize_checked(checked.clone(), &optimize)?;
             t.optimise = start.elapsed();
@@ -323,16 +359,18 @@ pub fn run_plan_views(
 
 /// [`run_plan_views`] on the CPU with a plan compiled once ([`eqfuse_exec_cpu::CompiledPlan`]):
 /// what a program called many times (from Python) runs, so that no call generates or looks
-/// up its code again.
+/// up its code again. Setting `cancel` from another thread stops the run (`E-LIMIT:
+/// interrupted`): Python's Ctrl-C.
 pub fn run_compiled_views(
     compiled: &eqfuse_exec_cpu::CompiledPlan,
     checked: &Checked,
     inputs: &IndexMap<String, ValueView<'_>>,
     max_array_bytes: u64,
+    cancel: &eqfuse_exec_cpu::Cancel,
 ) -> Result<Arrays> {
     let limits = Limits { max_array_bytes, ..Limits::default() };
     let bound = eqfuse_ir::bind::bind_inputs(checked, inputs, &limits)?;
-    compiled.run(inputs, &bound.sizes)
+    compiled.run_cancellable(inputs, &bound.sizes, cancel)
 }
 
 /// Runs an optimised program: the reference interpreter runs the decoded optimised program,

@@ -74,14 +74,76 @@ pub fn parse_pair(s: &str) -> std::result::Result<(String, PathBuf), String> {
 }
 
 /// Writes each output to `DIR/NAME.npy`, creating `DIR` if needed; returns the paths.
+///
+/// Whole or not at all: every output is first written to a new temporary file in `DIR`
+/// (created exclusively, so a planted symlink is never followed) and synced to the disk; only
+/// when all of them were written are they renamed over their names. A rename replaces a
+/// symlink at `NAME.npy` instead of writing through it. Any failure before the renames (a full
+/// disk, a name taken by a directory) removes the temporary files and leaves `DIR` as it was;
+/// it is `E-OUTPUT`, naming the file.
 pub fn write_outputs(dir: &Path, outputs: &Arrays) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| Error::input(format!("cannot create the output directory `{}`: {e}", dir.display())))?;
-    let mut paths = Vec::new();
+        .map_err(|e| Error::output(format!("cannot create the output directory `{}`: {e}", dir.display())))?;
+    let mut staged = Staged { files: Vec::new() };
     for (name, value) in outputs {
         let path = dir.join(format!("{name}.npy"));
-        npy::write_value(&path, value)?;
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return Err(Error::output(format!("cannot write `{}`: it is a directory", path.display())));
+        }
+        let tmp = staged.create(dir, name, &path)?;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&tmp)
+            .and_then(|f| npy::write_value_to(&f, value).and_then(|()| f.sync_all()));
+        written.map_err(|e| Error::output(format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    let mut paths = Vec::new();
+    for (tmp, path) in std::mem::take(&mut staged.files) {
+        if let Err(e) = std::fs::rename(&tmp, &path) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::output(format!("cannot write `{}`: {e}", path.display())));
+        }
         paths.push(path);
     }
     Ok(paths)
+}
+
+/// The temporary files of [`write_outputs`] not yet renamed into place (each with the name it
+/// will take), removed when dropped.
+struct Staged {
+    files: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Staged {
+    /// A new, empty temporary file in `dir` for output `name`, to be renamed to `path`: a name
+    /// no file has, created exclusively (`O_EXCL`, which never follows a symlink).
+    fn create(&mut self, dir: &Path, name: &str, path: &Path) -> Result<PathBuf> {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        for _ in 0..64 {
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let tmp = dir.join(format!(".{name}.npy.{}-{n}.tmp", std::process::id()));
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+                Ok(_) => {
+                    self.files.push((tmp.clone(), path.to_path_buf()));
+                    return Ok(tmp);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(Error::output(format!(
+                        "cannot create a file in the output directory `{}`: {e}",
+                        dir.display()
+                    )))
+                }
+            }
+        }
+        Err(Error::output(format!("cannot find a free temporary name in `{}`", dir.display())))
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        for (tmp, _) in &self.files {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }

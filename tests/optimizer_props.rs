@@ -172,11 +172,11 @@ fn second_optimisation_finds_nothing(src: &str) {
     );
 }
 
-/// Found by `optimisation_is_confluent` (300 cases): with the default rule order the
-/// transposed read of the map was first walked while its indices were still projections of
-/// a tuple, found not provably in bounds, and that finding was memoised for the rest of the
-/// phase; after `fuse-proj-tuple` made them parameters the read was never looked at again.
-/// The walk memo now lives for one iteration only.
+/// With the default rule order the transposed read of the map was first walked while its
+/// indices were still projections of a tuple, found not provably in bounds, and that
+/// finding was memoised for the rest of the phase; after `fuse-proj-tuple` made them
+/// parameters the read was never looked at again. The walk memo now lives for one iteration
+/// only.
 #[test]
 fn a_fusion_made_legal_by_a_later_merge_is_not_missed() {
     let src = "input in1 : f32[n, n]
@@ -188,10 +188,10 @@ output t3";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (480 cases): the fuse phase extracted the map form
-/// `map (\\x0 x1 x2 -> x0 * (x1 - x0)) in1 in1 in1` and dropped its index form, in which
-/// the three reads of `in1` are one class and `x1 - x0` is `0`; the merged phases found it.
-/// The fuse phase now runs the simplification rules too.
+/// The fuse phase extracted the map form `map (\\x0 x1 x2 -> x0 * (x1 - x0)) in1 in1 in1`
+/// and dropped its index form, in which the three reads of `in1` are one class and `x1 -
+/// x0` is `0`; the merged phases found it. The fuse phase now runs the simplification rules
+/// too.
 #[test]
 fn a_simplification_opened_by_a_fusion_is_found() {
     let src = "input in1 : i32[n]
@@ -203,11 +203,10 @@ output t2";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (480 cases): `length (concat in1 in1)` stayed
-/// apart from `n + n`, the shape the analysis knows for it, so the outer map's two arrays
-/// were not provably of one shape and the map was never put in index form (one rule order
-/// happened to extract around it). `idx-size-known` now also merges a length with the
-/// program's size expression for it.
+/// `length (concat in1 in1)` stayed apart from `n + n`, the shape the analysis knows for
+/// it, so the outer map's two arrays were not provably of one shape and the map was never
+/// put in index form (one rule order happened to extract around it). `idx-size-known` now
+/// also merges a length with the program's size expression for it.
 #[test]
 fn a_length_is_the_size_expression_the_analysis_knows() {
     let src = "input in1 : f32[n]
@@ -221,10 +220,9 @@ output t4";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 22, 480 cases): horizontal fusion grouped
-/// `t4` and `o12` before the map `o8` was recast to its index form in the same phase, and
-/// never looked at a grouped kernel again, so `o8` stayed a pass of its own under the
-/// default rule order. A grouped kernel is now a candidate again.
+/// Horizontal fusion grouped `t4` and `o12` before the map `o8` was recast to its index
+/// form in the same phase, and never looked at a grouped kernel again, so `o8` stayed a
+/// pass of its own under the default rule order. A grouped kernel is now a candidate again.
 #[test]
 fn a_kernel_recast_late_joins_the_horizontal_group() {
     let src = "input in1 : f64[n]
@@ -240,10 +238,10 @@ output t4";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 22, 480 cases): after simplification the
-/// body of `t5` read `t3[0]`, a read that no longer depends on the index, and `fuse-read`
-/// only looked at reads that do; the merged variant fused it while its index was still
-/// `if x0 then n else 0`. A scalar that does not depend on the index is now walked too.
+/// After simplification the body of `t5` read `t3[0]`, a read that no longer depends on the
+/// index, and `fuse-read` only looked at reads that do; the merged variant fused it while
+/// its index was still `if x0 then n else 0`. A scalar that does not depend on the index is
+/// now walked too.
 #[test]
 fn a_read_at_a_constant_index_fuses() {
     let src = "input in1 : f64[n]
@@ -259,10 +257,9 @@ output t5";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 33, 480 cases): `o18` can join either
-/// horizontal group; which one it joined depended on whether its map was recast before or
-/// after the grouping rule fired. The horizontal phase now recasts first (a stage of its
-/// own) and groups in the term's order.
+/// `o18` can join either horizontal group; which one it joined depended on whether its map
+/// was recast before or after the grouping rule fired. The horizontal phase now recasts
+/// first (a stage of its own) and groups in the term's order.
 #[test]
 fn horizontal_groups_do_not_depend_on_rule_order() {
     let src = "input in1 : f32[n]
@@ -276,11 +273,11 @@ output t16";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 44, 480 cases): two composed backpermutes
-/// read `(d - 1) - clamp (j - 1) 0 (d - 1)`, which `legal::in_bounds` did not prove (it
-/// knew `(d - 1) - j` for a parameter `j` only), so whether the read fused depended on the
-/// order the compositions were found in. It now knows `(d - 1) - i` for any `i` it proves.
-/// The fused plan must still compute the reference's result.
+/// Two composed backpermutes read `(d - 1) - clamp (j - 1) 0 (d - 1)`, which
+/// `legal::in_bounds` did not prove (it knew `(d - 1) - j` for a parameter `j` only), so
+/// whether the read fused depended on the order the compositions were found in. It now
+/// knows `(d - 1) - i` for any `i` it proves. The fused plan must still compute the
+/// reference's result.
 #[test]
 fn a_reversed_clamp_is_in_bounds() {
     let src = "input in1 : i64[n]
@@ -295,12 +292,11 @@ output o9 = backpermute [n + n] (\\j10 -> clamp ((-1) + j10) 0 (n + n - 1)) t6";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 44, 480 cases): `length` of the map of a
-/// concatenation stayed apart from `n + n` under one rule order (the analysis kept the
-/// length's own class as the map's dimension), and the kernel recomputed `n + n` per
-/// element instead of reading the concatenation's size. `idx-size-known` now merges every
-/// size expression it knows for a dimension: the analysis's, each generate's shape, and
-/// the arrays of a map whose shapes certainly agree.
+/// `length` of the map of a concatenation stayed apart from `n + n` under one rule order
+/// (the analysis kept the length's own class as the map's dimension), and the kernel
+/// recomputed `n + n` per element instead of reading the concatenation's size.
+/// `idx-size-known` now merges every size expression it knows for a dimension: the
+/// analysis's, each generate's shape, and the arrays of a map whose shapes certainly agree.
 #[test]
 fn every_size_expression_of_a_dimension_is_one_class() {
     let src = "input in2 : f32[n]
@@ -311,9 +307,9 @@ output t5";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 88, 480 cases): over an empty space (a
-/// dimension `0`) a tie in extraction, broken another way, chose a node that lowering
-/// could not take (a tuple where an index was expected). Every variant must optimise it.
+/// Over an empty space (a dimension `0`) a tie in extraction, broken another way, chose a
+/// node that lowering could not take (a tuple where an index was expected). Every variant
+/// must optimise it.
 #[test]
 fn composed_backpermutes_over_an_empty_dimension_optimise() {
     let src = "input in1 : f32[k]
@@ -325,10 +321,10 @@ output t8";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_idempotent` (300 cases): the concatenation's shape `0 + 0`
-/// is folded by simplification, after the fuse phase; only then is the read of the mapped
-/// part provably in bounds. A second optimisation fused it and halved the cost. The fusion
-/// phase now simplifies too, and repeats until its term stops changing.
+/// The concatenation's shape `0 + 0` is folded by simplification, after the fuse phase;
+/// only then is the read of the mapped part provably in bounds. A second optimisation fused
+/// it and halved the cost. The fusion phase now simplifies too, and repeats until its term
+/// stops changing.
 #[test]
 fn a_fusion_made_legal_by_simplification_is_found_in_one_optimisation() {
     let src = "input in1 : f64[n, n]
@@ -341,9 +337,9 @@ output t4";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent`: with the simplify and fuse phases merged, `gather
-/// (scan ..) (iota n)` kept a copy kernel that the phased run removed. Since the fuse phase
-/// simplifies too and repeats to a fixpoint, both give the same plan.
+/// With the simplify and fuse phases merged, `gather (scan ..) (iota n)` kept a copy kernel
+/// that the phased run removed. Since the fuse phase simplifies too and repeats to a
+/// fixpoint, both give the same plan.
 #[test]
 fn merged_phases_find_the_same_eta() {
     let src = "input in1 : bool[n]
@@ -356,11 +352,10 @@ output t3";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 22, 480 cases; 6e-7 apart): `fuse-beta`
-/// substituted `in1[0]` into an `iterate`'s body (read at every trip), and a fusion walk,
-/// which rebuilds one node per class, then kept only that form under one rule order and
-/// the application (read once) under the other. `fuse-beta` now leaves an application
-/// whose computed argument would go under a binder.
+/// `fuse-beta` substituted `in1[0]` into an `iterate`'s body (read at every trip), and a
+/// fusion walk, which rebuilds one node per class, then kept only that form under one rule
+/// order and the application (read once) under the other. `fuse-beta` now leaves an
+/// application whose computed argument would go under a binder.
 #[test]
 fn an_argument_is_not_moved_into_a_loop_body() {
     let src = "input in1 : f64[n]
@@ -378,11 +373,11 @@ output t10";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 5, 480 cases; 82% apart): a read of `t2` in
-/// the body of a closed lambda (a `let`'s, `(\y0 -> .. t2[..] ..) v`) was never walked by
-/// `fuse-read`, which kept every closed function whole as if it were a kernel's; under the
-/// other rule order the `let` had been substituted first and the read fused. A closed
-/// function's body is now walked too: `t2` is not materialised under any order.
+/// A read of `t2` in the body of a closed lambda (a `let`'s, `(\y0 -> .. t2[..] ..) v`) was
+/// never walked by `fuse-read`, which kept every closed function whole as if it were a
+/// kernel's; under the other rule order the `let` had been substituted first and the read
+/// fused. A closed function's body is now walked too: `t2` is not materialised under any
+/// order.
 #[test]
 fn a_read_inside_a_let_fuses() {
     let src = "input in1 : i64[m, n]
@@ -395,10 +390,9 @@ output o8 = generate [2, n] (\\j9 j10 -> let v11 = if true || true then min (-3)
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 88, 480 cases; 5% apart): under the default
-/// order `o7` kept a read of the output `o5` inside a `let`'s body, which `fuse-read` did
-/// not walk (see [`a_read_inside_a_let_fuses`]); the kernel then read one more array and
-/// `o5` and `o7` could not share a kernel.
+/// Under the default order `o7` kept a read of the output `o5` inside a `let`'s body, which
+/// `fuse-read` did not walk (see [`a_read_inside_a_let_fuses`]); the kernel then read one
+/// more array and `o5` and `o7` could not share a kernel.
 #[test]
 fn a_read_of_an_output_inside_a_let_fuses() {
     let src = "input in1 : i32[n, n]
@@ -420,12 +414,11 @@ fn elem_of(o: &Optimized, k: usize) -> String {
     plan.lines().filter(|l| l.trim_start().starts_with("elem(")).nth(k).unwrap_or_default().to_string()
 }
 
-/// Found by `optimisation_is_confluent` (seed 44, 480 cases; 15% apart): one rule order
-/// extracted `let v = in1[x] in if c then v else f v`, the other `if c then in1[x] else f
-/// in1[x]`, and the lowering read `in1[x]` once in the first and once per branch in the
-/// second. A value both branches compute (or that the code computes after the `if`
-/// anyway) is now computed once, before the `if`, whichever form was extracted; and the
-/// `let` of an unused value that cannot fail (here a loop) is not computed at all.
+/// One rule order extracted `let v = in1[x] in if c then v else f v`, the other `if c then
+/// in1[x] else f in1[x]`, and the lowering read `in1[x]` once in the first and once per
+/// branch in the second. A value both branches compute (or that the code computes after the
+/// `if` anyway) is now computed once, before the `if`, whichever form was extracted; and
+/// the `let` of an unused value that cannot fail (here a loop) is not computed at all.
 #[test]
 fn a_value_both_branches_need_is_computed_once() {
     let src = "input in1 : i64[n]
@@ -440,9 +433,8 @@ output t7";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 77, 480 cases; 4% apart): `n - 1` was
-/// computed inside a branch, then again after the `if` (the branch's block is gone by
-/// then), under one rule order only. It is now computed once, before the `if`.
+/// `n - 1` was computed inside a branch, then again after the `if` (the branch's block is
+/// gone by then), under one rule order only. It is now computed once, before the `if`.
 #[test]
 fn a_value_needed_after_a_branch_is_computed_before_it() {
     let src = "input in1 : i32[n, n]
@@ -456,10 +448,10 @@ output t2";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 11, 480 cases; 0.25% apart): one rule order
-/// kept `(\y0 y1 y2 -> f y1 y2) X v v` with `X` (a loop) unused, the other had substituted
-/// it away, and the lowering computed `X` all the same. An unused argument that cannot fail
-/// but for what is computed already (`X` reads `v`, read anyway) is no longer computed.
+/// One rule order kept `(\y0 y1 y2 -> f y1 y2) X v v` with `X` (a loop) unused, the other
+/// had substituted it away, and the lowering computed `X` all the same. An unused argument
+/// that cannot fail but for what is computed already (`X` reads `v`, read anyway) is no
+/// longer computed.
 #[test]
 fn an_unused_argument_is_not_computed() {
     let src = "input in1 : f32[n]
@@ -502,13 +494,12 @@ output c = map (\\i -> (i < n && xs[i] > 0.0) || n == 0) idx";
     same_cost_under_every_variant(src);
 }
 
-/// Found by `optimisation_is_confluent` (seeds 44, 55, 88 and 1234, 480 cases, after the
-/// strictness fix; 0.6% to 10% apart): one rule order extracted `(\y0 y1 -> if c then y1
-/// else g y0) X v`, the other its beta-reduced form, and the lowering computed `X` before
-/// the body in the first, only in the branch that uses it in the second. An application's
-/// argument is now computed where the body first uses it (as if substituted; not at all
-/// if it does not, once if two applications of a function share it), so both forms lower
-/// alike. An argument the body uses inside a loop is still computed once, before it.
+/// One rule order extracted `(\y0 y1 -> if c then y1 else g y0) X v`, the other its
+/// beta-reduced form, and the lowering computed `X` before the body in the first, only in
+/// the branch that uses it in the second. An application's argument is now computed where
+/// the body first uses it (as if substituted; not at all if it does not, once if two
+/// applications of a function share it), so both forms lower alike. An argument the body
+/// uses inside a loop is still computed once, before it.
 #[test]
 fn an_argument_is_computed_where_the_body_first_uses_it() {
     let src = "input in1 : bool[n, n]
@@ -539,10 +530,9 @@ output t2"] {
     }
 }
 
-/// Found by `optimisation_is_confluent` (seed 66, 480 cases; 3e-6 apart): `iterate (-1) f
-/// x` kept, under one rule order, a read substituted into its body (code the model charges
-/// although the loop never runs). `iterate n f x == x` for a constant `n <= 0` is now a
-/// rule (`scalar-iterate-none`).
+/// `iterate (-1) f x` kept, under one rule order, a read substituted into its body (code
+/// the model charges although the loop never runs). `iterate n f x == x` for a constant `n
+/// <= 0` is now a rule (`scalar-iterate-none`).
 #[test]
 fn a_loop_that_never_runs_is_its_start() {
     let src = "input in1 : i32[n]
@@ -557,10 +547,9 @@ output o16 = gather (map (\\x17 -> x17 * 10 + x17 % (if x17 == 0 then 1 else x17
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 99, 480 cases; 1e-3 apart): with the phases
-/// merged `reverse in2` (of a length known to be 0) was extracted, elsewhere the same
-/// access written out, and the lowering of `reverse` computed `0 - 1` at every element.
-/// The last index of a `reverse` of known length is now a constant.
+/// With the phases merged `reverse in2` (of a length known to be 0) was extracted,
+/// elsewhere the same access written out, and the lowering of `reverse` computed `0 - 1` at
+/// every element. The last index of a `reverse` of known length is now a constant.
 #[test]
 fn a_reverse_of_known_length_indexes_by_a_constant() {
     let src = "input in1 : f32[n]
@@ -579,11 +568,9 @@ output t5";
     assert!(elem.contains("= 3;") && elem.matches(" - ").count() == 1, "{elem}");
 }
 
-/// Found by `optimisation_is_confluent` (seed 77, 480 cases, after arguments became lazy;
-/// 3.5% apart): `(\y0 -> if c then y0 else g (n - 1)) a[x, n - 1 - j]` computed `n - 1`
-/// in both branches (once inside the argument), its beta-reduced form once before the
-/// `if`. What the branches need in common is now found through the arguments of their
-/// parameters too.
+/// `(\y0 -> if c then y0 else g (n - 1)) a[x, n - 1 - j]` computed `n - 1` in both branches
+/// (once inside the argument), its beta-reduced form once before the `if`. What the
+/// branches need in common is now found through the arguments of their parameters too.
 #[test]
 fn a_value_shared_through_an_argument_is_computed_once() {
     let src = "input in1 : i32[n, n]
@@ -596,12 +583,10 @@ output t2";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seeds 66 and 99, 480 cases, after arguments
-/// became lazy; 2.5% and 50% apart): `fuse-beta` substituted an argument passed for two
-/// parameters even into a loop body (so that the body would see the two equal), and a
-/// read then ran at every trip under one rule order. Such an application is now kept,
-/// with one parameter per distinct argument (`(\a b -> body) x x == (\a -> body[a/b]) x`),
-/// which still shows the body that they are equal.
+/// `fuse-beta` substituted an argument passed for two parameters even into a loop body (so
+/// that the body would see the two equal), and a read then ran at every trip under one rule
+/// order. Such an application is now kept, with one parameter per distinct argument (`(\a b
+/// -> body) x x == (\a -> body[a/b]) x`), which still shows the body that they are equal.
 #[test]
 fn a_repeated_argument_is_not_moved_into_a_loop_body() {
     let src = "input in1 : f64[n]
@@ -626,12 +611,11 @@ output o16 = gather (map (\\x17 -> x17 * 10 + x17 % (if x17 == 0 then 1 else x17
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seeds 1 and 3, 480 cases; one instruction
-/// apart): a constant a branch asked for first was emitted in the branch and again after
-/// it; and over an empty index space every element function cost nothing to the tree
-/// cost, so which body was extracted depended on the order the rules found them.
-/// Constants now go to the function's outermost block, once; the tree cost charges an
-/// element function a little even where it runs at no point (its code is still there).
+/// A constant a branch asked for first was emitted in the branch and again after it; and
+/// over an empty index space every element function cost nothing to the tree cost, so which
+/// body was extracted depended on the order the rules found them. Constants now go to the
+/// function's outermost block, once; the tree cost charges an element function a little
+/// even where it runs at no point (its code is still there).
 #[test]
 fn constants_are_emitted_once_and_empty_spaces_still_have_code() {
     let src = "input in1 : f64[n]
@@ -652,10 +636,9 @@ output o8 = backpermute [0, n] (\\j9 j10 -> j9) o5";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 6, 480 cases; 26% apart, and seeds 5, 55,
-/// 66 in part): `reverse (reverse (reverse a))` fused before it was simplified (phases
-/// merged) left `(n - 1) - ((n - 1) - ((n - 1) - j))` in the index. `a - (a - x) == x`
-/// on integers is now a rule (`scalar-sub-sub`).
+/// `reverse (reverse (reverse a))` fused before it was simplified (phases merged) left `(n
+/// - 1) - ((n - 1) - ((n - 1) - j))` in the index. `a - (a - x) == x` on integers is now a
+/// rule (`scalar-sub-sub`).
 #[test]
 fn fused_reverses_cancel() {
     let src = "input in1 : f64[n]
@@ -689,10 +672,9 @@ output o7 = backpermute [n] (\\j8 -> j8 + 1) t4"] {
     }
 }
 
-/// Found by `optimisation_is_confluent` (seed 19, 480 cases; 14% apart): `map f in1 in1 in1`
-/// with `f` using one parameter read `in1` three times; its index form (chosen under one
-/// order only: the `map` wins a tie of the tree cost) read it once. A `map` now reads
-/// only the operands its function uses, each array once.
+/// `map f in1 in1 in1` with `f` using one parameter read `in1` three times; its index form
+/// (chosen under one order only: the `map` wins a tie of the tree cost) read it once. A
+/// `map` now reads only the operands its function uses, each array once.
 #[test]
 fn a_map_reads_what_its_function_uses_once() {
     let src = "input in1 : f64[n]
@@ -705,7 +687,6 @@ output t2";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seeds 77 and 1234, 480 cases; a factor 2 apart):
 /// `j * 0` merged with `0` made the class of `0` mention the parameter `j`, so every term
 /// around a `0` looked open, and `fuse-read` refused a producer that was not "closed" under
 /// one rule order. A class with a constant now has no free parameter.
@@ -723,13 +704,12 @@ let t8 = map (\\x9 -> f32 0.0) in1";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seeds 5, 9 and 55, 480 cases; 2% to 25% apart):
-/// a fusion walk fuses a whole chain of producers at once, so a read of an output
-/// (written to memory anyway) was kept as a read under one rule order (the output's
-/// producer had no index form yet when the walk passed) and computed again under another.
-/// `fuse-read` now also adds the form that keeps reading the outputs, and the extraction
-/// chooses; the fully fused branch the runner follows for horizontal fusion still computes
-/// them again (see [`a_read_of_an_output_inside_a_let_fuses`]).
+/// A fusion walk fuses a whole chain of producers at once, so a read of an output (written
+/// to memory anyway) was kept as a read under one rule order (the output's producer had no
+/// index form yet when the walk passed) and computed again under another. `fuse-read` now
+/// also adds the form that keeps reading the outputs, and the extraction chooses; the fully
+/// fused branch the runner follows for horizontal fusion still computes them again (see
+/// [`a_read_of_an_output_inside_a_let_fuses`]).
 #[test]
 fn a_read_of_an_output_can_stay_a_read() {
     for src in ["input in1 : f64[m, m]
@@ -763,10 +743,9 @@ output o7 = backpermute [n] (\\j8 -> j8 + 1) t4";
     assert!(o.result.plan.to_string().contains("o2[r0]"), "{}", o.result.plan);
 }
 
-/// Found by `optimisation_is_confluent` (seed 88, 480 cases, after `fuse-read` kept reads of
-/// outputs): one rule order extracted a composed index function as an application whose
-/// body is a tuple, `(\y -> (y / n, y % n)) (n * n - 1 - j)`, which the lowering did not
-/// take (an internal `E-LIMIT` error). An index function's result may now be one.
+/// One rule order extracted a composed index function as an application whose body is a
+/// tuple, `(\y -> (y / n, y % n)) (n * n - 1 - j)`, which the lowering did not take (an
+/// internal `E-LIMIT` error). An index function's result may now be one.
 #[test]
 fn an_index_function_may_apply_a_function_returning_a_tuple() {
     let src = "input in1 : f32[n, n]
@@ -779,11 +758,9 @@ output t5";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_confluent` (seeds 99 and 1234, 480 cases, after constants lost
-/// their free parameters; a factor 1.5 to 2 apart): a producer's function held, beside its
-/// closed form, an open node equal to it (merged there under one rule order), and
-/// `fuse-read` refused it as not closed. A class now counts as closed when its smallest
-/// term (what substitution copies) is.
+/// A producer's function held, beside its closed form, an open node equal to it (merged
+/// there under one rule order), and `fuse-read` refused it as not closed. A class now
+/// counts as closed when its smallest term (what substitution copies) is.
 #[test]
 fn a_function_with_a_closed_smallest_term_is_closed() {
     for src in [
@@ -808,12 +785,11 @@ output t5",
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 4, 480 cases; 2.5% apart): `map (\a b c -> ..)
-/// in1 in1 in1` kept its `map` form under the default order, the index form with the three
-/// parameters one (and `max a c` then `a`) under merged phases. The tree cost now charges a
-/// `map` for the arrays it reads once each (as the lowering reads them), a read by the index
-/// parameters no scattered access, and `fuse-beta` adds the one-parameter-per-argument form
-/// beside the substituted one.
+/// `map (\a b c -> ..) in1 in1 in1` kept its `map` form under the default order, the index
+/// form with the three parameters one (and `max a c` then `a`) under merged phases. The
+/// tree cost now charges a `map` for the arrays it reads once each (as the lowering reads
+/// them), a read by the index parameters no scattered access, and `fuse-beta` adds the
+/// one-parameter-per-argument form beside the substituted one.
 #[test]
 fn a_map_of_one_array_three_times_is_simplified() {
     let src = "input in1 : f32[m]
@@ -829,11 +805,10 @@ output t13";
     second_optimisation_finds_nothing(src);
 }
 
-/// Found by `optimisation_is_idempotent` (seed 66, 480 cases; 4% lower the second time):
-/// the fully fused branch the runner follows was extracted greedily again after the first
+/// The fully fused branch the runner follows was extracted greedily again after the first
 /// fuse round, and went back to reading the output `t2` (a form `fuse-read` now keeps), so
-/// `o9` could not join `t2`'s kernel; optimising the result found it. Every fuse round
-/// now extracts both ways.
+/// `o9` could not join `t2`'s kernel; optimising the result found it. Every fuse round now
+/// extracts both ways.
 #[test]
 fn a_fully_fused_branch_stays_fused() {
     let src = "input in1 : f64[n]
@@ -847,8 +822,7 @@ output t2";
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_idempotent` (seed 4, 480 cases; 2.6% lower the second time):
-/// the fully fused branch computed the output `o7` again in each of its consumers, the
+/// The fully fused branch computed the output `o7` again in each of its consumers, the
 /// `permute` too, where only the `map` that joins `o7`'s kernel gains by it. A consumer
 /// that horizontal fusion cannot make a lane (a scan, filter or permute) now reads an
 /// output in that branch too.
@@ -872,11 +846,10 @@ output o20 = map (\\x21 x22 -> let v23 = x21 in x21 + v23 + clamp 0 0 0) o7 in1"
     assert!(pass_of("o7").is_some() && pass_of("o7") == pass_of("o20"), "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 11, 480 cases; 3.5% apart): `o2` is
-/// `iterate 4 (\y -> 0.0) 0.0` at every element, and with the rules shuffled a later fuse
-/// round computed it inside `o11` instead of reading `o2`, a plan the default order's fuse
-/// rounds had settled before finding. The loop whose body ignores its state is now its
-/// body (`scalar-iterate-const`), so both orders fold it to `0.0`.
+/// `o2` is `iterate 4 (\y -> 0.0) 0.0` at every element, and with the rules shuffled a
+/// later fuse round computed it inside `o11` instead of reading `o2`, a plan the default
+/// order's fuse rounds had settled before finding. The loop whose body ignores its state is
+/// now its body (`scalar-iterate-const`), so both orders fold it to `0.0`.
 #[test]
 fn a_loop_whose_body_ignores_its_state_is_its_body() {
     let src = "input in1 : f64[n]
@@ -890,11 +863,10 @@ output o11 = map (\\x14 x15 -> x14 * sin (sin x15)) (map (\\x12 -> (let v13 = 1.
     assert!(o.kernels.kernels.iter().all(|k| k.loops == 0), "{}", o.result.plan);
 }
 
-/// Found by `optimisation_is_confluent` (seed 24, 480 cases; 0.07% apart): the walk that
-/// keeps the reads of outputs kept `o5[0]` (one value, the constant `0`) too, so the form
-/// reading the output `o7` with that read simplified existed under one rule order only. A
-/// second such walk fuses the reads of outputs at an index that does not depend on the
-/// index parameters.
+/// The walk that keeps the reads of outputs kept `o5[0]` (one value, the constant `0`) too,
+/// so the form reading the output `o7` with that read simplified existed under one rule
+/// order only. A second such walk fuses the reads of outputs at an index that does not
+/// depend on the index parameters.
 #[test]
 fn an_output_read_at_one_index_fuses_where_other_output_reads_stay() {
     let src = "input in1 : i32[n]
@@ -911,7 +883,6 @@ output t8";
     assert_eq!(t8.reads, ["o7"], "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 4, 480 cases, phases merged; 4% apart):
 /// `reverse (reverse in1)` merged with `in1` gave the input an index form, `o2[n - 1 - j]`
 /// with `o2 = reverse in1`, and a fusion walk replaced reads of `in1` by it. A read of an
 /// input now stays a read.
@@ -928,14 +899,13 @@ output o6 = gather (map (\\x7 -> if 2 < 10 then if n == 0 then x7 else o2[clamp 
     assert_eq!(o6.reads, ["in1", "o2"], "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_idempotent` (seed 28, 480 cases; 2.6% lower the second
-/// time): `o8`'s map listed `t2` as an operand its function ignores. The plan read nothing
-/// of `t2` there, but computed it for the map (to check its shape) before the `if` that
-/// uses it, and horizontal fusion then joined it to `o8`'s kernel; the decoded program,
-/// in index form, had dropped it. The lowering now computes such an operand for a map only
-/// where the analysis does not know its shape to be the first operand's, as the index form
-/// does; and the tree cost charges a little per child, so that the map without the operand
-/// wins a tie.
+/// `o8`'s map listed `t2` as an operand its function ignores. The plan read nothing of `t2`
+/// there, but computed it for the map (to check its shape) before the `if` that uses it,
+/// and horizontal fusion then joined it to `o8`'s kernel; the decoded program, in index
+/// form, had dropped it. The lowering now computes such an operand for a map only where the
+/// analysis does not know its shape to be the first operand's, as the index form does; and
+/// the tree cost charges a little per child, so that the map without the operand wins a
+/// tie.
 #[test]
 fn a_map_operand_its_function_ignores_is_not_computed_for_it() {
     let src = "input in1 : bool[n]
@@ -952,12 +922,11 @@ output t5";
     assert_eq!(o8.writes, ["o8"], "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 25, 480 cases, phases merged; 4.5% apart):
 /// `(\x -> iterate (-1) (\y -> x) x) t14[j]` kept its application (the argument would go
-/// into a loop body) although its class also held `x`, the loop that never runs gone;
-/// so `map (\x -> ..) t14` was never `t14`, and `t14` could not be materialised and
-/// read. Whether an argument goes under a binder is now asked of the smallest term,
-/// which is what substitution copies.
+/// into a loop body) although its class also held `x`, the loop that never runs gone; so
+/// `map (\x -> ..) t14` was never `t14`, and `t14` could not be materialised and read.
+/// Whether an argument goes under a binder is now asked of the smallest term, which is what
+/// substitution copies.
 #[test]
 fn a_loop_simplified_away_does_not_block_a_substitution() {
     let src = "input in1 : f32[n]
@@ -982,11 +951,10 @@ output t16";
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 24, 480 cases; a factor 2 apart): over the
-/// empty space `[0 * n]`, a read at `clamp (..) 0 (-1)` is not provably inside `[0, 0)`,
-/// so it stayed a read under one rule order and fused under another (where `0 * n` was
-/// still a product when the walk passed). Over a space with no point no read runs: every
-/// read there is in bounds.
+/// Over the empty space `[0 * n]`, a read at `clamp (..) 0 (-1)` is not provably inside
+/// `[0, 0)`, so it stayed a read under one rule order and fused under another (where `0 *
+/// n` was still a product when the walk passed). Over a space with no point no read runs:
+/// every read there is in bounds.
 #[test]
 fn over_an_empty_space_every_read_fuses() {
     let src = "input in1 : f32[m]
@@ -1004,12 +972,11 @@ output t8";
     assert_eq!(o.kernels.kernels.len(), 1, "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 15, 480 cases, with an added rule shuffling
-/// the order; 13% apart): `(\y0 y1 -> (if m == 0 then y0 else 0.0) / (if y1 == 0.0 then
-/// 1.0 else y1)) 0.0 in3[x0]` beat its substituted form in the tree cost, which counts
-/// `in3[x0]` twice there (the plan reads it once), although that form folds the `if`
-/// away. `fuse-beta` now also adds the application with its constant arguments
-/// substituted and one parameter per other argument: smaller than both.
+/// `(\y0 y1 -> (if m == 0 then y0 else 0.0) / (if y1 == 0.0 then 1.0 else y1)) 0.0 in3[x0]`
+/// beat its substituted form in the tree cost, which counts `in3[x0]` twice there (the plan
+/// reads it once), although that form folds the `if` away. `fuse-beta` now also adds the
+/// application with its constant arguments substituted and one parameter per other
+/// argument: smaller than both.
 #[test]
 fn constant_arguments_are_substituted_where_the_application_stays() {
     let src = "input in1 : i32[n]
@@ -1025,8 +992,7 @@ output o10 = scan min inf t6";
     assert!(!text.contains("m == 0"), "{text}");
 }
 
-/// Found by `optimisation_is_confluent` (seed 24, 480 cases; 2x apart, phases merged): a
-/// read whose index reads the same producer, `t6[f t6[x0]]`. Fusing the outer read put
+/// A read whose index reads the same producer, `t6[f t6[x0]]`. Fusing the outer read put
 /// `t6` on the walk's chain (a producer met again inside its own body reads itself through
 /// a cyclic class), and the inner read, which belongs to the consumer, was then taken for
 /// such a cycle and stayed a read: one kernel more, under the rule orders where the outer
@@ -1058,10 +1024,9 @@ output t8 = generate [m * n] (\\x0 -> t6[clamp t6[x0] 0 (m * n - 1)])";
     runs_like_the_interpreter(src, &inputs);
 }
 
-/// Found by `optimisation_is_confluent` (seed 54, 480 cases; 11% apart, phases merged):
-/// the consumers of a `filter` result. Its length is not known before the program runs,
-/// so `generate [length t0] (\i -> t0[i])` was not seen to be `t0` (eta), and a map over
-/// it and an array of that length kept its shape check and stayed a map; with the phases
+/// The consumers of a `filter` result. Its length is not known before the program runs, so
+/// `generate [length t0] (\i -> t0[i])` was not seen to be `t0` (eta), and a map over it
+/// and an array of that length kept its shape check and stayed a map; with the phases
 /// merged a fusion walk got there anyway, and the three consumers shared one kernel. A
 /// dimension named by the array's own size (`length a`, `dim a k`) is now that array's
 /// dimension.
@@ -1091,13 +1056,12 @@ output y = map (\\x u -> x * u) c w";
     runs_like_the_interpreter(src, &inputs);
 }
 
-/// Found by `optimisation_is_confluent` (seed 54 again, 480 cases, after the fix above; 8%
-/// apart, phases merged): the fully fused extraction, which computes an output again in
-/// the consumers that can join its kernel, also counted the `filter` output `o2` as
-/// computed again where only its length was asked (`generate [length o2] ..`) and where
-/// it is read (a filter's result cannot be computed inside another kernel). That made the
-/// fused form of `o11` look dearer than the map that reads `o5`, so `o11` kept a kernel
-/// of its own. The fully fused choice now reads such outputs.
+/// The fully fused extraction, which computes an output again in the consumers that can
+/// join its kernel, also counted the `filter` output `o2` as computed again where only its
+/// length was asked (`generate [length o2] ..`) and where it is read (a filter's result
+/// cannot be computed inside another kernel). That made the fused form of `o11` look dearer
+/// than the map that reads `o5`, so `o11` kept a kernel of its own. The fully fused choice
+/// now reads such outputs.
 #[test]
 fn the_fully_fused_choice_reads_a_filter_output() {
     let found = "input in1 : i32[n]
@@ -1121,13 +1085,12 @@ output t8";
     assert_eq!(o.kernels.kernels.len(), 2, "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 54 a third time, after the two fixes above;
-/// 0.8% apart, phases merged): `o5 = reverse o2` of a `filter` result. A rule that needed
-/// `o5`'s shape named it `length o5`, another `length o2`; the horizontal phase, which has
-/// no size rules, saw two shapes and did not group `t6` with `o9`. The size of an array
-/// the analysis does not know is now named by the first array of its shape in the
-/// program (through reversals and one-array maps), whichever rule asks, and
-/// `idx-size-known` joins `length (reverse f)` with `length f`.
+/// `o5 = reverse o2` of a `filter` result. A rule that needed `o5`'s shape named it `length
+/// o5`, another `length o2`; the horizontal phase, which has no size rules, saw two shapes
+/// and did not group `t6` with `o9`. The size of an array the analysis does not know is now
+/// named by the first array of its shape in the program (through reversals and one-array
+/// maps), whichever rule asks, and `idx-size-known` joins `length (reverse f)` with `length
+/// f`.
 #[test]
 fn a_reversed_filter_result_has_the_filters_length() {
     let found = "input in1 : i32[n]
@@ -1144,12 +1107,11 @@ output t6";
     assert_eq!(o.kernels.kernels.len(), 3, "{}", o.explain_with(false));
 }
 
-/// Found by `optimised_plans_compute_what_the_reference_computes` (seed 69, 480 cases):
 /// `t5 = if c then map (\x -> in2[1]) in2 else in2`, read inside another kernel's element
 /// function after fusion. The lowering computed the kernels its branches need before the
-/// `if`, as it does for what an element function reads, so with `c` false and `n = 1`
-/// the branch not taken failed with E-INDEX. An `if` over arrays is a host step wherever
-/// it is read, and its branches' kernels run inside it.
+/// `if`, as it does for what an element function reads, so with `c` false and `n = 1` the
+/// branch not taken failed with E-INDEX. An `if` over arrays is a host step wherever it is
+/// read, and its branches' kernels run inside it.
 #[test]
 fn the_branch_not_taken_of_an_array_if_does_not_run() {
     let src = "input in1 : bool[n]
@@ -1166,11 +1128,9 @@ output t7 = generate [n] (\\j8 -> (if n == 0 then 0.0 else t5[clamp (i64 (-0.75)
     eqfuse_ir::plan::eval::eval(&o.result.plan, &inputs, &b.sizes).unwrap();
 }
 
-/// Found by `optimisation_is_idempotent` (seed 92, 480 cases; the second optimisation
-/// half the cost of the first): `if c then A else B` with `A` and `B` kernels over one
-/// space. Horizontal fusion grouped them in one class, so each branch of the host `if`
-/// lowered both lanes though it returns one. The lowering now drops the lanes of a
-/// kernel that nothing after it reads.
+/// `if c then A else B` with `A` and `B` kernels over one space. Horizontal fusion grouped
+/// them in one class, so each branch of the host `if` lowered both lanes though it returns
+/// one. The lowering now drops the lanes of a kernel that nothing after it reads.
 #[test]
 fn a_branch_computes_only_its_own_lane() {
     let src = "input in1 : f32[n]
@@ -1189,11 +1149,11 @@ output t11";
     runs_like_the_interpreter(src, &inputs);
 }
 
-/// Found by all four properties at once (seed 129, 480 cases): the optimiser failed with
-/// "internal error in lowering: a kernel without a result". Horizontal fusion grouped a
-/// reduction with a generate over the same (empty) space, and a host scalar read the
-/// reduction's lane, `proj 1 (multi ..)`, which the lowering of scalars took for a tuple.
-/// A scalar lane of a multi-output kernel is now loaded from the kernel's result.
+/// The optimiser failed with "internal error in lowering: a kernel without a result".
+/// Horizontal fusion grouped a reduction with a generate over the same (empty) space, and a
+/// host scalar read the reduction's lane, `proj 1 (multi ..)`, which the lowering of
+/// scalars took for a tuple. A scalar lane of a multi-output kernel is now loaded from the
+/// kernel's result.
 #[test]
 fn a_host_scalar_reads_a_reduction_lane_of_a_multi_output_kernel() {
     let src = "input in1 : f32[n, n]
@@ -1219,12 +1179,11 @@ output z = s + m";
     runs_like_the_interpreter(src, &inputs);
 }
 
-/// Found by the rules crate's nightly command (`optimize_prop`, `optimised_bigger_programs`
-/// at a random seed): `(a && b) || c` where `c` runs a kernel. A host `if` whose branch
-/// runs a kernel is a lazy step of its own, computed before the scalar code that uses it,
-/// so the `||` that should have skipped `c` found it computed already, and `c`'s read out
-/// of bounds failed (the unfused plan too). A host `&&` or `||` whose right operand runs a
-/// kernel is now a lazy step as well: `if a then b else false`, `if a then true else b`.
+/// `(a && b) || c` where `c` runs a kernel. A host `if` whose branch runs a kernel is a
+/// lazy step of its own, computed before the scalar code that uses it, so the `||` that
+/// should have skipped `c` found it computed already, and `c`'s read out of bounds failed
+/// (the unfused plan too). A host `&&` or `||` whose right operand runs a kernel is now a
+/// lazy step as well: `if a then b else false`, `if a then true else b`.
 #[test]
 fn a_kernel_right_of_and_or_runs_only_when_needed() {
     let src = "input a : i64[n]
@@ -1250,8 +1209,7 @@ output w = if n < 100 || (if n > 0 then a[9] > 0 else false) then 1 else 0";
 
 #[test]
 fn no_rule_order_keeps_a_plan_priced_above_the_unfused_one() {
-    // what seeds 70, 84, 106 and 121 of the confluence property shrank to: the default
-    // order keeps `t7` materialised and fuses the rest, lowered to a row block that keeps
+    // the default order keeps `t7` materialised and fuses the rest, lowered to a row block that keeps
     // `t7` per block of rows; a shuffled order extracted only the fully fused kernel (the
     // e-graph's costs know nothing of row blocks), priced above the unfused plan (3.402e-3
     // s against 3.192e-3 s), and kept it
@@ -1273,8 +1231,7 @@ output t13
 
 #[test]
 fn optimising_the_optimised_program_finds_nothing_cheaper() {
-    // what seed 10 of the idempotence property shrank to (seeds 33, 46, 49, 60, 77 and 89
-    // failed alike): the first optimisation chose a scan that recomputes `o5`'s element;
+    // the first optimisation chose a scan that recomputes `o5`'s element;
     // printed, that is a scan of `o5`'s own `generate`, which a second optimisation's encoder
     // shares with the output, and whose plan (the scan reading `o5`) was priced lower. The
     // first optimisation prices that plan too (the decoded program encoded again, and the
@@ -1326,10 +1283,9 @@ output f = let exp = 2.0 in map (\\x -> x * exp) xs
     assert_eq!(eqfuse::run(&checked, eqfuse::Backend::Cpu, &ins).unwrap(), want);
 }
 
-/// Found by `optimisation_is_confluent` (seed 23, 480 cases): the same four kernels,
-/// emitted in another order, lost a row block: `o5`'s row reduction came last, so the
-/// map over `[n]` before it could not join it. The grouping now moves a later kernel up
-/// into a group (or to start one) over the steps it does not depend on.
+/// The same four kernels, emitted in another order, lost a row block: `o5`'s row reduction
+/// came last, so the map over `[n]` before it could not join it. The grouping now moves a
+/// later kernel up into a group (or to start one) over the steps it does not depend on.
 #[test]
 fn a_row_phase_emitted_late_still_starts_its_block() {
     let src = "input in1 : bool[n]
@@ -1341,11 +1297,10 @@ output o15 = map (\\x16 x17 -> size in1 0 - (n + 10) * (n - x16)) t11 o5";
     same_cost_under_every_variant(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 68, 480 cases): a read at the same index at
-/// every point (`in3[clamp n 0 (n - 1), ..]`) was priced as reading the whole array, so a
-/// scan nobody uses, kept in a row block, "paid" for it by bringing `in3` into cache, and
-/// the plan that kept the useless scan was the cheaper. A read at an invariant index now
-/// costs one element.
+/// A read at the same index at every point (`in3[clamp n 0 (n - 1), ..]`) was priced as
+/// reading the whole array, so a scan nobody uses, kept in a row block, "paid" for it by
+/// bringing `in3` into cache, and the plan that kept the useless scan was the cheaper. A
+/// read at an invariant index now costs one element.
 #[test]
 fn a_read_at_an_invariant_index_costs_one_element() {
     let src = "input in1 : bool[n]
@@ -1359,11 +1314,10 @@ output t4";
     assert!(!o.explain_with(false).contains("scan over"), "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_idempotent` (seed 124, 480 cases): the first optimisation
-/// recomputed an output's `true && s2` inside a reduction, where a second optimisation of
-/// its result read the output (written anyway). The optimiser now runs its phases again on
-/// its own decoded program, keeping the round only where it prices lower (rounds), so its
-/// result is a fixed point.
+/// The first optimisation recomputed an output's `true && s2` inside a reduction, where a
+/// second optimisation of its result read the output (written anyway). The optimiser now
+/// runs its phases again on its own decoded program, keeping the round only where it prices
+/// lower (rounds), so its result is a fixed point.
 #[test]
 fn the_optimised_program_is_a_fixed_point() {
     let src = "input in1 : i32[n]
@@ -1383,11 +1337,11 @@ output t10";
     assert!((1..=2).contains(&rounds), "{}", once.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 70, 480 cases): `t14` reads `t8` as an
-/// operand and through `t11`'s function; the default order fused `t11` and kept reading
-/// `t8` (materialised for `t8[1, 1]` anyway), a shuffled order had no such form: the
-/// fusion walks built "everything fused" and "one producer deep" only. `fuse-read` now
-/// adds, for each producer a body reads, the form that keeps reading it and fuses the rest.
+/// `t14` reads `t8` as an operand and through `t11`'s function; the default order fused
+/// `t11` and kept reading `t8` (materialised for `t8[1, 1]` anyway), a shuffled order had
+/// no such form: the fusion walks built "everything fused" and "one producer deep" only.
+/// `fuse-read` now adds, for each producer a body reads, the form that keeps reading it and
+/// fuses the rest.
 #[test]
 fn which_producer_to_keep_is_the_extractions_choice() {
     let src = "input in1 : i32[n, n]
@@ -1406,10 +1360,10 @@ output t14 = map (\\x0 x1 x2 -> f32 (x1 % (if x0 == 0 then 1 else x0))) t8 t11 t
     assert_eq!(b.kernels.kernels.len(), 2, "{}", b.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 121, 480 cases): `t4` is read twice by what
-/// fuses into `t7`, once at an index no proof bounds (so `t4` is materialised anyway); the
-/// default order recomputed `concat` at the other read, a shuffled order read `t4` there. The
-/// forms that keep one producer come from the whole chain (`t5`, then `t4` under it).
+/// `t4` is read twice by what fuses into `t7`, once at an index no proof bounds (so `t4` is
+/// materialised anyway); the default order recomputed `concat` at the other read, a
+/// shuffled order read `t4` there. The forms that keep one producer come from the whole
+/// chain (`t5`, then `t4` under it).
 #[test]
 fn a_producer_under_another_can_be_kept() {
     let src = "input in1 : f64[n, 0]
@@ -1431,13 +1385,12 @@ output t7";
     );
 }
 
-/// Found by `optimisation_is_confluent` (seed 106, 480 cases): a host scalar reads a
-/// transpose at one element (`fill [n] t3[..]`). The default order kept the transpose
-/// materialised: the fused read existed only inside the `generate` form of the `fill`, and
-/// the search never tried dropping the transpose, since the class that reads it had no
-/// other node. The body of a `generate` that does not depend on the index is now merged
-/// with its fused form (so the `fill`'s own scalar has it too), and the search may drop an
-/// array read from scalar code that a kernel's other form avoids.
+/// A host scalar reads a transpose at one element (`fill [n] t3[..]`). The default order
+/// kept the transpose materialised: the fused read existed only inside the `generate` form
+/// of the `fill`, and the search never tried dropping the transpose, since the class that
+/// reads it had no other node. The body of a `generate` that does not depend on the index
+/// is now merged with its fused form (so the `fill`'s own scalar has it too), and the
+/// search may drop an array read from scalar code that a kernel's other form avoids.
 #[test]
 fn a_host_read_of_a_transpose_reads_what_it_transposes() {
     let src = "input in1 : i64[1, n]
@@ -1450,10 +1403,9 @@ output o7 = concat (reverse t6) t6";
     assert!(!o.kernels.materialized.contains(&"t3".to_string()), "{}", o.explain_with(false));
 }
 
-/// Found by `optimisation_is_confluent` (seed 35, 480 cases): two arrays that broadcast one
-/// element; the default order recomputed every value from invariant reads, a shuffled order
-/// read the output `o4`. Both orders now reach the cheaper plan (the rounds and the forms
-/// that keep one producer).
+/// Two arrays that broadcast one element; the default order recomputed every value from
+/// invariant reads, a shuffled order read the output `o4`. Both orders now reach the
+/// cheaper plan (the rounds and the forms that keep one producer).
 #[test]
 fn broadcasts_of_one_element_optimise_alike_in_every_order() {
     let src = "input in1 : f64[n]
@@ -1468,12 +1420,11 @@ output t17";
     same_cost_under_every_variant(src);
 }
 
-/// Found by `optimisation_is_confluent` (seed 73, 480 cases; the simplify and fuse phases
-/// merged): `t12`'s function ignores two of its operands once `x17 == x17` is `true`, but
-/// the e-graph's union of its forms' free parameters still named them, so the `map`
-/// looked as if it read `in1` and `o8` too, and its fused `generate` form (which puts the
-/// scan under a host `if`, out of the row block) won. The search now prices a `map` by the
-/// operands every form of its function needs.
+/// `t12`'s function ignores two of its operands once `x17 == x17` is `true`, but the
+/// e-graph's union of its forms' free parameters still named them, so the `map` looked as
+/// if it read `in1` and `o8` too, and its fused `generate` form (which puts the scan under
+/// a host `if`, out of the row block) won. The search now prices a `map` by the operands
+/// every form of its function needs.
 #[test]
 fn a_map_is_priced_by_the_operands_its_function_needs() {
     let src = "input in1 : i32[n, n]
@@ -1489,10 +1440,10 @@ output t12";
     assert_eq!(o.kernels.passes, 1, "{}", o.explain_with(false));
 }
 
-/// Found by the sweep of this change (seed 1): with every closed read merged with its fused
-/// form, `t2[0]` became the constant `0.0` inside `o5`'s function, and most rule orders
-/// then kept `o5` reading `t2` as an operand it ignores, which keeps it out of `t2`'s
-/// kernel. Only a `generate` body that is closed as a whole is merged now.
+/// With every closed read merged with its fused form, `t2[0]` became the constant `0.0`
+/// inside `o5`'s function, and most rule orders then kept `o5` reading `t2` as an operand
+/// it ignores, which keeps it out of `t2`'s kernel. Only a `generate` body that is closed
+/// as a whole is merged now.
 #[test]
 fn an_operand_the_function_ignores_does_not_keep_kernels_apart() {
     let src = "input in1 : i32[1]

@@ -81,11 +81,11 @@ fn a_map_over_a_scan_runs_in_the_scans_pass() {
     assert_eq!(blocks(&p), vec![(vec!["scan", "map"], vec![])], "{p}");
 }
 
-/// Found by `optimisation_is_confluent` (seed 40, 480 cases): the default run kept the slice
-/// `t2` and its bounds check, emitted between the scan and the map that reads both; the
-/// check ended the group, so the plan where the slice was fused (and its check gone) was
-/// a scan block and cheaper. A check that reads nothing the group made now runs before it,
-/// as an independent kernel does, still ahead of what it guards.
+/// The default run kept the slice `t2` and its bounds check, emitted between the scan and
+/// the map that reads both; the check ended the group, so the plan where the slice was
+/// fused (and its check gone) was a scan block and cheaper. A check that reads nothing the
+/// group made now runs before it, as an independent kernel does, still ahead of what it
+/// guards.
 #[test]
 fn a_bounds_check_between_a_scan_and_its_map_runs_before_the_block() {
     let _g = lock();

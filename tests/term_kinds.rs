@@ -51,7 +51,7 @@ fn differences(src: &str) -> Result<(), String> {
         return Ok(());
     };
     let o = optimize_checked(checked, &OptimizeOptions::default()).map_err(|e| format!("optimize: {e}"))?;
-    for (what, term) in [("source", &o.result.source.0), ("optimised", &o.result.term)] {
+    for (what, term) in [("source", &o.result.source.expr), ("optimised", &o.result.term.expr)] {
         let want = through_an_egraph(term, &o.result.facts);
         let got = term_kinds(term.as_ref(), &o.result.facts);
         if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {

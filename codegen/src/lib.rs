@@ -13,9 +13,12 @@
 //! never in the scalar code: every CPU test of generated code exercises the element
 //! functions the GPU runs.
 //!
-//! This crate only writes text; it runs nothing and needs no compiler.
+//! This crate writes text; it runs nothing and needs no compiler. It also holds the code
+//! caches' shared policy ([`cache`]): the private directories and checked entries through
+//! which both executors (and the tests' CUDA emulator) keep and load compiled code.
 
 pub mod c;
+pub mod cache;
 pub mod cuda;
 pub mod layout;
 pub mod prelude;

@@ -220,6 +220,20 @@ const UNROLL_MAX_COUNT: i64 = 64;
 /// The most instructions a loop unrolled whole may become.
 const UNROLL_MAX_INSTS: i64 = 4096;
 
+/// Whether `b` (nested blocks included) calls one of eqfuse's own math functions (`exp`,
+/// `log`, `sin`, `cos`, `tan`, `tanh`, `pow`, `atan2`): each is inlined as a body of
+/// hundreds of instructions, so a loop over such a body unrolled whole multiplies the C
+/// compiler's work (40 inlined `sin`s took gcc 10 s and 1.4 GB) for a run that is no faster
+/// (the body's own work dominates the loop's overhead).
+fn calls_math(b: &Block) -> bool {
+    b.insts.iter().any(|inst| match inst {
+        Inst::Call { f, .. } => f.is_transcendental(),
+        Inst::If { then_block, else_block, .. } => calls_math(then_block) || calls_math(else_block),
+        Inst::Loop { body, .. } => calls_math(body),
+        _ => false,
+    })
+}
+
 /// The instructions in `b`, nested blocks included.
 fn insts_in(b: &Block) -> usize {
     b.insts
@@ -447,10 +461,11 @@ impl Emitter<'_, '_> {
     }
 
     /// For the C dialect, the count to unroll a loop of `count` iterations over `body` by:
-    /// `count` is a constant, at most [`UNROLL_MAX_COUNT`], and the unrolled code at most
-    /// [`UNROLL_MAX_INSTS`] instructions.
+    /// `count` is a constant, at most [`UNROLL_MAX_COUNT`], the unrolled code at most
+    /// [`UNROLL_MAX_INSTS`] instructions, and the body calls none of the math functions
+    /// ([`calls_math`]): such a loop stays a loop in C.
     fn unroll(&self, count: Reg, body: &Block) -> Option<i64> {
-        if self.cx.layout.dialect() != Dialect::C {
+        if self.cx.layout.dialect() != Dialect::C || calls_math(body) {
             return None;
         }
         let mut defs = Vec::new();

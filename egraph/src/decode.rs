@@ -29,6 +29,7 @@
 
 use crate::encode::Encoded;
 use crate::lang::{ArrayLang, Literal};
+use crate::term::NodeMap;
 use egg::{Id, Language, RecExpr};
 use eqfuse_ir::ast::Limits;
 use eqfuse_ir::ast::{BinOp, Expr, ExprKind, Item, Lit, Program, UnOp};
@@ -72,7 +73,7 @@ struct Dag {
     nodes: Vec<ArrayLang>,
     root: usize,
     /// Original `let` names of nodes, where known.
-    names: HashMap<usize, String>,
+    names: NodeMap<String>,
 }
 
 /// Decodes the term that `choose` picks from `enc`'s e-graph (one node per e-class, e.g.
@@ -112,10 +113,12 @@ pub fn decode(enc: &Encoded, choose: impl Fn(Id) -> ArrayLang) -> Result<Program
             }
         }
     }
-    let mut names = HashMap::new();
+    let mut names = NodeMap::default();
     for (id, name) in &enc.lets {
         if let Some(&i) = index.get(&eg.find(*id)) {
-            names.entry(i).or_insert_with(|| name.clone());
+            if !names.contains_key(&i) {
+                names.insert(i, name.clone());
+            }
         }
     }
     let dag = Dag { root: index[&root], nodes, names };
@@ -136,7 +139,7 @@ pub fn decode_recexpr(sig: &Signature, expr: &RecExpr<ArrayLang>) -> Result<Prog
         remap.push(i);
     }
     let root = *remap.last().ok_or_else(|| internal("an empty term"))?;
-    decode_dag(sig, Dag { nodes, root, names: HashMap::new() })
+    decode_dag(sig, Dag { nodes, root, names: NodeMap::default() })
 }
 
 /// Replaces `(proj k (multi sh lanes))` by the lane's own operation (`generate sh f` or

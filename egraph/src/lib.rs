@@ -38,6 +38,10 @@
 //! [`extract`]: acyclic extraction of one node per class (Knuth's settling order, local
 //! improvement), never extracting a node whose parameters are dead. What to materialise,
 //! placement and lowering to a plan are the next stage's (`eqfuse-lower`).
+//!
+//! An extracted term travels as a [`Term`] ([`term`]): the term with the source `let` names
+//! and source positions of its nodes, which [`Term::carry`] moves onto the next term
+//! extracted after a rewrite.
 
 pub mod analysis;
 pub mod cost;
@@ -46,6 +50,7 @@ pub mod encode;
 pub mod extract;
 pub mod idmap;
 pub mod lang;
+pub mod term;
 
 pub use analysis::{ClassFacts, Facts, Kind, ParamSet, SymDim};
 pub use cost::TreeCost;
@@ -53,6 +58,7 @@ pub use decode::{decode, decode_recexpr, Signature};
 pub use encode::{encode, Encoded};
 pub use idmap::IdMap;
 pub use lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName};
+pub use term::{NodeMap, Term};
 
 use eqfuse_ir::check::Checked;
 use eqfuse_ir::{Program, Result};

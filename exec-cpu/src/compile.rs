@@ -457,248 +457,292 @@ impl<'s> Compiler<'_, 's> {
         Ok(block)
     }
 
+    /// Compiles one instruction, dispatching by family.
     fn inst(&mut self, inst: &Inst, depth: usize) -> Result<Op> {
-        Ok(match inst {
+        match inst {
             Inst::Const { dst, value } => {
                 let dst = self.write(*dst, value.elem_type(), true)?;
-                Op::Const { dst, value: *value }
+                Ok(Op::Const { dst, value: *value })
             }
             Inst::Load { dst, value } => {
                 let s = self.env.load(*value)?;
                 let dst = self.write(*dst, s.elem_type(), true)?;
-                Op::Const { dst, value: s }
+                Ok(Op::Const { dst, value: s })
             }
-            Inst::Unary { dst, op, a } => {
-                let a = self.read(*a)?;
-                let t = self.ty(a);
-                let ok = match op {
-                    UnOp::Neg => numeric(t),
-                    UnOp::Not => t == ElemType::Bool,
-                };
-                if !ok {
-                    return Err(internal(format!("`{}` on {t}", op.symbol())));
-                }
-                let dst = self.write(*dst, t, self.uni(a))?;
-                Op::Unary { dst, op: *op, a }
-            }
-            Inst::Binary { dst, op, a, b } => {
-                let (a, b) = (self.read(*a)?, self.read(*b)?);
-                let (ta, tb) = (self.ty(a), self.ty(b));
-                if ta != tb {
-                    return Err(internal(format!("`{}` on {ta} and {tb}", op.symbol())));
-                }
-                let out = if op.is_comparison() {
-                    ElemType::Bool
-                } else if op.is_logical() {
-                    if ta != ElemType::Bool {
-                        return Err(internal(format!("`{}` on {ta}", op.symbol())));
-                    }
-                    ElemType::Bool
-                } else {
-                    if !numeric(ta) {
-                        return Err(internal(format!("`{}` on {ta}", op.symbol())));
-                    }
-                    ta
-                };
-                let dst = self.write(*dst, out, self.uni(a) && self.uni(b))?;
-                Op::Binary { dst, op: *op, a, b }
-            }
-            Inst::Call { dst, f, args } => {
-                let mut regs = Vec::with_capacity(args.len());
-                for &r in args {
-                    regs.push(self.read(r)?);
-                }
-                if regs.len() != f.arity() {
-                    return Err(internal(format!(
-                        "`{}` takes {} arguments, got {}",
-                        f.name(),
-                        f.arity(),
-                        regs.len()
-                    )));
-                }
-                let ts: Vec<ElemType> = regs.iter().map(|&r| self.ty(r)).collect();
-                let t0 = ts.first().copied().unwrap_or(ElemType::Bool);
-                let same = ts.iter().all(|&t| t == t0);
-                let out = match f {
-                    ScalarFn::Convert(to) => Some(*to),
-                    ScalarFn::Min | ScalarFn::Max | ScalarFn::Clamp if same => Some(t0),
-                    ScalarFn::Abs if numeric(t0) => Some(t0),
-                    ScalarFn::Pow | ScalarFn::Atan2 if same && float(t0) => Some(t0),
-                    ScalarFn::Sqrt
-                    | ScalarFn::Exp
-                    | ScalarFn::Log
-                    | ScalarFn::Sin
-                    | ScalarFn::Cos
-                    | ScalarFn::Tan
-                    | ScalarFn::Tanh
-                    | ScalarFn::Floor
-                    | ScalarFn::Ceil
-                    | ScalarFn::Round
-                        if float(t0) =>
-                    {
-                        Some(t0)
-                    }
-                    _ => None,
-                };
-                let Some(out) = out else {
-                    let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
-                    return Err(internal(format!("`{}` on {}", f.name(), names.join(", "))));
-                };
-                let uniform = regs.iter().all(|&r| self.uni(r));
-                let dst = self.write(*dst, out, uniform)?;
-                Op::Call { dst, f: *f, args: regs }
-            }
-            Inst::Read { dst, array, index } => {
-                let arr = self.array(*array)?;
-                let (rank, ty, shape) = match self.arrays.get(arr) {
-                    Some(a) => (a.shape.len(), a.ty(), a.shape.clone()),
-                    None => return Err(internal("an array slot out of range")),
-                };
-                if index.len() != rank {
-                    return Err(internal(format!(
-                        "`{}` of rank {rank} read with {} indices",
-                        self.arrays.get(arr).map(|a| a.name.as_str()).unwrap_or("?"),
-                        index.len()
-                    )));
-                }
-                let mut regs = Vec::with_capacity(index.len());
-                for &r in index {
-                    let r = self.read_unmarked(r)?;
-                    if self.ty(r) != ElemType::I64 {
-                        return Err(internal(format!("an index register r{r} of type {}", self.ty(r))));
-                    }
-                    regs.push(r);
-                }
-                let contiguous = !regs.is_empty()
-                    && regs.len() == self.nparams
-                    && regs.iter().enumerate().all(|(k, &r)| k == r)
-                    && self.space.as_deref() == Some(shape.as_slice());
-                // a read of the function's own block indexed by its parameters reads slices
-                // (or repeats) of the array: the parameters need not be filled for it (in a
-                // nested block it may run compacted, and reads the parameters' registers)
-                let params = depth == 0 && self.space.is_some() && regs.iter().all(|&r| r < self.nparams);
-                if !params {
-                    for &r in &regs {
-                        self.mark(r);
-                    }
-                }
-                let uniform = regs.iter().all(|&r| self.uni(r));
-                let dst = self.write(*dst, ty, uniform)?;
-                Op::Read { dst, arr, index: regs, contiguous, params }
-            }
-            Inst::Dim { dst, array, axis } => {
-                let arr = self.array(*array)?;
-                let axis = self.read(*axis)?;
-                if self.ty(axis) != ElemType::I64 {
-                    return Err(internal(format!("an axis register r{axis} of type {}", self.ty(axis))));
-                }
-                let dst = self.write(*dst, ElemType::I64, self.uni(axis))?;
-                Op::Dim { dst, arr, axis }
-            }
+            Inst::Unary { dst, op, a } => self.unary(*dst, *op, *a),
+            Inst::Binary { dst, op, a, b } => self.binary(*dst, *op, *a, *b),
+            Inst::Call { dst, f, args } => self.call(*dst, *f, args),
+            Inst::Read { dst, array, index } => self.read_array(*dst, *array, index, depth),
+            Inst::Dim { dst, array, axis } => self.dim(*dst, *array, *axis),
             Inst::If { dst, cond, then_block, then_ret, else_block, else_ret } => {
-                let cond = self.read(*cond)?;
-                if self.ty(cond) != ElemType::Bool {
-                    return Err(internal(format!("an `if` condition r{cond} of type {}", self.ty(cond))));
-                }
-                let mut then_ = self.branch(then_block, *then_ret, depth + 1)?;
-                let mut else_ = self.branch(else_block, *else_ret, depth + 1)?;
-                let common = hoist_common(&mut then_, &mut else_, &self.types);
-                if !common.is_empty() {
-                    for op in &common {
-                        visit_writes(op, &mut |r| {
-                            if let Some(d) = self.defined.get_mut(r) {
-                                *d = true;
-                            }
-                        });
-                    }
-                    for br in [&mut then_, &mut else_] {
-                        br.free = free_regs(&br.block, &[br.ret], &self.defined, &[]);
-                    }
-                    self.hoisted.extend(common);
-                }
-                let t = self.ty(then_.ret);
-                if self.ty(else_.ret) != t {
-                    return Err(internal(format!(
-                        "an `if` of branches of types {t} and {}",
-                        self.ty(else_.ret)
-                    )));
-                }
-                let speculate = safe(&then_.block, &self.types)
-                    && safe(&else_.block, &self.types)
-                    && size(&then_.block) + size(&else_.block) <= SPECULATE_MAX_OPS;
-                let uniform = self.uni(cond) && self.uni(then_.ret) && self.uni(else_.ret);
-                let dst = self.write(*dst, t, uniform)?;
-                Op::If(Box::new(IfOp { dst, cond, then_, else_, speculate }))
+                self.if_op(*dst, *cond, (then_block, *then_ret), (else_block, *else_ret), depth)
             }
             Inst::Loop { dsts, count, inits, vars, body, nexts } => {
-                let count = self.read(*count)?;
-                if self.ty(count) != ElemType::I64 {
-                    return Err(internal(format!("a loop count r{count} of type {}", self.ty(count))));
-                }
-                if inits.len() != vars.len() || nexts.len() != vars.len() || dsts.len() != vars.len() {
-                    return Err(internal(format!(
-                        "a loop of {} state registers with {} initial, {} next and {} final registers",
-                        vars.len(),
-                        inits.len(),
-                        nexts.len(),
-                        dsts.len()
-                    )));
-                }
-                let mut init_regs = Vec::with_capacity(inits.len());
-                for &r in inits {
-                    init_regs.push(self.read(r)?);
-                }
-                // the state registers: written by the loop, varying
-                let before = self.defined.clone();
-                let mut var_regs = Vec::with_capacity(vars.len());
-                for (&v, &i) in vars.iter().zip(&init_regs) {
-                    let t = self.ty(i);
-                    var_regs.push(self.write(v, t, false)?);
-                }
-                let block = self.block(body, depth + 1)?;
-                let mut next_regs = Vec::with_capacity(nexts.len());
-                for &r in nexts {
-                    next_regs.push(self.read(r)?);
-                }
-                for (&nx, &v) in next_regs.iter().zip(&var_regs) {
-                    if self.ty(nx) != self.ty(v) {
-                        return Err(internal(format!(
-                            "loop state r{v} of type {} given a next value of type {}",
-                            self.ty(v),
-                            self.ty(nx)
-                        )));
-                    }
-                }
-                self.defined = before;
-                let free = free_regs(&block, &next_regs, &self.defined, &var_regs);
-                let swap = next_regs
-                    .iter()
-                    .map(|&nx| {
-                        !self.uni(nx)
-                            && !free.contains(&nx)
-                            && !var_regs.contains(&nx)
-                            && next_regs.iter().filter(|&&o| o == nx).count() == 1
-                    })
-                    .collect();
-                let mut dst_regs = Vec::with_capacity(dsts.len());
-                for (&d, &v) in dsts.iter().zip(&var_regs) {
-                    let t = self.ty(v);
-                    dst_regs.push(self.write(d, t, false)?);
-                }
-                Op::Loop(Box::new(LoopOp {
-                    // flattened once the function is compiled (`fuse_all`)
-                    group: None,
-                    dsts: dst_regs,
-                    count,
-                    inits: init_regs,
-                    vars: var_regs,
-                    body: block,
-                    nexts: next_regs,
-                    free,
-                    swap,
-                }))
+                self.loop_op(dsts, *count, inits, vars, body, nexts, depth)
             }
-        })
+        }
+    }
+
+    /// A unary operator: `-` on numbers, `!` on bools; the result has the operand's type.
+    fn unary(&mut self, dst: Reg, op: UnOp, a: Reg) -> Result<Op> {
+        let a = self.read(a)?;
+        let t = self.ty(a);
+        let ok = match op {
+            UnOp::Neg => numeric(t),
+            UnOp::Not => t == ElemType::Bool,
+        };
+        if !ok {
+            return Err(internal(format!("`{}` on {t}", op.symbol())));
+        }
+        let dst = self.write(dst, t, self.uni(a))?;
+        Ok(Op::Unary { dst, op, a })
+    }
+
+    /// A binary operator on two operands of one type: a comparison or a logical operator
+    /// gives a bool, arithmetic the operands' (numeric) type.
+    fn binary(&mut self, dst: Reg, op: BinOp, a: Reg, b: Reg) -> Result<Op> {
+        let (a, b) = (self.read(a)?, self.read(b)?);
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        if ta != tb {
+            return Err(internal(format!("`{}` on {ta} and {tb}", op.symbol())));
+        }
+        let out = if op.is_comparison() {
+            ElemType::Bool
+        } else if op.is_logical() {
+            if ta != ElemType::Bool {
+                return Err(internal(format!("`{}` on {ta}", op.symbol())));
+            }
+            ElemType::Bool
+        } else {
+            if !numeric(ta) {
+                return Err(internal(format!("`{}` on {ta}", op.symbol())));
+            }
+            ta
+        };
+        let dst = self.write(dst, out, self.uni(a) && self.uni(b))?;
+        Ok(Op::Binary { dst, op, a, b })
+    }
+
+    /// A call of a scalar function, its result type checked against its arguments'.
+    fn call(&mut self, dst: Reg, f: ScalarFn, args: &[Reg]) -> Result<Op> {
+        let mut regs = Vec::with_capacity(args.len());
+        for &r in args {
+            regs.push(self.read(r)?);
+        }
+        if regs.len() != f.arity() {
+            return Err(internal(format!(
+                "`{}` takes {} arguments, got {}",
+                f.name(),
+                f.arity(),
+                regs.len()
+            )));
+        }
+        let ts: Vec<ElemType> = regs.iter().map(|&r| self.ty(r)).collect();
+        let t0 = ts.first().copied().unwrap_or(ElemType::Bool);
+        let same = ts.iter().all(|&t| t == t0);
+        let out = match f {
+            ScalarFn::Convert(to) => Some(to),
+            ScalarFn::Min | ScalarFn::Max | ScalarFn::Clamp if same => Some(t0),
+            ScalarFn::Abs if numeric(t0) => Some(t0),
+            ScalarFn::Pow | ScalarFn::Atan2 if same && float(t0) => Some(t0),
+            ScalarFn::Sqrt
+            | ScalarFn::Exp
+            | ScalarFn::Log
+            | ScalarFn::Sin
+            | ScalarFn::Cos
+            | ScalarFn::Tan
+            | ScalarFn::Tanh
+            | ScalarFn::Floor
+            | ScalarFn::Ceil
+            | ScalarFn::Round
+                if float(t0) =>
+            {
+                Some(t0)
+            }
+            _ => None,
+        };
+        let Some(out) = out else {
+            let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
+            return Err(internal(format!("`{}` on {}", f.name(), names.join(", "))));
+        };
+        let uniform = regs.iter().all(|&r| self.uni(r));
+        let dst = self.write(dst, out, uniform)?;
+        Ok(Op::Call { dst, f, args: regs })
+    }
+
+    /// A read of an array element; marks whether it reads the block's own slice
+    /// (`contiguous`) or runs of slices indexed by the parameters (`params`).
+    fn read_array(&mut self, dst: Reg, array: ValueId, index: &[Reg], depth: usize) -> Result<Op> {
+        let arr = self.array(array)?;
+        let (rank, ty, shape) = match self.arrays.get(arr) {
+            Some(a) => (a.shape.len(), a.ty(), a.shape.clone()),
+            None => return Err(internal("an array slot out of range")),
+        };
+        if index.len() != rank {
+            return Err(internal(format!(
+                "`{}` of rank {rank} read with {} indices",
+                self.arrays.get(arr).map(|a| a.name.as_str()).unwrap_or("?"),
+                index.len()
+            )));
+        }
+        let mut regs = Vec::with_capacity(index.len());
+        for &r in index {
+            let r = self.read_unmarked(r)?;
+            if self.ty(r) != ElemType::I64 {
+                return Err(internal(format!("an index register r{r} of type {}", self.ty(r))));
+            }
+            regs.push(r);
+        }
+        let contiguous = !regs.is_empty()
+            && regs.len() == self.nparams
+            && regs.iter().enumerate().all(|(k, &r)| k == r)
+            && self.space.as_deref() == Some(shape.as_slice());
+        // a read of the function's own block indexed by its parameters reads slices
+        // (or repeats) of the array: the parameters need not be filled for it (in a
+        // nested block it may run compacted, and reads the parameters' registers)
+        let params = depth == 0 && self.space.is_some() && regs.iter().all(|&r| r < self.nparams);
+        if !params {
+            for &r in &regs {
+                self.mark(r);
+            }
+        }
+        let uniform = regs.iter().all(|&r| self.uni(r));
+        let dst = self.write(dst, ty, uniform)?;
+        Ok(Op::Read { dst, arr, index: regs, contiguous, params })
+    }
+
+    /// The extent of an array along an axis.
+    fn dim(&mut self, dst: Reg, array: ValueId, axis: Reg) -> Result<Op> {
+        let arr = self.array(array)?;
+        let axis = self.read(axis)?;
+        if self.ty(axis) != ElemType::I64 {
+            return Err(internal(format!("an axis register r{axis} of type {}", self.ty(axis))));
+        }
+        let dst = self.write(dst, ElemType::I64, self.uni(axis))?;
+        Ok(Op::Dim { dst, arr, axis })
+    }
+
+    /// A lazy `if`: both branches compiled, what they both begin with hoisted before it,
+    /// and speculated when both are small and cannot fail.
+    fn if_op(
+        &mut self,
+        dst: Reg,
+        cond: Reg,
+        (then_block, then_ret): (&PBlock, Reg),
+        (else_block, else_ret): (&PBlock, Reg),
+        depth: usize,
+    ) -> Result<Op> {
+        let cond = self.read(cond)?;
+        if self.ty(cond) != ElemType::Bool {
+            return Err(internal(format!("an `if` condition r{cond} of type {}", self.ty(cond))));
+        }
+        let mut then_ = self.branch(then_block, then_ret, depth + 1)?;
+        let mut else_ = self.branch(else_block, else_ret, depth + 1)?;
+        let common = hoist_common(&mut then_, &mut else_, &self.types);
+        if !common.is_empty() {
+            for op in &common {
+                visit_writes(op, &mut |r| {
+                    if let Some(d) = self.defined.get_mut(r) {
+                        *d = true;
+                    }
+                });
+            }
+            for br in [&mut then_, &mut else_] {
+                br.free = free_regs(&br.block, &[br.ret], &self.defined, &[]);
+            }
+            self.hoisted.extend(common);
+        }
+        let t = self.ty(then_.ret);
+        if self.ty(else_.ret) != t {
+            return Err(internal(format!("an `if` of branches of types {t} and {}", self.ty(else_.ret))));
+        }
+        let speculate = safe(&then_.block, &self.types)
+            && safe(&else_.block, &self.types)
+            && size(&then_.block) + size(&else_.block) <= SPECULATE_MAX_OPS;
+        let uniform = self.uni(cond) && self.uni(then_.ret) && self.uni(else_.ret);
+        let dst = self.write(dst, t, uniform)?;
+        Ok(Op::If(Box::new(IfOp { dst, cond, then_, else_, speculate })))
+    }
+
+    /// An `iterate` loop: its state registers written by the loop and varying, its next
+    /// values checked against the state's types, and which of them can be swapped in.
+    #[allow(clippy::too_many_arguments)]
+    fn loop_op(
+        &mut self,
+        dsts: &[Reg],
+        count: Reg,
+        inits: &[Reg],
+        vars: &[Reg],
+        body: &PBlock,
+        nexts: &[Reg],
+        depth: usize,
+    ) -> Result<Op> {
+        let count = self.read(count)?;
+        if self.ty(count) != ElemType::I64 {
+            return Err(internal(format!("a loop count r{count} of type {}", self.ty(count))));
+        }
+        if inits.len() != vars.len() || nexts.len() != vars.len() || dsts.len() != vars.len() {
+            return Err(internal(format!(
+                "a loop of {} state registers with {} initial, {} next and {} final registers",
+                vars.len(),
+                inits.len(),
+                nexts.len(),
+                dsts.len()
+            )));
+        }
+        let mut init_regs = Vec::with_capacity(inits.len());
+        for &r in inits {
+            init_regs.push(self.read(r)?);
+        }
+        // the state registers: written by the loop, varying
+        let before = self.defined.clone();
+        let mut var_regs = Vec::with_capacity(vars.len());
+        for (&v, &i) in vars.iter().zip(&init_regs) {
+            let t = self.ty(i);
+            var_regs.push(self.write(v, t, false)?);
+        }
+        let block = self.block(body, depth + 1)?;
+        let mut next_regs = Vec::with_capacity(nexts.len());
+        for &r in nexts {
+            next_regs.push(self.read(r)?);
+        }
+        for (&nx, &v) in next_regs.iter().zip(&var_regs) {
+            if self.ty(nx) != self.ty(v) {
+                return Err(internal(format!(
+                    "loop state r{v} of type {} given a next value of type {}",
+                    self.ty(v),
+                    self.ty(nx)
+                )));
+            }
+        }
+        self.defined = before;
+        let free = free_regs(&block, &next_regs, &self.defined, &var_regs);
+        let swap = next_regs
+            .iter()
+            .map(|&nx| {
+                !self.uni(nx)
+                    && !free.contains(&nx)
+                    && !var_regs.contains(&nx)
+                    && next_regs.iter().filter(|&&o| o == nx).count() == 1
+            })
+            .collect();
+        let mut dst_regs = Vec::with_capacity(dsts.len());
+        for (&d, &v) in dsts.iter().zip(&var_regs) {
+            let t = self.ty(v);
+            dst_regs.push(self.write(d, t, false)?);
+        }
+        Ok(Op::Loop(Box::new(LoopOp {
+            // flattened once the function is compiled (`fuse_all`)
+            group: None,
+            dsts: dst_regs,
+            count,
+            inits: init_regs,
+            vars: var_regs,
+            body: block,
+            nexts: next_regs,
+            free,
+            swap,
+        })))
     }
 
     /// Compiles one branch of an `if`.

@@ -102,6 +102,7 @@ macro_rules! conversions {
 }
 
 mod caches;
+mod cancel;
 mod col;
 mod compile;
 mod gemm;
@@ -125,8 +126,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub use caches::private_cache_bytes;
+pub use cancel::{Cancel, INTERRUPTED};
 pub use gemm::rate as gemm_rate;
-pub use native::{default_cache_dir, CompileReport};
+pub use native::{abort_compilers, default_cache_dir, CompileReport};
 
 /// How the CPU runs kernels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -157,8 +159,29 @@ pub struct RunOptions {
     pub max_array_bytes: u64,
     /// Native code or the VM.
     pub codegen: Codegen,
-    /// Where compiled plans are cached ([`default_cache_dir`]); `None`: no disk cache.
+    /// Where compiled plans are cached ([`default_cache_dir`]); `None`: no disk cache (each
+    /// process compiles into a private temporary directory). A directory that is a symlink,
+    /// another user's, or writable by a group or others is not used (said on stderr).
     pub cache_dir: Option<PathBuf>,
+    /// A flag that stops the run when another thread sets it ([`Cancel`]): polled between
+    /// steps, VM blocks and native calls; the run then ends with `E-LIMIT: interrupted`.
+    /// The default has no flag.
+    pub cancel: Cancel,
+    /// When compiling native code must have finished (`None`, the default: no limit). A C
+    /// compiler still running then is killed (its whole process group, its temporary files
+    /// removed) and the plan's kernels run on the VM, said once on stderr. The facade sets
+    /// it to the optimiser's deadline (`--time-limit-ms` covers optimisation and
+    /// compilation together).
+    pub compile_deadline: Option<std::time::Instant>,
+    /// Whether a row block runs natively block by block, every phase over a block's rows
+    /// while they are in cache (`false`: its phases one after the other, as kernels of their
+    /// own, for comparison). The default is `true` unless the environment variable
+    /// `EQFUSE_NO_ROWBLOCK` is set.
+    pub row_blocks: bool,
+    /// Whether a segment block (a scan or a filter and the kernels riding along its passes)
+    /// runs natively segment by segment (`false`: its phases one after the other). The
+    /// default is `true` unless the environment variable `EQFUSE_NO_SEGBLOCK` is set.
+    pub segment_blocks: bool,
 }
 
 impl Default for RunOptions {
@@ -168,7 +191,11 @@ impl Default for RunOptions {
             block_size: 8192,
             max_array_bytes: eqfuse_ir::ast::default_memory_limit(),
             codegen: Codegen::C,
-            cache_dir: Some(default_cache_dir()),
+            cache_dir: default_cache_dir(),
+            cancel: Cancel::default(),
+            compile_deadline: None,
+            row_blocks: std::env::var_os("EQFUSE_NO_ROWBLOCK").is_none(),
+            segment_blocks: std::env::var_os("EQFUSE_NO_SEGBLOCK").is_none(),
         }
     }
 }
@@ -220,13 +247,18 @@ pub fn run<V: AsValueView + Sync>(
     sizes: &IndexMap<String, i64>,
     opts: &RunOptions,
 ) -> Result<IndexMap<String, Value>> {
-    run_native(plan, prepare_native(plan, opts), inputs, sizes, opts)
+    run_native(plan, prepare_native(plan, opts), inputs, sizes, opts, &opts.cancel)
+}
+
+/// Where `opts` keeps compiled plans, and by when they must be compiled.
+fn cache_opts(opts: &RunOptions) -> native::CacheOpts {
+    native::CacheOpts { dir: opts.cache_dir.clone(), deadline: opts.compile_deadline }
 }
 
 /// The plan's native code as `opts` asks (none with the VM, or where none can be made).
 fn prepare_native(plan: &Plan, opts: &RunOptions) -> Option<Arc<native::Prepared>> {
     match opts.codegen {
-        Codegen::C => native::prepare(plan, &native::CacheOpts { dir: opts.cache_dir.clone() }).map(Arc::new),
+        Codegen::C => native::prepare(plan, &cache_opts(opts)).map(Arc::new),
         Codegen::Vm => None,
     }
 }
@@ -283,7 +315,35 @@ impl CompiledPlan {
         inputs: &IndexMap<String, V>,
         sizes: &IndexMap<String, i64>,
     ) -> Result<IndexMap<String, Value>> {
-        run_native(&self.plan, self.native.clone(), inputs, sizes, &self.opts)
+        run_native(&self.plan, self.native.clone(), inputs, sizes, &self.opts, &self.opts.cancel)
+    }
+
+    /// [`CompiledPlan::run`] stopped by `cancel` (in place of the options' flag): each call
+    /// can have a flag of its own, as Python's calls of one program on several threads do.
+    ///
+    /// ```
+    /// use eqfuse_exec_cpu::{Cancel, CompiledPlan, RunOptions, INTERRUPTED};
+    /// use eqfuse_ir::value::Value;
+    ///
+    /// let checked = eqfuse_ir::check::check(&eqfuse_ir::parse::parse("input xs : f64[n]\noutput s = reduce (+) 0 xs")?)?;
+    /// let compiled = CompiledPlan::new(eqfuse_optimize::optimize(&checked, &Default::default())?.plan, &RunOptions::default());
+    /// let mut inputs = indexmap::IndexMap::new();
+    /// inputs.insert("xs".to_string(), Value::F64(ndarray::Array1::from_elem(3, 1.5).into_dyn()));
+    /// let bound = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &Default::default())?;
+    /// let cancel = Cancel::new();
+    /// assert!(compiled.run_cancellable(&inputs, &bound.sizes, &cancel).is_ok());
+    /// cancel.cancel();
+    /// let err = compiled.run_cancellable(&inputs, &bound.sizes, &cancel).unwrap_err();
+    /// assert_eq!((err.code, err.message.as_str()), (eqfuse_ir::Code::Limit, INTERRUPTED));
+    /// # Ok::<(), eqfuse_ir::Error>(())
+    /// ```
+    pub fn run_cancellable<V: AsValueView + Sync>(
+        &self,
+        inputs: &IndexMap<String, V>,
+        sizes: &IndexMap<String, i64>,
+        cancel: &Cancel,
+    ) -> Result<IndexMap<String, Value>> {
+        run_native(&self.plan, self.native.clone(), inputs, sizes, &self.opts, cancel)
     }
 }
 
@@ -293,12 +353,20 @@ fn run_native<V: AsValueView + Sync>(
     inputs: &IndexMap<String, V>,
     sizes: &IndexMap<String, i64>,
     opts: &RunOptions,
+    cancel: &Cancel,
 ) -> Result<IndexMap<String, Value>> {
     let threads = opts.thread_count();
     let pool = pool(threads)?;
     let ctx = steps::Ctx {
-        vm: kernel::Ctx { threads, block: opts.block_size.max(1), max_bytes: opts.max_array_bytes },
+        vm: kernel::Ctx {
+            threads,
+            block: opts.block_size.max(1),
+            max_bytes: opts.max_array_bytes,
+            cancel: cancel.clone(),
+        },
         native,
+        row_blocks: opts.row_blocks,
+        segment_blocks: opts.segment_blocks,
     };
     pool.install(|| steps::run_plan(plan, inputs, sizes, &ctx))
 }
@@ -314,6 +382,8 @@ pub struct NativeCounts {
     pub vm: usize,
     /// Segment blocks run segment by segment (their kernels also count in `native`).
     pub segment_blocks: usize,
+    /// Row blocks run block by block (their kernels also count in `native`).
+    pub row_blocks: usize,
 }
 
 /// Compiles `plan` to native code as [`run`] would with `opts` (from the cache when it is
@@ -321,7 +391,7 @@ pub struct NativeCounts {
 /// run natively, which on the VM and why, and the compile time.
 pub fn compile_plan(plan: &Plan, opts: &RunOptions) -> CompileReport {
     match opts.codegen {
-        Codegen::C => native::prepare_reporting(plan, &native::CacheOpts { dir: opts.cache_dir.clone() }).1,
+        Codegen::C => native::prepare_reporting(plan, &cache_opts(opts)).1,
         Codegen::Vm => CompileReport {
             vm: (0..plan.kernels().len()).map(|i| (i, "--cpu-codegen vm".to_string())).collect(),
             ..CompileReport::default()
@@ -347,7 +417,7 @@ pub fn input_copies() -> usize {
 #[doc(hidden)]
 pub fn native_counts() -> NativeCounts {
     let at = |k: usize| native::COUNTS[k].load(std::sync::atomic::Ordering::Relaxed);
-    NativeCounts { native: at(0), vm: at(1), segment_blocks: at(2) }
+    NativeCounts { native: at(0), vm: at(1), segment_blocks: at(2), row_blocks: at(3) }
 }
 
 /// Stack size of the worker threads: nested blocks are run recursively.

@@ -183,7 +183,9 @@ impl Device {
                 self.nvrtc.get_or_init(|| v).clone()
             }
         };
+        // a private folder (`cache::open`), whose images are checked before they are used
         let dir = if opts.disk_cache { opts.cache_dir.clone().or_else(cache::default_dir) } else { None };
+        let dir = dir.as_deref().and_then(cache::open);
         let mut why = Vec::new();
         for target in self.targets(opts, &supported) {
             let options = nvrtc::options(target, opts.fast_math);
@@ -191,11 +193,11 @@ impl Device {
             if let Some(m) = self.modules.lock().ok().and_then(|m| m.get(&key).cloned()) {
                 return Ok((key, m));
             }
-            let compiled = match dir.as_deref().and_then(|d| cache::load(d, &key, target)) {
+            let compiled = match dir.as_ref().and_then(|d| cache::load(d, &key, target)) {
                 Some(c) => c,
                 None => {
                     let c = nvrtc::compile(&code.file, &code.source, target, opts.fast_math)?;
-                    if let Some(d) = dir.as_deref() {
+                    if let Some(d) = dir.as_ref() {
                         cache::store(d, &key, &c);
                     }
                     c

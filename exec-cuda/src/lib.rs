@@ -61,7 +61,7 @@ pub mod nvrtc;
 mod runtime;
 
 use eqfuse_ir::error::Result;
-use eqfuse_ir::plan::{Kernel, Plan, Step};
+use eqfuse_ir::plan::{Plan, Step};
 use eqfuse_ir::value::Value;
 use indexmap::IndexMap;
 use std::path::PathBuf;
@@ -82,13 +82,17 @@ pub struct CudaOptions {
     /// Keep compiled modules on disk between runs.
     pub disk_cache: bool,
     /// The disk cache's folder (`None`: `$XDG_CACHE_HOME/eqfuse/cuda`, else
-    /// `$HOME/.cache/eqfuse/cuda`).
+    /// `$HOME/.cache/eqfuse/cuda`), used only while it is private to this user (see
+    /// [`cache`]).
     pub cache_dir: Option<PathBuf>,
     /// The most bytes one array may take, checked before it is allocated (`E-LIMIT`).
     pub max_array_bytes: u64,
     /// Run matrix products (the plan's `contract` kernels) through cuBLAS when the library
     /// is found; off, or without it, they run as the reductions they are defined as.
     pub gemm: bool,
+    /// Run a row block as one kernel, a block of threads per row; off, its phases run one
+    /// after the other (for comparison). Default: on, unless `EQFUSE_NO_ROWBLOCK` is set.
+    pub row_blocks: bool,
 }
 
 impl Default for CudaOptions {
@@ -102,6 +106,7 @@ impl Default for CudaOptions {
             cache_dir: None,
             max_array_bytes: eqfuse_ir::ast::Limits::default().max_array_bytes,
             gemm: true,
+            row_blocks: std::env::var_os("EQFUSE_NO_ROWBLOCK").is_none(),
         }
     }
 }
@@ -146,9 +151,9 @@ pub fn kernel_sources(plan: &Plan, opts: &CudaOptions) -> Vec<(String, String)> 
             Err(why) => (codegen::file_name(i, k), codegen::error_source(i, &why)),
         })
         .collect();
-    let mut blocks = Vec::new();
-    row_blocks(&plan.steps, &mut 0, &mut blocks);
-    for (first, kernels, local) in blocks {
+    for (first, step) in eqfuse_ir::plan::exec::kernel_steps(plan) {
+        let Step::RowBlock { kernels, local } = step else { continue };
+        let first = first.index();
         match codegen::rowblock::generate(plan, kernels, local, first, opts.gen(), &host) {
             Ok(Some(code)) => files.push((code.file, code.source)),
             Ok(None) => {}
@@ -156,30 +161,6 @@ pub fn kernel_sources(plan: &Plan, opts: &CudaOptions) -> Vec<(String, String)> 
         }
     }
     files
-}
-
-/// Row blocks: the number of the first kernel, the phases, what they keep per block.
-type Blocks<'p> = Vec<(usize, &'p [Kernel], &'p [eqfuse_ir::plan::ValueId])>;
-
-/// The row blocks of `steps` with the number of their first kernel (`next` is the number of
-/// the steps' first kernel, advanced past them) and what they keep per block, both branches
-/// of an `if` included.
-fn row_blocks<'p>(steps: &'p [Step], next: &mut usize, out: &mut Blocks<'p>) {
-    for s in steps {
-        match s {
-            Step::Kernel(_) => *next += 1,
-            Step::SegmentBlock { kernels, .. } => *next += kernels.len(),
-            Step::RowBlock { kernels, local } => {
-                out.push((*next, kernels.as_slice(), local.as_slice()));
-                *next += kernels.len();
-            }
-            Step::If { then_steps, else_steps, .. } => {
-                row_blocks(then_steps, next, out);
-                row_blocks(else_steps, next, out);
-            }
-            Step::Scalar { .. } | Step::Assert { .. } => {}
-        }
-    }
 }
 
 /// The exact C spelling of an `f32` constant in generated code (for tests).

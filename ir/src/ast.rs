@@ -460,12 +460,21 @@ impl Default for Limits {
     }
 }
 
-/// The machine's physical memory (from `/proc/meminfo`, read once per process), or 8 GiB
-/// where it cannot be read.
+/// The memory this process may use, read once per process: the smaller of the machine's
+/// physical memory (`/proc/meminfo`, 8 GiB where it cannot be read) and the memory limit of
+/// the control group the process runs in (cgroup v2 `memory.max` or v1
+/// `memory.limit_in_bytes`, of its group and every group above it), so that in a container
+/// an array larger than the container may hold is refused with `E-LIMIT` instead of the
+/// process being killed.
 pub fn default_memory_limit() -> u64 {
     // every run makes `Limits`: reading /proc each time cost a small run a third of its time
     static TOTAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *TOTAL.get_or_init(read_memory_total)
+    *TOTAL.get_or_init(|| {
+        let physical = read_memory_total();
+        let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        cgroup_memory_limit(std::path::Path::new("/sys/fs/cgroup"), &groups)
+            .map_or(physical, |c| c.min(physical))
+    })
 }
 
 fn read_memory_total() -> u64 {
@@ -479,4 +488,111 @@ fn read_memory_total() -> u64 {
         })
         .map(|kb| kb.saturating_mul(1024))
         .unwrap_or(8 << 30)
+}
+
+/// The smallest memory limit set on the control groups of a process whose
+/// `/proc/self/cgroup` reads `groups`, with the cgroup file systems mounted under `root`:
+/// cgroup v2 (`0::PATH`, `root/PATH/memory.max`, or `root/unified/PATH` on hybrid systems)
+/// and v1 (`N:memory:PATH`, `root/memory/PATH/memory.limit_in_bytes`), each read in the
+/// group's directory and every directory above it up to the mount (a limit on a parent binds
+/// its children). `None` where no limit is set (`max`, or v1's "no limit" of about 2^63).
+pub fn cgroup_memory_limit(root: &std::path::Path, groups: &str) -> Option<u64> {
+    let mut limits = Vec::new();
+    for line in groups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let path = path.trim_start_matches('/');
+        if controllers.is_empty() {
+            for mount in [root.to_path_buf(), root.join("unified")] {
+                limits.extend(limits_up(&mount, path, "memory.max"));
+            }
+        } else if controllers.split(',').any(|c| c == "memory") {
+            limits.extend(limits_up(&root.join("memory"), path, "memory.limit_in_bytes"));
+        }
+    }
+    limits.into_iter().min()
+}
+
+/// The limits in file `file` of `mount/path` and of every directory above it up to `mount`.
+fn limits_up(mount: &std::path::Path, path: &str, file: &str) -> Vec<u64> {
+    // v1 writes "no limit" as the largest multiple of the page size below 2^63
+    const UNLIMITED: u64 = 1 << 62;
+    let mut dir = mount.join(path);
+    let mut out = Vec::new();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(dir.join(file)) {
+            if let Ok(n) = text.trim().parse::<u64>() {
+                if n < UNLIMITED {
+                    out.push(n);
+                }
+            }
+        }
+        if dir.as_path() == mount || !dir.pop() || !dir.starts_with(mount) {
+            return out;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cgroup_memory_limit;
+    use std::path::{Path, PathBuf};
+
+    /// A fake cgroup mount under the temporary directory, with `files` (path, content).
+    fn tree(label: &str, files: &[(&str, &str)]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("eqfuse-cgroup-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let p = root.join(path);
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).expect("make the fake cgroup tree");
+            }
+            std::fs::write(&p, text).expect("write a fake cgroup file");
+        }
+        root
+    }
+
+    fn clean(root: &Path) {
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn a_v2_limit_of_the_group_or_a_parent_binds() {
+        let root = tree(
+            "v2",
+            &[("memory.max", "max\n"), ("a/memory.max", "2147483648\n"), ("a/b/memory.max", "max\n")],
+        );
+        assert_eq!(cgroup_memory_limit(&root, "0::/a/b\n"), Some(2 << 30));
+        assert_eq!(cgroup_memory_limit(&root, "0::/\n"), None);
+        clean(&root);
+    }
+
+    #[test]
+    fn a_v1_limit_is_read_and_its_no_limit_value_ignored() {
+        let root = tree(
+            "v1",
+            &[
+                ("memory/memory.limit_in_bytes", "9223372036854771712\n"),
+                ("memory/docker/c1/memory.limit_in_bytes", "1073741824\n"),
+            ],
+        );
+        let groups = "4:memory:/docker/c1\n3:cpuset:/\n0::/\n";
+        assert_eq!(cgroup_memory_limit(&root, groups), Some(1 << 30));
+        assert_eq!(cgroup_memory_limit(&root, "4:memory:/\n"), None);
+        clean(&root);
+    }
+
+    #[test]
+    fn the_smallest_of_several_hierarchies_wins_and_junk_is_ignored() {
+        let root = tree(
+            "both",
+            &[("unified/g/memory.max", "3000000000"), ("memory/g/memory.limit_in_bytes", "4000000000")],
+        );
+        let groups = "garbage\n4:memory:/g\n0::/g\n";
+        assert_eq!(cgroup_memory_limit(&root, groups), Some(3_000_000_000));
+        assert_eq!(cgroup_memory_limit(&root, ""), None);
+        clean(&root);
+    }
 }

@@ -21,12 +21,14 @@
 //! - `let name = value in body` has the body's type; `if` the merged type of its branches
 //!   (array dimensions that differ become [`Dim::Dynamic`]).
 
+mod arity;
 mod builtins;
 mod expr;
 mod hints;
 mod neutral;
 mod sample;
 mod sizes;
+mod text;
 mod unify;
 
 use crate::ast::{is_builtin, Expr, ExprKind, Item, Limits, Lit, Program, KEYWORDS};
@@ -288,7 +290,7 @@ fn fill(e: &mut Expr, t: TNode, vars: &mut Vars) -> Result<()> {
     e.ty = Some(ty);
     let kids = e.kind.children_mut();
     if kids.len() != t.kids.len() {
-        return Err(expr::internal("typed tree does not match the program"));
+        return Err(text::internal("typed tree does not match the program"));
     }
     for (c, k) in kids.into_iter().zip(t.kids) {
         fill(c, k, vars)?;

@@ -54,6 +54,9 @@ pub enum Code {
     Limit,
     /// The GPU (or a requested backend) failed or is absent.
     Device,
+    /// An output could not be written (its directory or file cannot be created, the disk is
+    /// full); the outputs already there are left as they were.
+    Output,
     /// A bug in eqfuse (an internal invariant broken): never the program's fault. Made only
     /// by [`internal`].
     Internal,
@@ -71,6 +74,7 @@ impl Code {
             Code::DivZero => "E-DIV-ZERO",
             Code::Limit => "E-LIMIT",
             Code::Device => "E-DEVICE",
+            Code::Output => "E-OUTPUT",
             Code::Internal => "E-INTERNAL",
         }
     }
@@ -82,7 +86,7 @@ impl Code {
 }
 
 /// Every code, in the order of the table of docs/language-reference.md.
-pub const ALL_CODES: [Code; 9] = [
+pub const ALL_CODES: [Code; 10] = [
     Code::Parse,
     Code::Type,
     Code::Shape,
@@ -91,6 +95,7 @@ pub const ALL_CODES: [Code; 9] = [
     Code::DivZero,
     Code::Limit,
     Code::Device,
+    Code::Output,
     Code::Internal,
 ];
 
@@ -187,6 +192,10 @@ impl Error {
     /// `E-LIMIT`.
     pub fn limit(m: impl Into<String>) -> Error {
         Error::new(Code::Limit, m)
+    }
+    /// `E-OUTPUT`.
+    pub fn output(m: impl Into<String>) -> Error {
+        Error::new(Code::Output, m)
     }
 }
 

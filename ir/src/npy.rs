@@ -226,10 +226,17 @@ pub fn read_info(bytes: &[u8], what: &str) -> Result<(NpyInfo, usize)> {
 pub fn write_value(path: &Path, value: &Value) -> Result<()> {
     let what = path.display();
     let file =
-        std::fs::File::create(path).map_err(|e| Error::input(format!("cannot create `{what}`: {e}")))?;
-    let w = std::io::BufWriter::new(file);
-    let r = crate::with_array!(value, a => a.write_npy(w));
-    r.map_err(|e| Error::input(format!("cannot write `{what}`: {e}")))
+        std::fs::File::create(path).map_err(|e| Error::output(format!("cannot create `{what}`: {e}")))?;
+    write_value_to(&file, value).map_err(|e| Error::output(format!("cannot write `{what}`: {e}")))
+}
+
+/// Writes `value` as `.npy` to `file`, flushed to the file (not synced to the disk).
+pub fn write_value_to(file: &std::fs::File, value: &Value) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(file);
+    let r = crate::with_array!(value, a => a.write_npy(&mut w));
+    r.map_err(std::io::Error::other)?;
+    w.flush()
 }
 
 /// Encodes `value` as `.npy` bytes.

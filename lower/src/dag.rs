@@ -27,7 +27,7 @@ use eqfuse_egraph::analysis::ParamSet;
 use eqfuse_egraph::analysis::{Facts, Kind, SymDim};
 use eqfuse_egraph::extract::{choose, choose_with, needed, term_of, Choice};
 use eqfuse_egraph::lang::ArrayLang;
-use eqfuse_egraph::IdMap;
+use eqfuse_egraph::{IdMap, Term};
 use eqfuse_ir::error::{Error, Result};
 use eqfuse_ir::plan::KernelKind;
 use std::collections::{BTreeSet, HashMap};
@@ -192,14 +192,9 @@ impl Ctx<'_> {
         if !index.keys().all(|c| choice.classes.get(&c).is_some_and(|x| x.cost.is_finite())) {
             return None;
         }
-        let plan = match lower_by(
-            &term,
-            &self.eg.analysis,
-            &HashMap::new(),
-            &HashMap::new(),
-            self.sig,
-            self.cost.deadline,
-        ) {
+        // priced with no names or positions: neither changes what a plan costs
+        let term = Term::bare(term);
+        let plan = match lower_by(&term, &self.eg.analysis, self.sig, self.cost.deadline) {
             Ok(Lowered::Plan(p) | Lowered::Unrolled(p)) => p,
             Ok(Lowered::Late) => {
                 self.late = true;
@@ -211,7 +206,7 @@ impl Ctx<'_> {
             }
         };
         let c = plan_cost(&plan, &self.cost.params, &self.cost.sizes).total;
-        c.is_finite().then_some((c, term, index))
+        c.is_finite().then_some((c, term.expr, index))
     }
 
     /// The kernel classes a choice uses as children (what it materialises).
@@ -355,8 +350,7 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
 /// uses, each once. What the function uses is what its body needs (`need`: the
 /// parameters every form of the body mentions), not the analysis's union over the forms,
 /// which keeps a parameter that a simplification dropped (`if x == x then a else b[y]`
-/// still mentions `y`; seed 73 of the confluence property, where the phases merged kept
-/// the unsimplified form in the e-graph).
+/// still mentions `y`, and with the phases merged the e-graph keeps the unsimplified form).
 fn map_operands_read(eg: &EGraph<ArrayLang, Facts>, c: &[Id], need: &IdMap<ParamSet>) -> Vec<Id> {
     let Some((f, arrays)) = c.split_first() else { return Vec::new() };
     let k = arrays.len();
@@ -391,47 +385,221 @@ pub fn extract(
     if late(cost) {
         return Ok(None);
     }
-    let mut kernel_class = IdMap::default();
-    for c in eg.classes() {
-        kernel_class.insert(c.id, c.nodes.iter().any(is_kernel_node));
+    let mut ctx = Ctx::new(eg, root, sig, cost);
+    let (forced, candidates) = ctx.forced_and_candidates();
+    let fusable = fusable_classes(eg);
+    let (mut best_set, mut best, fused_feasible) = ctx.starts(&forced, &candidates);
+    let exact = matches!(cost.search, Search::Exact(k) if candidates.len() <= k);
+    let fused_only = cost.search == Search::Fused && fused_feasible;
+    if fused_only {
+        // the fully fused choice as it is
+    } else if exact {
+        ctx.exact(&forced, &candidates, &mut best_set, &mut best);
+    } else {
+        ctx.greedy(started, &candidates, &fusable, &mut best_set, &mut best);
     }
-    let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
-    ids.sort();
-    let need = needed(eg, &ids);
-    let mut ctx = Ctx {
-        eg,
-        root,
-        sig,
-        cost,
-        kernel_class,
-        evaluated: 0,
-        last_error: None,
-        late: false,
-        need,
-        recompute: BTreeSet::new(),
+    let Some((cost_s, term, index)) = best else {
+        if ctx.late || late(cost) {
+            return Ok(None);
+        }
+        return Err(ctx
+            .last_error
+            .take()
+            .unwrap_or_else(|| eqfuse_ir::error::internal("no plan could be extracted")));
     };
-    let root_c = eg.find(root);
-    // outputs are always written
-    let mut forced = BTreeSet::new();
-    for k in eg[root_c].nodes.iter().flat_map(|n| n.children().to_vec()) {
-        let k = eg.find(k);
-        if ctx.kernel_class.get(&k) == Some(&true) {
-            forced.insert(k);
+    let _ = best_set;
+    Ok(Some(Extracted { term, index, cost: cost_s, evaluated: ctx.evaluated }))
+}
+
+impl<'a> Ctx<'a> {
+    /// The search's context for `eg`, before any set is evaluated.
+    fn new(
+        eg: &'a EGraph<ArrayLang, Facts>,
+        root: Id,
+        sig: &'a Signature<'a>,
+        cost: &'a CostContext,
+    ) -> Ctx<'a> {
+        let mut kernel_class = IdMap::default();
+        for c in eg.classes() {
+            kernel_class.insert(c.id, c.nodes.iter().any(is_kernel_node));
+        }
+        let mut ids: Vec<Id> = eg.classes().map(|c| c.id).collect();
+        ids.sort();
+        let need = needed(eg, &ids);
+        Ctx {
+            eg,
+            root,
+            sig,
+            cost,
+            kernel_class,
+            evaluated: 0,
+            last_error: None,
+            late: false,
+            need,
+            recompute: BTreeSet::new(),
         }
     }
-    // candidates: kernel classes some node uses as a child
-    let mut candidates = BTreeSet::new();
-    for c in eg.classes() {
-        for n in &c.nodes {
-            for k in n.children() {
-                let k = eg.find(*k);
-                if ctx.kernel_class.get(&k) == Some(&true) && !forced.contains(&k) {
-                    candidates.insert(k);
+
+    /// The kernel classes the outputs are (always materialised) and the candidates: the
+    /// other kernel classes some node uses as a child.
+    fn forced_and_candidates(&self) -> (BTreeSet<Id>, Vec<Id>) {
+        let (eg, root) = (self.eg, self.root);
+        let root_c = eg.find(root);
+        // outputs are always written
+        let mut forced = BTreeSet::new();
+        for k in eg[root_c].nodes.iter().flat_map(|n| n.children().to_vec()) {
+            let k = eg.find(k);
+            if self.kernel_class.get(&k) == Some(&true) {
+                forced.insert(k);
+            }
+        }
+        // candidates: kernel classes some node uses as a child
+        let mut candidates = BTreeSet::new();
+        for c in eg.classes() {
+            for n in &c.nodes {
+                for k in n.children() {
+                    let k = eg.find(*k);
+                    if self.kernel_class.get(&k) == Some(&true) && !forced.contains(&k) {
+                        candidates.insert(k);
+                    }
+                }
+            }
+        }
+        let candidates: Vec<Id> = candidates.into_iter().collect();
+        (forced, candidates)
+    }
+
+    /// The two starts of the search (the fully fused choice and the tree extraction's),
+    /// or, where neither is feasible, the unfused choice: the best set, its evaluation,
+    /// and whether the fused start was feasible.
+    fn starts(
+        &mut self,
+        forced: &BTreeSet<Id>,
+        candidates: &[Id],
+    ) -> (BTreeSet<Id>, Option<Evaluated>, bool) {
+        let (eg, cost) = (self.eg, self.cost);
+        // two starts: what the tree extraction materialises (a tree cost counts a subterm
+        // used twice in one kernel twice, so it may materialise too much), and nothing but the
+        // outputs (everything fused, where that is possible)
+        // the fully fused choice computes the outputs again where other kernels use them
+        // rather than read them (horizontal fusion, later, may then compute an output and its
+        // users in one kernel: what [`Search::Fused`] is followed for)
+        // (only an output that has a kernel others can join: a filter's result is read)
+        if cost.search == Search::Fused {
+            self.recompute = forced
+                .iter()
+                .copied()
+                .filter(|c| eg[*c].nodes.iter().any(|n| is_kernel_node(n) && joins_horizontally(n)))
+                .collect();
+        }
+        let fused_start = self.evaluate(forced);
+        let fused_feasible = fused_start.is_some();
+        let mut best_set = forced.clone();
+        let mut best = fused_start;
+        if (cost.search != Search::Fused || !fused_feasible) && !late(cost) {
+            let tree_start: BTreeSet<Id> = {
+                let free = self.choose(None);
+                let mut s = self.used(&free);
+                s.extend(forced.iter().copied());
+                s
+            };
+            // (the same set as the fused start, as where every kernel is an output, would
+            // lower to the same plan again: evaluated once)
+            let again = tree_start == *forced;
+            if let Some(r) = if again { None } else { self.evaluate(&tree_start) } {
+                if best.as_ref().is_none_or(|b| r.0 < b.0) {
+                    best = Some(r);
+                    best_set = tree_start.clone();
+                }
+            }
+        }
+        if best.is_none() && !late(cost) {
+            // neither start is feasible where a class cannot be fused away: materialise every
+            // candidate (the unfused choice) and improve from there
+            best_set = forced.iter().chain(candidates.iter()).copied().collect();
+            best = self.evaluate(&best_set);
+        }
+        (best_set, best, fused_feasible)
+    }
+
+    /// Every subset of the candidates (with the forced classes), while the deadline allows.
+    fn exact(
+        &mut self,
+        forced: &BTreeSet<Id>,
+        candidates: &[Id],
+        best_set: &mut BTreeSet<Id>,
+        best: &mut Option<Evaluated>,
+    ) {
+        let cost = self.cost;
+        for mask in 0u64..(1u64 << candidates.len()) {
+            if late(cost) {
+                break;
+            }
+            let mut s = forced.clone();
+            for (b, c) in candidates.iter().enumerate() {
+                if mask >> b & 1 == 1 {
+                    s.insert(*c);
+                }
+            }
+            if let Some(r) = self.evaluate(&s) {
+                if best.as_ref().is_none_or(|b| r.0 < b.0) {
+                    *best = Some(r);
+                    *best_set = s;
                 }
             }
         }
     }
-    let candidates: Vec<Id> = candidates.into_iter().collect();
+
+    /// Greedy: the best single toggle of a candidate, while it improves (within the
+    /// budget and the deadline).
+    fn greedy(
+        &mut self,
+        started: Instant,
+        candidates: &[Id],
+        fusable: &IdMap<()>,
+        best_set: &mut BTreeSet<Id>,
+        best: &mut Option<Evaluated>,
+    ) {
+        let cost = self.cost;
+        // greedy: the best single toggle, while it improves
+        for _round in 0..64 {
+            if started.elapsed() > cost.budget || late(cost) {
+                break;
+            }
+            let current = best.as_ref().map_or(f64::INFINITY, |b| b.0);
+            let mut improved: Option<(BTreeSet<Id>, Evaluated)> = None;
+            for c in candidates {
+                if started.elapsed() > cost.budget || late(cost) {
+                    break;
+                }
+                if best_set.contains(c) && !fusable.contains_key(c) {
+                    continue;
+                }
+                let mut s = best_set.clone();
+                if !s.remove(c) {
+                    s.insert(*c);
+                }
+                if let Some(r) = self.evaluate(&s) {
+                    let bar = improved.as_ref().map_or(current * (1.0 - 1e-9), |(_, b)| b.0);
+                    if r.0 < bar {
+                        improved = Some((s, r));
+                    }
+                }
+            }
+            match improved {
+                Some((s, r)) => {
+                    *best_set = s;
+                    *best = Some(r);
+                }
+                None => break,
+            }
+        }
+    }
+}
+
+/// The classes that can stop being materialised: some user of each has another way to
+/// compute its value (a node that does not read it).
+fn fusable_classes(eg: &EGraph<ArrayLang, Facts>) -> IdMap<()> {
     // a class can only stop being materialised where some user of it has another way to
     // compute its value (a node that does not read it)
     // (each node's children as a set, once: the `outputs` node has one child per output,
@@ -453,114 +621,5 @@ pub fn extract(
             }
         }
     }
-
-    // two starts: what the tree extraction materialises (a tree cost counts a subterm
-    // used twice in one kernel twice, so it may materialise too much), and nothing but the
-    // outputs (everything fused, where that is possible)
-    // the fully fused choice computes the outputs again where other kernels use them
-    // rather than read them (horizontal fusion, later, may then compute an output and its
-    // users in one kernel: what [`Search::Fused`] is followed for)
-    // (only an output that has a kernel others can join: a filter's result is read)
-    if cost.search == Search::Fused {
-        ctx.recompute = forced
-            .iter()
-            .copied()
-            .filter(|c| eg[*c].nodes.iter().any(|n| is_kernel_node(n) && joins_horizontally(n)))
-            .collect();
-    }
-    let fused_start = ctx.evaluate(&forced);
-    let fused_feasible = fused_start.is_some();
-    let mut best_set = forced.clone();
-    let mut best = fused_start;
-    if (cost.search != Search::Fused || !fused_feasible) && !late(cost) {
-        let tree_start: BTreeSet<Id> = {
-            let free = ctx.choose(None);
-            let mut s = ctx.used(&free);
-            s.extend(forced.iter().copied());
-            s
-        };
-        // (the same set as the fused start, as where every kernel is an output, would
-        // lower to the same plan again: evaluated once)
-        let again = tree_start == forced;
-        if let Some(r) = if again { None } else { ctx.evaluate(&tree_start) } {
-            if best.as_ref().is_none_or(|b| r.0 < b.0) {
-                best = Some(r);
-                best_set = tree_start.clone();
-            }
-        }
-    }
-    if best.is_none() && !late(cost) {
-        // neither start is feasible where a class cannot be fused away: materialise every
-        // candidate (the unfused choice) and improve from there
-        best_set = forced.iter().chain(candidates.iter()).copied().collect();
-        best = ctx.evaluate(&best_set);
-    }
-    let exact = matches!(cost.search, Search::Exact(k) if candidates.len() <= k);
-    let fused_only = cost.search == Search::Fused && fused_feasible;
-    if fused_only {
-        // the fully fused choice as it is
-    } else if exact {
-        for mask in 0u64..(1u64 << candidates.len()) {
-            if late(cost) {
-                break;
-            }
-            let mut s = forced.clone();
-            for (b, c) in candidates.iter().enumerate() {
-                if mask >> b & 1 == 1 {
-                    s.insert(*c);
-                }
-            }
-            if let Some(r) = ctx.evaluate(&s) {
-                if best.as_ref().is_none_or(|b| r.0 < b.0) {
-                    best = Some(r);
-                    best_set = s;
-                }
-            }
-        }
-    } else {
-        // greedy: the best single toggle, while it improves
-        for _round in 0..64 {
-            if started.elapsed() > cost.budget || late(cost) {
-                break;
-            }
-            let current = best.as_ref().map_or(f64::INFINITY, |b| b.0);
-            let mut improved: Option<(BTreeSet<Id>, Evaluated)> = None;
-            for c in &candidates {
-                if started.elapsed() > cost.budget || late(cost) {
-                    break;
-                }
-                if best_set.contains(c) && !fusable.contains_key(c) {
-                    continue;
-                }
-                let mut s = best_set.clone();
-                if !s.remove(c) {
-                    s.insert(*c);
-                }
-                if let Some(r) = ctx.evaluate(&s) {
-                    let bar = improved.as_ref().map_or(current * (1.0 - 1e-9), |(_, b)| b.0);
-                    if r.0 < bar {
-                        improved = Some((s, r));
-                    }
-                }
-            }
-            match improved {
-                Some((s, r)) => {
-                    best_set = s;
-                    best = Some(r);
-                }
-                None => break,
-            }
-        }
-    }
-    let Some((cost_s, term, index)) = best else {
-        if ctx.late || late(cost) {
-            return Ok(None);
-        }
-        return Err(ctx
-            .last_error
-            .take()
-            .unwrap_or_else(|| eqfuse_ir::error::internal("no plan could be extracted")));
-    };
-    let _ = best_set;
-    Ok(Some(Extracted { term, index, cost: cost_s, evaluated: ctx.evaluated }))
+    fusable
 }

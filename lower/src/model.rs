@@ -240,8 +240,8 @@ impl Ops {
 /// those computed once per kernel: an instruction whose value is the same at every point
 /// ([`varying`]), not under a branch or a loop that varies, is hoisted out of the loop
 /// over the space (the C compiler does; the CUDA compiler keeps it in a register), so it
-/// costs once, not once per point (seed 35 of the confluence property, and the scan that
-/// recomputes an output's invariant element rather than read it). Reads stay per
+/// costs once, not once per point (a scan that recomputes an output's invariant element
+/// rather than read it, for one). Reads stay per
 /// evaluation (one at an invariant index is one element, [`Ops::reads`]).
 fn count_ops(f: &Func) -> (Ops, Ops) {
     let (mut per, mut once) = (Ops::default(), Ops::default());
@@ -278,14 +278,7 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
                 },
                 Inst::Call { f: func, args, .. } => match func {
                     ScalarFn::Sqrt => ops.sqrt += m,
-                    ScalarFn::Exp
-                    | ScalarFn::Log
-                    | ScalarFn::Sin
-                    | ScalarFn::Cos
-                    | ScalarFn::Tan
-                    | ScalarFn::Tanh
-                    | ScalarFn::Pow
-                    | ScalarFn::Atan2 => ops.transcendental += m,
+                    f if f.is_transcendental() => ops.transcendental += m,
                     ScalarFn::Clamp => {
                         if args.first().is_some_and(float) {
                             ops.flop += 2.0 * m

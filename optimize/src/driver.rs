@@ -1,6 +1,8 @@
-//! The optimiser's driver, the phased runner (docs/design-decisions.md, decision 6): simplify → fuse (repeated until its term
-//! settles) → loops → horizontal, each phase a fresh e-graph built from the term the previous phase extracted, each with node,
-//! iteration and time limits and the backoff scheduler. On hitting a limit a phase still
+//! The optimiser's driver, the phased runner (docs/design-decisions.md, decision 6): it runs
+//! the phases declared in `eqfuse_rules::pipeline::PHASES` (simplify → fuse, repeated until
+//! its term settles → loops → horizontal), each phase a fresh e-graph built from the term the
+//! previous phase extracted, each with node, iteration and time limits and the backoff
+//! scheduler. On hitting a limit a phase still
 //! extracts the best term found so far, and the report says which limit stopped it.
 //!
 //! Top-level `let` names follow the classes from phase to phase, so the final program and
@@ -9,19 +11,19 @@
 //! has none), so that run-time errors of the optimised plan point into the program.
 
 use crate::stop::{Stage, StopReason};
-use crate::Named;
 use egg::{Id, Language, RecExpr};
-use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, IdMap, TreeCost};
+use eqfuse_egraph::{decode, ArrayLang, Encoded, Facts, IdMap, Term, TreeCost};
 use eqfuse_ir::check::Checked;
-use eqfuse_ir::error::{Error, Result, Span};
+use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::Plan;
 use eqfuse_ir::Program;
 use eqfuse_lower::dag::{CostContext, Search};
 use eqfuse_lower::lower::{Lowered, Signature};
 use eqfuse_lower::model::{plan_cost, PlanCost};
+use eqfuse_rules::pipeline::{rules_of, run_list};
 pub use eqfuse_rules::saturate::Variant;
-use eqfuse_rules::saturate::{horizontal_prep, load, saturate, Limits};
-use eqfuse_rules::{fusion, horizontal, simplify_rules, Gas, Rewrite, RuleSets, EG};
+use eqfuse_rules::saturate::{load, saturate, Limits};
+use eqfuse_rules::{catalogue, Gas, Rewrite, RuleSets, EG};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -91,12 +93,9 @@ pub struct PhaseReport {
 /// The result of [`optimize`].
 #[derive(Clone, Debug)]
 pub struct Optimized {
-    /// The final extracted term (a DAG; its last node is the `outputs` root).
-    pub term: RecExpr<ArrayLang>,
-    /// Names of the term's nodes that were top-level `let`s in the source (by node index).
-    pub names: HashMap<usize, String>,
-    /// Source positions of the term's nodes (by node index), where known.
-    pub spans: HashMap<usize, Span>,
+    /// The final extracted term (a DAG; its last node is the `outputs` root), with the
+    /// source `let` names and source positions of its nodes.
+    pub term: Term,
     /// The optimised program, decoded (horizontal fusion is written as separate operations).
     pub program: Program,
     /// Each phase's report.
@@ -112,11 +111,9 @@ pub struct Optimized {
     pub gas_left: Option<usize>,
     /// The analysis the term's e-graphs use (the inputs' types).
     pub facts: Facts,
-    /// The source program's own term (one operation per kernel, nothing fused) and its
-    /// `let` names: the baseline `explain` compares with.
-    pub source: (RecExpr<ArrayLang>, HashMap<usize, String>),
-    /// The source positions of the nodes of [`Optimized::source`]'s term.
-    pub source_spans: HashMap<usize, Span>,
+    /// The source program's own term (one operation per kernel, nothing fused), with its
+    /// `let` names and source positions: the baseline `explain` compares with.
+    pub source: Term,
     /// The plan the term lowers to (what the executors run).
     pub plan: Plan,
     /// Its predicted cost.
@@ -156,28 +153,27 @@ fn first_stop(a: Option<StopReason>, b: StopReason) -> Option<StopReason> {
     }
 }
 
-/// Runs one phase on `term`; returns the extracted term, its names, and the report.
-#[allow(clippy::too_many_arguments)]
-fn phase(
+/// What saturating a phase's stages left: the e-graph, how often each rule applied, the
+/// iterations run, and the first limit that stopped a stage.
+struct Saturated {
+    egraph: EG,
+    fired: IndexMap<String, usize>,
+    iterations: usize,
+    stop: Option<StopReason>,
+}
+
+/// Saturates `egraph` with each of `stages` in turn (each stage the e-graph the one before
+/// left), under the round's limits and the phases' deadline.
+fn saturate_stages(
+    round: &Round<'_>,
     name: &'static str,
-    sig: &Signature<'_>,
-    facts: &Facts,
-    term: &RecExpr<ArrayLang>,
-    names: &HashMap<usize, String>,
-    spans: &HashMap<usize, Span>,
+    mut egraph: EG,
     stages: &[&[Rewrite]],
-    opts: &OptimizeOptions,
-    deadline: Instant,
-    modes: &[Search],
-) -> Result<(Vec<Named>, PhaseReport)> {
-    let started = Instant::now();
-    let loaded = load(facts, term);
-    let root = *loaded.ids.last().ok_or_else(|| eqfuse_ir::error::internal("empty term"))?;
-    let mut egraph = loaded.egraph;
+) -> Saturated {
+    let (opts, deadline) = (round.opts, round.phases_deadline);
     let mut fired: IndexMap<String, usize> = IndexMap::new();
     let mut iterations = 0;
     let mut stop: Option<StopReason> = None;
-    // each stage saturates the e-graph the previous one left
     for rules in stages {
         if Instant::now() >= deadline {
             stop = first_stop(stop, StopReason::TimeLimit(Stage::Saturation));
@@ -212,16 +208,36 @@ fn phase(
         stop = first_stop(stop, runner.stop_reason.as_ref().map_or(StopReason::Saturated, StopReason::from));
         egraph = runner.egraph;
     }
+    Saturated { egraph, fired, iterations, stop }
+}
+
+/// Runs one phase of `round` on `start`: saturates its stages, then extracts a term for
+/// each search of `modes` (past the phases' deadline, fewer). Returns the distinct terms,
+/// each with `start`'s names and positions carried over ([`Term::carry`]), and the report.
+fn phase(
+    round: &Round<'_>,
+    name: &'static str,
+    stages: &[&[Rewrite]],
+    start: &Term,
+    modes: &[Search],
+) -> Result<(Vec<Term>, PhaseReport)> {
+    let (opts, deadline) = (round.opts, round.phases_deadline);
+    let started = Instant::now();
+    let loaded = load(round.facts, &start.expr);
+    let root = *loaded.ids.last().ok_or_else(|| eqfuse_ir::error::internal("empty term"))?;
+    let Saturated { egraph, fired, iterations, mut stop } =
+        saturate_stages(round, name, loaded.egraph, stages);
     let eg = &egraph;
-    let mut outs = Vec::new();
+    let mut outs: Vec<Term> = Vec::new();
     // where no rule fired and the e-graph is the term as loaded (one node per class, none
     // added), every extraction gives the term back: every kernel class has only its
     // kernel node, so it is materialised whatever the search
+    let size = start.expr.as_ref().len();
     let unchanged = fired.values().all(|n| *n == 0)
-        && eg.total_number_of_nodes() == term.as_ref().len()
-        && eg.number_of_classes() == term.as_ref().len();
+        && eg.total_number_of_nodes() == size
+        && eg.number_of_classes() == size;
     if unchanged {
-        outs.push((term.clone(), names.clone(), spans.clone()));
+        outs.push(start.clone());
     }
     for mode in modes.iter().filter(|_| !unchanged) {
         // past the deadline, one extraction (its search stops at once) and no other
@@ -231,7 +247,7 @@ fn phase(
         }
         let ctx = CostContext { search: *mode, deadline: Some(deadline), ..opts.cost.clone() };
         let t = Instant::now();
-        let x = eqfuse_lower::dag::extract(eg, root, sig, &ctx)?;
+        let x = eqfuse_lower::dag::extract(eg, root, &round.sig, &ctx)?;
         crate::trace::note(name, "extract", t, || {
             format!("{mode:?}, {} sets evaluated", x.as_ref().map_or(0, |x| x.evaluated))
         });
@@ -243,28 +259,15 @@ fn phase(
         if Instant::now() >= deadline {
             stop = first_stop(stop, StopReason::TimeLimit(Stage::Extraction));
         }
-        if outs.iter().any(|(t, _, _)| *t == x.term) {
+        if outs.iter().any(|t| t.expr == x.term) {
             continue;
         }
-        // carry the names: source node -> class -> extracted node
-        let mut new_names = HashMap::new();
-        // in source order, so that of two names for one value the first always wins
-        let mut ordered: Vec<(&usize, &String)> = names.iter().collect();
-        ordered.sort();
-        for (i, n) in ordered {
-            if let Some(&c) = loaded.ids.get(*i) {
-                if let Some(&j) = x.index.get(&eg.find(c)) {
-                    new_names.entry(j).or_insert_with(|| n.clone());
-                }
-            }
-        }
-        let new_spans = carry_spans(eg, &loaded.ids, spans, &x.index);
-        outs.push((x.term, new_names, new_spans));
+        outs.push(start.carry(eg, &loaded.ids, x.term, &x.index));
     }
     if outs.is_empty() {
         // nothing extracted by the deadline: the phase's own term (a valid program, the one
         // the previous phase chose, at worst the source's)
-        outs.push((term.clone(), names.clone(), spans.clone()));
+        outs.push(start.clone());
     }
     let report = PhaseReport {
         name,
@@ -300,66 +303,42 @@ pub fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> 
 /// plan prices lower.
 const MAX_ROUNDS: usize = 3;
 
-/// A candidate term: the term, its names, its positions, the reports of the phases that
-/// made it.
-type Branch = (RecExpr<ArrayLang>, HashMap<usize, String>, HashMap<usize, Span>, Vec<PhaseReport>);
+/// A candidate term (with its names and positions) and the reports of the phases that made
+/// it.
+struct Branch {
+    term: Term,
+    reports: Vec<PhaseReport>,
+}
 
-/// The rule sets of one optimisation, built once: every round applies the same rules (and
-/// spends the one fusion budget).
+/// The phases of one optimisation with their rules, built once from the declared phase list
+/// ([`eqfuse_rules::pipeline::PHASES`]): every round applies the same rules (and spends the
+/// one fusion budget).
 struct Pipeline {
-    simplify: Vec<Rewrite>,
-    fuse: Vec<Rewrite>,
-    loops: Vec<Rewrite>,
-    horiz_prep: Vec<Rewrite>,
-    horiz: Vec<Rewrite>,
-    no_fusion: bool,
-    merge_phases: bool,
+    /// Each phase run: its name, the name of a repeated run, its stages' rules, whether it
+    /// repeats until its term settles.
+    phases: Vec<(&'static str, &'static str, Vec<Vec<Rewrite>>, bool)>,
 }
 
 impl Pipeline {
     fn new(opts: &OptimizeOptions, gas: &Gas) -> Pipeline {
-        let simplify = simplify_rules(RuleSets { fast_math: opts.fast_math });
-        // the fuse phase simplifies too: a fusion can open a simplification (`x - x` once
-        // two reads of one array are one class) and a simplification can make a fusion
-        // legal (a shape's arithmetic folded), in either order
-        let mut fuse: Vec<Rewrite> = simplify.clone();
-        for r in fusion::rules(gas) {
-            if !fuse.iter().any(|m| m.name == r.name) {
-                fuse.push(r);
-            }
-        }
-        // the horizontal phase in two stages on one e-graph: first every map gets its index
-        // form (and the beta rule finishes it), then the kernels are grouped, so the groups
-        // do not depend on whether a map was recast before or after the grouping rule fired
-        let horiz_prep = horizontal_prep();
-        let mut horiz = horizontal::rules();
-        horiz.extend(horiz_prep.iter().cloned());
-        Pipeline {
-            simplify,
-            fuse,
-            loops: eqfuse_rules::loops::rules(),
-            horiz_prep,
-            horiz,
-            no_fusion: opts.no_fusion,
-            merge_phases: opts.variant.merge_phases,
-        }
+        let sets = RuleSets { fast_math: opts.fast_math };
+        let budgeted = catalogue::table(sets, gas);
+        let free = catalogue::table(sets, &Gas::unlimited());
+        let phases = run_list(!opts.no_fusion, opts.variant.merge_phases)
+            .iter()
+            .map(|spec| {
+                (spec.phase.as_str(), spec.phase.again(), rules_of(spec, &budgeted, &free), spec.repeats)
+            })
+            .collect();
+        Pipeline { phases }
     }
 
-    /// The phases: (name, stages, whether it repeats until its term settles); a first
-    /// simplification alone keeps the fuse phase's e-graph small (the merged variant skips it).
-    fn phases(&self) -> Vec<(&'static str, Vec<&[Rewrite]>, bool)> {
-        let mut plan: Vec<(&'static str, Vec<&[Rewrite]>, bool)> = Vec::new();
-        if self.no_fusion {
-            plan.push(("simplify", vec![&self.simplify], false));
-            return plan;
-        }
-        if !self.merge_phases {
-            plan.push(("simplify", vec![&self.simplify], false));
-        }
-        plan.push(("fuse", vec![&self.fuse], true));
-        plan.push(("loops", vec![&self.loops], false));
-        plan.push(("horizontal", vec![&self.horiz_prep, &self.horiz], false));
-        plan
+    /// The phases: (name, name of a repeated run, stages, whether it repeats until its term
+    /// settles).
+    fn phases(&self) -> impl Iterator<Item = (&'static str, &'static str, Vec<&[Rewrite]>, bool)> + '_ {
+        self.phases.iter().map(|(name, again, stages, repeats)| {
+            (*name, *again, stages.iter().map(Vec::as_slice).collect(), *repeats)
+        })
     }
 }
 
@@ -385,26 +364,45 @@ struct Chosen {
 /// One round: rolls long chains, runs the phases on `start`, lowers and prices every
 /// candidate term, and keeps the cheapest; never one priced above `start` itself, lowered
 /// as `start_plan`.
-fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Named, start_plan: &Plan) -> Result<Chosen> {
-    let (sig, facts, opts) = (&round.sig, round.facts, round.opts);
-    let (phases_deadline, deadline) = (round.phases_deadline, round.deadline);
+fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Term, start_plan: &Plan) -> Result<Chosen> {
     let started = Instant::now();
-    let run = |name: &'static str, rules: &[&[Rewrite]], modes: &[Search], branches: Vec<Branch>| {
-        let mut next: Vec<Branch> = Vec::new();
-        for (term, names, spans, reports) in branches {
-            let (outs, report) =
-                phase(name, sig, facts, &term, &names, &spans, rules, opts, phases_deadline, modes)?;
-            for (t, n, sp) in outs {
-                if next.iter().any(|(t2, _, _, _)| *t2 == t) {
-                    continue;
-                }
-                let mut r = reports.clone();
-                r.push(report.clone());
-                next.push((t, n, sp, r));
+    let (branches, late) = run_phases(pipeline, round, &start)?;
+    crate::trace::note("phases", "done", started, String::new);
+    choose(round, branches, start, start_plan, late)
+}
+
+/// Runs phase `name` of `round` on every branch: the distinct terms it extracts, each with
+/// the reports of the phases that made it.
+fn run_phase(
+    round: &Round<'_>,
+    name: &'static str,
+    rules: &[&[Rewrite]],
+    modes: &[Search],
+    branches: Vec<Branch>,
+) -> Result<Vec<Branch>> {
+    let mut next: Vec<Branch> = Vec::new();
+    for b in branches {
+        let (outs, report) = phase(round, name, rules, &b.term, modes)?;
+        for term in outs {
+            if next.iter().any(|n| n.term.expr == term.expr) {
+                continue;
             }
+            let mut reports = b.reports.clone();
+            reports.push(report.clone());
+            next.push(Branch { term, reports });
         }
-        Ok::<_, Error>(next)
-    };
+    }
+    Ok(next)
+}
+
+/// The preroll and the phases of one round, from `start`: the candidate branches, and the
+/// deadline's stop where it stopped the phases.
+fn run_phases(
+    pipeline: &Pipeline,
+    round: &Round<'_>,
+    start: &Term,
+) -> Result<(Vec<Branch>, Option<StopReason>)> {
+    let (opts, phases_deadline) = (round.opts, round.phases_deadline);
     // each branch: a term, its names, the reports of the phases that made it. Each fuse
     // round extracts twice (the sharing-aware choice and the fully fused one):
     // horizontal fusion, later, can make fusing everything the better plan (shared work
@@ -412,54 +410,53 @@ fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Named, start_plan: &Pl
     // long chains of one map rolled into loops first: the phases would build an e-graph of
     // tens of nodes per map to reach the same form (`preroll.rs`)
     let t_roll = Instant::now();
-    let (term0, names0, spans0) = start;
-    let first: Branch = match crate::preroll::roll(&term0, &names0, &spans0) {
-        Some(((t, n, sp), folded)) => {
+    let first = match crate::preroll::roll(start) {
+        Some((term, folded)) => {
             let report = PhaseReport {
                 name: "preroll",
                 stop_reason: StopReason::Saturated,
                 iterations: 1,
-                nodes: t.as_ref().len(),
-                classes: t.as_ref().len(),
+                nodes: term.expr.as_ref().len(),
+                classes: term.expr.as_ref().len(),
                 seconds: t_roll.elapsed().as_secs_f64(),
                 rules_fired: IndexMap::from([("loop-chain".to_string(), folded)]),
             };
-            (t, n, sp, vec![report])
+            Branch { term, reports: vec![report] }
         }
-        None => (term0.clone(), names0.clone(), spans0.clone(), Vec::new()),
+        None => Branch { term: start.clone(), reports: Vec::new() },
     };
     let mut branches: Vec<Branch> = vec![first];
     // past the deadline no phase starts: the branches so far are kept (at worst the
     // start's own term)
     let mut late: Option<StopReason> = None;
-    for (name, rules, repeats) in pipeline.phases() {
+    for (name, again, rules, repeats) in pipeline.phases() {
         if Instant::now() >= phases_deadline {
             late = Some(StopReason::TimeLimit(Stage::Saturation));
             break;
         }
         if !repeats {
-            branches = run(name, &rules, &[opts.cost.search], branches)?;
+            branches = run_phase(round, name, &rules, &[opts.cost.search], branches)?;
             continue;
         }
         // the fuse phase repeats until its term stops changing: a phase extracts one term
         // and the next starts from it alone, and what the extraction dropped (a map form
         // beside its index form) can hide a rewrite the next run finds
         let mut settled: Vec<Branch> = Vec::new();
-        for round in 0..MAX_FUSION_ROUNDS {
-            if round > 0 && Instant::now() >= phases_deadline {
+        for round_no in 0..MAX_FUSION_ROUNDS {
+            if round_no > 0 && Instant::now() >= phases_deadline {
                 late = Some(StopReason::TimeLimit(Stage::Saturation));
                 break;
             }
-            let before: Vec<RecExpr<ArrayLang>> = branches.iter().map(|b| b.0.clone()).collect();
+            let before: Vec<RecExpr<ArrayLang>> = branches.iter().map(|b| b.term.expr.clone()).collect();
             // every round extracts both ways: a fully fused branch re-extracted greedily
             // alone would go back to reading the outputs (`fuse-read` keeps that form too)
             let modes = vec![opts.cost.search, Search::Fused];
-            let name = if round == 0 { name } else { "fuse-again" };
-            let (done, open): (Vec<Branch>, Vec<Branch>) = run(name, &rules, &modes, branches)?
+            let name = if round_no == 0 { name } else { again };
+            let (done, open): (Vec<Branch>, Vec<Branch>) = run_phase(round, name, &rules, &modes, branches)?
                 .into_iter()
-                .partition(|b| before.contains(&b.0) || round + 1 == MAX_FUSION_ROUNDS);
+                .partition(|b| before.contains(&b.term.expr) || round_no + 1 == MAX_FUSION_ROUNDS);
             for b in done {
-                if !settled.iter().any(|s| s.0 == b.0) {
+                if !settled.iter().any(|s| s.term.expr == b.term.expr) {
                     settled.push(b);
                 }
             }
@@ -471,11 +468,22 @@ fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Named, start_plan: &Pl
         settled.extend(branches);
         branches = settled;
     }
-    crate::trace::note("phases", "done", started, String::new);
+    Ok((branches, late))
+}
+
+/// The cheapest of `branches` by the price of its plan, each lowered to be priced (past the
+/// deadline, the first); never one priced above `start`, lowered as `start_plan`. A branch
+/// whose lowering the deadline stopped is not a candidate, and with none lowered the plan
+/// is the start's.
+fn choose(
+    round: &Round<'_>,
+    branches: Vec<Branch>,
+    start: Term,
+    start_plan: &Plan,
+    mut late: Option<StopReason>,
+) -> Result<Chosen> {
+    let (opts, deadline) = (round.opts, round.deadline);
     let t = Instant::now();
-    // the cheapest branch (past the deadline, the first: each is lowered to be priced);
-    // one whose lowering the deadline stopped is not a candidate, and with none lowered
-    // the plan is the start's
     let mut best: Option<(f64, Branch, Plan)> = None;
     let mut first_phases: Option<Vec<PhaseReport>> = None;
     for b in branches {
@@ -483,11 +491,11 @@ fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Named, start_plan: &Pl
             late = first_stop(late, StopReason::TimeLimit(Stage::Choice));
             break;
         }
-        first_phases.get_or_insert_with(|| b.3.clone());
-        let plan = if b.0 == term0 {
+        first_phases.get_or_insert_with(|| b.reports.clone());
+        let plan = if b.term.expr == start.expr {
             start_plan.clone()
         } else {
-            match eqfuse_lower::lower::lower_by(&b.0, facts, &b.1, &b.2, sig, Some(deadline))? {
+            match eqfuse_lower::lower::lower_by(&b.term, round.facts, &round.sig, Some(deadline))? {
                 Lowered::Plan(p) => p,
                 Lowered::Unrolled(p) => {
                     late = first_stop(late, StopReason::TimeLimit(Stage::Rolling));
@@ -510,13 +518,12 @@ fn explore(pipeline: &Pipeline, round: &Round<'_>, start: Named, start_plan: &Pl
     // and the plan's price knows what the lowering adds (a row block keeps its
     // intermediates per block of rows, unpriced in the e-graph), so a rule order that
     // extracted only a fully fused term could otherwise keep it over the source's own
-    // term, lowered to a cheaper row block (seeds 70, 84, 106 and 121 of the confluence
-    // property); a tie keeps the optimised plan
+    // term, lowered to a cheaper row block; a tie keeps the optimised plan
     let start_cost = plan_cost(start_plan, &opts.cost.params, &opts.cost.sizes).total;
     let (branch, plan) = match best {
         Some((c, b, plan)) if c <= start_cost => (b, plan),
-        Some((_, b, _)) => ((term0, names0, spans0, b.3), start_plan.clone()),
-        None => ((term0, names0, spans0, first_phases.unwrap_or_default()), start_plan.clone()),
+        Some((_, b, _)) => (Branch { term: start, reports: b.reports }, start_plan.clone()),
+        None => (Branch { term: start, reports: first_phases.unwrap_or_default() }, start_plan.clone()),
     };
     Ok(Chosen { branch, plan, late })
 }
@@ -556,13 +563,11 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let deadline = started + opts.time_limit;
     let enc = eqfuse_egraph::encode(checked)?;
     let facts = enc.egraph.analysis.clone();
-    let (term0, names0, spans0) = source_term(&enc)?;
-    let source = (term0.clone(), names0.clone());
-    let source_spans = spans0.clone();
+    let source = source_term(&enc)?;
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
     // the unfused plan: reported beside the optimised one, and the plan kept when the
     // deadline leaves no other
-    let unfused_plan = eqfuse_lower::lower::lower_spanned(&source.0, &facts, &source.1, &source_spans, &sig)?;
+    let unfused_plan = eqfuse_lower::lower::lower(&source, &facts, &sig)?;
     crate::trace::note("start", "encode, source term, unfused plan", started, String::new);
     // the phases stop early enough to leave the stages after them (lowering the chosen
     // term, decoding it) about the time encoding and lowering the source took: at most a
@@ -580,22 +585,23 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     };
     let opts = &sized;
     let first = Round { sig, facts: &facts, opts, phases_deadline, deadline };
-    let chosen = explore(&pipeline, &first, (term0, names0, spans0), &unfused_plan)?;
-    let ((mut term, mut names, mut spans, mut phases), mut plan) = (chosen.branch, chosen.plan);
+    let chosen = explore(&pipeline, &first, source.clone(), &unfused_plan)?;
+    let (Branch { mut term, reports: mut phases }, mut plan) = (chosen.branch, chosen.plan);
     let mut stop_reason = first_limit(&phases);
     if let Some(l) = chosen.late {
         stop_reason = first_stop(stop_reason, l);
     }
     // the decoded program (past the deadline, the source program: the same values)
     let t = Instant::now();
-    let mut program = if stop_reason.as_ref().is_some_and(|r| r.stage().is_some()) && term == source.0 {
+    let mut program = if stop_reason.as_ref().is_some_and(|r| r.stage().is_some()) && term.expr == source.expr
+    {
         // the deadline left the source's own term: its program is the source program
         checked.program.clone()
     } else if Instant::now() >= deadline {
         stop_reason = first_stop(stop_reason, StopReason::TimeLimit(Stage::Decoding));
         checked.program.clone()
     } else {
-        decode_term(&enc, &facts, &term, &names)?
+        decode_term(&enc, &facts, &term)?
     };
     crate::trace::note("final", "decode", t, String::new);
     let mut facts = facts;
@@ -605,27 +611,27 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // optimisation of the optimised program would, kept where it prices lower, until one
     // finds nothing cheaper (or the rounds or the time run out). The encoder shares what
     // the chosen term keeps apart (a scan that recomputes an output's element prints as a
-    // scan of the output's own `generate`: seed 10 of the idempotence property), and a
+    // scan of the output's own `generate`), and a
     // phase starts from one extracted term, so a rewrite hidden by what an extraction
     // dropped can show in the next round; optimising the result again then finds nothing
     // cheaper, whatever order the rules ran in. A first round that left the kernels as
     // they were (what each reads and writes; it changed scalar code only) is not followed
-    // by another: there is no fused form for an extraction to have dropped (a wide program
-    // of independent `map`s spent 45% more time in a second round that found nothing)
+    // by another: there is no fused form for an extraction to have dropped, and a second
+    // round over a wide program of independent `map`s is all cost and no gain
     let unchanged = kernel_structure(&plan) == kernel_structure(&unfused_plan);
     for round in 1..MAX_ROUNDS {
-        if term == source.0 || Instant::now() >= phases_deadline {
+        if term.expr == source.expr || Instant::now() >= phases_deadline {
             break;
         }
         let t = Instant::now();
-        let Some((enc2, (t2, n2, s2), f2, p2)) = round_trip(&program, &facts, &term, &spans) else {
+        let Some((enc2, t2, f2, p2)) = round_trip(&program, &facts, &term) else {
             break;
         };
         crate::trace::note("again", "round trip", t, String::new);
         // the decoded program as written is what a second optimisation starts from
         let c2 = plan_cost(&p2, &opts.cost.params, &opts.cost.sizes);
         if c2.total < cost.total {
-            (term, names, spans, plan, cost) = (t2.clone(), n2.clone(), s2.clone(), p2.clone(), c2);
+            (term, plan, cost) = (t2.clone(), p2.clone(), c2);
             facts = f2.clone();
         }
         if round == 1 && unchanged {
@@ -634,8 +640,8 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         let sig2 = Signature { inputs: &enc2.inputs, sizes: &enc2.sizes, outputs: &enc2.outputs };
         let again = Round { sig: sig2, facts: &f2, opts, phases_deadline, deadline };
         let t = Instant::now();
-        let chosen = explore(&pipeline, &again, (t2, n2, s2), &p2)?;
-        let report = round_report(&chosen.branch.3, t.elapsed().as_secs_f64());
+        let chosen = explore(&pipeline, &again, t2, &p2)?;
+        let report = round_report(&chosen.branch.reports, t.elapsed().as_secs_f64());
         if let Some(l) = chosen.late {
             stop_reason = first_stop(stop_reason, l);
         }
@@ -649,9 +655,9 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
             break;
         }
         made = phases.len();
-        let (t3, n3, s3, _) = chosen.branch;
-        program = decode_term(&enc2, &f2, &t3, &n3)?;
-        (term, names, spans, plan, cost, facts) = (t3, n3, s3, chosen.plan, c3, f2);
+        let t3 = chosen.branch.term;
+        program = decode_term(&enc2, &f2, &t3)?;
+        (term, plan, cost, facts) = (t3, chosen.plan, c3, f2);
     }
     // the rules that made the chosen term (not those of a round that found nothing cheaper)
     let mut rules_fired = rules_fired(&phases[..made]);
@@ -665,8 +671,6 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         unfused_cost,
         cost_model: opts.cost.params.name.clone(),
         term,
-        names,
-        spans,
         program,
         phases,
         rules_fired,
@@ -675,7 +679,6 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         gas_left: gas.left(),
         facts,
         source,
-        source_spans,
     })
 }
 
@@ -689,103 +692,49 @@ fn kernel_structure(plan: &Plan) -> Vec<(Vec<String>, Vec<String>)> {
         .collect()
 }
 
-/// `program` (decoded from `term`) checked, encoded and lowered as written: its encoding, term, names,
-/// positions (carried over from `term`'s nodes that it shares: the decoded program has
-/// none of its own), facts and plan; `None` where any step fails (the optimised plan stands).
-fn round_trip(
-    program: &Program,
-    facts: &Facts,
-    term: &RecExpr<ArrayLang>,
-    spans: &HashMap<usize, Span>,
-) -> Option<(Encoded, Named, Facts, Plan)> {
+/// `program` (decoded from `term`) checked, encoded and lowered as written: its encoding,
+/// its term (its own `let` names, and the positions of `term`'s nodes that it shares: the
+/// decoded program's own positions are in a text the user never wrote), facts and plan;
+/// `None` where any step fails (the optimised plan stands).
+fn round_trip(program: &Program, facts: &Facts, term: &Term) -> Option<(Encoded, Term, Facts, Plan)> {
     let checked = eqfuse_ir::check::check(program).ok()?;
     let enc = eqfuse_egraph::encode(&checked).ok()?;
-    let (t2, n2, _) = source_term(&enc).ok()?;
+    let own = source_term(&enc).ok()?;
     // positions: the new term's nodes that are nodes of the old one, found by loading both
     // into one e-graph
-    let mut loaded = load(facts, term);
-    let mut ids: Vec<Id> = Vec::with_capacity(t2.as_ref().len());
+    let mut loaded = load(facts, &term.expr);
+    let mut ids: Vec<Id> = Vec::with_capacity(own.expr.as_ref().len());
     let mut index: IdMap<usize> = IdMap::default();
-    for (j, n) in t2.as_ref().iter().enumerate() {
+    for (j, n) in own.expr.as_ref().iter().enumerate() {
         let id = loaded.egraph.add(n.clone().map_children(|c| ids[usize::from(c)]));
         ids.push(id);
         if !index.contains_key(&id) {
             index.insert(id, j);
         }
     }
-    let s2 = carry_spans(&loaded.egraph, &loaded.ids, spans, &index);
+    let carried = term.carry(&loaded.egraph, &loaded.ids, own.expr.clone(), &index);
+    let t2 = Term { spans: carried.spans, ..own };
     let f2 = enc.egraph.analysis.clone();
     let sig = Signature { inputs: &enc.inputs, sizes: &enc.sizes, outputs: &enc.outputs };
-    let plan = eqfuse_lower::lower::lower_spanned(&t2, &f2, &n2, &s2, &sig).ok()?;
-    Some((enc, (t2, n2, s2), f2, plan))
+    let plan = eqfuse_lower::lower::lower(&t2, &f2, &sig).ok()?;
+    Some((enc, t2, f2, plan))
 }
 
-/// The encoded program's own term (extracted with no rule run), its `let` names and the
-/// source positions of its nodes.
-fn source_term(enc: &Encoded) -> Result<Named> {
-    let (term, index) = extract(&enc.egraph, enc.root)?;
-    let mut names = HashMap::new();
-    for (id, n) in &enc.lets {
-        if let Some(&j) = index.get(&enc.egraph.find(*id)) {
-            names.entry(j).or_insert_with(|| n.clone());
-        }
-    }
-    let mut spans = HashMap::new();
-    for (id, s) in &enc.spans {
-        if let Some(&j) = index.get(&enc.egraph.find(*id)) {
-            spans.entry(j).or_insert(*s);
-        }
-    }
-    Ok((term, names, spans))
+/// The encoded program's own term (extracted with no rule run), with its `let` names and
+/// the source positions of its nodes.
+fn source_term(enc: &Encoded) -> Result<Term> {
+    let (expr, index) = extract(&enc.egraph, enc.root)?;
+    Ok(Term::encoded(enc, expr, &index))
 }
 
-/// The source positions of an extracted term's nodes: each class takes the position of the
-/// first node (in the loaded term's order) it holds, else that of the class a substitution
-/// built it from ([`Facts::derived`]), else none.
-fn carry_spans(
-    eg: &EG,
-    loaded: &[Id],
-    spans: &HashMap<usize, Span>,
-    index: &IdMap<usize>,
-) -> HashMap<usize, Span> {
-    let mut by_class: HashMap<Id, Span> = HashMap::new();
-    let mut ordered: Vec<(&usize, &Span)> = spans.iter().collect();
-    ordered.sort_by_key(|(i, _)| **i);
-    for (i, s) in ordered {
-        if let Some(&c) = loaded.get(*i) {
-            by_class.entry(eg.find(c)).or_insert(*s);
-        }
-    }
-    for &(made, from) in &eg.analysis.derived {
-        let (made, from) = (eg.find(made), eg.find(from));
-        if let Some(&s) = by_class.get(&from) {
-            by_class.entry(made).or_insert(s);
-        }
-    }
-    let mut out = HashMap::new();
-    for (c, &j) in index.iter() {
-        if let Some(&s) = by_class.get(&eg.find(c)) {
-            out.insert(j, s);
-        }
-    }
-    out
-}
-
-fn decode_term(
-    enc: &Encoded,
-    facts: &Facts,
-    term: &RecExpr<ArrayLang>,
-    names: &HashMap<usize, String>,
-) -> Result<Program> {
-    let loaded = load(facts, term);
+/// `term` decoded to a program, its shared classes named after the term's `let`s.
+fn decode_term(enc: &Encoded, facts: &Facts, term: &Term) -> Result<Program> {
+    let loaded = load(facts, &term.expr);
     let root = *loaded.ids.last().ok_or_else(|| eqfuse_ir::error::internal("empty term"))?;
-    let lets: Vec<(Id, String)> = {
-        let mut v: Vec<(usize, &String)> = names.iter().map(|(i, n)| (*i, n)).collect();
-        v.sort();
-        v.into_iter().filter_map(|(i, n)| loaded.ids.get(i).map(|c| (*c, n.clone()))).collect()
-    };
+    let lets = term.lets(&loaded.ids);
     // each class holds the node the term chose for it (hash-consing: one per class)
     let chosen: HashMap<Id, ArrayLang> = term
+        .expr
         .as_ref()
         .iter()
         .enumerate()

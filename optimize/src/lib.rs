@@ -13,7 +13,7 @@
 //! let c = eqfuse_ir::check::check(&p).unwrap();
 //! let opt = eqfuse_optimize::optimize(&c, &eqfuse_optimize::OptimizeOptions::default()).unwrap();
 //! assert!(opt.rules_fired.contains_key("fuse-reduce"));
-//! assert_eq!(opt.term.to_string().matches("redomap").count(), 1);
+//! assert_eq!(opt.term.expr.to_string().matches("redomap").count(), 1);
 //! ```
 
 pub mod driver;
@@ -23,11 +23,4 @@ mod trace;
 
 pub use driver::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
 
-/// An extracted term with the source `let` names and the source positions of its nodes, by
-/// node index (what the driver and the preroll pass it between them).
-pub(crate) type Named = (
-    egg::RecExpr<eqfuse_egraph::ArrayLang>,
-    std::collections::HashMap<usize, String>,
-    std::collections::HashMap<usize, eqfuse_ir::error::Span>,
-);
 pub use stop::{Stage, StopReason};

@@ -16,10 +16,8 @@
 //! Both forms evaluate `f` on each element `k` times in the same order, so results are bit
 //! for bit the same.
 
-use crate::Named;
 use egg::{Id, Language, RecExpr};
-use eqfuse_egraph::{ArrayLang, DeBruijn, Literal};
-use eqfuse_ir::error::Span;
+use eqfuse_egraph::{ArrayLang, DeBruijn, Literal, Term};
 use std::collections::HashMap;
 
 /// The shortest chain rolled before saturation.
@@ -29,12 +27,8 @@ pub const MIN_CHAIN: usize = 64;
 /// docs), and how many applications the rolls folded (`k - 1` for a chain of `k` maps, as
 /// `loop-chain` counts them); `None` when there is none. Names and
 /// positions follow the nodes that remain; a rolled chain takes those of its outermost map.
-pub(crate) fn roll(
-    term: &RecExpr<ArrayLang>,
-    names: &HashMap<usize, String>,
-    spans: &HashMap<usize, Span>,
-) -> Option<(Named, usize)> {
-    let nodes = term.as_ref();
+pub(crate) fn roll(term: &Term) -> Option<(Term, usize)> {
+    let nodes = term.expr.as_ref();
     let n = nodes.len();
     let mut uses = vec![0usize; n];
     for node in nodes {
@@ -67,8 +61,6 @@ pub(crate) fn roll(
     // rebuild from the root down, so that the inner maps of a rolled chain are left out
     let mut out = RecExpr::default();
     let mut made: HashMap<usize, Id> = HashMap::new();
-    let mut new_names = HashMap::new();
-    let mut new_spans = HashMap::new();
     let mut rolled = 0;
     // an explicit stack: a chain's depth is unbounded
     let mut stack = vec![(n - 1, false)];
@@ -114,14 +106,8 @@ pub(crate) fn roll(
             }
         };
         made.insert(i, id);
-        if let Some(name) = names.get(&i) {
-            new_names.insert(usize::from(id), name.clone());
-        }
-        if let Some(s) = spans.get(&i) {
-            new_spans.insert(usize::from(id), *s);
-        }
     }
-    Some(((out, new_names, new_spans), rolled))
+    Some((term.renumbered(out, |i| made.get(&i).map(|&id| usize::from(id))), rolled))
 }
 
 /// How many enclosing binders `node`'s parameters need (0: it mentions none from outside),

@@ -153,13 +153,9 @@ fn lowering_and_extraction_past_the_deadline_stop_at_once() {
         extract(&enc.egraph, enc.root, &sig, &CostContext { deadline: Some(gone), ..CostContext::default() });
     assert!(x.unwrap().is_none());
     let x = extract(&enc.egraph, enc.root, &sig, &CostContext::default()).unwrap().unwrap();
-    let names = std::collections::HashMap::new();
-    let late =
-        lower_by(&x.term, &enc.egraph.analysis, &names, &std::collections::HashMap::new(), &sig, Some(gone))
-            .unwrap();
+    let term = eqfuse_egraph::Term::bare(x.term);
+    let late = lower_by(&term, &enc.egraph.analysis, &sig, Some(gone)).unwrap();
     assert!(matches!(late, Lowered::Late));
-    let on_time =
-        lower_by(&x.term, &enc.egraph.analysis, &names, &std::collections::HashMap::new(), &sig, None)
-            .unwrap();
+    let on_time = lower_by(&term, &enc.egraph.analysis, &sig, None).unwrap();
     assert!(matches!(on_time, Lowered::Plan(p) if p.kernels().len() == 50));
 }

@@ -34,6 +34,7 @@ from ._errors import (
     Error,
     InputError,
     LimitError,
+    OutputError,
     ParseError,
     ShapeError,
     TypeCheckError,
@@ -54,6 +55,7 @@ __all__ = [
     "DivisionByZeroError",
     "LimitError",
     "DeviceError",
+    "OutputError",
 ]
 
 __version__: str = _eqfuse.__version__
@@ -76,32 +78,146 @@ def _args(pairs) -> dict[str, Arg]:
 def _convert(name: str, value: Any, want: np.dtype) -> np.ndarray:
     """The array the plan reads for input ``name``: ``value`` itself when it is a NumPy array
     of the declared dtype in C order (read in place, no copy); otherwise a converted copy where
-    the conversion loses nothing, else an ``InputError`` that says why."""
+    the conversion loses nothing, else an ``InputError`` that says why (docs/python.md)."""
     if isinstance(value, np.ndarray):
         arr = value
     elif isinstance(value, np.generic):
         arr = np.asarray(value)
     else:
-        # Python numbers and lists carry no dtype of their own: they take the declared one
-        # where that is the same kind (an int where a float is declared; not a float where
-        # an int is).
-        try:
-            arr = np.asarray(value)
-        except Exception as e:  # noqa: BLE001 - NumPy raises many kinds
-            raise input_error(f"input `{name}` is not an array: {e}") from None
-        if arr.dtype == object or not np.can_cast(arr.dtype, want, "same_kind"):
-            raise input_error(f"input `{name}` holds {arr.dtype} values, the program declares {want}") from None
-        return np.asarray(arr, dtype=want, order="C")
+        return _valid_bools(_from_python(name, value, want))
     if arr.dtype == want:
         # a strided or Fortran-order array is copied into C order
-        return np.asarray(arr, order="C")
-    _check_cast(name, arr.dtype, want)
+        return _valid_bools(np.asarray(arr, order="C"))
+    if _int_to_float(arr.dtype, want):
+        # exact for some values only: converted where every value is
+        _check_values(name, arr, want)
+    else:
+        _check_cast(name, arr.dtype, want)
+    return _valid_bools(np.asarray(arr, dtype=want, order="C"))
+
+
+def _from_python(name: str, value: Any, want: np.dtype) -> np.ndarray:
+    """A Python number or (nested) list as an array of ``want``. It carries no dtype of its
+    own, so it takes the declared one where that is the same kind (an ``int`` where a float
+    is declared, not a ``float`` where an int is), and where every value fits: an integer
+    exactly (``2**40`` is no ``int32``, ``2**60 + 1`` no ``float64``), a float within the
+    range (``1e300`` is no ``float32``; ``inf`` and ``nan`` are)."""
+    try:
+        arr = np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - NumPy raises many kinds
+        raise input_error(f"input `{name}` is not an array: {e}") from None
+    if arr.dtype == object:
+        return _from_big_ints(name, arr, want)
+    if not np.can_cast(arr.dtype, want, "same_kind"):
+        raise input_error(f"input `{name}` holds {arr.dtype} values, the program declares {want}") from None
+    _check_values(name, arr, want)
     return np.asarray(arr, dtype=want, order="C")
 
 
+def _from_big_ints(name: str, arr: np.ndarray, want: np.dtype) -> np.ndarray:
+    """An array of Python objects (what NumPy makes of an integer that is neither an
+    ``int64`` nor a ``uint64``): for a float input each number converted and checked as
+    :func:`_check_values` checks, for an integer input the first integer out of range
+    refused."""
+    flat = arr.reshape(-1)
+    for i, v in enumerate(flat):
+        if not isinstance(v, (int, float, np.number, np.bool_)):
+            raise input_error(f"input `{name}` holds {type(v).__name__} values, the program declares {want}")
+    if want.kind != "f":
+        info = np.iinfo(want) if want.kind in "iu" else None
+        for i, v in enumerate(flat):
+            if not isinstance(v, (int, np.integer)):
+                raise input_error(f"input `{name}` holds {type(v).__name__} values, the program declares {want}")
+            if info is not None and not info.min <= int(v) <= info.max:
+                raise _out_of_range(name, int(v), _at(arr, i), want)
+        return np.asarray(arr.astype(want), order="C")
+    out = np.empty(arr.shape, dtype=want)
+    outflat = out.reshape(-1)
+    for i, v in enumerate(flat):
+        try:
+            with np.errstate(all="ignore"):
+                f = want.type(v)
+        except OverflowError:
+            f = want.type(np.inf)
+        integer = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+        exact = bool(np.isfinite(f)) and int(f) == int(v) if integer else bool(np.isfinite(f) or not np.isfinite(v))
+        if not exact:
+            raise _out_of_range(name, v, _at(arr, i), want)
+        outflat[i] = f
+    return out
+
+
+def _int_to_float(have: np.dtype, want: np.dtype) -> bool:
+    """Whether ``have`` to ``want`` is integers to floats that NumPy calls safe but that are
+    exact for some values only (``int64`` or ``uint64`` to ``float64``: 53 bits of mantissa),
+    so the values decide. Pairs NumPy does not call safe (``int32`` to ``float32``) are
+    refused by their dtypes, as the command line refuses them."""
+    if have.kind not in "iu" or want.kind != "f" or not np.can_cast(have, want, "safe"):
+        return False
+    bits = have.itemsize * 8 - (have.kind == "i")
+    return bits > np.finfo(want).nmant + 1
+
+
+def _check_values(name: str, arr: np.ndarray, want: np.dtype) -> None:
+    """Refuses ``arr`` as ``want`` unless every value converts exactly (integers, to integers
+    or to floats) or within the range (floats to a narrower float: rounding is allowed,
+    overflow to infinity is not). Names the first value that does not."""
+    have = arr.dtype
+    if have == want or have.kind == "b" or arr.size == 0:
+        return
+    with np.errstate(all="ignore"):
+        conv = arr.astype(want)
+        if have.kind == "f":
+            bad = np.isinf(conv) & np.isfinite(arr)
+        elif want.kind in "iub":
+            bad = conv.astype(have) != arr
+        else:
+            # an integer as a float: exact when it comes back the same, compared as integers
+            # (the float rounded past the integer type's range cannot come back)
+            info = np.iinfo(have)
+            inside = (conv >= float(info.min)) & (conv < float(info.max + 1))
+            bad = ~inside | (np.where(inside, conv, 0).astype(have) != arr)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad.reshape(-1))[0])
+    v = arr.reshape(-1)[i]
+    raise _out_of_range(name, v.item(), _at(arr, i), want, conv.reshape(-1)[i].item())
+
+
+def _at(arr: np.ndarray, flat: int) -> str:
+    """`` at [i, j]`` for element ``flat`` of ``arr``, nothing for a scalar."""
+    return "" if arr.ndim == 0 else f" at {list(map(int, np.unravel_index(flat, arr.shape)))}"
+
+
+def _out_of_range(name: str, value: Any, at: str, want: np.dtype, became: Any = None) -> Exception:
+    """The ``InputError`` for a value that ``want`` does not hold."""
+    if want.kind == "f" and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        what = f"is not exactly a {want}" + (f" (it would become {became!r})" if became is not None else "")
+        fix = f"round it first (`float(v)`, `.astype(np.{want.name})`) to accept the rounding"
+    elif want.kind == "f":
+        what = f"is out of the range of {want} (largest {np.finfo(want).max!r})"
+        fix = "inf and nan are accepted as they are"
+    else:
+        info = np.iinfo(want)
+        what = f"does not fit {want} ({info.min} to {info.max})"
+        fix = "declare a wider type"
+    return input_error(f"input `{name}`: the value {value!r}{at} {what}; {fix}")
+
+
+def _valid_bools(arr: np.ndarray) -> np.ndarray:
+    """``arr``, or for a ``bool`` array holding bytes other than 0 and 1 (a view of other
+    data, ``np.uint8`` viewed as ``np.bool_``) a copy with each nonzero byte made ``True``:
+    Rust's ``bool`` is one of those two bytes, and reads any other wrongly. A valid array,
+    the usual case, is checked in one vectorised pass and passed as it is."""
+    if arr.dtype == np.bool_ and arr.size and bool(np.any(arr.view(np.uint8) > 1)):
+        return np.ascontiguousarray(arr.view(np.uint8) != 0)
+    return arr
+
+
 def _check_cast(name: str, have: np.dtype, want: np.dtype) -> None:
-    """Refuses a conversion from ``have`` to ``want`` that would lose precision or range."""
-    if not np.can_cast(have, want, "safe"):
+    """Refuses a conversion from ``have`` to ``want`` that may lose precision or range for
+    some values (NumPy's ``safe`` casts but integers to floats that are not always exact)."""
+    if not np.can_cast(have, want, "safe") or _int_to_float(have, want):
         raise input_error(
             f"input `{name}` is {have}, the program declares {want}; converting would lose "
             f"precision or range, so eqfuse does not: pass `{name}.astype(np.{want.name})` to convert"

@@ -56,6 +56,10 @@ class DeviceError(Error, RuntimeError):
     """``E-DEVICE``: the GPU failed, or the backend named is not available."""
 
 
+class OutputError(Error, OSError):
+    """``E-OUTPUT``: an output file cannot be written; no output file was changed."""
+
+
 BY_CODE: dict[str, type[Error]] = {
     "E-PARSE": ParseError,
     "E-TYPE": TypeCheckError,
@@ -65,6 +69,7 @@ BY_CODE: dict[str, type[Error]] = {
     "E-DIV-ZERO": DivisionByZeroError,
     "E-LIMIT": LimitError,
     "E-DEVICE": DeviceError,
+    "E-OUTPUT": OutputError,
 }
 
 

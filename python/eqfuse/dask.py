@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Program, _check_cast, _convert, _eqfuse, _recompile
+from . import Program, _check_cast, _convert, _eqfuse, _int_to_float, _recompile
 from ._errors import InputError, ShapeError, from_code, input_error
 
 try:
@@ -166,9 +166,11 @@ def run(prog: Program, **arrays: Any) -> dict[str, Any]:
         value = arrays[name]
         if not isinstance(value, da.Array):
             value = da.from_array(_convert(name, value, arg.dtype), chunks=(row_chunks,) + (-1,) * (len(arg.shape) - 1))
-        elif value.dtype != arg.dtype:
+        elif value.dtype != arg.dtype and not _int_to_float(value.dtype, arg.dtype):
             _check_cast(name, value.dtype, arg.dtype)
             value = value.astype(arg.dtype)
+        # integers for a float input that only some values fit exactly stay integers here:
+        # each block is converted and checked value by value when it runs (`_convert`)
         # one block of rows holds whole rows: the other dimensions in one chunk
         value = value.rechunk((row_chunks,) + tuple((d,) for d in value.shape[1:]))
         chunked[name] = list(value.to_delayed().ravel())

@@ -14,7 +14,7 @@
 use eqfuse::{Backend, ElemType, Error, Optimized, Type, Value, ValueView};
 use indexmap::IndexMap;
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -68,7 +68,11 @@ fn compile(
     fast_math: bool,
     backend: &str,
 ) -> PyResult<Program> {
-    let backend: Backend = backend.parse().map_err(|e: Error| raise(&e, &file, &source))?;
+    // an unknown name is a wrong argument (`ValueError`, listing the names); a known backend
+    // that cannot run here (`cuda` with no GPU) is `E-DEVICE`, before any work
+    let backend: Backend = backend.parse().map_err(|e: Error| PyValueError::new_err(e.message))?;
+    backend.check_available().map_err(|e| raise(&e, &file, &source))?;
+    let started = std::time::Instant::now();
     let result = py.detach(|| {
         on_big_stack(|| {
             let program = eqfuse::parse(&source)?;
@@ -94,8 +98,11 @@ fn compile(
         }
     };
     let run_opts = eqfuse_exec_cpu::RunOptions::default();
+    // one deadline for optimising and compiling, as `eqfuse run` has (docs/cpu-backend.md)
+    let deadline = started.checked_add(eqfuse::OptimizeOptions::default().time_limit);
+    let compile_opts = eqfuse_exec_cpu::RunOptions { compile_deadline: deadline, ..run_opts.clone() };
     let compiled = (backend == Backend::Cpu)
-        .then(|| py.detach(|| eqfuse_exec_cpu::CompiledPlan::new(opt.result.plan.clone(), &run_opts)));
+        .then(|| py.detach(|| eqfuse_exec_cpu::CompiledPlan::new(opt.result.plan.clone(), &compile_opts)));
     Ok(Program { opt, backend, file, source, run_opts, compiled })
 }
 
@@ -171,6 +178,67 @@ impl Kept<'_> {
     }
 }
 
+/// How long the calling thread waits, without the GIL, between two looks at Python's
+/// signals while a plan runs: Ctrl-C stops a run within this and one block's time.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Runs `run` on a worker thread while the calling thread, the GIL released, waits for it
+/// in slices of [`SIGNAL_POLL`] and between them runs Python's signal handlers
+/// (`check_signals`). When a handler raises (`KeyboardInterrupt` for Ctrl-C), `cancel` is
+/// set, the worker stops at its next poll (between blocks of elements), is joined, and the
+/// handler's exception is returned. A worker that panicked (a bug) is `E-LIMIT`.
+fn run_interruptible<T: Send>(
+    py: Python<'_>,
+    run: impl FnOnce() -> eqfuse::Result<T> + Send,
+    cancel: &eqfuse_exec_cpu::Cancel,
+) -> PyResult<eqfuse::Result<T>> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        // the stack every request runs on (the reference backend's passes recurse)
+        let stack = eqfuse::ir::stack::REQUEST_STACK_BYTES;
+        let worker = std::thread::Builder::new().name("eqfuse-run".into()).stack_size(stack).spawn_scoped(
+            s,
+            move || {
+                // the receiver is gone only once the caller stopped waiting
+                let _ = tx.send(run());
+            },
+        );
+        let Ok(worker) = worker else {
+            return Ok(Err(Error::new(eqfuse::Code::Limit, "cannot start the thread that runs the plan")));
+        };
+        let mut rx = rx;
+        loop {
+            // the receiver goes to the wait without the GIL and comes back (it is `Send`, not
+            // `Sync`)
+            let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+            rx = back;
+            match got {
+                Ok(out) => {
+                    let _ = worker.join();
+                    return Ok(out);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    let _ = worker.join();
+                    return Ok(Err(Error::new(
+                        eqfuse::Code::Limit,
+                        "the run's thread stopped (a bug in eqfuse)",
+                    )));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(interrupt) = py.check_signals() {
+                        cancel.cancel();
+                        // the worker stops within a block; its result (`interrupted`) is dropped
+                        py.detach(|| {
+                            let _ = worker.join();
+                        });
+                        return Err(interrupt);
+                    }
+                }
+            }
+        }
+    })
+}
+
 /// Hands a result's buffer to NumPy (no copy: NumPy owns the `Vec` from now on).
 fn to_numpy<'py>(py: Python<'py>, v: Value) -> Bound<'py, PyAny> {
     match v {
@@ -205,13 +273,24 @@ impl Program {
             names.into_iter().zip(kept.iter().map(Kept::view)).collect();
         let plan = &self.opt.result.plan;
         let checked = self.opt.source();
-        let out = py.detach(|| match &self.compiled {
-            Some(c) => eqfuse::backend::run_compiled_views(c, checked, &views, self.run_opts.max_array_bytes),
-            None => eqfuse::backend::run_plan_views(plan, checked, self.backend, &views, &self.run_opts),
-        });
+        let cancel = eqfuse_exec_cpu::Cancel::new();
+        let run = || match &self.compiled {
+            Some(c) => eqfuse::backend::run_compiled_views(
+                c,
+                checked,
+                &views,
+                self.run_opts.max_array_bytes,
+                &cancel,
+            ),
+            None => {
+                let opts = eqfuse_exec_cpu::RunOptions { cancel: cancel.clone(), ..self.run_opts.clone() };
+                eqfuse::backend::run_plan_views(plan, checked, self.backend, &views, &opts)
+            }
+        };
+        let out = run_interruptible(py, run, &cancel);
         drop(views);
         drop(kept);
-        let out = out.map_err(|e| raise(&e, &self.file, &self.source))?;
+        let out = out?.map_err(|e| raise(&e, &self.file, &self.source))?;
         let dict = PyDict::new(py);
         for (name, value) in out {
             dict.set_item(name, to_numpy(py, value))?;

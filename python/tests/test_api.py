@@ -168,5 +168,5 @@ def test_reference_backend_and_unknown_backend():
     p = eqfuse.compile(DOT, backend="reference")
     assert p.backend == "reference"
     assert p(np.ones(2, np.float32), np.ones(2, np.float32))["dot"] == 2.0
-    with pytest.raises(eqfuse.DeviceError):
+    with pytest.raises(ValueError, match="choose auto, cpu, cuda or reference"):
         eqfuse.compile(DOT, backend="tpu")

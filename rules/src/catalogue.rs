@@ -1,10 +1,12 @@
 //! The rule catalogue as one table: every rule with its name, the identity it relies on, its
 //! theme (the file it lives in), the phases that run it, whether it spends the fusion
-//! budget, and the rewrite itself. The runner takes its rules from here, `eqfuse rules`
+//! budget, and the rewrite itself. The driver takes each phase's rules from here
+//! ([`crate::pipeline`]), `eqfuse rules`
 //! prints it, and the catalogue in the docs (`docs/rules.md`) is generated from it
 //! ([`markdown`]; a test keeps the file up to date).
 
-pub use crate::rule::{themed, Rule, Theme, HORIZONTAL_PREP};
+pub use crate::phase::Phase;
+pub use crate::rule::{phase_list, themed, Rule, Theme};
 use crate::{Gas, RuleSets};
 
 /// The whole catalogue (the fast-math rules when `sets` asks for them), the fusion rules
@@ -43,15 +45,28 @@ pub fn markdown(rules: &[Rule]) -> String {
             "| {} | `{}` | {} | {} |\n",
             t.as_str(),
             t.file(),
-            t.phases(),
+            phase_list(&theme_phases(rules, t), t),
             cell(t.about())
         ));
     }
-    out.push_str(
-        "\n`recast-map` and `fuse-beta` also run in the horizontal phase, before kernels are \
-         grouped.\nA rule that spends the fusion budget (`--fuse-gas N`) applies at most N times \
-         in all.\n",
-    );
+    out.push('\n');
+    for p in Phase::ALL {
+        // the rules a phase runs besides those of themes that all run in it
+        let shared: Vec<String> = rules
+            .iter()
+            .filter(|r| r.runs_in(p) && !theme_phases(rules, r.theme).contains(&p))
+            .map(|r| format!("`{}`", r.name()))
+            .collect();
+        if !shared.is_empty() {
+            out.push_str(&format!(
+                "{} also run in the {} phase{}.\n",
+                shared.join(" and "),
+                p.as_str(),
+                p.shared_note()
+            ));
+        }
+    }
+    out.push_str("A rule that spends the fusion budget (`--fuse-gas N`) applies at most N times in all.\n");
     for t in Theme::ALL {
         let of: Vec<&Rule> = rules.iter().filter(|r| r.theme == t).collect();
         if of.is_empty() {
@@ -72,6 +87,13 @@ pub fn markdown(rules: &[Rule]) -> String {
         }
     }
     out
+}
+
+/// The phases every rule of `theme` in `rules` runs in (the theme's line of the catalogue).
+pub fn theme_phases(rules: &[Rule], theme: Theme) -> Vec<Phase> {
+    let mut of = rules.iter().filter(|r| r.theme == theme);
+    let first = of.next().map(|r| r.in_phases.clone()).unwrap_or_default();
+    of.fold(first, |acc, r| acc.into_iter().filter(|p| r.runs_in(*p)).collect())
 }
 
 /// The catalogue as plain text, one rule per line (what `eqfuse rules` prints).

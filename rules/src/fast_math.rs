@@ -4,6 +4,7 @@
 use crate::build::{mul_by_reciprocal, zero_of};
 use crate::cond::{is_float, is_float_two, on};
 use crate::node_rule::{kinds, node_rule, Select};
+use crate::phase::Phase;
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::Language;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 pub fn table() -> Vec<Rule> {
     themed(
         Theme::FastMath,
+        &[Phase::Simplify, Phase::Fuse],
         vec![
             (
                 r#"(a + b) + c == a + (b + c) (floats: reassociation)"#,

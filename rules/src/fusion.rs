@@ -13,6 +13,7 @@ use crate::build::{
 use crate::context::{self, WalkKind};
 use crate::legal::{in_bounds, neutral_pair, IndexSpace};
 use crate::node_rule::{kinds, node_rule, Build, Select};
+use crate::phase::Phase;
 use crate::rule::{Rule, Theme};
 use crate::subst::{beta, lam_body, walk_at, walk_with, Step, Visitor};
 use crate::{Rewrite, EG};
@@ -76,24 +77,29 @@ fn free_rule(name: &str, select: Select, f: fn(&mut EG, Id, &ArrayLang) -> Optio
 
 /// The fusion rules, sharing `gas`, each with its identity ([`crate::catalogue`]).
 pub fn table(gas: &Gas) -> Vec<Rule> {
+    // every fusion rule runs in the fuse phase; the two the horizontal phase runs first
+    // (every map to its index form, the beta rule finishing it) say so in their entries
     let spends = |identity: &'static str, rewrite: Rewrite| Rule {
         identity,
         theme: Theme::Fusion,
         spends_gas: true,
         rewrite,
+        in_phases: vec![Phase::Fuse],
     };
     let free = |identity: &'static str, rewrite: Rewrite| Rule {
         identity,
         theme: Theme::Fusion,
         spends_gas: false,
         rewrite,
+        in_phases: vec![Phase::Fuse],
     };
     let pattern = |identity: &'static str, r: Rewrite| spends(identity, crate::gas_pattern(r, gas));
     vec![
         spends(
             r"map f a1 .. ak == generate (shape a1) (\i.. -> f a1[i..] .. ak[i..]), when every ai certainly has one shape",
             gassed("recast-map", gas, Select::kinds(kinds![Map]), recast_map),
-        ),
+        )
+        .also(Phase::Horizontal),
         spends(
             r"iota n == generate [n] (\i -> i)",
             gassed("recast-iota", gas, Select::kinds(kinds![Iota]), recast_iota),
@@ -144,7 +150,8 @@ pub fn table(gas: &Gas) -> Vec<Rule> {
         free(
             r"(\x.. -> body) a.. == body[a../x..], unless a computed argument (passed once) would go inside a lambda of body (an iterate's body, evaluated at every trip)",
             free_rule("fuse-beta", Select::kinds(kinds![App]), fuse_beta),
-        ),
+        )
+        .also(Phase::Horizontal),
         free(
             r"(e0, .., ek)._i == e_i",
             free_rule("fuse-proj-tuple", Select::kinds(kinds![Proj]), proj_tuple),
@@ -624,7 +631,7 @@ fn fuse_reads_in(eg: &mut EG, at: Id, n: &ArrayLang, ds: Vec<SymDim>, f: Id) -> 
     // and with each producer it reads (directly or through others) kept as a read in turn,
     // the rest fused: which array stays in memory is the extraction's choice, and the form
     // must not depend on whether the source wrote the kept one as an operand or read it
-    // inside another's function (seed 70 of the confluence property)
+    // inside another's function
     if !context::with(eg, |c| c.fused_nodes.contains(n)) {
         partial.push(walk_reads(eg, at, &ds, body, WalkKind::OneProducer, &[]));
         for p in producers_read(eg, body) {
@@ -637,7 +644,7 @@ fn fuse_reads_in(eg: &mut EG, at: Id, n: &ArrayLang, ds: Vec<SymDim>, f: Id) -> 
     }
     // a body that does not depend on the index (`fill sh x` recast) is one scalar, equal to
     // its fused form wherever it is: a host scalar that computes it (the `fill`'s own
-    // operand) then has the fused form too (seed 106 of the confluence property)
+    // operand) then has the fused form too
     let closed_body = eg[body].data.free.is_empty();
     for b in partial.into_iter().flatten() {
         if full.map(|f| eg.find(f)) != Some(eg.find(b)) {

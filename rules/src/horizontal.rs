@@ -12,6 +12,7 @@
 //! that it does not depend on.
 
 use crate::node_rule::{kinds, NodeSearcher, Select};
+use crate::phase::Phase;
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::{Id, Language, PatternAst, Subst, Symbol};
@@ -27,6 +28,7 @@ pub fn table() -> Vec<Rule> {
     };
     themed(
         Theme::Horizontal,
+        &[Phase::Horizontal],
         vec![
             (
                 r"generate sh f == proj k (multi sh .. (lgen f) ..), redomap op ne sh f == proj k (multi sh .. (lred op ne f) ..), for independent kernels over one shape",

@@ -7,6 +7,7 @@
 use crate::build::{array_info, const_i64, dims};
 use crate::legal::{in_bounds, IndexSpace};
 use crate::node_rule::{kinds, node_rule, Select};
+use crate::phase::Phase;
 use crate::rule::{themed, Rule, Theme};
 use crate::subst::lam_body;
 use crate::{Rewrite, EG};
@@ -18,6 +19,7 @@ use std::sync::Arc;
 pub fn table() -> Vec<Rule> {
     themed(
         Theme::Index,
+        &[Phase::Simplify, Phase::Fuse],
         vec![
             (
                 r#"transpose (transpose a) == a"#,

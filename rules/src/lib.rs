@@ -1,8 +1,8 @@
 //! # eqfuse-rules
 //!
 //! The rewrite rules of eqfuse, one file per theme, and the saturation of an e-graph with
-//! them ([`saturate`]); the driver that runs them in phases (simplify → fuse → loops →
-//! horizontal, extracting between phases) is `eqfuse-optimize`.
+//! them ([`saturate`]); the phases (simplify → fuse → loops → horizontal) are declared in
+//! [`pipeline`] and run, extracting between phases, by the driver in `eqfuse-optimize`.
 //!
 //! Every rule is an entry of one table, [`catalogue`]: its name, identity, theme (the file
 //! it lives in), phases, whether it spends the fusion budget, and the rewrite. `eqfuse rules`
@@ -32,6 +32,8 @@ pub mod index;
 pub mod legal;
 pub mod loops;
 pub mod node_rule;
+pub mod phase;
+pub mod pipeline;
 pub mod rule;
 pub mod saturate;
 pub mod scalar;
@@ -88,16 +90,6 @@ pub(crate) fn gas_pattern(r: Rewrite, gas: &Gas) -> Rewrite {
 pub struct RuleSets {
     /// Rules that change float results (reassociation, `x - x == 0` on floats, ...).
     pub fast_math: bool,
-}
-
-/// The simplification rules: scalar and index algebra (and fast math when asked for).
-pub fn simplify_rules(sets: RuleSets) -> Vec<Rewrite> {
-    let mut v = scalar::rules();
-    v.extend(index::rules());
-    if sets.fast_math {
-        v.extend(fast_math::rules());
-    }
-    v
 }
 
 /// Every rule of the catalogue (for listing and for the soundness tests), the fusion rules

@@ -1,4 +1,4 @@
-//! Loop recovery (docs/design-decisions.md, decision 3, seed 003's loop introduction and joining): a chain
+//! Loop recovery (docs/design-decisions.md, decision 3: loop introduction and joining): a chain
 //! of applications of one function becomes an `iterate`.
 //!
 //! | rule | identity |
@@ -19,6 +19,7 @@
 
 use crate::build::const_i64;
 use crate::node_rule::{kinds, node_rule, Select};
+use crate::phase::Phase;
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::Id;
@@ -32,6 +33,7 @@ pub const MAX_CHAIN: i64 = 1 << 20;
 pub fn table() -> Vec<Rule> {
     themed(
         Theme::Loops,
+        &[Phase::Loops],
         vec![
             (
                 r#"f (f .. (f x)) == iterate k f x"#,

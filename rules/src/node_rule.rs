@@ -12,8 +12,8 @@
 //! A selector names the kinds of node it takes (`kinds![Map, Reduce]`), as an
 //! `egg` pattern names its operator: the searcher visits only the classes that egg's index
 //! of classes by operation lists for those kinds, in the order of their ids, instead of
-//! every node of every class (on a program of 16 000 outputs, most of a search's time was
-//! reaching nodes no rule of the phase could take). A node of another kind is never
+//! every node of every class (on a wide program, most of a search would reach nodes no
+//! rule of the phase can take). A node of another kind is never
 //! matched, whatever the test says.
 
 use crate::EG;

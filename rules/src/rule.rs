@@ -1,10 +1,11 @@
 //! What one rule of the catalogue is ([`Rule`]): its rewrite with the identity it relies on,
-//! its theme and whether it spends the fusion budget. The theme files build their tables of
-//! these; [`crate::catalogue`] joins them.
+//! its theme, the phases that run it and whether it spends the fusion budget. The theme files
+//! build their tables of these; [`crate::catalogue`] joins them.
 
+use crate::phase::Phase;
 use crate::Rewrite;
 
-/// A theme: one file of rules, run by the same phases.
+/// A theme: one file of rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Theme {
     /// Scalar identities that hold bit for bit (`scalar.rs`).
@@ -61,17 +62,6 @@ impl Theme {
             Theme::FastMath => "identities that change float results; only with fast math",
         }
     }
-
-    /// The phases of the optimiser (`eqfuse-optimize`'s driver) that apply its rules.
-    pub fn phases(self) -> &'static str {
-        match self {
-            Theme::Scalar | Theme::Index => "simplify, fuse",
-            Theme::Fusion => "fuse",
-            Theme::Horizontal => "horizontal",
-            Theme::Loops => "loops",
-            Theme::FastMath => "simplify, fuse (fast math)",
-        }
-    }
 }
 
 /// One rule of the catalogue.
@@ -84,11 +74,9 @@ pub struct Rule {
     pub spends_gas: bool,
     /// The rewrite.
     pub rewrite: Rewrite,
+    /// The phases that run it, in [`Phase::ALL`] order ([`crate::pipeline::PHASES`] reads them).
+    pub in_phases: Vec<Phase>,
 }
-
-/// The rules the horizontal phase applies before grouping kernels, besides the theme's own:
-/// every map gets its index form, and the beta rule finishes it.
-pub const HORIZONTAL_PREP: [&str; 2] = ["fuse-beta", "recast-map"];
 
 impl Rule {
     /// Its name.
@@ -96,21 +84,49 @@ impl Rule {
         self.rewrite.name.as_str()
     }
 
-    /// The phases that apply it.
+    /// Whether `phase` runs it.
+    pub fn runs_in(&self, phase: Phase) -> bool {
+        self.in_phases.contains(&phase)
+    }
+
+    /// The phases that run it as `eqfuse rules` prints them (`simplify, fuse`; the fast-math
+    /// rules, which run only when asked for, add `(fast math)`).
     pub fn phases(&self) -> String {
-        let own = self.theme.phases();
-        if HORIZONTAL_PREP.contains(&self.name()) {
-            format!("{own}, horizontal")
-        } else {
-            own.to_string()
+        phase_list(&self.in_phases, self.theme)
+    }
+
+    /// The same rule, run by `phase` too (a rule one theme shares with another's phase).
+    pub fn also(mut self, phase: Phase) -> Rule {
+        if !self.runs_in(phase) {
+            self.in_phases.push(phase);
+            self.in_phases.sort();
         }
+        self
     }
 }
 
-/// Rules of `theme` from `(identity, rewrite)` pairs, none spending the fusion budget.
-pub fn themed(theme: Theme, rules: Vec<(&'static str, Rewrite)>) -> Vec<Rule> {
+/// `phases` as the catalogue prints them for a rule of `theme`.
+pub fn phase_list(phases: &[Phase], theme: Theme) -> String {
+    let names: Vec<&str> = phases.iter().map(|p| p.as_str()).collect();
+    let list = names.join(", ");
+    if theme == Theme::FastMath {
+        format!("{list} (fast math)")
+    } else {
+        list
+    }
+}
+
+/// Rules of `theme` run by `phases` from `(identity, rewrite)` pairs, none spending the
+/// fusion budget.
+pub fn themed(theme: Theme, phases: &[Phase], rules: Vec<(&'static str, Rewrite)>) -> Vec<Rule> {
     rules
         .into_iter()
-        .map(|(identity, rewrite)| Rule { identity, theme, spends_gas: false, rewrite })
+        .map(|(identity, rewrite)| Rule {
+            identity,
+            theme,
+            spends_gas: false,
+            rewrite,
+            in_phases: phases.to_vec(),
+        })
         .collect()
 }

@@ -5,9 +5,8 @@
 //! runs, and what happens between phases (extraction, lowering), is the driver's
 //! (`eqfuse-optimize`).
 
-use crate::rule::HORIZONTAL_PREP;
 use crate::schedule::SizedBackoff;
-use crate::{Gas, Rewrite, EG};
+use crate::{Rewrite, EG};
 use egg::{Id, Language, RecExpr};
 use eqfuse_egraph::{ArrayLang, Facts};
 use std::time::{Duration, Instant};
@@ -117,37 +116,5 @@ fn shuffle<T>(v: &mut [T], seed: u64) {
         x ^= x >> 27;
         let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
         v.swap(i, (r % (i as u64 + 1)) as usize);
-    }
-}
-
-/// The rules the horizontal phase runs before it groups kernels ([`HORIZONTAL_PREP`], in
-/// that order): every map gets its index form and the beta rule finishes it. A rule that
-/// spends the fusion budget runs there without it, as `horizontal-<name>` (it fuses nothing
-/// vertically, and its count is not the fuse phase's).
-pub fn horizontal_prep() -> Vec<Rewrite> {
-    let mut fusion = crate::fusion::table(&Gas::unlimited());
-    let mut out = Vec::with_capacity(HORIZONTAL_PREP.len());
-    for name in HORIZONTAL_PREP {
-        let Some(i) = fusion.iter().position(|r| r.name() == name) else {
-            unreachable!("the fusion rules include {name}")
-        };
-        let rule = fusion.swap_remove(i);
-        let mut rewrite = rule.rewrite;
-        if rule.spends_gas {
-            rewrite.name = format!("horizontal-{name}").into();
-        }
-        out.push(rewrite);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_horizontal_prep_runs_the_listed_rules_without_the_budget() {
-        let names: Vec<String> = horizontal_prep().iter().map(|r| r.name.to_string()).collect();
-        assert_eq!(names, ["fuse-beta", "horizontal-recast-map"]);
     }
 }

@@ -9,6 +9,7 @@
 use crate::build::{mul_by_reciprocal, zero_of};
 use crate::cond::*;
 use crate::node_rule::{kinds, node_rule, Select};
+use crate::phase::Phase;
 use crate::rule::{themed, Rule, Theme};
 use crate::{Rewrite, EG};
 use egg::{rewrite as rw, Id};
@@ -19,6 +20,7 @@ use std::sync::Arc;
 pub fn table() -> Vec<Rule> {
     themed(
         Theme::Scalar,
+        &[Phase::Simplify, Phase::Fuse],
         vec![
             (r#"x * 1 == x"#, rw!("scalar-mul-one"; "(* ?x ?c)" => "?x" if on("?c", is_one))),
             (r#"1 * x == x"#, rw!("scalar-one-mul"; "(* ?c ?x)" => "?x" if on("?c", is_one))),

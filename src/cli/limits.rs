@@ -21,7 +21,8 @@ pub struct LimitArgs {
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_program_bytes)]
     max_program_bytes: usize,
     /// Most bytes one array (input, intermediate or output) may take, refused before it is
-    /// allocated [default: the machine's physical memory].
+    /// allocated [default: the machine's physical memory, or the cgroup's memory limit where
+    /// smaller].
     #[arg(long, value_name = "BYTES")]
     max_array_bytes: Option<u64>,
     /// Most e-nodes per optimisation phase.
@@ -32,8 +33,10 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N", default_value_t = OptimizeOptions::default().iter_limit,
           value_parser = at_least_one)]
     iter_limit: usize,
-    /// Time limit for the whole optimisation, in milliseconds (it then stops rewriting and
-    /// runs the best program found so far).
+    /// Time limit for optimising and compiling native code together, in milliseconds: the
+    /// optimiser then stops rewriting and runs the best program found so far, and a C
+    /// compiler still running is stopped, the kernels then running on the interpreter (a
+    /// note on stderr says so).
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     time_limit_ms: u64,
     /// Stop the whole command with `E-LIMIT` after this many seconds (fractions allowed)
@@ -88,6 +91,8 @@ impl LimitArgs {
         let Some(after) = self.timeout else { return };
         let watchdog = move || {
             std::thread::sleep(after);
+            // no C compiler outlives the command, and none leaves its files behind
+            eqfuse_exec_cpu::abort_compilers();
             eprintln!("error[E-LIMIT]: timed out after {} s (--timeout)", after.as_secs_f64());
             std::process::exit(1);
         };

@@ -4,16 +4,11 @@
 //! The unit holds the [`prelude`] (the shared scalar helpers, compiled as C11), and
 //! for each kernel it can run natively an argument block type `EqArgs_k<i>`, the element
 //! and lane functions from the shared scalar emitter ([`crate::scalar`]), and exported
-//! entry points from the skeletons (module `skeleton`):
-//!
-//! | kernel | entry points |
-//! | --- | --- |
-//! | generate and reduce lanes, any rank (maps, gathers, full and row reductions, multi-output kernels) | `eq_k<i>_run(A, r0, r1, j0, j1, red)`: rows `[r0, r1)` of the space (every dimension but the innermost), innermost indices `[j0, j1)`; `eq_k<i>_combine(A, lane, parts, n, dst)`: folds `n` partial results of a reduce lane in order |
-//!
-//! | a scan (one lane), any rank | `eq_k<i>_scan(A, r0, r1, j0, j1, carry)`, `eq_k<i>_fold(A, row, j0, j1, part)`, `eq_k<i>_prefix(A, parts, n, carries)`: rows in parallel, or a long row as segments: fold each, the carries in order, scan each from its carry |
-//!
-//! | a filter over a 1-d space | `eq_k<i>_count(A, j0, j1, n)`, `eq_k<i>_write(A, j0, j1, dst)`: segments counted in parallel, offsets on the host, then written in parallel |
-//! | a permute (one lane), any rank | `eq_k<i>_permute(A, j0, j1, dst, touched)`: elements `[j0, j1)` combined into `dst` at their targets; `eq_k<i>_merge(A, dst, part, touched, n)`: a partial merged in; `eq_k<i>_shared(A, j0, j1, dst)`, where the operator allows it: combined atomically into a result shared by every call (see [`PermuteCode`]) |
+//! entry points from the skeletons (module `skeleton`). [`abi`] declares each entry point
+//! once, C parameters and Rust function type together, and its table says which skeleton
+//! exports which: `eq_k<i>_run` and `eq_k<i>_combine` for generate and reduce lanes,
+//! `_scan`, `_fold` and `_prefix` for a scan, `_count` and `_write` for a filter,
+//! `_permute`, `_merge` and `_shared` for a permute.
 //!
 //! A scan or permute beside other lanes, and a filter of rank above 1, run on the VM
 //! ([`PlanCode::kernels`] says why for each).
@@ -31,6 +26,7 @@
 //! interpreter, which reports the error of the first failing element exactly as the other
 //! backends do.
 
+pub mod abi;
 pub mod prelude;
 mod skeleton;
 
@@ -192,7 +188,7 @@ pub fn generate(plan: &Plan) -> PlanCode {
         let r = skeleton::generate(plan, k, index, &host);
         match r {
             Ok((code, text)) => {
-                let _ = writeln!(src, "\n// ---- kernel k{index}: {} ----", crate::describe(plan, k));
+                let _ = writeln!(src, "{KERNEL_MARK}{index}: {} ----", crate::describe(plan, k));
                 src.push_str(&text);
                 kernels.push(Ok(code));
             }
@@ -200,4 +196,63 @@ pub fn generate(plan: &Plan) -> PlanCode {
         }
     }
     PlanCode { source: src, kernels }
+}
+
+/// What starts each kernel's text in a plan's source (after the prelude): [`split`] cuts
+/// there.
+const KERNEL_MARK: &str = "\n// ---- kernel k";
+
+/// A plan's source ([`PlanCode::source`]) as translation units that compile separately and
+/// link into one shared object: each is the prelude (whose functions are all `static`, and
+/// its types and macros are declarations only) followed by whole kernels, in order, at
+/// least `piece_bytes` of kernel text per unit but the last. A source of at most
+/// `piece_bytes` of kernel text (or of one kernel) is one unit, the source itself.
+///
+/// A kernel's text defines only its own names (`EqArgs_k<i>`, its `static` functions, its
+/// exported `eq_k<i>_...` entry points), so no unit refers to another's definitions.
+pub fn split(source: &str, piece_bytes: usize) -> Vec<String> {
+    let starts: Vec<usize> = source.match_indices(KERNEL_MARK).map(|(i, _)| i).collect();
+    let Some(&first) = starts.first() else { return vec![source.to_string()] };
+    let prelude = &source[..first];
+    if source.len() - first <= piece_bytes || starts.len() == 1 {
+        return vec![source.to_string()];
+    }
+    let mut pieces = Vec::new();
+    let mut piece = String::from(prelude);
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(source.len());
+        piece.push_str(&source[start..end]);
+        if piece.len() - prelude.len() >= piece_bytes && end < source.len() {
+            pieces.push(std::mem::replace(&mut piece, String::from(prelude)));
+        }
+    }
+    pieces.push(piece);
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_splits_at_kernels_and_each_piece_has_the_prelude() {
+        let src = format!(
+            "PRELUDE{KERNEL_MARK}0: a ----\nAAAA{KERNEL_MARK}1: b ----\nBBBB{KERNEL_MARK}2: c ----\nCCCC\n"
+        );
+        // small enough: the source itself
+        assert_eq!(split(&src, 1 << 20), vec![src.clone()]);
+        // one kernel per piece
+        let pieces = split(&src, 1);
+        assert_eq!(pieces.len(), 3);
+        assert!(pieces.iter().all(|p| p.starts_with("PRELUDE\n// ---- kernel k")));
+        assert!(pieces[0].contains("AAAA") && !pieces[0].contains("BBBB"));
+        assert!(pieces[2].ends_with("CCCC\n"));
+        // the kernels' text, in order, is the source's
+        let kernels: String = pieces.iter().map(|p| &p["PRELUDE".len()..]).collect();
+        assert_eq!(format!("PRELUDE{kernels}"), src);
+        // two kernels to a piece at most
+        assert_eq!(split(&src, 40).len(), 2);
+        // no kernel: one piece
+        assert_eq!(split("PRELUDE", 1), vec!["PRELUDE".to_string()]);
+    }
 }

@@ -1,8 +1,8 @@
 //! The CPU skeletons: exported C entry points around a kernel's element function. See the
-//! table in [`super`].
+//! table in [`super::abi`], which declares each entry point's parameters.
 
-use super::{accumulators, Entries, KernelCode, Shared};
-use crate::scalar::{emit, FnCtx};
+use super::{abi, accumulators, Entries, FilterCode, KernelCode, PermuteCode, ScanCode, Shared};
+use crate::scalar::{emit, FnCtx, InSpace};
 use crate::{cty, known_op, Dialect, KnownOp, Layout};
 use eqfuse_ir::plan::{Func, Inst, Kernel, LaneOp, PermuteDest, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
@@ -17,6 +17,75 @@ macro_rules! w {
     }};
 }
 
+/// Which skeleton a kernel's lanes take, with what it needs of them.
+enum Kind<'k> {
+    /// Generate and reduce lanes.
+    Lanes,
+    /// One scan lane.
+    Scan { op: &'k Func, ne: &'k Func, exclusive: bool, t: ElemType },
+    /// One filter lane over a 1-d space.
+    Filter { pred: &'k Func, t: ElemType },
+    /// One permute lane.
+    Permute { op: &'k Func, dest: &'k PermuteDest, target: &'k Func, t: ElemType },
+}
+
+/// A kernel's text as the skeletons build it: the argument block's layout, the functions
+/// emitted so far, and what the host must check before a launch.
+struct Unit<'a> {
+    plan: &'a Plan,
+    host: &'a HashSet<ValueId>,
+    k: &'a Kernel,
+    index: usize,
+    /// The argument block's type, `EqArgs_k<i>`.
+    name: String,
+    /// What the kernel's symbols start with, `eq_k<i>`.
+    prefix: String,
+    layout: Layout,
+    funcs: String,
+    in_space: Vec<InSpace>,
+    /// Per lane: its element type.
+    types: Vec<ElemType>,
+    /// Per lane: `Some(t)` for a reduce lane.
+    reduce: Vec<Option<ElemType>>,
+}
+
+impl Unit<'_> {
+    /// Emits `f` as the function `<prefix>_<suffix>`, under a comment saying `what` it is;
+    /// `elem`: an element function, whose reads at the space's indices go unchecked
+    /// ([`FnCtx::in_space`]).
+    fn func(&mut self, suffix: &str, f: &Func, what: &str, elem: bool) -> Result<(), String> {
+        let fname = format!("{}_{suffix}", self.prefix);
+        let in_space = if elem { Some(&mut self.in_space) } else { None };
+        let mut cx =
+            FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout, in_space, tile: &[] };
+        let text = emit(&mut cx, &fname, f)?;
+        w!(self.funcs, "// {what}");
+        self.funcs.push_str(&text);
+        Ok(())
+    }
+
+    /// The space's extents, as C expressions.
+    fn exts(&mut self) -> Vec<String> {
+        (0..self.k.space.len()).map(|d| self.layout.extent(d)).collect()
+    }
+
+    /// The kernel's code with entry points `entries`, and its text: the argument block, the
+    /// functions, then the entry points' text `e`.
+    fn finish(self, entries: Entries, e: &str) -> (KernelCode, String) {
+        let mut text = self.layout.declaration();
+        text.push_str(&self.funcs);
+        text.push_str(e);
+        let code = KernelCode {
+            index: self.index,
+            entries,
+            slots: self.layout.slots(),
+            reduce: self.reduce,
+            in_space: self.in_space,
+        };
+        (code, text)
+    }
+}
+
 /// Generates kernel `index`: its entry points and its text (argument block, functions,
 /// entry points), or why it is left to the VM.
 pub(crate) fn generate(
@@ -26,11 +95,46 @@ pub(crate) fn generate(
     host: &HashSet<ValueId>,
 ) -> Result<(KernelCode, String), String> {
     let types = crate::lane_types(plan, k, index)?;
+    let (kind, reduce) = classify(plan, k, index, &types)?;
+    let name = format!("EqArgs_k{index}");
+    let mut layout = Layout::named(Dialect::C, &name);
+    for d in 0..k.space.len() {
+        layout.extent(d);
+    }
+    let prefix = format!("eq_k{index}");
+    let mut u = Unit {
+        plan,
+        host,
+        k,
+        index,
+        name,
+        prefix,
+        layout,
+        funcs: String::new(),
+        in_space: Vec::new(),
+        types,
+        reduce,
+    };
+    u.func("elem", &k.elem, "the element function", true)?;
+    match kind {
+        Kind::Filter { pred, t } => filter_kernel(u, pred, t),
+        Kind::Permute { op, dest, target, t } => permute_kernel(u, op, dest, target, t),
+        Kind::Scan { op, ne, exclusive, t } => scan_kernel(u, op, ne, exclusive, t),
+        Kind::Lanes => lanes_kernel(u),
+    }
+}
+
+/// The skeleton kernel `index`'s lanes (of element types `types`) take, and per lane
+/// `Some(t)` for a reduce lane; an error says why the kernel runs on the VM.
+fn classify<'k>(
+    plan: &Plan,
+    k: &'k Kernel,
+    index: usize,
+    types: &[ElemType],
+) -> Result<(Kind<'k>, Vec<Option<ElemType>>), String> {
     let mut reduce = Vec::new();
-    let mut scan = None;
-    let mut filter = None;
-    let mut permute = None;
-    for (lane, &t) in k.lanes.iter().zip(&types) {
+    let mut kind = Kind::Lanes;
+    for (lane, &t) in k.lanes.iter().zip(types) {
         match &lane.op {
             LaneOp::Generate => reduce.push(None),
             LaneOp::Reduce { op, ne } => {
@@ -40,7 +144,7 @@ pub(crate) fn generate(
             LaneOp::Scan { op, ne, exclusive } if k.lanes.len() == 1 => {
                 crate::check_op(op, ne, t).map_err(|e| format!("kernel k{index}: {e}"))?;
                 reduce.push(None);
-                scan = Some((op, ne, *exclusive, t));
+                kind = Kind::Scan { op, ne, exclusive: *exclusive, t };
             }
             LaneOp::Scan { .. } => return Err("a scan beside other lanes runs on the VM".into()),
             LaneOp::Filter { pred } if k.lanes.len() == 1 && k.space.len() == 1 => {
@@ -51,120 +155,89 @@ pub(crate) fn generate(
                     return Err(format!("kernel k{index}: a predicate that is not {t} -> bool"));
                 }
                 reduce.push(None);
-                filter = Some((pred, t));
+                kind = Kind::Filter { pred, t };
             }
             LaneOp::Filter { .. } => return Err("a filter of this shape runs on the VM".into()),
             LaneOp::Permute { op, dest, target } if k.lanes.len() == 1 => {
                 check_permute(plan, op, dest, target, t, k.space.len())
                     .map_err(|e| format!("kernel k{index}: {e}"))?;
                 reduce.push(None);
-                permute = Some((op, dest, target, t));
+                kind = Kind::Permute { op, dest, target, t };
             }
             LaneOp::Permute { .. } => return Err("a permute beside other lanes runs on the VM".into()),
         }
     }
-    let name = format!("EqArgs_k{index}");
-    let mut layout = Layout::named(Dialect::C, &name);
-    let rank = k.space.len();
-    for d in 0..rank {
-        layout.extent(d);
-    }
-    let mut funcs = String::new();
-    let prefix = format!("eq_k{index}");
-    let mut in_space = Vec::new();
-    let mut func = |layout: &mut Layout,
-                    fname: &str,
-                    f: &Func,
-                    what: &str,
-                    elem: bool|
-     -> Result<(), String> {
-        let mut cx =
-            FnCtx { plan, host, layout, in_space: if elem { Some(&mut in_space) } else { None }, tile: &[] };
-        let text = emit(&mut cx, fname, f)?;
-        w!(funcs, "// {what}");
-        funcs.push_str(&text);
-        Ok(())
-    };
-    func(&mut layout, &format!("{prefix}_elem"), &k.elem, "the element function", true)?;
-    if let Some((pred, t)) = filter {
-        func(&mut layout, &format!("{prefix}_pred"), pred, "the filter's predicate", false)?;
-        let e = filter_entries(&prefix, &name, cty(t));
-        let mut text = layout.declaration();
-        text.push_str(&funcs);
-        text.push_str(&e);
-        let code = KernelCode {
-            index,
-            entries: Entries::Filter(super::FilterCode {
-                count: format!("{prefix}_count"),
-                write: format!("{prefix}_write"),
-                ty: t,
-            }),
-            slots: layout.slots(),
-            reduce,
-            in_space,
-        };
-        return Ok((code, text));
-    }
-    if let Some((op, dest, target, t)) = permute {
-        func(&mut layout, &format!("{prefix}_target"), target, "the permute's target", true)?;
-        func(&mut layout, &format!("{prefix}_op0"), op, "the permute's operator", false)?;
-        let exts: Vec<String> = (0..rank).map(|d| layout.extent(d)).collect();
-        let dims = crate::dest_dims(&mut layout, plan, dest);
-        let shared = shared_write(op, t);
-        let fetch_add = known_op(op) == Some(KnownOp::Add) && matches!(t, ElemType::I32 | ElemType::I64);
-        let e = permute_entries(&prefix, &name, &exts, &dims, t, shared, fetch_add);
-        let mut text = layout.declaration();
-        text.push_str(&funcs);
-        text.push_str(&e);
-        let code = KernelCode {
-            index,
-            entries: Entries::Permute(super::PermuteCode {
-                permute: format!("{prefix}_permute"),
-                merge: format!("{prefix}_merge"),
-                shared: shared.map(|s| (format!("{prefix}_shared"), s)),
-                ty: t,
-                dest: dest.clone(),
-            }),
-            slots: layout.slots(),
-            reduce,
-            in_space,
-        };
-        return Ok((code, text));
-    }
-    if let Some((op, ne, exclusive, t)) = scan {
-        func(&mut layout, &format!("{prefix}_op0"), op, "the scan's operator", false)?;
-        func(&mut layout, &format!("{prefix}_ne0"), ne, "the scan's neutral element", false)?;
-        let out = layout.out(0, t, &crate::value_name(plan, k.lanes[0].dst));
-        let exts: Vec<String> = (0..rank).map(|d| layout.extent(d)).collect();
-        let e = scan_entries(&prefix, &name, &exts, &out, cty(t), exclusive);
-        let mut text = layout.declaration();
-        text.push_str(&funcs);
-        text.push_str(&e);
-        let code = KernelCode {
-            index,
-            entries: Entries::Scan(super::ScanCode {
-                scan: format!("{prefix}_scan"),
-                fold: format!("{prefix}_fold"),
-                prefix: format!("{prefix}_prefix"),
-                ty: t,
-            }),
-            slots: layout.slots(),
-            reduce,
-            in_space,
-        };
-        return Ok((code, text));
-    }
+    Ok((kind, reduce))
+}
+
+/// A filter kernel: its predicate, then [`filter_entries`].
+fn filter_kernel(mut u: Unit<'_>, pred: &Func, t: ElemType) -> Result<(KernelCode, String), String> {
+    u.func("pred", pred, "the filter's predicate", false)?;
+    let e = filter_entries(&u.prefix, &u.name, cty(t));
+    let entries = Entries::Filter(FilterCode {
+        count: abi::COUNT.symbol(&u.prefix),
+        write: abi::WRITE.symbol(&u.prefix),
+        ty: t,
+    });
+    Ok(u.finish(entries, &e))
+}
+
+/// A permute kernel: its target and operator, then [`permute_entries`].
+fn permute_kernel(
+    mut u: Unit<'_>,
+    op: &Func,
+    dest: &PermuteDest,
+    target: &Func,
+    t: ElemType,
+) -> Result<(KernelCode, String), String> {
+    u.func("target", target, "the permute's target", true)?;
+    u.func("op0", op, "the permute's operator", false)?;
+    let exts = u.exts();
+    let dims = crate::dest_dims(&mut u.layout, u.plan, dest);
+    let shared = shared_write(op, t);
+    let fetch_add = known_op(op) == Some(KnownOp::Add) && matches!(t, ElemType::I32 | ElemType::I64);
+    let e = permute_entries(&u.prefix, &u.name, &exts, &dims, t, shared, fetch_add);
+    let entries = Entries::Permute(PermuteCode {
+        permute: abi::PERMUTE.symbol(&u.prefix),
+        merge: abi::MERGE.symbol(&u.prefix),
+        shared: shared.map(|s| (abi::SHARED.symbol(&u.prefix), s)),
+        ty: t,
+        dest: dest.clone(),
+    });
+    Ok(u.finish(entries, &e))
+}
+
+/// A scan kernel: its operator and neutral element, then [`scan_entries`].
+fn scan_kernel(
+    mut u: Unit<'_>,
+    op: &Func,
+    ne: &Func,
+    exclusive: bool,
+    t: ElemType,
+) -> Result<(KernelCode, String), String> {
+    u.func("op0", op, "the scan's operator", false)?;
+    u.func("ne0", ne, "the scan's neutral element", false)?;
+    let out = u.layout.out(0, t, &crate::value_name(u.plan, u.k.lanes[0].dst));
+    let exts = u.exts();
+    let e = scan_entries(&u.prefix, &u.name, &exts, &out, cty(t), exclusive);
+    let entries = Entries::Scan(ScanCode {
+        scan: abi::SCAN.symbol(&u.prefix),
+        fold: abi::FOLD.symbol(&u.prefix),
+        prefix: abi::PREFIX.symbol(&u.prefix),
+        ty: t,
+    });
+    Ok(u.finish(entries, &e))
+}
+
+/// A kernel of generate and reduce lanes: each reduce lane's operator and neutral element,
+/// then [`run_entry`] and, with reduce lanes, [`combine_entry`].
+fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
+    let k = u.k;
     let mut commutative = true;
     for (i, lane) in k.lanes.iter().enumerate() {
         if let LaneOp::Reduce { op, ne } = &lane.op {
-            func(&mut layout, &format!("{prefix}_op{i}"), op, &format!("lane {i}: the operator"), false)?;
-            func(
-                &mut layout,
-                &format!("{prefix}_ne{i}"),
-                ne,
-                &format!("lane {i}: the neutral element"),
-                false,
-            )?;
+            u.func(&format!("op{i}"), op, &format!("lane {i}: the operator"), false)?;
+            u.func(&format!("ne{i}"), ne, &format!("lane {i}: the neutral element"), false)?;
             commutative &= known_op(op).is_some();
         }
     }
@@ -173,25 +246,38 @@ pub(crate) fn generate(
         .iter()
         .enumerate()
         .map(|(i, lane)| match lane.op {
-            LaneOp::Generate => Some(layout.out(i, types[i], &crate::value_name(plan, lane.dst))),
+            LaneOp::Generate => Some(u.layout.out(i, u.types[i], &crate::value_name(u.plan, lane.dst))),
             _ => None,
         })
         .collect();
-    let exts: Vec<String> = (0..rank).map(|d| layout.extent(d)).collect();
+    let exts = u.exts();
+    let reds: Vec<usize> = (0..k.lanes.len()).filter(|&i| u.reduce[i].is_some()).collect();
+    let mut e = run_entry(&u, &exts, &outs, &reds, commutative);
+    let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &reds));
+    let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine };
+    Ok(u.finish(entries, &e))
+}
 
+/// The `run` entry of a kernel of generate and reduce lanes: the generate lanes written to
+/// `outs` (their output arrays), the reduce lanes `reds` folded per row (into independent
+/// accumulators where every operator is `commutative`).
+fn run_entry(
+    u: &Unit<'_>,
+    exts: &[String],
+    outs: &[Option<String>],
+    reds: &[usize],
+    commutative: bool,
+) -> String {
+    let (prefix, types) = (&u.prefix, &u.types);
+    let rank = exts.len();
     let mut e = String::new();
-    let run = format!("{prefix}_run");
-    w!(
-        e,
-        "EQ_EXPORT int {run}(const {name}* restrict A, long long r0, long long r1, long long j0, long long j1, void* const* red) {{"
-    );
+    w!(e, "{}", abi::RUN.header(prefix, &u.name));
     w!(e, "  int ok = 1;");
     w!(e, "  const long long L = {};", exts[rank - 1]);
     w!(e, "  for (long long row = r0; row < r1; ++row) {{");
-    outer_indices(&mut e, &exts, "    ");
+    outer_indices(&mut e, exts, "    ");
     w!(e, "    const long long base = row * L;");
-    let reds: Vec<usize> = (0..k.lanes.len()).filter(|&i| reduce[i].is_some()).collect();
-    for &i in &reds {
+    for &i in reds {
         let t = cty(types[i]);
         w!(e, "    {t} ne{i};");
         w!(e, "    ok &= {prefix}_ne{i}(A, -1, &ne{i});");
@@ -224,7 +310,7 @@ pub(crate) fn generate(
     if !reds.is_empty() && commutative {
         // independent accumulators: element j into accumulator j mod W
         let wn = reds.iter().map(|&i| accumulators(types[i].size_bytes())).max().unwrap_or(16);
-        for &i in &reds {
+        for &i in reds {
             w!(e, "    {} acc{i}[{wn}];", cty(types[i]));
             w!(e, "    for (int w = 0; w < {wn}; ++w) acc{i}[w] = ne{i};");
         }
@@ -236,12 +322,12 @@ pub(crate) fn generate(
         }));
         w!(e, "      }}");
         w!(e, "    }}");
-        for &i in &reds {
+        for &i in reds {
             w!(e, "    {} s{i} = acc{i}[0];", cty(types[i]));
             w!(e, "    for (int w = 1; w < {wn}; ++w) ok &= {prefix}_op{i}(A, -1, s{i}, acc{i}[w], &s{i});");
         }
     } else {
-        for &i in &reds {
+        for &i in reds {
             w!(e, "    {} s{i} = ne{i};", cty(types[i]));
         }
     }
@@ -249,59 +335,45 @@ pub(crate) fn generate(
     w!(e, "      const long long iL = j;");
     e.push_str(&body("      ", &|i| format!("ok &= {prefix}_op{i}(A, -1, s{i}, x{i}, &s{i});")));
     w!(e, "    }}");
-    for &i in &reds {
+    for &i in reds {
         w!(e, "    (({}*)red[{i}])[row - r0] = s{i};", cty(types[i]));
     }
     w!(e, "  }}");
     w!(e, "  return ok;");
     w!(e, "}}");
+    e
+}
 
-    let combine = if reds.is_empty() {
-        None
-    } else {
-        let c = format!("{prefix}_combine");
-        w!(
-            e,
-            "EQ_EXPORT int {c}(const {name}* restrict A, long long lane, const void* parts, long long n, void* dst) {{"
-        );
-        w!(e, "  int ok = 1;");
-        w!(e, "  switch (lane) {{");
-        for &i in &reds {
-            let t = cty(types[i]);
-            w!(e, "  case {i}: {{");
-            w!(e, "    const {t}* p = (const {t}*)parts;");
-            w!(e, "    {t} s = p[0];");
-            w!(e, "    for (long long q = 1; q < n; ++q) ok &= {prefix}_op{i}(A, -1, s, p[q], &s);");
-            w!(e, "    *({t}*)dst = s;");
-            w!(e, "    break;");
-            w!(e, "  }}");
-        }
-        w!(e, "  default: ok = 0;");
+/// Appends the `combine` entry of a kernel with reduce lanes `reds` to `e`: `n` partial
+/// results of one lane folded in order. Returns its symbol.
+fn combine_entry(e: &mut String, u: &Unit<'_>, reds: &[usize]) -> String {
+    let prefix = &u.prefix;
+    w!(e, "{}", abi::COMBINE.header(prefix, &u.name));
+    w!(e, "  int ok = 1;");
+    w!(e, "  switch (lane) {{");
+    for &i in reds {
+        let t = cty(u.types[i]);
+        w!(e, "  case {i}: {{");
+        w!(e, "    const {t}* p = (const {t}*)parts;");
+        w!(e, "    {t} s = p[0];");
+        w!(e, "    for (long long q = 1; q < n; ++q) ok &= {prefix}_op{i}(A, -1, s, p[q], &s);");
+        w!(e, "    *({t}*)dst = s;");
+        w!(e, "    break;");
         w!(e, "  }}");
-        w!(e, "  return ok;");
-        w!(e, "}}");
-        Some(c)
-    };
-
-    let mut text = layout.declaration();
-    text.push_str(&funcs);
-    text.push_str(&e);
-    let code = KernelCode {
-        index,
-        entries: Entries::Lanes { run, combine },
-        slots: layout.slots(),
-        reduce,
-        in_space,
-    };
-    Ok((code, text))
+    }
+    w!(e, "  default: ok = 0;");
+    w!(e, "  }}");
+    w!(e, "  return ok;");
+    w!(e, "}}");
+    abi::COMBINE.symbol(prefix)
 }
 
 /// A filter's entry points over a 1-d space: `count(A, j0, j1, n)` writes how many of
 /// elements `[j0, j1)` are kept, `write(A, j0, j1, dst)` writes them from `dst` on, in order.
 fn filter_entries(prefix: &str, name: &str, t: &str) -> String {
     let mut e = String::new();
-    for (entry, extra) in [("count", "long long* n"), ("write", "void* dst")] {
-        w!(e, "EQ_EXPORT int {prefix}_{entry}(const {name}* restrict A, long long j0, long long j1, {extra}) {{");
+    for entry in [abi::COUNT, abi::WRITE] {
+        w!(e, "{}", entry.header(prefix, name));
         w!(e, "  int ok = 1;");
         w!(e, "  long long m = 0;");
         w!(e, "  for (long long j = j0; j < j1; ++j) {{");
@@ -309,13 +381,13 @@ fn filter_entries(prefix: &str, name: &str, t: &str) -> String {
         w!(e, "    bool keep;");
         w!(e, "    ok &= {prefix}_elem(A, j, j, &x);");
         w!(e, "    ok &= {prefix}_pred(A, -1, x, &keep);");
-        if entry == "count" {
+        if entry == abi::COUNT {
             w!(e, "    m += keep ? 1 : 0;");
         } else {
             w!(e, "    if (keep) (({t}*)dst)[m++] = x;");
         }
         w!(e, "  }}");
-        if entry == "count" {
+        if entry == abi::COUNT {
             w!(e, "  *n = m;");
         }
         w!(e, "  return ok;");
@@ -403,7 +475,7 @@ fn permute_entries(
 ) -> String {
     let t = cty(ty);
     let mut e = String::new();
-    w!(e, "EQ_EXPORT int {prefix}_permute(const {name}* restrict A, long long j0, long long j1, void* dst, unsigned char* touched) {{");
+    w!(e, "{}", abi::PERMUTE.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  {t}* restrict d = ({t}*)dst;");
     permute_loop_head(&mut e, prefix, exts, dims, t);
@@ -418,7 +490,7 @@ fn permute_entries(
     w!(e, "  }}");
     w!(e, "  return ok;");
     w!(e, "}}");
-    w!(e, "EQ_EXPORT int {prefix}_merge(const {name}* restrict A, void* dst, const void* part, const unsigned char* touched, long long n) {{");
+    w!(e, "{}", abi::MERGE.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  {t}* restrict d = ({t}*)dst;");
     w!(e, "  const {t}* restrict p = (const {t}*)part;");
@@ -435,10 +507,7 @@ fn permute_entries(
     // `dst` is written by other calls at the same time: no `restrict`, and every access to
     // it atomic (relaxed: the calls share no other data, and the host joins them before it
     // reads the result)
-    w!(
-        e,
-        "EQ_EXPORT int {prefix}_shared(const {name}* restrict A, long long j0, long long j1, void* dst) {{"
-    );
+    w!(e, "{}", abi::SHARED.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  {t}* d = ({t}*)dst;");
     permute_loop_head(&mut e, prefix, exts, dims, t);
@@ -525,7 +594,7 @@ fn scan_entries(prefix: &str, name: &str, exts: &[String], out: &str, t: &str, e
     }
     call.push_str(", j, &x)");
     let mut e = String::new();
-    w!(e, "EQ_EXPORT int {prefix}_fold(const {name}* restrict A, long long row, long long j0, long long j1, void* part) {{");
+    w!(e, "{}", abi::FOLD.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  const long long L = {};", exts[rank - 1]);
     outer_indices(&mut e, exts, "  ");
@@ -540,7 +609,7 @@ fn scan_entries(prefix: &str, name: &str, exts: &[String], out: &str, t: &str, e
     w!(e, "  *({t}*)part = s;");
     w!(e, "  return ok;");
     w!(e, "}}");
-    w!(e, "EQ_EXPORT int {prefix}_prefix(const {name}* restrict A, const void* parts, long long n, void* carries) {{");
+    w!(e, "{}", abi::PREFIX.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  {t} s;");
     w!(e, "  ok &= {prefix}_ne0(A, -1, &s);");
@@ -550,10 +619,7 @@ fn scan_entries(prefix: &str, name: &str, exts: &[String], out: &str, t: &str, e
     w!(e, "  }}");
     w!(e, "  return ok;");
     w!(e, "}}");
-    w!(
-        e,
-        "EQ_EXPORT int {prefix}_scan(const {name}* restrict A, long long r0, long long r1, long long j0, long long j1, const void* carry) {{"
-    );
+    w!(e, "{}", abi::SCAN.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  const long long L = {};", exts[rank - 1]);
     w!(e, "  for (long long row = r0; row < r1; ++row) {{");

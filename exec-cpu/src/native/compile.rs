@@ -1,4 +1,4 @@
-//! The system C compiler and the code cache.
+//! The system C compiler, and the key plans are cached under.
 //!
 //! A plan's C source is compiled by `$CC` (else `cc`, the compiler Rust itself links with)
 //! into a shared object, at `-O3 -march=native` with flags that keep IEEE results: no
@@ -14,12 +14,10 @@
 //! 0, which undoes it (`a_conversion_through_an_integer_drops_the_sign_of_zero` in
 //! `exec-cpu/tests/blocked_vm.rs` guards this).
 //!
-//! Shared objects are cached on disk under the cache directory
-//! ([`crate::RunOptions::cache_dir`]), named by the SHA-256 of the source, the compiler's
-//! path and version, the flags and the CPU's model and feature flags (`-march=native`
-//! builds for this CPU), so that a cache copied to another machine or kept across a
-//! compiler upgrade is never used wrongly. A file is written under a temporary name and
-//! renamed into place, so processes that share a cache never read half a file.
+//! Shared objects are cached on disk (`cache.rs`: where, and what is checked before one is
+//! loaded), named by the SHA-256 of the source, the compiler's path and version, the flags
+//! and the CPU's model and feature flags (`-march=native` builds for this CPU), so that a
+//! cache copied to another machine or kept across a compiler upgrade is never used wrongly.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -97,67 +95,28 @@ pub(crate) fn key(source: &str, cc: &str) -> Result<String, String> {
 pub(crate) struct Compiled {
     /// The shared object.
     pub path: PathBuf,
-    /// Seconds spent compiling (0 on a cache hit).
+    /// Seconds spent compiling.
     pub seconds: f64,
-    /// Whether it was in the cache already.
-    pub cached: bool,
 }
 
-/// The shared object of `source` in `dir` (compiled unless it is there already), keyed by
-/// `key`.
-pub(crate) fn compile(source: &str, cc: &str, key: &str, dir: &Path) -> Result<Compiled, String> {
+/// `source` compiled into `dir/KEY.so`, its source kept as `dir/KEY.c`. `dir` is a private
+/// directory of this process (`cache.rs`), which checks, loads and stores the result. The
+/// compiler is run by `build.rs`: in pieces for a large source, killed at `deadline`, its
+/// temporary files removed whatever happens.
+pub(crate) fn compile(
+    source: &str,
+    cc: &str,
+    key: &str,
+    dir: &Path,
+    deadline: Option<Instant>,
+) -> Result<Compiled, String> {
     let so = dir.join(format!("{key}.so"));
-    if so.is_file() {
-        return Ok(Compiled { path: so, seconds: 0.0, cached: true });
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create the cache directory {}: {e}", dir.display()))?;
-    let tmp = format!("{}.{}", std::process::id(), unique());
-    let c = dir.join(format!("{key}.{tmp}.c"));
-    let tmp_so = dir.join(format!("{key}.{tmp}.so"));
-    std::fs::write(&c, source).map_err(|e| format!("cannot write {}: {e}", c.display()))?;
     let t0 = Instant::now();
-    let out = Command::new(cc).args(FLAGS).arg("-o").arg(&tmp_so).arg(&c).arg("-lm").output();
+    super::build::build(cc, FLAGS, source, &so, dir, &super::build::Options::new(deadline))?;
     let seconds = t0.elapsed().as_secs_f64();
-    let result = match out {
-        Ok(o) if o.status.success() => std::fs::rename(&tmp_so, &so)
-            .map(|()| Compiled { path: so, seconds, cached: false })
-            .map_err(|e| format!("cannot move the compiled plan into the cache: {e}")),
-        Ok(o) => {
-            let err = String::from_utf8_lossy(&o.stderr);
-            let first: Vec<&str> = err.lines().take(4).collect();
-            Err(format!("`{cc}` failed on the generated C ({}): {}", c.display(), first.join(" | ")))
-        }
-        Err(e) => Err(format!("cannot run `{cc}`: {e}")),
-    };
-    if result.is_ok() {
-        // the source stays beside the shared object, for whoever wants to read it
-        let _ = std::fs::rename(&c, dir.join(format!("{key}.c")));
-    }
-    let _ = std::fs::remove_file(&tmp_so);
-    result
-}
-
-/// A number unique in this process.
-pub(crate) fn unique() -> u64 {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The default cache directory: `$EQFUSE_CACHE_DIR`, else `$XDG_CACHE_HOME/eqfuse/cpu`,
-/// else `$HOME/.cache/eqfuse/cpu`, else the system's temporary directory.
-pub fn default_cache_dir() -> PathBuf {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = env("EQFUSE_CACHE_DIR") {
-        return d;
-    }
-    if let Some(d) = env("XDG_CACHE_HOME") {
-        return d.join("eqfuse").join("cpu");
-    }
-    if let Some(d) = env("HOME") {
-        return d.join(".cache").join("eqfuse").join("cpu");
-    }
-    std::env::temp_dir().join("eqfuse-cache").join("cpu")
+    // the source stays beside the shared object, for whoever wants to read it
+    let _ = std::fs::write(dir.join(format!("{key}.c")), source);
+    Ok(Compiled { path: so, seconds })
 }
 
 #[cfg(test)]

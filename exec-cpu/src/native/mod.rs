@@ -8,8 +8,11 @@
 //! element failed, whose error the VM then reports exactly. When no C compiler works, a
 //! line on stderr says so (once) and every kernel runs on the VM.
 
+mod build;
+mod cache;
 mod compile;
 mod ffi;
+mod launch;
 mod rowblock;
 mod segblock;
 
@@ -20,9 +23,11 @@ pub(crate) use rowblock::run as run_row_block;
 /// each phase's results, or `None` when the caller must run them one by one.
 pub(crate) use segblock::run as run_segment_block;
 
-pub use compile::default_cache_dir;
+pub use build::abort_compilers;
+pub use cache::default_cache_dir;
 pub(crate) use compile::{compiler, FLAGS};
 
+use crate::cancel::Cancel;
 use crate::col::Col;
 use crate::internal;
 use crate::store::permute_start;
@@ -32,15 +37,16 @@ use eqfuse_codegen::c::{Entries, KernelCode, Shared};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
-use eqfuse_ir::plan::{Kernel, Plan};
+use eqfuse_ir::plan::{Kernel, KernelId, Plan};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Kernels run natively, kernels of a native plan that ran on the VM (not generated, a
-/// shape check that failed, an element that failed), and scan blocks run segment by
-/// segment, since the process started.
-pub(crate) static COUNTS: [std::sync::atomic::AtomicUsize; 3] = [
+/// shape check that failed, an element that failed), segment blocks run segment by
+/// segment, and row blocks run block by block, since the process started.
+pub(crate) static COUNTS: [std::sync::atomic::AtomicUsize; 4] = [
+    std::sync::atomic::AtomicUsize::new(0),
     std::sync::atomic::AtomicUsize::new(0),
     std::sync::atomic::AtomicUsize::new(0),
     std::sync::atomic::AtomicUsize::new(0),
@@ -51,16 +57,12 @@ fn count(native: bool) {
 }
 
 /// The first phase of a native block and its shape with its point count, or `None` where
-/// the block has no phase or the environment variable `switch` asks for the phases one
-/// after the other (for comparison).
+/// the block has no phase. (Whether a block runs natively at all is the caller's:
+/// [`crate::RunOptions::row_blocks`], [`crate::RunOptions::segment_blocks`].)
 fn block_start<'k>(
     store: &Store<'_>,
     kernels: &'k [Kernel],
-    switch: &str,
 ) -> Result<Option<(&'k Kernel, Vec<usize>, usize)>> {
-    if std::env::var_os(switch).is_some() {
-        return Ok(None);
-    }
     let Some(first) = kernels.first() else { return Ok(None) };
     let (shape, n) = first.shape(|v| store.load(v), |v| store.name(v))?;
     Ok(Some((first, shape, n)))
@@ -71,24 +73,21 @@ pub(crate) struct Prepared {
     /// The loaded library, shared with every plan of the same source; `entries` point into
     /// it.
     _module: Arc<ffi::Module>,
-    /// Per kernel: its entry points with the code generated for this plan.
+    /// Per kernel, by its [`KernelId`]: its entry points with the code generated for this
+    /// plan.
     entries: Vec<Option<ffi::Entry>>,
-    /// Kernel (by address) to its number in [`Plan::kernels`].
-    index: HashMap<usize, usize>,
 }
 
 impl Prepared {
-    /// Kernel `k`'s entry points, where it was generated (`k` is one of the plan's kernels,
-    /// by address).
-    fn entry(&self, k: &Kernel) -> Option<&ffi::Entry> {
-        let i = *self.index.get(&(k as *const Kernel as usize))?;
-        self.entries.get(i)?.as_ref()
+    /// Kernel `id`'s entry points, where it was generated.
+    fn entry(&self, id: KernelId) -> Option<&ffi::Entry> {
+        self.entries.get(id.index())?.as_ref()
     }
 }
 
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Prepared").field("kernels", &self.index.len()).finish()
+        f.debug_struct("Prepared").field("kernels", &self.entries.len()).finish()
     }
 }
 
@@ -98,6 +97,9 @@ pub(crate) struct CacheOpts {
     /// The directory, or `None` for no disk cache (compiled into a temporary directory,
     /// removed once loaded).
     pub dir: Option<PathBuf>,
+    /// When the C compiler must have finished (`None`: no limit): it is then killed and the
+    /// plan's kernels run on the VM ([`crate::RunOptions::compile_deadline`]).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Says `why` on stderr, once per process and reason.
@@ -162,42 +164,40 @@ pub(crate) fn prepare_reporting(plan: &Plan, cache: &CacheOpts) -> (Option<Prepa
         Ok(k) => k,
         Err(why) => return fail(report, why),
     };
-    let index =
-        plan.kernels().into_iter().enumerate().map(|(i, k)| (k as *const Kernel as usize, i)).collect();
     let modules = MODULES.get_or_init(Default::default);
     if let Some(m) = modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
         report.cached = true;
         let entries = m.entries(&code.kernels);
-        return (Some(Prepared { _module: Arc::clone(m), entries, index }), report);
+        return (Some(Prepared { _module: Arc::clone(m), entries }), report);
     }
-    let (dir, temporary) = match &cache.dir {
-        Some(d) => (d.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("eqfuse-nocache-{}-{}", std::process::id(), compile::unique())),
-            true,
-        ),
-    };
-    let loaded = compile::compile(&code.source, &cc, &key, &dir)
-        .and_then(|c| ffi::Module::load(&c.path, &code.kernels).map(|m| (m, c)));
-    if temporary {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    let (module, compiled) = match loaded {
-        Ok(x) => x,
+    // a private directory (a temporary one is removed once the plan is loaded); what is
+    // loaded from it is checked first (`cache.rs`)
+    let loaded = cache::open(cache.dir.as_deref()).and_then(|dir| {
+        cache::load_or_compile(
+            &dir,
+            &key,
+            |work| {
+                compile::compile(&code.source, &cc, &key, work, cache.deadline).map(|c| (c.path, c.seconds))
+            },
+            |so| ffi::Module::load(so, &code.kernels),
+        )
+    });
+    let loaded = match loaded {
+        Ok(l) => l,
         Err(why) => return fail(report, why),
     };
-    report.compile_seconds = compiled.seconds;
-    report.cached = compiled.cached;
-    let module = Arc::new(module);
+    report.compile_seconds = loaded.seconds;
+    report.cached = loaded.cached;
+    let module = Arc::new(loaded.module);
     modules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&module));
     let entries = module.entries(&code.kernels);
-    (Some(Prepared { _module: module, entries, index }), report)
+    (Some(Prepared { _module: module, entries }), report)
 }
 
 use eqfuse_codegen::layout::scalar_bits;
 
-/// Runs kernel `k` natively: `Ok(None)` when the VM must run it (not generated, or an
-/// element failed).
+/// Runs kernel `k`, number `id`, natively: `Ok(None)` when the VM must run it (not
+/// generated, or an element failed).
 ///
 /// `segment` elements make one call: rows shorter than that go several to a call, longer
 /// ones are cut into segments of that many, whose partial results are combined in order
@@ -205,11 +205,13 @@ use eqfuse_codegen::layout::scalar_bits;
 pub(crate) fn run_kernel(
     prep: &Prepared,
     store: &Store<'_>,
+    id: KernelId,
     k: &Kernel,
     max_bytes: u64,
     segment: usize,
+    cancel: &Cancel,
 ) -> Result<Option<Results>> {
-    let r = run_native(prep, store, k, max_bytes, segment.max(1));
+    let r = run_native(prep, store, id, k, max_bytes, segment.max(1), cancel);
     if let Ok(done) = &r {
         count(done.is_some());
     }
@@ -219,11 +221,13 @@ pub(crate) fn run_kernel(
 fn run_native(
     prep: &Prepared,
     store: &Store<'_>,
+    id: KernelId,
     k: &Kernel,
     max_bytes: u64,
     segment: usize,
+    cancel: &Cancel,
 ) -> Result<Option<Results>> {
-    let Some(entry) = prep.entry(k) else { return Ok(None) };
+    let Some(entry) = prep.entry(id) else { return Ok(None) };
     let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v))?;
     let rank = shape.len();
     let len = shape[rank - 1];
@@ -243,14 +247,14 @@ fn run_native(
         let threads = rayon::current_num_threads();
         let tasks = if threads > 1 && blocks > 1 { threads.min(blocks) } else { 1 };
         let ok = match permute_split(pc.shared.as_ref().map(|s| s.1), out.len(), total, tasks) {
-            PermuteSplit::Shared => entry.launch_permute_shared(&args, &mut out, total, segment),
+            PermuteSplit::Shared => entry.launch_permute_shared(&args, &mut out, total, segment, cancel),
             PermuteSplit::Partials => {
                 for _ in 1..tasks {
                     check_alloc(k.kind.as_str(), t, out.len(), max_bytes)?;
                 }
-                entry.launch_permute(&args, &mut out, total, tasks)
+                entry.launch_permute(&args, &mut out, total, tasks, cancel)
             }
-            PermuteSplit::One => entry.launch_permute(&args, &mut out, total, 1),
+            PermuteSplit::One => entry.launch_permute(&args, &mut out, total, 1, cancel),
         };
         // an element that failed (a target out of bounds among them): the VM reruns the
         // kernel from the start and reports the first failing element
@@ -261,22 +265,22 @@ fn run_native(
     }
     if matches!(entry.code.entries, Entries::Filter(_)) {
         let args = arg_block(store, &entry.code.slots, &shape, &mut [])?;
-        return Ok(entry.launch_filter(&args, len, segment).map(|col| vec![(vec![col.len()], col)]));
+        return Ok(entry.launch_filter(&args, len, segment, cancel).map(|col| vec![(vec![col.len()], col)]));
     }
     let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, &[], max_bytes, true)?;
     let args = arg_block(store, &entry.code.slots, &shape, &mut outs)?;
     let split = if len <= segment {
-        ffi::Split::Rows { per_task: (segment / len.max(1)).max(1) }
+        launch::Split::Rows { per_task: (segment / len.max(1)).max(1) }
     } else {
-        ffi::Split::Segments { seg: segment, segs: len.div_ceil(segment) }
+        launch::Split::Segments { seg: segment, segs: len.div_ceil(segment) }
     };
     let ok = if matches!(entry.code.entries, Entries::Scan(_)) {
         match outs.first_mut() {
-            Some(out) => entry.launch_scan(&args, out, rows, len, split),
+            Some(out) => entry.launch_scan(&args, out, rows, len, split, cancel),
             None => false,
         }
     } else {
-        entry.launch(&args, &mut outs, rows, len, split)
+        entry.launch(&args, &mut outs, rows, len, split, cancel)
     };
     // a result the launch did not fill (never, by the entry points' contract): the VM
     // runs the kernel instead

@@ -16,7 +16,8 @@
 //! phases one after the other instead, as kernels of their own, which also gives a failing
 //! element's exact error.
 
-use super::{alloc_results, arg_block_with, block_start, count, ffi, Prepared};
+use super::{alloc_results, arg_block_with, block_start, count, ffi, launch, Prepared};
+use crate::cancel::Cancel;
 use crate::col::Col;
 use crate::store::Results;
 use crate::store::Store;
@@ -24,6 +25,7 @@ use eqfuse_codegen::c::Entries;
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
+use eqfuse_ir::plan::exec::Phases;
 use eqfuse_ir::plan::{Kernel, ValueId};
 use std::collections::HashMap;
 
@@ -31,17 +33,18 @@ use std::collections::HashMap;
 /// cache is (else half of it: [`crate::caches`]).
 const BLOCK_BYTES: usize = 256 << 10;
 
-/// Runs the phases `kernels` of a row block natively: each phase's results, or `None` when
-/// the caller must run them one by one. A result in `local` comes back empty (zero
+/// Runs the phases of a row block natively: each phase's results, or `None` when the caller
+/// must run them one by one. A result in `local` comes back empty (zero
 /// elements): it was kept per block.
 pub(crate) fn run(
     prep: &Prepared,
     store: &Store<'_>,
-    kernels: &[Kernel],
-    local: &[ValueId],
+    phases: Phases<'_>,
     max_bytes: u64,
+    cancel: &Cancel,
 ) -> Result<Option<Vec<Results>>> {
-    let Some((_, first_shape, _)) = block_start(store, kernels, "EQFUSE_NO_ROWBLOCK")? else {
+    let Phases { first, kernels, local } = phases;
+    let Some((_, first_shape, _)) = block_start(store, kernels)? else {
         return Ok(None);
     };
     let outer = first_shape[..first_shape.len() - 1].to_vec();
@@ -55,8 +58,8 @@ pub(crate) fn run(
     // each kept result: its element size and row length, by its place in `local`
     let mut kept: Vec<Option<(usize, usize)>> = vec![None; local.len()];
     let mut widest = 1usize;
-    for k in kernels {
-        let Some(entry) = prep.entry(k) else { return Ok(None) };
+    for (i, k) in kernels.iter().enumerate() {
+        let Some(entry) = prep.entry(first.offset(i)) else { return Ok(None) };
         let c = &entry.code;
         // generate and reduce lanes, or one row scan
         if !matches!(c.entries, Entries::Lanes { .. } | Entries::Scan(_)) {
@@ -104,13 +107,13 @@ pub(crate) fn run(
         patches.push(kept_fields(&entry.code.slots, k, local));
     }
     let Some(kept) = kept.into_iter().collect::<Option<Vec<_>>>() else { return Ok(None) };
-    let phases: Vec<ffi::Phase<'_>> = entries
+    let phases: Vec<launch::Phase<'_>> = entries
         .iter()
         .zip(&args)
         .zip(&mut outs)
         .zip(&shapes)
         .zip(patches)
-        .map(|(((((entry, row_phase), args), cols), shape), kept)| ffi::Phase {
+        .map(|(((((entry, row_phase), args), cols), shape), kept)| launch::Phase {
             entry,
             args,
             kept,
@@ -127,12 +130,13 @@ pub(crate) fn run(
     let row_bytes = widest.saturating_mul(8).saturating_mul(kernels.len());
     let aim = crate::caches::private_cache_bytes().map_or(BLOCK_BYTES, |c| c / 2);
     let per_block = (aim / row_bytes.max(1)).clamp(1, rows.div_ceil(threads * 4).max(1));
-    if !ffi::launch_row_blocks(&phases, &kept, rows, per_block) {
+    if !launch::launch_row_blocks(&phases, &kept, rows, per_block, cancel) {
         return Ok(None);
     }
     for _ in kernels {
         count(true);
     }
+    super::COUNTS[3].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(Some(
         outs.into_iter().zip(result_shapes).map(|(cols, shs)| shs.into_iter().zip(cols).collect()).collect(),
     ))

@@ -20,13 +20,17 @@
 //! element that failed) the caller runs the phases one after the other instead, as kernels
 //! of their own, which also gives a failing element's exact error.
 
-use super::{alloc_results, arg_block_with, block_start, count, ffi, permute_split, PermuteSplit, Prepared};
+use super::{
+    alloc_results, arg_block_with, block_start, count, ffi, launch, permute_split, PermuteSplit, Prepared,
+};
+use crate::cancel::Cancel;
 use crate::col::Col;
 use crate::ptr::Ptr;
 use crate::store::{permute_start, Results, Store};
 use eqfuse_codegen::c::Entries;
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_ir::error::Result;
+use eqfuse_ir::plan::exec::Phases;
 use eqfuse_ir::plan::{Kernel, ValueId};
 use std::collections::HashMap;
 
@@ -36,19 +40,20 @@ use std::collections::HashMap;
 pub(crate) fn run(
     prep: &Prepared,
     store: &Store<'_>,
-    kernels: &[Kernel],
-    local: &[ValueId],
+    phases: Phases<'_>,
     max_bytes: u64,
     seg: usize,
+    cancel: &Cancel,
 ) -> Result<Option<Vec<Results>>> {
-    let Some((first, first_shape, n)) = block_start(store, kernels, "EQFUSE_NO_SEGBLOCK")? else {
+    let Phases { first: first_id, kernels, local } = phases;
+    let Some((_, first_shape, n)) = block_start(store, kernels)? else {
         return Ok(None);
     };
     if first_shape.len() != 1 {
         return Ok(None);
     }
-    if prep.entry(first).is_some_and(|e| matches!(e.code.entries, Entries::Filter(_))) {
-        return filter_block(prep, store, kernels, &first_shape, max_bytes, seg);
+    if prep.entry(first_id).is_some_and(|e| matches!(e.code.entries, Entries::Filter(_))) {
+        return filter_block(prep, store, phases, &first_shape, max_bytes, seg, cancel);
     }
     let threads = rayon::current_num_threads().max(1);
     let mut entries = Vec::with_capacity(kernels.len());
@@ -58,7 +63,7 @@ pub(crate) fn run(
     // each kept result's element size, by its place in `local`
     let mut kept: Vec<Option<usize>> = vec![None; local.len()];
     for (i, k) in kernels.iter().enumerate() {
-        let Some(entry) = prep.entry(k) else { return Ok(None) };
+        let Some(entry) = prep.entry(first_id.offset(i)) else { return Ok(None) };
         let c = &entry.code;
         let (shape, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
         if shape != first_shape {
@@ -123,19 +128,19 @@ pub(crate) fn run(
             dsts.push(None);
         }
     }
-    let phases: Vec<ffi::SegPhase<'_>> = entries
+    let phases: Vec<launch::SegPhase<'_>> = entries
         .iter()
         .zip(&args)
         .zip(dsts)
         .zip(kernels)
-        .map(|(((entry, args), dst), k)| ffi::SegPhase {
+        .map(|(((entry, args), dst), k)| launch::SegPhase {
             entry,
             args,
             kept: super::rowblock::kept_fields(&entry.code.slots, k, local),
             dst,
         })
         .collect();
-    if !ffi::launch_scan_block(&phases, &kept, n, seg) {
+    if !launch::launch_scan_block(&phases, &kept, n, seg, cancel) {
         return Ok(None);
     }
     ran_natively(kernels);
@@ -158,14 +163,16 @@ fn ran_natively(kernels: &[Kernel]) {
 fn filter_block(
     prep: &Prepared,
     store: &Store<'_>,
-    kernels: &[Kernel],
+    phases: Phases<'_>,
     shape: &[usize],
     max_bytes: u64,
     seg: usize,
+    cancel: &Cancel,
 ) -> Result<Option<Vec<Results>>> {
+    let Phases { first: first_id, kernels, .. } = phases;
     let mut entries = Vec::with_capacity(kernels.len());
     for (i, k) in kernels.iter().enumerate() {
-        let Some(entry) = prep.entry(k) else { return Ok(None) };
+        let Some(entry) = prep.entry(first_id.offset(i)) else { return Ok(None) };
         let (sh, _) = k.shape(|v| store.load(v), |v| store.name(v))?;
         let fits = match &entry.code.entries {
             Entries::Filter(_) => i == 0,
@@ -195,11 +202,11 @@ fn filter_block(
     let n = shape[0];
     let mut sides = Vec::with_capacity(args.len());
     for (entry, a) in entries.iter().skip(1).zip(&args) {
-        let Some(s) = ffi::Segmented::new(entry, a, n, seg) else { return Ok(None) };
+        let Some(s) = launch::Segmented::new(entry, a, n, seg) else { return Ok(None) };
         sides.push(s);
     }
     let beside = |s: usize, j0: usize, j1: usize| sides.iter().all(|x| x.run(s, j0, j1));
-    let Some(kept) = entries[0].launch_filter_with(&fargs, n, seg, &beside) else { return Ok(None) };
+    let Some(kept) = entries[0].launch_filter_with(&fargs, n, seg, &beside, cancel) else { return Ok(None) };
     for (side, cols) in sides.into_iter().zip(&mut outs) {
         if !side.finish(cols) {
             return Ok(None);

@@ -1,34 +1,12 @@
 //! Checking applications of the builtins of docs/language-reference.md.
 
-use super::expr::{err, internal, plural, show, Checker, Cx, FnPos, TNode};
+use super::arity::{arity, arity_text, FLOAT_UNARY};
+use super::expr::{Checker, Cx, FnPos, TNode};
+use super::text::{err, internal, show};
 use super::unify::{Class, IT, V};
 use crate::ast::{Expr, ExprKind, Lit, ARRAY_BUILTINS};
 use crate::error::{Error, Result};
 use crate::types::{Dim, ElemType};
-
-const FLOAT_UNARY: &[&str] = &["sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "floor", "ceil", "round"];
-
-/// The exact number of arguments of a builtin (`None` for `map`, which takes at least 2).
-pub(crate) fn arity(name: &str) -> Option<usize> {
-    Some(match name {
-        "map" => return None,
-        "iota" | "transpose" | "reverse" | "abs" | "f32" | "f64" | "i32" | "i64" | "length" => 1,
-        "generate" | "fill" | "filter" | "gather" | "reshape" | "concat" | "min" | "max" | "pow"
-        | "atan2" | "size" => 2,
-        "reduce" | "scan" | "scan_exclusive" | "backpermute" | "slice" | "clamp" | "iterate" => 3,
-        "permute" => 4,
-        n if FLOAT_UNARY.contains(&n) => 1,
-        _ => 1,
-    })
-}
-
-/// "2 arguments", "at least 2 arguments".
-pub(crate) fn arity_text(name: &str) -> String {
-    match arity(name) {
-        Some(k) => format!("{k} {}", plural(k, "argument", "arguments")),
-        None => "at least 2 arguments (a function and one or more arrays)".into(),
-    }
-}
 
 fn ordinal(i: usize) -> &'static str {
     ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]

@@ -1,5 +1,7 @@
 //! Checking expressions: names and scopes, operators, `if`, indexing, lambdas, application.
 
+use super::arity::{arity, arity_text};
+use super::text::{err, internal, plural, show};
 use super::unify::{Clash, Class, Vars, IT, V};
 use crate::ast::{is_builtin, BinOp, Expr, ExprKind, Lit, UnOp};
 use crate::error::{Error, Result};
@@ -94,22 +96,6 @@ pub(crate) struct Checker {
     builtin_locals: usize,
 }
 
-/// A short rendering of `e` for messages.
-pub(crate) fn show(e: &Expr) -> String {
-    let s = crate::print::print_expr(e);
-    if s.chars().count() > 80 {
-        let t: String = s.chars().take(77).collect();
-        format!("{t}...")
-    } else {
-        s
-    }
-}
-
-/// `E-TYPE` at `e` with `m`, naming `e`.
-pub(crate) fn err(e: &Expr, m: impl std::fmt::Display) -> Error {
-    Error::ty(e.span, format!("{m} in `{}`", show(e)))
-}
-
 /// `E-TYPE` for a failed unification.
 pub(crate) fn clash_err(c: Clash, e: &Expr, m: String) -> Error {
     if c.float_lit_as_int {
@@ -117,11 +103,6 @@ pub(crate) fn clash_err(c: Clash, e: &Expr, m: String) -> Error {
     } else {
         err(e, m)
     }
-}
-
-/// An internal inconsistency (a bug in the checker, never a user error).
-pub(crate) fn internal(what: &str) -> Error {
-    crate::error::internal(format!("in the checker: {what}"))
 }
 
 /// The result type of a function type.
@@ -364,7 +345,7 @@ impl Checker {
         if !matches!(self.lookup(name), Found::Builtin) {
             return Ok(());
         }
-        let short = match super::builtins::arity(name) {
+        let short = match arity(name) {
             Some(k) => args.len() < k,
             None => args.len() < 2,
         };
@@ -372,7 +353,7 @@ impl Checker {
             return Ok(());
         }
         let n = args.len();
-        Err(err(lhs, format!("`{name}` takes {}, given {n}", super::builtins::arity_text(name)))
+        Err(err(lhs, format!("`{name}` takes {}, given {n}", arity_text(name)))
             .with_note(super::hints::negative_argument(lhs, rhs)))
     }
 
@@ -469,7 +450,7 @@ impl Checker {
             Found::Size => Ok(IT::Scalar(self.vars.known(ElemType::I64))),
             Found::Builtin => Err(err(
                 e,
-                format!("the builtin `{name}` must be applied to {}", super::builtins::arity_text(name)),
+                format!("the builtin `{name}` must be applied to {}", arity_text(name)),
             )),
             Found::Unbound => Err(self.unbound(e, name, None)),
         }
@@ -708,15 +689,6 @@ impl Checker {
                 Err(err(site, format!("the index function of {who} must return {want} (for an array of rank {rank}), found {s}")))
             }
         }
-    }
-}
-
-/// `one` or `many` by count.
-pub(crate) fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 {
-        one
-    } else {
-        many
     }
 }
 

@@ -7,7 +7,7 @@ use crate::types::Dim;
 /// `e` as an argument: as printed, in parentheses unless it is a name, a literal or an
 /// index expression.
 pub(crate) fn atom(e: &Expr) -> String {
-    let s = super::expr::show(e);
+    let s = super::text::show(e);
     match &e.kind {
         ExprKind::Var(_) | ExprKind::Index { .. } => s,
         ExprKind::Lit(_) if !s.starts_with('-') => s,
@@ -87,9 +87,9 @@ fn is_int(d: &str) -> bool {
 pub(crate) fn int_and_float(sym: &str, lhs: &Expr, dl: &str, rhs: &Expr, dr: &str) -> Option<String> {
     let target = |d: &str| if d == "f64" { "f64" } else { "f32" };
     let form = if is_float(dl) && is_int(dr) {
-        format!("{} {sym} {} {}", super::expr::show(lhs), target(dl), atom(rhs))
+        format!("{} {sym} {} {}", super::text::show(lhs), target(dl), atom(rhs))
     } else if is_int(dl) && is_float(dr) {
-        format!("{} {} {sym} {}", target(dr), atom(lhs), super::expr::show(rhs))
+        format!("{} {} {sym} {}", target(dr), atom(lhs), super::text::show(rhs))
     } else {
         return None;
     };
@@ -103,9 +103,9 @@ pub(crate) fn negative_argument(lhs: &Expr, rhs: &Expr) -> String {
     let fixed = match &rhs.kind {
         ExprKind::Apply { func, args } => {
             let rest: Vec<String> = args.iter().map(atom).collect();
-            format!("{} (-{}) {}", super::expr::show(lhs), atom(func), rest.join(" "))
+            format!("{} (-{}) {}", super::text::show(lhs), atom(func), rest.join(" "))
         }
-        _ => format!("{} (-{})", super::expr::show(lhs), atom(rhs)),
+        _ => format!("{} (-{})", super::text::show(lhs), atom(rhs)),
     };
     format!("help: a negative argument needs parentheses, else `-` subtracts: `{fixed}`")
 }

@@ -211,8 +211,8 @@ fn one(
     let ne_text = show_k(k);
     let array_result = matches!(e.ty, Some(Type::Array { .. }));
     let what = if f == "reduce" { "reduction" } else { "scan" };
-    let call = super::expr::show(e);
-    let fixed_call = format!("{f} {} {ident} {}", super::expr::show(op), super::hints::atom(a));
+    let call = super::text::show(e);
+    let fixed_call = format!("{f} {} {ident} {}", super::text::show(op), super::hints::atom(a));
     let message = match op_kind {
         Op::Add | Op::Mul => {
             let (verb, sym) = if op_kind == Op::Add { ("add", "+") } else { ("multiply by", "*") };

@@ -81,8 +81,8 @@ fn map(e: &Expr, arrays: &[Expr], out: &mut Vec<Warning>) {
                 format!(
                     "`map` joins `{}` : {t0} and `{}` : {t}, whose sizes `{x}` and `{y}` cannot be proven equal; the run \
                      fails with E-SHAPE where they differ",
-                    super::expr::show(first),
-                    super::expr::show(a)
+                    super::text::show(first),
+                    super::text::show(a)
                 ),
             )
             .with_note("help: if they are always one size, give both the same size name in their declarations"),
@@ -104,14 +104,14 @@ fn generate(e: &Expr, g: &Expr, out: &mut Vec<Warning>) {
         let (Some(a_dims), Some(d)) = (shape(array), dims.get(k)) else { continue };
         let Some(ad) = a_dims.get(j) else { continue };
         let p = &params[k];
-        let a = super::expr::show(array);
+        let a = super::text::show(array);
         out.push(
             Warning::at(
                 read.span,
                 format!(
                     "`generate` runs `{p}` over `{d}` but reads `{}` with `{a}` : {}, whose dimension `{ad}` cannot be \
                      proven equal to `{d}`; the run fails with E-INDEX where it is smaller",
-                    super::expr::show(read),
+                    super::text::show(read),
                     ty_text(array)
                 ),
             )

@@ -87,6 +87,20 @@ fn fmt_indices(ix: &[i64]) -> String {
     }
 }
 
+/// `Ok` when `args` has `n` arguments, else an internal error naming the builtin.
+fn want_args(name: &str, args: &[Expr], n: usize, span: Span) -> R<()> {
+    if args.len() == n {
+        Ok(())
+    } else {
+        Err(Box::new(internal(span, format!("`{name}` applied to {} arguments, not {n}", args.len()))))
+    }
+}
+
+/// An array result of a builtin.
+fn arr<'p>(v: Array) -> R<Option<Val<'p>>> {
+    Ok(Some(Val::Array(Rc::new(v))))
+}
+
 impl<'p> Interp<'p> {
     /// Refuses an array of `count` elements of `elem` that exceeds the memory limit.
     fn check_alloc(&self, op: &str, elem: ElemType, count: usize, span: Span) -> R<()> {
@@ -154,8 +168,8 @@ impl<'p> Interp<'p> {
         }
     }
 
-    /// Applies the builtin `name` to `args` (the whole application is `e`). `Ok(None)` when
-    /// `name` is not a builtin.
+    /// Applies the builtin `name` to `args` (the whole application is `e`), dispatching by
+    /// family. `Ok(None)` when `name` is not a builtin.
     pub(crate) fn apply_builtin(
         &self,
         name: &str,
@@ -163,18 +177,25 @@ impl<'p> Interp<'p> {
         e: &'p Expr,
         env: &mut Env<'p>,
     ) -> R<Option<Val<'p>>> {
+        match name {
+            "map" | "generate" | "iota" | "fill" => self.construct_builtin(name, args, e, env),
+            "reduce" | "scan" | "scan_exclusive" | "filter" => self.fold_builtin(name, args, e, env),
+            "gather" | "backpermute" | "permute" | "transpose" | "reverse" | "reshape" | "slice"
+            | "concat" => self.rearrange_builtin(name, args, e, env),
+            _ => self.scalar_builtin(name, args, e, env),
+        }
+    }
+
+    /// The builtins that make arrays: `map`, `generate`, `iota`, `fill`.
+    fn construct_builtin(
+        &self,
+        name: &str,
+        args: &'p [Expr],
+        e: &'p Expr,
+        env: &mut Env<'p>,
+    ) -> R<Option<Val<'p>>> {
         let span = e.span;
-        let want = |n: usize| -> R<()> {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(Box::new(internal(
-                    span,
-                    format!("`{name}` applied to {} arguments, not {n}", args.len()),
-                )))
-            }
-        };
-        let arr = |v: Array| Ok(Some(Val::Array(Rc::new(v))));
+        let want = |n: usize| want_args(name, args, n, span);
         match name {
             "map" => {
                 if args.len() < 2 {
@@ -213,6 +234,22 @@ impl<'p> Interp<'p> {
                 };
                 arr(Array { shape, buf })
             }
+            _ => Ok(None),
+        }
+    }
+
+    /// The builtins that fold an array with a function: `reduce`, `scan`, `scan_exclusive`,
+    /// `filter`.
+    fn fold_builtin(
+        &self,
+        name: &str,
+        args: &'p [Expr],
+        e: &'p Expr,
+        env: &mut Env<'p>,
+    ) -> R<Option<Val<'p>>> {
+        let span = e.span;
+        let want = |n: usize| want_args(name, args, n, span);
+        match name {
             "reduce" | "scan" | "scan_exclusive" => {
                 want(3)?;
                 let op = self.eval_callable(&args[0], env)?;
@@ -231,6 +268,22 @@ impl<'p> Interp<'p> {
                 let a = self.eval_array(&args[1], env)?;
                 arr(self.filter(p, &a, &args[1], span)?)
             }
+            _ => Ok(None),
+        }
+    }
+
+    /// The builtins that move elements: `gather`, `backpermute`, `permute`, `transpose`,
+    /// `reverse`, `reshape`, `slice`, `concat`.
+    fn rearrange_builtin(
+        &self,
+        name: &str,
+        args: &'p [Expr],
+        e: &'p Expr,
+        env: &mut Env<'p>,
+    ) -> R<Option<Val<'p>>> {
+        let span = e.span;
+        let want = |n: usize| want_args(name, args, n, span);
+        match name {
             "gather" => {
                 want(2)?;
                 let a = self.eval_array(&args[0], env)?;
@@ -295,6 +348,22 @@ impl<'p> Interp<'p> {
                 let b = self.eval_array(&args[1], env)?;
                 arr(self.concat(&a, &b, span)?)
             }
+            _ => Ok(None),
+        }
+    }
+
+    /// The builtins of scalar result (`iterate`, `length`, `size`) and the scalar functions
+    /// (`Ok(None)` when `name` is none of them).
+    fn scalar_builtin(
+        &self,
+        name: &str,
+        args: &'p [Expr],
+        e: &'p Expr,
+        env: &mut Env<'p>,
+    ) -> R<Option<Val<'p>>> {
+        let span = e.span;
+        let want = |n: usize| want_args(name, args, n, span);
+        match name {
             "iterate" => {
                 want(3)?;
                 let n = self.eval_i64(&args[0], env)?;

@@ -95,6 +95,23 @@ impl ScalarFn {
         }
     }
 
+    /// Whether it is one of eqfuse's own transcendental functions (`exp`, `log`, `sin`, `cos`,
+    /// `tan`, `tanh`, `pow`, `atan2`, `ir/src/math.rs`): each costs tens of instructions an
+    /// element and is inlined as a body of hundreds in generated code.
+    pub fn is_transcendental(self) -> bool {
+        matches!(
+            self,
+            ScalarFn::Exp
+                | ScalarFn::Log
+                | ScalarFn::Sin
+                | ScalarFn::Cos
+                | ScalarFn::Tan
+                | ScalarFn::Tanh
+                | ScalarFn::Pow
+                | ScalarFn::Atan2
+        )
+    }
+
     /// The builtin's name, for messages.
     pub fn name(self) -> &'static str {
         match self {

@@ -14,7 +14,8 @@
 //! value read before it is computed, a type that disagrees) is an `E-LIMIT` error whose
 //! message starts with "internal error", never a panic.
 
-use super::{Block, Func, Inst, Kernel, Lane, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId};
+use super::exec::{Executor, KernelId};
+use super::{Block, Func, Inst, Kernel, Lane, LaneOp, Origin, PermuteDest, Plan, Reg, ValueId};
 use crate::ast::Limits;
 use crate::error::{Code, Error, Result, Span};
 use crate::interp::scalar::{binary, unary};
@@ -41,9 +42,9 @@ pub fn eval_with(
     sizes: &IndexMap<String, i64>,
     limits: &Limits,
 ) -> Result<IndexMap<String, Value>> {
-    let mut store = Store::new(plan, inputs, sizes)?;
-    let mut counts = (0usize, 0usize);
-    run_steps(&mut store, &plan.steps, &mut counts, limits)?;
+    let mut run = Interp { store: Store::new(plan, inputs, sizes)?, max_bytes: limits.max_array_bytes };
+    super::exec::run_steps(plan, &mut run)?;
+    let store = run.store;
     let mut out = IndexMap::new();
     for (name, id) in &plan.outputs {
         let arr = store.get(*id)?;
@@ -56,68 +57,40 @@ pub fn eval_with(
     Ok(out)
 }
 
-/// Runs `steps` in order (`counts`: kernels and asserts run so far, for messages). A
-/// Runs kernel `k` (number `counts.0`) and stores its results.
-fn run_kernel(store: &mut Store<'_>, k: &Kernel, counts: &mut (usize, usize), limits: &Limits) -> Result<()> {
-    let results = kernel(store, k, counts.0, limits.max_array_bytes).map_err(|e| e.or_at(k.span))?;
-    for (lane, arr) in k.lanes.iter().zip(results) {
-        store.put(lane.dst, arr)?;
-    }
-    counts.0 += 1;
-    Ok(())
+/// The interpreter as an [`Executor`]: the step walker ([`super::exec::run_steps`]) runs the
+/// host steps; a block's phases run one after the other (the same results as block by
+/// block: the default hooks).
+struct Interp<'p> {
+    store: Store<'p>,
+    /// The most bytes one array may take ([`Limits::max_array_bytes`]).
+    max_bytes: u64,
 }
 
-/// `Step::If` runs one of its branches (recursion bounded by the program's `if` nesting).
-fn run_steps(
-    store: &mut Store<'_>,
-    steps: &[Step],
-    counts: &mut (usize, usize),
-    limits: &Limits,
-) -> Result<()> {
-    for step in steps {
-        match step {
-            Step::Scalar { dst, body } => {
-                let s = Runner::new(body).call1(store, &[])?;
-                store.put(*dst, Arr { shape: Vec::new(), data: vec![s] })?;
-            }
-            Step::Kernel(k) => run_kernel(store, k, counts, limits)?,
-            // the phases one after the other: the same results as block by block
-            Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
-                for k in kernels {
-                    run_kernel(store, k, counts, limits)?;
-                }
-            }
-            Step::Assert { cond, code, message, shown, span } => {
-                match Runner::new(cond).call1(store, &[])? {
-                    Scalar::Bool(true) => {}
-                    Scalar::Bool(false) => {
-                        return Err(super::assert_error(*code, message, shown, *span, |v| store.load(v)))
-                    }
-                    other => {
-                        return Err(internal(format!(
-                            "assert a{}: the condition is {}, not bool",
-                            counts.1,
-                            other.elem_type()
-                        )))
-                    }
-                }
-                counts.1 += 1;
-            }
-            Step::If { cond, then_steps, then_value, else_steps, else_value, dst } => {
-                let taken = match store.load(*cond)? {
-                    Scalar::Bool(b) => b,
-                    other => {
-                        return Err(internal(format!("an `if` condition that is {}", other.elem_type())))
-                    }
-                };
-                let (steps, v) = if taken { (then_steps, then_value) } else { (else_steps, else_value) };
-                run_steps(store, steps, counts, limits)?;
-                let arr = store.get(*v)?.clone();
-                store.put(*dst, arr)?;
-            }
+impl Executor for Interp<'_> {
+    fn launch(&mut self, id: KernelId, k: &Kernel) -> Result<()> {
+        let results = kernel(&self.store, k, id.index(), self.max_bytes).map_err(|e| e.or_at(k.span))?;
+        for (lane, arr) in k.lanes.iter().zip(results) {
+            self.store.put(lane.dst, arr)?;
         }
+        Ok(())
     }
-    Ok(())
+
+    fn host(&mut self, f: &Func) -> Result<Scalar> {
+        Runner::new(f).call1(&self.store, &[])
+    }
+
+    fn load(&mut self, v: ValueId) -> Result<Scalar> {
+        self.store.load(v)
+    }
+
+    fn put_scalar(&mut self, dst: ValueId, s: Scalar) -> Result<()> {
+        self.store.put(dst, Arr { shape: Vec::new(), data: vec![s] })
+    }
+
+    fn alias(&mut self, dst: ValueId, src: ValueId) -> Result<()> {
+        let arr = self.store.get(src)?.clone();
+        self.store.put(dst, arr)
+    }
 }
 
 /// An internal inconsistency of the plan (never the program's fault).

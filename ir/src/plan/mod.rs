@@ -3,7 +3,9 @@
 //!
 //! The optimiser lowers an extracted term to a `Plan` (`eqfuse_lower::lower`); the CPU and
 //! CUDA executors and the plan interpreter ([`eval`]) consume it, and never see the
-//! e-graph. A plan is a list of [`Step`]s in dependency order:
+//! e-graph; all three run the host steps through one step walker ([`exec::run_steps`]),
+//! which names each kernel by its [`KernelId`]. A plan is a list of [`Step`]s in dependency
+//! order:
 //!
 //! - [`Step::Scalar`]: a host scalar computed once (`m = t0 / f64 n`, a dimension
 //!   `n - 1`);
@@ -42,10 +44,14 @@ mod assert;
 pub mod contract;
 pub mod dot;
 pub mod eval;
+pub mod exec;
+#[cfg(any(test, feature = "testgen"))]
+pub mod fixtures;
 pub mod print;
 
 pub use crate::interp::named_shape;
 pub use assert::assert_error;
+pub use exec::KernelId;
 
 use crate::ast::{BinOp, UnOp};
 use crate::error::Span;
@@ -845,26 +851,16 @@ impl Plan {
     }
 
     /// Every kernel of the plan in execution order (the kernels of an `if`'s branches in
-    /// place of the `if`, the `then` branch's first).
+    /// place of the `if`, the `then` branch's first): kernel `i` is [`KernelId`]`(i)`.
     pub fn kernels(&self) -> Vec<&Kernel> {
-        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Kernel>) {
-            for s in steps {
-                match s {
-                    Step::Kernel(k) => out.push(k),
-                    Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => {
-                        out.extend(kernels)
-                    }
-                    Step::If { then_steps, else_steps, .. } => {
-                        walk(then_steps, out);
-                        walk(else_steps, out);
-                    }
-                    Step::Scalar { .. } | Step::Assert { .. } => {}
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(&self.steps, &mut out);
-        out
+        exec::kernel_steps(self)
+            .into_iter()
+            .flat_map(|(_, s)| match s {
+                Step::Kernel(k) => std::slice::from_ref(k),
+                Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => kernels.as_slice(),
+                _ => &[],
+            })
+            .collect()
     }
 }
 

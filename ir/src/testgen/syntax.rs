@@ -1,0 +1,109 @@
+//! Syntax helpers: expression nodes, guarded arithmetic (clamps, minus one) and literals of
+//! each element type, built without spans.
+
+use super::{D, S};
+use crate::ast::{BinOp, Expr, ExprKind, Lit, UnOp};
+use crate::error::Span;
+use crate::types::ElemType;
+
+pub(super) fn mk(kind: ExprKind) -> Expr {
+    Expr::new(kind, Span::default())
+}
+
+pub(super) fn var(name: &str) -> Expr {
+    mk(ExprKind::Var(name.to_string()))
+}
+
+pub(super) fn int(v: i64) -> Expr {
+    mk(ExprKind::Lit(Lit::Int(v)))
+}
+
+pub(super) fn float(v: f64) -> Expr {
+    mk(ExprKind::Lit(Lit::Float(v)))
+}
+
+pub(super) fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+    mk(ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) })
+}
+
+pub(super) fn app(f: &str, args: Vec<Expr>) -> Expr {
+    mk(ExprKind::Apply { func: Box::new(var(f)), args })
+}
+
+pub(super) fn app_e(f: Expr, args: Vec<Expr>) -> Expr {
+    mk(ExprKind::Apply { func: Box::new(f), args })
+}
+
+pub(super) fn ifx(c: Expr, t: Expr, e: Expr) -> Expr {
+    mk(ExprKind::If { cond: Box::new(c), then_: Box::new(t), else_: Box::new(e) })
+}
+
+pub(super) fn lam(params: Vec<String>, body: Expr) -> Expr {
+    mk(ExprKind::Lambda { params, body: Box::new(body) })
+}
+
+pub(super) fn shape(dims: Vec<Expr>) -> Expr {
+    mk(ExprKind::Shape(dims))
+}
+
+pub(super) fn index(a: &str, ix: Vec<Expr>) -> Expr {
+    mk(ExprKind::Index { array: Box::new(var(a)), indices: ix })
+}
+
+/// `-e`, folded into a literal as the parser folds it.
+pub(super) fn neg(e: Expr) -> Expr {
+    match e.kind {
+        ExprKind::Lit(Lit::Int(v)) => int(v.wrapping_neg()),
+        ExprKind::Lit(Lit::Float(v)) => float(-v),
+        _ => mk(ExprKind::Unary { op: UnOp::Neg, operand: Box::new(e) }),
+    }
+}
+
+pub(super) fn not(e: Expr) -> Expr {
+    mk(ExprKind::Unary { op: UnOp::Not, operand: Box::new(e) })
+}
+
+/// `e - 1`
+pub(super) fn minus1(e: &Expr) -> Expr {
+    bin(BinOp::Sub, e.clone(), int(1))
+}
+
+/// `clamp i 0 (len - 1)`
+pub(super) fn clamp_to(i: Expr, len: &Expr) -> Expr {
+    app("clamp", vec![i, int(0), minus1(len)])
+}
+
+pub(super) fn zero_of(t: ElemType) -> Expr {
+    match t {
+        ElemType::Bool => mk(ExprKind::Lit(Lit::Bool(false))),
+        ElemType::F32 | ElemType::F64 => float(0.0),
+        _ => int(0),
+    }
+}
+
+pub(super) fn one_of(t: ElemType) -> Expr {
+    match t {
+        ElemType::Bool => mk(ExprKind::Lit(Lit::Bool(true))),
+        ElemType::F32 | ElemType::F64 => float(1.0),
+        _ => int(1),
+    }
+}
+
+pub(super) fn tuple(es: Vec<Expr>) -> Expr {
+    mk(ExprKind::Tuple(es))
+}
+
+pub(super) fn product(x: &D, y: &D) -> D {
+    D { key: format!("({})*({})", x.key, y.key), e: bin(BinOp::Mul, x.e.clone(), y.e.clone()) }
+}
+
+/// `s` as an expression certain to have type `t`: converted when only its literals would
+/// decide its type.
+pub(super) fn commit(t: ElemType, s: S) -> Expr {
+    // a bool expression has type bool whatever its literals
+    if s.pinned || t == ElemType::Bool {
+        s.e
+    } else {
+        app(t.name(), vec![s.e])
+    }
+}
