@@ -102,15 +102,11 @@ pub(crate) struct CacheOpts {
     pub deadline: Option<std::time::Instant>,
 }
 
-/// Says `why` on stderr, once per process and reason.
+/// Says `why` on stderr, once per process and reason, with what follows from it.
 fn notice(why: &str) {
-    static SAID: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
-    let said = SAID.get_or_init(Default::default);
-    let mut said = said.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !said.iter().any(|s| s == why) {
-        eprintln!("eqfuse: note: {why}; the CPU backend runs these kernels on its interpreter (slower)");
-        said.push(why.to_string());
-    }
+    eqfuse_codegen::cache::say(&format!(
+        "{why}; the CPU backend runs these kernels on its interpreter (slower)"
+    ));
 }
 
 /// What preparing a plan for native code did ([`crate::compile_plan`]).
