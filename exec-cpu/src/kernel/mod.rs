@@ -30,7 +30,8 @@ use crate::internal;
 use crate::program::{Env, Program};
 use crate::store::{host, Results, StoreRef};
 use crate::vm::{fmt_shape, Vm, VmErr};
-use eqfuse_ir::error::{Code, Error, Result};
+use eqfuse_ir::error::{Error, Result};
+use eqfuse_ir::plan::eval::{at_element, unflatten};
 use eqfuse_ir::plan::{Func, Kernel, LaneOp};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
@@ -104,27 +105,6 @@ fn count(kind: &str, dims: &[usize]) -> Result<usize> {
 /// tasks per thread (each task split costs about as much as a small block).
 fn min_len(blocks: usize, threads: usize) -> usize {
     (blocks / (threads.max(1) * 16)).max(1)
-}
-
-/// The multi-index of row-major position `flat` in `shape`.
-fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
-    let mut ix = vec![0; shape.len()];
-    for (slot, &d) in ix.iter_mut().zip(shape).rev() {
-        if d > 0 {
-            *slot = flat % d;
-            flat /= d;
-        }
-    }
-    ix
-}
-
-/// Adds "in `kind` at element [i, j]" to a run-time error raised at one element.
-fn at_element(mut err: Error, kind: &str, shape: &[usize], flat: usize) -> Error {
-    if matches!(err.code, Code::DivZero | Code::Index) && !err.message.contains(" at element ") {
-        err.message =
-            format!("{}, in `{kind}` at element {}", err.message, fmt_shape(&unflatten(shape, flat)));
-    }
-    err
 }
 
 /// The block length for a program of `nregs` registers: at most `block`, shorter for

@@ -568,8 +568,9 @@ impl<'f> Runner<'f> {
     }
 }
 
-/// The multi-index of row-major position `flat` in `shape`.
-fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
+/// The multi-index of row-major position `flat` in `shape` (every executor names a failing
+/// element by it).
+pub fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
     let mut ix = vec![0; shape.len()];
     for (slot, &d) in ix.iter_mut().zip(shape).rev() {
         if d > 0 {
@@ -580,8 +581,9 @@ fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
     ix
 }
 
-/// Adds "in `kind` at element [i, j]" to a run-time error raised at one element.
-fn at_element(mut err: Error, kind: &str, shape: &[usize], flat: usize) -> Error {
+/// Adds "in `kind` at element [i, j]" to a run-time error raised at one element (the same
+/// words on every executor).
+pub fn at_element(mut err: Error, kind: &str, shape: &[usize], flat: usize) -> Error {
     if matches!(err.code, Code::DivZero | Code::Index) && !err.message.contains(" at element ") {
         err.message =
             format!("{}, in `{kind}` at element {}", err.message, fmt_shape(&unflatten(shape, flat)));
