@@ -281,30 +281,9 @@ fn exec_op(p: &Cx<'_, '_>, op: &Op, frames: &mut [Vec<Col>], n: usize, contig: O
     }
 }
 
-/// Formats a shape as `[3, 4]`.
-pub(crate) fn fmt_shape(shape: &[usize]) -> String {
-    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("[{}]", parts.join(", "))
-}
-
-/// Formats `i64`s as `[3, -4]`.
-pub(crate) fn fmt_i64s(ix: &[i64]) -> String {
-    let parts: Vec<String> = ix.iter().map(|d| d.to_string()).collect();
-    format!("[{}]", parts.join(", "))
-}
-
-/// The row-major position of `ix` in `shape` (`None`: out of bounds).
-pub(crate) fn flat_index(shape: &[usize], ix: &[i64]) -> Option<usize> {
-    if shape.len() != ix.len() {
-        return None;
-    }
-    let mut flat = 0usize;
-    for (&d, &i) in shape.iter().zip(ix) {
-        let i = usize::try_from(i).ok().filter(|&i| i < d)?;
-        flat = flat.checked_mul(d)?.checked_add(i)?;
-    }
-    Some(flat)
-}
+/// The plan interpreter's formatting of shapes and indices, and its row-major position, so
+/// that the VM's messages read as the reference's.
+pub(crate) use eqfuse_ir::plan::eval::{flat_index, fmt_i64s, fmt_shape};
 
 /// `dst = src` (broadcast to `n` when `src` is uniform and `dst` is not).
 fn assign(p: &Cx<'_, '_>, regs: &mut [Col], src: usize, dst: usize, n: usize) -> R {

@@ -113,13 +113,13 @@ struct Arr {
 }
 
 /// Formats a shape as `[3, 4]`.
-fn fmt_shape(shape: &[usize]) -> String {
+pub fn fmt_shape(shape: &[usize]) -> String {
     let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     format!("[{}]", parts.join(", "))
 }
 
 /// Formats `i64`s as `[3, -4]`.
-fn fmt_i64s(ix: &[i64]) -> String {
+pub fn fmt_i64s(ix: &[i64]) -> String {
     let parts: Vec<String> = ix.iter().map(|d| d.to_string()).collect();
     format!("[{}]", parts.join(", "))
 }
@@ -133,7 +133,7 @@ fn fmt_indices(ix: &[i64]) -> String {
 }
 
 /// The row-major position of `ix` in `shape` (`None`: rank differs or out of bounds).
-fn flat_index(shape: &[usize], ix: &[i64]) -> Option<usize> {
+pub fn flat_index(shape: &[usize], ix: &[i64]) -> Option<usize> {
     if shape.len() != ix.len() {
         return None;
     }
