@@ -40,11 +40,21 @@ pub enum BinOp {
     Div,
     /// `%`
     Rem,
+    /// `|` (bitwise or, on integers)
+    BitOr,
+    /// `^` (bitwise exclusive or)
+    BitXor,
+    /// `&` (bitwise and)
+    BitAnd,
+    /// `<<` (shift left; the amount masked to the width)
+    Shl,
+    /// `>>` (shift right: arithmetic on signed types, logical on unsigned ones)
+    Shr,
 }
 
 impl BinOp {
     /// Every binary operator.
-    pub const ALL: [BinOp; 13] = [
+    pub const ALL: [BinOp; 18] = [
         BinOp::Or,
         BinOp::And,
         BinOp::Eq,
@@ -58,6 +68,11 @@ impl BinOp {
         BinOp::Mul,
         BinOp::Div,
         BinOp::Rem,
+        BinOp::BitOr,
+        BinOp::BitXor,
+        BinOp::BitAnd,
+        BinOp::Shl,
+        BinOp::Shr,
     ];
 
     /// The operator's spelling.
@@ -76,18 +91,38 @@ impl BinOp {
             BinOp::Mul => "*",
             BinOp::Div => "/",
             BinOp::Rem => "%",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::BitAnd => "&",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
         }
     }
 
-    /// Binding strength: 1 (`||`) to 5 (`* / %`). All are left-associative.
+    /// Binding strength, Python's order: 1 (`||`), 2 (`&&`), 3 (comparisons), 4 (`|`),
+    /// 5 (`^`), 6 (`&`), 7 (`<< >>`), 8 (`+ -`), 9 (`* / %`). All are left-associative.
     pub fn precedence(self) -> u8 {
         match self {
             BinOp::Or => 1,
             BinOp::And => 2,
             BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 3,
-            BinOp::Add | BinOp::Sub => 4,
-            BinOp::Mul | BinOp::Div | BinOp::Rem => 5,
+            BinOp::BitOr => 4,
+            BinOp::BitXor => 5,
+            BinOp::BitAnd => 6,
+            BinOp::Shl | BinOp::Shr => 7,
+            BinOp::Add | BinOp::Sub => 8,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 9,
         }
+    }
+
+    /// The loosest precedence.
+    pub const LOOSEST: u8 = 1;
+    /// The tightest precedence of a binary operator.
+    pub const TIGHTEST: u8 = 9;
+
+    /// `& | ^ << >>` (integers only).
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinOp::BitOr | BinOp::BitXor | BinOp::BitAnd | BinOp::Shl | BinOp::Shr)
     }
 
     /// `== != < <= > >=`
@@ -102,7 +137,7 @@ impl BinOp {
 
     /// `+ - * / %`
     pub fn is_arithmetic(self) -> bool {
-        self.precedence() >= 4
+        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem)
     }
 }
 
@@ -129,12 +164,17 @@ impl UnOp {
 /// (`-1000000`, `-inf`), so negative literals exist; the printer writes them in parentheses.
 #[derive(Clone, Copy, Debug)]
 pub enum Lit {
-    /// An integer literal; its type (`i32`, `i64`, or a float type) is decided by the checker.
-    Int(i64),
+    /// An integer literal; its type (an integer or a float type) is decided by the checker.
+    /// Held as an `i128` so that every `u64` (`0xff51afd7ed558ccd`) and every negative `i64`
+    /// fit; whether it fits its type is checked (`E-TYPE`).
+    Int(i128),
     /// A float literal (`1.5`, `1e-3`, `inf`); never NaN.
     Float(f64),
     /// `true` / `false`.
     Bool(bool),
+    /// An integer literal written in hexadecimal (`0xFF`): the same as [`Lit::Int`] but
+    /// printed in hexadecimal, so print → parse → print keeps it. Never negative.
+    Hex(u64),
 }
 
 impl PartialEq for Lit {
@@ -143,6 +183,7 @@ impl PartialEq for Lit {
             (Lit::Int(a), Lit::Int(b)) => a == b,
             (Lit::Float(a), Lit::Float(b)) => a.to_bits() == b.to_bits(),
             (Lit::Bool(a), Lit::Bool(b)) => a == b,
+            (Lit::Hex(a), Lit::Hex(b)) => a == b,
             _ => false,
         }
     }
@@ -156,14 +197,31 @@ impl Lit {
     pub fn value_at(self, ty: Option<ElemType>) -> Option<Scalar> {
         Some(match (self, ty) {
             (Lit::Bool(b), None | Some(ElemType::Bool)) => Scalar::Bool(b),
-            (Lit::Int(i), None | Some(ElemType::I64)) => Scalar::I64(i),
-            (Lit::Int(i), Some(ElemType::I32)) => Scalar::I32(i as i32),
-            (Lit::Int(i), Some(ElemType::F32)) => Scalar::F32(i as f32),
-            (Lit::Int(i), Some(ElemType::F64)) => Scalar::F64(i as f64),
+            (Lit::Int(_) | Lit::Hex(_), Some(t)) if t.is_float() => {
+                Scalar::from_i128_wrapping(t, self.int_value()?)
+            }
+            (Lit::Int(_) | Lit::Hex(_), t) => {
+                let t = t.unwrap_or(ElemType::I64);
+                let v = self.int_value()?;
+                let (lo, hi) = t.int_range()?;
+                if v < lo || v > hi {
+                    return None;
+                }
+                Scalar::from_i128_wrapping(t, v)
+            }
             (Lit::Float(f), None | Some(ElemType::F64)) => Scalar::F64(f),
             (Lit::Float(f), Some(ElemType::F32)) => Scalar::F32(f as f32),
             _ => return None,
         })
+    }
+
+    /// The value of an integer literal (decimal or hexadecimal); `None` for the others.
+    pub fn int_value(self) -> Option<i128> {
+        match self {
+            Lit::Int(i) => Some(i),
+            Lit::Hex(h) => Some(i128::from(h)),
+            _ => None,
+        }
     }
 }
 
@@ -175,6 +233,29 @@ pub enum ExprKind {
     /// A name: an input, a `let`, an output, a size name, a lambda parameter, a local `let`,
     /// or a builtin (`map`, `exp`, `max`, `f32`, ...).
     Var(String),
+    /// `let (a, b, ...) = value in body`: destructures a tuple or a group.
+    LetTuple {
+        /// Bound names, two or more.
+        names: Vec<String>,
+        /// A tuple or group of as many parts.
+        value: Box<Expr>,
+        /// Scope of the bindings.
+        body: Box<Expr>,
+    },
+    /// `loop pat = init for var < count do body` or `loop pat = init while cond do body`.
+    Loop {
+        /// The state's names: one, or two or more for a tuple pattern.
+        pat: Vec<String>,
+        /// Whether the pattern was written as a tuple (`loop (x) = ...` is never written; a
+        /// one-name pattern is `loop x = ...`).
+        tuple: bool,
+        /// The initial state.
+        init: Box<Expr>,
+        /// `for` or `while`.
+        form: LoopForm,
+        /// The next state, over the state's names (and the `for` variable).
+        body: Box<Expr>,
+    },
     /// `let name = value in body`
     Let {
         /// Bound name.
@@ -230,12 +311,30 @@ pub enum ExprKind {
         /// One index per dimension.
         indices: Vec<Expr>,
     },
-    /// `(e1, ..., ek)`, k >= 2: only as the result of an index function.
+    /// `(e1, ..., ek)`, k >= 2: a tuple of scalars, or a group of arrays (a tuple at array
+    /// level).
     Tuple(Vec<Expr>),
     /// `(+)`: an operator as a function.
     Section(BinOp),
     /// `[d1, ..., dr]`: a shape, only as the shape argument of a builtin.
     Shape(Vec<Expr>),
+}
+
+/// How a [`ExprKind::Loop`] decides how many times it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopForm {
+    /// `for var < count`: `count` evaluated once, `var` runs `0 .. count - 1`.
+    For {
+        /// The iteration variable (an `i64`).
+        var: String,
+        /// The number of iterations.
+        count: Box<Expr>,
+    },
+    /// `while cond`: `cond` evaluated before every iteration, over the state.
+    While {
+        /// The condition (`bool`).
+        cond: Box<Expr>,
+    },
 }
 
 /// An expression with its position, its nesting depth and (after checking) its type.
@@ -286,7 +385,16 @@ impl ExprKind {
     pub fn children(&self) -> Box<dyn Iterator<Item = &Expr> + '_> {
         match self {
             ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Section(_) => Box::new(std::iter::empty()),
-            ExprKind::Let { value, body, .. } => Box::new([&**value, &**body].into_iter()),
+            ExprKind::Let { value, body, .. } | ExprKind::LetTuple { value, body, .. } => {
+                Box::new([&**value, &**body].into_iter())
+            }
+            ExprKind::Loop { init, form, body, .. } => {
+                let mid: &Expr = match form {
+                    LoopForm::For { count, .. } => count,
+                    LoopForm::While { cond } => cond,
+                };
+                Box::new([&**init, mid, &**body].into_iter())
+            }
             ExprKind::If { cond, then_, else_ } => Box::new([&**cond, &**then_, &**else_].into_iter()),
             ExprKind::Lambda { body, .. } => Box::new(std::iter::once(&**body)),
             ExprKind::Binary { lhs, rhs, .. } => Box::new([&**lhs, &**rhs].into_iter()),
@@ -303,7 +411,16 @@ impl ExprKind {
     pub fn children_mut(&mut self) -> Vec<&mut Expr> {
         match self {
             ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Section(_) => Vec::new(),
-            ExprKind::Let { value, body, .. } => vec![&mut **value, &mut **body],
+            ExprKind::Let { value, body, .. } | ExprKind::LetTuple { value, body, .. } => {
+                vec![&mut **value, &mut **body]
+            }
+            ExprKind::Loop { init, form, body, .. } => {
+                let mid: &mut Expr = match form {
+                    LoopForm::For { count, .. } => count,
+                    LoopForm::While { cond } => cond,
+                };
+                vec![&mut **init, mid, &mut **body]
+            }
             ExprKind::If { cond, then_, else_ } => vec![&mut **cond, &mut **then_, &mut **else_],
             ExprKind::Lambda { body, .. } => vec![&mut **body],
             ExprKind::Binary { lhs, rhs, .. } => vec![&mut **lhs, &mut **rhs],
@@ -338,6 +455,15 @@ pub enum Item {
         /// The whole item.
         span: Span,
     },
+    /// `let (a, b, ...) = value`: destructures a tuple or a group.
+    LetTuple {
+        /// Bound names, two or more.
+        names: Vec<String>,
+        /// A tuple or group of as many parts.
+        value: Expr,
+        /// The whole item.
+        span: Span,
+    },
     /// `output name = value`, or `output name` naming an earlier binding.
     Output {
         /// Output name.
@@ -350,17 +476,29 @@ pub enum Item {
 }
 
 impl Item {
-    /// The name the item declares or outputs.
+    /// The name the item declares or outputs (the first name of a [`Item::LetTuple`]).
     pub fn name(&self) -> &str {
         match self {
             Item::Input { name, .. } | Item::Let { name, .. } | Item::Output { name, .. } => name,
+            Item::LetTuple { names, .. } => &names[0],
+        }
+    }
+
+    /// Every name the item declares or outputs.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            Item::LetTuple { names, .. } => names.iter().map(String::as_str).collect(),
+            _ => vec![self.name()],
         }
     }
 
     /// The item's span.
     pub fn span(&self) -> Span {
         match self {
-            Item::Input { span, .. } | Item::Let { span, .. } | Item::Output { span, .. } => *span,
+            Item::Input { span, .. }
+            | Item::Let { span, .. }
+            | Item::LetTuple { span, .. }
+            | Item::Output { span, .. } => *span,
         }
     }
 }
@@ -373,6 +511,9 @@ impl PartialEq for Item {
                 a == b && va == vb
             }
             (Item::Output { name: a, value: va, .. }, Item::Output { name: b, value: vb, .. }) => {
+                a == b && va == vb
+            }
+            (Item::LetTuple { names: a, value: va, .. }, Item::LetTuple { names: b, value: vb, .. }) => {
                 a == b && va == vb
             }
             _ => false,
@@ -424,24 +565,36 @@ pub const ARRAY_BUILTINS: &[&str] = &[
     "reshape",
     "slice",
     "concat",
+    "sum",
+    "prod",
+    "mean",
+    "all",
+    "any",
+    "dot",
+    "argmin",
+    "argmax",
+    "reduce_segments",
+    "scan_segments",
 ];
 
 /// The scalar builtins of docs/language-reference.md.
 pub const SCALAR_BUILTINS: &[&str] = &[
     "min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "floor", "ceil", "round", "pow",
-    "atan2", "clamp", "f32", "f64", "i32", "i64", "iterate", "length", "size",
+    "atan2", "clamp", "f32", "f64", "i32", "i64", "iterate", "length", "size", "i8", "i16", "u8", "u16",
+    "u32", "u64", "popcount", "clz", "isnan", "isinf", "log2", "log10", "exp2", "expm1", "log1p", "erf",
+    "erfc", "lgamma", "pi",
 ];
 
-/// Whether `name` is a builtin function of the language. Builtins are not keywords, but a
-/// program may not redefine them at top level (a lambda parameter or a local `let` may
-/// shadow them).
+/// Whether `name` is a builtin of the language. Builtins are not keywords and not reserved
+/// (version 2): a program's input, `let`, `output` or lambda parameter may take a builtin's
+/// name, and within its scope the name is the program's value.
 pub fn is_builtin(name: &str) -> bool {
     ARRAY_BUILTINS.contains(&name) || SCALAR_BUILTINS.contains(&name)
 }
 
 /// Keywords of docs/language-reference.md (never names).
 pub const KEYWORDS: &[&str] =
-    &["input", "output", "let", "in", "if", "then", "else", "fn", "true", "false", "inf"];
+    &["input", "output", "let", "in", "if", "then", "else", "fn", "true", "false", "inf", "loop", "for", "while", "do"];
 
 /// Limits that protect the machine from hostile programs and inputs.
 #[derive(Clone, Debug)]

@@ -447,8 +447,8 @@ macro_rules! lit_from {
     };
 }
 lit_from!(f64, v => Lit::Float(v));
-lit_from!(i64, v => Lit::Int(v));
-lit_from!(i32, v => Lit::Int(i64::from(v)));
+lit_from!(i64, v => Lit::Int(i128::from(v)));
+lit_from!(i32, v => Lit::Int(i128::from(v)));
 lit_from!(bool, v => Lit::Bool(v));
 
 /// A literal: `lit(2)` is the integer literal `2`, `lit(2.0)` the float literal `2.0`,

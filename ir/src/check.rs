@@ -47,7 +47,7 @@ pub fn check(program: &Program) -> Result<Checked> {
 
 fn item_expr(item: &Item) -> Option<&Expr> {
     match item {
-        Item::Let { value, .. } => Some(value),
+        Item::Let { value, .. } | Item::LetTuple { value, .. } => Some(value),
         Item::Output { value, .. } => value.as_ref(),
         Item::Input { .. } => None,
     }
@@ -55,7 +55,7 @@ fn item_expr(item: &Item) -> Option<&Expr> {
 
 fn item_expr_mut(item: &mut Item) -> Option<&mut Expr> {
     match item {
-        Item::Let { value, .. } => Some(value),
+        Item::Let { value, .. } | Item::LetTuple { value, .. } => Some(value),
         Item::Output { value, .. } => value.as_mut(),
         Item::Input { .. } => None,
     }
@@ -175,6 +175,9 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
                 ck.globals.insert(name.clone(), Global { it: node.it.clone(), kind: "let", line: span.line });
                 lets.insert(name.clone(), node.it.clone());
                 tree = Some(node);
+            }
+            Item::LetTuple { span, .. } => {
+                return Err(Error::ty(*span, "tuple patterns are not checked yet"));
             }
             Item::Output { name, value: Some(value), span } => {
                 check_new_name(&ck, name, *span)?;

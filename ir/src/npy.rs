@@ -35,6 +35,12 @@ pub fn elem_of_descr(descr: &str) -> Option<ElemType> {
         "|b1" | "<b1" | ">b1" | "=b1" => ElemType::Bool,
         "<i4" | ">i4" => ElemType::I32,
         "<i8" | ">i8" => ElemType::I64,
+        "|i1" | "<i1" | ">i1" | "=i1" => ElemType::I8,
+        "<i2" | ">i2" => ElemType::I16,
+        "|u1" | "<u1" | ">u1" | "=u1" => ElemType::U8,
+        "<u2" | ">u2" => ElemType::U16,
+        "<u4" | ">u4" => ElemType::U32,
+        "<u8" | ">u8" => ElemType::U64,
         "<f4" | ">f4" => ElemType::F32,
         "<f8" | ">f8" => ElemType::F64,
         _ => return None,
@@ -166,6 +172,20 @@ pub fn read_value_bytes(bytes: &[u8], what: &str) -> Result<Value> {
         ElemType::I64 => {
             Value::I64(shaped(decode(data, big, i64::from_le_bytes, i64::from_be_bytes), &info, what)?)
         }
+        ElemType::I8 => Value::I8(shaped(decode(data, big, i8::from_le_bytes, i8::from_be_bytes), &info, what)?),
+        ElemType::I16 => {
+            Value::I16(shaped(decode(data, big, i16::from_le_bytes, i16::from_be_bytes), &info, what)?)
+        }
+        ElemType::U8 => Value::U8(shaped(decode(data, big, u8::from_le_bytes, u8::from_be_bytes), &info, what)?),
+        ElemType::U16 => {
+            Value::U16(shaped(decode(data, big, u16::from_le_bytes, u16::from_be_bytes), &info, what)?)
+        }
+        ElemType::U32 => {
+            Value::U32(shaped(decode(data, big, u32::from_le_bytes, u32::from_be_bytes), &info, what)?)
+        }
+        ElemType::U64 => {
+            Value::U64(shaped(decode(data, big, u64::from_le_bytes, u64::from_be_bytes), &info, what)?)
+        }
         ElemType::F32 => {
             Value::F32(shaped(decode(data, big, f32::from_le_bytes, f32::from_be_bytes), &info, what)?)
         }
@@ -280,6 +300,12 @@ mod tests {
             Value::I64(ArrayD::from_elem(IxDyn(&[]), 42i64)),
             Value::Bool(arr1(&[true, false, true]).into_dyn()),
             Value::F32(ArrayD::zeros(IxDyn(&[0, 3]))),
+            Value::I8(arr1(&[i8::MIN, -1, 7]).into_dyn()),
+            Value::I16(arr1(&[i16::MIN, 300]).into_dyn()),
+            Value::U8(arr1(&[0u8, 255]).into_dyn()),
+            Value::U16(arr1(&[65535u16, 1]).into_dyn()),
+            Value::U32(arr2(&[[u32::MAX, 0], [1, 2]]).into_dyn()),
+            Value::U64(arr1(&[u64::MAX, 0xff51afd7ed558ccd]).into_dyn()),
         ];
         for v in vals {
             let b = to_bytes(&v).expect("encode");

@@ -333,7 +333,7 @@ impl<'a> Parser<'a> {
                 // operand is that literal itself, so nothing was parsed after it.
                 if self.pending_min.last().is_some_and(|s| s.start == operand.span.start) {
                     self.pending_min.pop();
-                    Some(Lit::Int(i64::MIN))
+                    Some(Lit::Int(i128::from(i64::MIN)))
                 } else if v >= 0 {
                     Some(Lit::Int(-v))
                 } else {
@@ -720,11 +720,11 @@ impl<'a> Parser<'a> {
         let kind = match &self.cur.tok {
             Tok::Name(n) => ExprKind::Var(n.clone()),
             Tok::Int(m) => match i64::try_from(*m) {
-                Ok(v) => ExprKind::Lit(Lit::Int(v)),
+                Ok(v) => ExprKind::Lit(Lit::Int(i128::from(v))),
                 Err(_) if *m == 1u64 << 63 => {
                     // Valid only as the operand of a unary minus (`i64::MIN`): see `fold_neg`.
                     self.pending_min.push(span);
-                    ExprKind::Lit(Lit::Int(i64::MIN))
+                    ExprKind::Lit(Lit::Int(i128::from(i64::MIN)))
                 }
                 Err(_) => return Err(self.out_of_range(span)),
             },

@@ -21,19 +21,19 @@
 
 use std::fmt;
 
-use crate::ast::{Expr, ExprKind, Item, Lit, Program, UnOp};
+use crate::ast::{BinOp, Expr, ExprKind, Item, Lit, LoopForm, Program, UnOp};
 
 /// Binding strength of the forms, loosest first. Binary operators use their
-/// [`crate::ast::BinOp::precedence`], 1 to 5.
+/// [`crate::ast::BinOp::precedence`], 1 to 9.
 const OPEN: u8 = 0;
 /// Unary `-` and `!`.
-const UNARY: u8 = 6;
+const UNARY: u8 = BinOp::TIGHTEST + 1;
 /// Application `f a b`.
-const APP: u8 = 7;
+const APP: u8 = BinOp::TIGHTEST + 2;
 /// Indexing `a[i]`.
-const POSTFIX: u8 = 8;
+const POSTFIX: u8 = BinOp::TIGHTEST + 3;
 /// Names, literals, parenthesised forms, sections, tuples, shapes.
-const ATOM: u8 = 9;
+const ATOM: u8 = BinOp::TIGHTEST + 4;
 
 /// Prints a whole program as `.eqf` text that parses back to the same program: one item per
 /// line, each line ending with a newline.
@@ -51,6 +51,12 @@ pub fn print_program(p: &Program) -> String {
                 out.push_str("let ");
                 out.push_str(name);
                 out.push_str(" = ");
+                write_expr(&mut out, value, OPEN);
+            }
+            Item::LetTuple { names, value, .. } => {
+                out.push_str("let (");
+                out.push_str(&names.join(", "));
+                out.push_str(") = ");
                 write_expr(&mut out, value, OPEN);
             }
             Item::Output { name, value, .. } => {
@@ -89,7 +95,11 @@ impl fmt::Display for Expr {
 /// How tightly the printed form of `e` binds.
 fn level(e: &Expr) -> u8 {
     match &e.kind {
-        ExprKind::Let { .. } | ExprKind::If { .. } | ExprKind::Lambda { .. } => OPEN,
+        ExprKind::Let { .. }
+        | ExprKind::LetTuple { .. }
+        | ExprKind::Loop { .. }
+        | ExprKind::If { .. }
+        | ExprKind::Lambda { .. } => OPEN,
         ExprKind::Binary { op, .. } => op.precedence(),
         ExprKind::Unary { .. } => UNARY,
         ExprKind::Apply { .. } => APP,
@@ -134,6 +144,41 @@ fn write_bare(out: &mut String, e: &Expr) {
             out.push_str(" = ");
             write_expr(out, value, OPEN);
             out.push_str(" in ");
+            write_expr(out, body, OPEN);
+        }
+        ExprKind::LetTuple { names, value, body } => {
+            out.push_str("let (");
+            out.push_str(&names.join(", "));
+            out.push_str(") = ");
+            write_expr(out, value, OPEN);
+            out.push_str(" in ");
+            write_expr(out, body, OPEN);
+        }
+        ExprKind::Loop { pat, tuple, init, form, body } => {
+            out.push_str("loop ");
+            if *tuple {
+                out.push('(');
+                out.push_str(&pat.join(", "));
+                out.push(')');
+            } else {
+                out.push_str(&pat.join(", "));
+            }
+            out.push_str(" = ");
+            // the initial state ends at `for`/`while`: an open form there would swallow them
+            write_expr(out, init, OPEN + 1);
+            match form {
+                LoopForm::For { var, count } => {
+                    out.push_str(" for ");
+                    out.push_str(var);
+                    out.push_str(" < ");
+                    write_expr(out, count, OPEN + 1);
+                }
+                LoopForm::While { cond } => {
+                    out.push_str(" while ");
+                    write_expr(out, cond, OPEN + 1);
+                }
+            }
+            out.push_str(" do ");
             write_expr(out, body, OPEN);
         }
         ExprKind::If { cond, then_, else_ } => {
@@ -228,6 +273,7 @@ fn write_lit(out: &mut String, l: Lit) {
             out.push(')');
         }
         Lit::Int(v) => out.push_str(&v.to_string()),
+        Lit::Hex(h) => out.push_str(&format!("{h:#x}")),
         Lit::Float(f) if f.is_nan() => out.push_str("(0.0 / 0.0)"),
         Lit::Float(f) if f.is_sign_negative() => {
             out.push_str("(-");

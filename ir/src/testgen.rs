@@ -316,6 +316,7 @@ fn data_scalar(d: &mut Src<'_>, t: ElemType) -> Scalar {
         ElemType::I64 => Scalar::I64(signed(c % 21)),
         ElemType::F32 => Scalar::F32((signed(c % 4001) as f64 / 1000.0) as f32),
         ElemType::F64 => Scalar::F64(signed(c % 4001) as f64 / 1000.0),
+        t => Scalar::from_i128_wrapping(t, i128::from(signed(c % 21))),
     }
 }
 

@@ -16,6 +16,18 @@ pub enum Scalar {
     I32(i32),
     /// `i64`
     I64(i64),
+    /// `i8`
+    I8(i8),
+    /// `i16`
+    I16(i16),
+    /// `u8`
+    U8(u8),
+    /// `u16`
+    U16(u16),
+    /// `u32`
+    U32(u32),
+    /// `u64`
+    U64(u64),
     /// `f32`
     F32(f32),
     /// `f64`
@@ -29,8 +41,49 @@ impl Scalar {
             Scalar::Bool(_) => ElemType::Bool,
             Scalar::I32(_) => ElemType::I32,
             Scalar::I64(_) => ElemType::I64,
+            Scalar::I8(_) => ElemType::I8,
+            Scalar::I16(_) => ElemType::I16,
+            Scalar::U8(_) => ElemType::U8,
+            Scalar::U16(_) => ElemType::U16,
+            Scalar::U32(_) => ElemType::U32,
+            Scalar::U64(_) => ElemType::U64,
             Scalar::F32(_) => ElemType::F32,
             Scalar::F64(_) => ElemType::F64,
+        }
+    }
+
+    /// The value of an integer (or `bool`, as 0 or 1) scalar as an `i128`, exactly; `None`
+    /// for floats.
+    pub fn as_i128(self) -> Option<i128> {
+        Some(match self {
+            Scalar::Bool(b) => i128::from(b),
+            Scalar::I8(v) => v.into(),
+            Scalar::I16(v) => v.into(),
+            Scalar::I32(v) => v.into(),
+            Scalar::I64(v) => v.into(),
+            Scalar::U8(v) => v.into(),
+            Scalar::U16(v) => v.into(),
+            Scalar::U32(v) => v.into(),
+            Scalar::U64(v) => v.into(),
+            Scalar::F32(_) | Scalar::F64(_) => return None,
+        })
+    }
+
+    /// The scalar of integer type `ty` whose value is `v` modulo 2^bits (two's complement,
+    /// as Rust's `as`); `bool` is `v != 0`; a float type gets `v` rounded to nearest.
+    pub fn from_i128_wrapping(ty: ElemType, v: i128) -> Scalar {
+        match ty {
+            ElemType::Bool => Scalar::Bool(v != 0),
+            ElemType::I8 => Scalar::I8(v as i8),
+            ElemType::I16 => Scalar::I16(v as i16),
+            ElemType::I32 => Scalar::I32(v as i32),
+            ElemType::I64 => Scalar::I64(v as i64),
+            ElemType::U8 => Scalar::U8(v as u8),
+            ElemType::U16 => Scalar::U16(v as u16),
+            ElemType::U32 => Scalar::U32(v as u32),
+            ElemType::U64 => Scalar::U64(v as u64),
+            ElemType::F32 => Scalar::F32(v as f32),
+            ElemType::F64 => Scalar::F64(v as f64),
         }
     }
 
@@ -40,6 +93,12 @@ impl Scalar {
             Scalar::Bool(b) => f64::from(u8::from(b)),
             Scalar::I32(v) => f64::from(v),
             Scalar::I64(v) => v as f64,
+            Scalar::I8(v) => v as f64,
+            Scalar::I16(v) => v as f64,
+            Scalar::U8(v) => v as f64,
+            Scalar::U16(v) => v as f64,
+            Scalar::U32(v) => v as f64,
+            Scalar::U64(v) => v as f64,
             Scalar::F32(v) => f64::from(v),
             Scalar::F64(v) => v,
         }
@@ -52,6 +111,12 @@ impl fmt::Display for Scalar {
             Scalar::Bool(v) => write!(f, "{v}"),
             Scalar::I32(v) => write!(f, "{v}"),
             Scalar::I64(v) => write!(f, "{v}"),
+            Scalar::I8(v) => write!(f, "{v}"),
+            Scalar::I16(v) => write!(f, "{v}"),
+            Scalar::U8(v) => write!(f, "{v}"),
+            Scalar::U16(v) => write!(f, "{v}"),
+            Scalar::U32(v) => write!(f, "{v}"),
+            Scalar::U64(v) => write!(f, "{v}"),
             Scalar::F32(v) => write!(f, "{v:?}"),
             Scalar::F64(v) => write!(f, "{v:?}"),
         }
@@ -67,6 +132,18 @@ pub enum Value {
     I32(ArrayD<i32>),
     /// `i64` elements.
     I64(ArrayD<i64>),
+    /// `i8` elements.
+    I8(ArrayD<i8>),
+    /// `i16` elements.
+    I16(ArrayD<i16>),
+    /// `u8` elements.
+    U8(ArrayD<u8>),
+    /// `u16` elements.
+    U16(ArrayD<u16>),
+    /// `u32` elements.
+    U32(ArrayD<u32>),
+    /// `u64` elements.
+    U64(ArrayD<u64>),
     /// `f32` elements.
     F32(ArrayD<f32>),
     /// `f64` elements.
@@ -84,6 +161,18 @@ pub enum ValueView<'a> {
     I32(ArrayViewD<'a, i32>),
     /// `i64` elements.
     I64(ArrayViewD<'a, i64>),
+    /// `i8` elements.
+    I8(ArrayViewD<'a, i8>),
+    /// `i16` elements.
+    I16(ArrayViewD<'a, i16>),
+    /// `u8` elements.
+    U8(ArrayViewD<'a, u8>),
+    /// `u16` elements.
+    U16(ArrayViewD<'a, u16>),
+    /// `u32` elements.
+    U32(ArrayViewD<'a, u32>),
+    /// `u64` elements.
+    U64(ArrayViewD<'a, u64>),
     /// `f32` elements.
     F32(ArrayViewD<'a, f32>),
     /// `f64` elements.
@@ -97,6 +186,12 @@ impl ValueView<'_> {
             ValueView::Bool(_) => ElemType::Bool,
             ValueView::I32(_) => ElemType::I32,
             ValueView::I64(_) => ElemType::I64,
+            ValueView::I8(_) => ElemType::I8,
+            ValueView::I16(_) => ElemType::I16,
+            ValueView::U8(_) => ElemType::U8,
+            ValueView::U16(_) => ElemType::U16,
+            ValueView::U32(_) => ElemType::U32,
+            ValueView::U64(_) => ElemType::U64,
             ValueView::F32(_) => ElemType::F32,
             ValueView::F64(_) => ElemType::F64,
         }
@@ -108,6 +203,12 @@ impl ValueView<'_> {
             ValueView::Bool(a) => a.shape(),
             ValueView::I32(a) => a.shape(),
             ValueView::I64(a) => a.shape(),
+            ValueView::I8(a) => a.shape(),
+            ValueView::I16(a) => a.shape(),
+            ValueView::U8(a) => a.shape(),
+            ValueView::U16(a) => a.shape(),
+            ValueView::U32(a) => a.shape(),
+            ValueView::U64(a) => a.shape(),
             ValueView::F32(a) => a.shape(),
             ValueView::F64(a) => a.shape(),
         }
@@ -130,6 +231,12 @@ impl ValueView<'_> {
             ValueView::Bool(a) => Value::Bool(a.to_owned()),
             ValueView::I32(a) => Value::I32(a.to_owned()),
             ValueView::I64(a) => Value::I64(a.to_owned()),
+            ValueView::I8(a) => Value::I8(a.to_owned()),
+            ValueView::I16(a) => Value::I16(a.to_owned()),
+            ValueView::U8(a) => Value::U8(a.to_owned()),
+            ValueView::U16(a) => Value::U16(a.to_owned()),
+            ValueView::U32(a) => Value::U32(a.to_owned()),
+            ValueView::U64(a) => Value::U64(a.to_owned()),
             ValueView::F32(a) => Value::F32(a.to_owned()),
             ValueView::F64(a) => Value::F64(a.to_owned()),
         }
@@ -157,6 +264,12 @@ impl AsValueView for Value {
             Value::Bool(a) => ValueView::Bool(a.view()),
             Value::I32(a) => ValueView::I32(a.view()),
             Value::I64(a) => ValueView::I64(a.view()),
+            Value::I8(a) => ValueView::I8(a.view()),
+            Value::I16(a) => ValueView::I16(a.view()),
+            Value::U8(a) => ValueView::U8(a.view()),
+            Value::U16(a) => ValueView::U16(a.view()),
+            Value::U32(a) => ValueView::U32(a.view()),
+            Value::U64(a) => ValueView::U64(a.view()),
             Value::F32(a) => ValueView::F32(a.view()),
             Value::F64(a) => ValueView::F64(a.view()),
         }
@@ -169,6 +282,12 @@ impl AsValueView for ValueView<'_> {
             ValueView::Bool(a) => ValueView::Bool(a.view()),
             ValueView::I32(a) => ValueView::I32(a.view()),
             ValueView::I64(a) => ValueView::I64(a.view()),
+            ValueView::I8(a) => ValueView::I8(a.view()),
+            ValueView::I16(a) => ValueView::I16(a.view()),
+            ValueView::U8(a) => ValueView::U8(a.view()),
+            ValueView::U16(a) => ValueView::U16(a.view()),
+            ValueView::U32(a) => ValueView::U32(a.view()),
+            ValueView::U64(a) => ValueView::U64(a.view()),
             ValueView::F32(a) => ValueView::F32(a.view()),
             ValueView::F64(a) => ValueView::F64(a.view()),
         }
@@ -183,6 +302,12 @@ macro_rules! with_array {
             $crate::value::Value::Bool($a) => $body,
             $crate::value::Value::I32($a) => $body,
             $crate::value::Value::I64($a) => $body,
+            $crate::value::Value::I8($a) => $body,
+            $crate::value::Value::I16($a) => $body,
+            $crate::value::Value::U8($a) => $body,
+            $crate::value::Value::U16($a) => $body,
+            $crate::value::Value::U32($a) => $body,
+            $crate::value::Value::U64($a) => $body,
             $crate::value::Value::F32($a) => $body,
             $crate::value::Value::F64($a) => $body,
         }
@@ -196,6 +321,12 @@ impl Value {
             Value::Bool(_) => ElemType::Bool,
             Value::I32(_) => ElemType::I32,
             Value::I64(_) => ElemType::I64,
+            Value::I8(_) => ElemType::I8,
+            Value::I16(_) => ElemType::I16,
+            Value::U8(_) => ElemType::U8,
+            Value::U16(_) => ElemType::U16,
+            Value::U32(_) => ElemType::U32,
+            Value::U64(_) => ElemType::U64,
             Value::F32(_) => ElemType::F32,
             Value::F64(_) => ElemType::F64,
         }
@@ -223,6 +354,12 @@ impl Value {
             Scalar::Bool(v) => Value::Bool(ArrayD::from_elem(sh, v)),
             Scalar::I32(v) => Value::I32(ArrayD::from_elem(sh, v)),
             Scalar::I64(v) => Value::I64(ArrayD::from_elem(sh, v)),
+            Scalar::I8(v) => Value::I8(ArrayD::from_elem(sh, v)),
+            Scalar::I16(v) => Value::I16(ArrayD::from_elem(sh, v)),
+            Scalar::U8(v) => Value::U8(ArrayD::from_elem(sh, v)),
+            Scalar::U16(v) => Value::U16(ArrayD::from_elem(sh, v)),
+            Scalar::U32(v) => Value::U32(ArrayD::from_elem(sh, v)),
+            Scalar::U64(v) => Value::U64(ArrayD::from_elem(sh, v)),
             Scalar::F32(v) => Value::F32(ArrayD::from_elem(sh, v)),
             Scalar::F64(v) => Value::F64(ArrayD::from_elem(sh, v)),
         }
@@ -234,6 +371,12 @@ impl Value {
             Value::Bool(a) => a.iter().nth(flat).map(|v| Scalar::Bool(*v)),
             Value::I32(a) => a.iter().nth(flat).map(|v| Scalar::I32(*v)),
             Value::I64(a) => a.iter().nth(flat).map(|v| Scalar::I64(*v)),
+            Value::I8(a) => a.iter().nth(flat).map(|v| Scalar::I8(*v)),
+            Value::I16(a) => a.iter().nth(flat).map(|v| Scalar::I16(*v)),
+            Value::U8(a) => a.iter().nth(flat).map(|v| Scalar::U8(*v)),
+            Value::U16(a) => a.iter().nth(flat).map(|v| Scalar::U16(*v)),
+            Value::U32(a) => a.iter().nth(flat).map(|v| Scalar::U32(*v)),
+            Value::U64(a) => a.iter().nth(flat).map(|v| Scalar::U64(*v)),
             Value::F32(a) => a.iter().nth(flat).map(|v| Scalar::F32(*v)),
             Value::F64(a) => a.iter().nth(flat).map(|v| Scalar::F64(*v)),
         }
@@ -245,6 +388,12 @@ impl Value {
             Value::Bool(a) => a.iter().map(|v| Scalar::Bool(*v)).collect(),
             Value::I32(a) => a.iter().map(|v| Scalar::I32(*v)).collect(),
             Value::I64(a) => a.iter().map(|v| Scalar::I64(*v)).collect(),
+            Value::I8(a) => a.iter().map(|v| Scalar::I8(*v)).collect(),
+            Value::I16(a) => a.iter().map(|v| Scalar::I16(*v)).collect(),
+            Value::U8(a) => a.iter().map(|v| Scalar::U8(*v)).collect(),
+            Value::U16(a) => a.iter().map(|v| Scalar::U16(*v)).collect(),
+            Value::U32(a) => a.iter().map(|v| Scalar::U32(*v)).collect(),
+            Value::U64(a) => a.iter().map(|v| Scalar::U64(*v)).collect(),
             Value::F32(a) => a.iter().map(|v| Scalar::F32(*v)).collect(),
             Value::F64(a) => a.iter().map(|v| Scalar::F64(*v)).collect(),
         }
@@ -265,6 +414,12 @@ impl Value {
             ElemType::Bool => build!(Bool),
             ElemType::I32 => build!(I32),
             ElemType::I64 => build!(I64),
+            ElemType::I8 => build!(I8),
+            ElemType::I16 => build!(I16),
+            ElemType::U8 => build!(U8),
+            ElemType::U16 => build!(U16),
+            ElemType::U32 => build!(U32),
+            ElemType::U64 => build!(U64),
             ElemType::F32 => build!(F32),
             ElemType::F64 => build!(F64),
         })
@@ -283,6 +438,12 @@ macro_rules! value_from {
 value_from!(bool, Bool);
 value_from!(i32, I32);
 value_from!(i64, I64);
+value_from!(i8, I8);
+value_from!(i16, I16);
+value_from!(u8, U8);
+value_from!(u16, U16);
+value_from!(u32, U32);
+value_from!(u64, U64);
 value_from!(f32, F32);
 value_from!(f64, F64);
 
@@ -326,6 +487,14 @@ pub fn compare(got: &Value, want: &Value, tol: &Tolerance) -> Result<(), String>
     let mut bad = 0usize;
     let mut first = None;
     for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        if let (Some(a), Some(b)) = (a.as_i128(), b.as_i128()) {
+            // integers compare exactly (a `u64` or an `i64` beyond 2^53 is not an `f64`)
+            if a != b {
+                bad += 1;
+                first.get_or_insert((i, a as f64, b as f64));
+            }
+            continue;
+        }
         let (a, b) = (a.as_f64(), b.as_f64());
         let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol.atol + tol.rtol * b.abs();
         if !ok {

@@ -32,6 +32,7 @@ pub(super) fn check_input_type(name: &str, ty: &Type) -> Result<()> {
             }
             Dim::Known(_) => {}
             Dim::Size(s) => check_name(s, "size name")?,
+            Dim::Affine { name, .. } => check_name(name, "size name")?,
             Dim::Expr(_) | Dim::Dynamic => {
                 return Err(Error::new(
                     Code::Type,

@@ -277,6 +277,9 @@ impl Builder {
                 Item::Let { name, value, span } => {
                     Item::Let { name, value: finish_expr(value, limits)?, span }
                 }
+                Item::LetTuple { names, value, span } => {
+                    Item::LetTuple { names, value: finish_expr(value, limits)?, span }
+                }
                 Item::Output { name, value, span } => {
                     let value = value.map(|v| finish_expr(v, limits)).transpose()?;
                     Item::Output { name, value, span }

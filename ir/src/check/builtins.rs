@@ -52,7 +52,7 @@ fn product(shape: &[Dim]) -> Option<i64> {
 fn dim_rank(d: &Dim) -> u8 {
     match d {
         Dim::Known(_) => 3,
-        Dim::Size(_) => 2,
+        Dim::Size(_) | Dim::Affine { .. } => 2,
         Dim::Expr(_) => 1,
         Dim::Dynamic => 0,
     }

@@ -226,7 +226,7 @@ impl Checker {
     /// The dimension that a shape element, `iota`'s or `slice`'s length `e` denotes.
     pub fn dim_of(&self, e: &Expr) -> Dim {
         match &e.kind {
-            ExprKind::Lit(Lit::Int(v)) if *v >= 0 => Dim::Known(*v),
+            ExprKind::Lit(Lit::Int(v)) if *v >= 0 && *v <= i128::from(i64::MAX) => Dim::Known(*v as i64),
             ExprKind::Lit(_) => Dim::Dynamic,
             ExprKind::Var(name)
                 if !self.is_local(name)
@@ -260,11 +260,14 @@ impl Checker {
     /// passes through, keeps a small stack frame.
     pub fn check_expr(&mut self, e: &Expr, cx: Cx) -> Result<TNode> {
         let node = match &e.kind {
-            ExprKind::Lit(Lit::Int(_)) => TNode::leaf(IT::Scalar(self.vars.int_lit())),
+            ExprKind::Lit(Lit::Int(_) | Lit::Hex(_)) => TNode::leaf(IT::Scalar(self.vars.int_lit())),
             ExprKind::Lit(Lit::Float(_)) => TNode::leaf(IT::Scalar(self.vars.float_lit())),
             ExprKind::Lit(Lit::Bool(_)) => TNode::leaf(IT::Scalar(self.vars.known(ElemType::Bool))),
             ExprKind::Var(name) => TNode::leaf(self.check_var(e, name)?),
             ExprKind::Let { name, value, body } => self.check_let(name, value, body, cx)?,
+            ExprKind::LetTuple { .. } | ExprKind::Loop { .. } => {
+                return Err(Error::ty(e.span, "tuple patterns and loops are not checked yet"))
+            }
             ExprKind::If { cond, then_, else_ } => self.check_if(e, cond, then_, else_, cx)?,
             ExprKind::Binary { op, lhs, rhs } => self.check_binary(e, *op, lhs, rhs, cx)?,
             ExprKind::Unary { op, operand } => self.check_unary(e, *op, operand, cx)?,

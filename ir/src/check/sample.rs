@@ -97,6 +97,7 @@ fn values(t: ElemType) -> Vec<Scalar> {
         ElemType::I64 => [-3, 0, 1, 2, 5, 12].into_iter().map(Scalar::I64).collect(),
         ElemType::F32 => [-2.5f32, -0.5, 0.0, 0.75, 1.5, 4.0].into_iter().map(Scalar::F32).collect(),
         ElemType::F64 => [-2.5, -0.5, 0.0, 0.75, 1.5, 4.0].into_iter().map(Scalar::F64).collect(),
+        t => [-3i128, 0, 1, 2, 5, 12].into_iter().map(|v| Scalar::from_i128_wrapping(t, v)).collect(),
     }
 }
 
@@ -137,6 +138,7 @@ fn sample(
     let ne = ne.filter(|n| is_closed(n, &HashSet::new()));
     let ne_text = ne.map(super::hints::atom);
     let ne = ne.map(|n| format!("({})", print_expr(n)));
+    let Type::Scalar(t) = t else { return };
     let vals = values(*t);
     let k = vals.len();
     let n = k * k * k;

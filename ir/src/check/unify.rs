@@ -198,7 +198,7 @@ impl Vars {
             IT::Array { elem, shape } => Type::Array { elem: self.resolve(*elem), shape: shape.clone() },
             IT::Tuple(vs) => Type::Tuple(vs.iter().map(|v| self.resolve(*v)).collect()),
             IT::Func { params, ret } => Type::Func {
-                params: params.iter().map(|v| self.resolve(*v)).collect(),
+                params: params.iter().map(|v| Type::Scalar(self.resolve(*v))).collect(),
                 ret: Box::new(self.resolve_it(ret)),
             },
             IT::Shape(r) => Type::ShapeArg(*r),

@@ -229,6 +229,12 @@ impl<'p> Interp<'p> {
                     Scalar::Bool(v) => Buf::Bool(vec![v; count]),
                     Scalar::I32(v) => Buf::I32(vec![v; count]),
                     Scalar::I64(v) => Buf::I64(vec![v; count]),
+                    Scalar::I8(v) => Buf::I8(vec![v; count]),
+                    Scalar::I16(v) => Buf::I16(vec![v; count]),
+                    Scalar::U8(v) => Buf::U8(vec![v; count]),
+                    Scalar::U16(v) => Buf::U16(vec![v; count]),
+                    Scalar::U32(v) => Buf::U32(vec![v; count]),
+                    Scalar::U64(v) => Buf::U64(vec![v; count]),
                     Scalar::F32(v) => Buf::F32(vec![v; count]),
                     Scalar::F64(v) => Buf::F64(vec![v; count]),
                 };
@@ -723,6 +729,12 @@ macro_rules! buf_from_vec {
 buf_from_vec!(bool, Bool);
 buf_from_vec!(i32, I32);
 buf_from_vec!(i64, I64);
+buf_from_vec!(i8, I8);
+buf_from_vec!(i16, I16);
+buf_from_vec!(u8, U8);
+buf_from_vec!(u16, U16);
+buf_from_vec!(u32, U32);
+buf_from_vec!(u64, U64);
 buf_from_vec!(f32, F32);
 buf_from_vec!(f64, F64);
 

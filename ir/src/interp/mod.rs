@@ -70,6 +70,9 @@ fn run(checked: &Checked, inputs: &IndexMap<String, Value>, limits: &Limits) -> 
                 };
                 interp.globals.insert(name, val);
             }
+            Item::LetTuple { span, .. } => {
+                return Err(Box::new(internal(*span, "tuple patterns are not interpreted yet")))
+            }
             Item::Let { name, value, .. } => {
                 let val = interp.eval(value, &mut Vec::new())?;
                 interp.globals.insert(name, val);
@@ -95,6 +98,18 @@ pub(crate) enum Buf {
     Bool(Vec<bool>),
     I32(Vec<i32>),
     I64(Vec<i64>),
+    /// `i8`
+    I8(Vec<i8>),
+    /// `i16`
+    I16(Vec<i16>),
+    /// `u8`
+    U8(Vec<u8>),
+    /// `u16`
+    U16(Vec<u16>),
+    /// `u32`
+    U32(Vec<u32>),
+    /// `u64`
+    U64(Vec<u64>),
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
@@ -106,6 +121,12 @@ macro_rules! with_buf {
             Buf::Bool($v) => $body,
             Buf::I32($v) => $body,
             Buf::I64($v) => $body,
+            Buf::I8($v) => $body,
+            Buf::I16($v) => $body,
+            Buf::U8($v) => $body,
+            Buf::U16($v) => $body,
+            Buf::U32($v) => $body,
+            Buf::U64($v) => $body,
             Buf::F32($v) => $body,
             Buf::F64($v) => $body,
         }
@@ -120,6 +141,12 @@ impl Buf {
             ElemType::Bool => Buf::Bool(Vec::with_capacity(n)),
             ElemType::I32 => Buf::I32(Vec::with_capacity(n)),
             ElemType::I64 => Buf::I64(Vec::with_capacity(n)),
+            ElemType::I8 => Buf::I8(Vec::with_capacity(n)),
+            ElemType::I16 => Buf::I16(Vec::with_capacity(n)),
+            ElemType::U8 => Buf::U8(Vec::with_capacity(n)),
+            ElemType::U16 => Buf::U16(Vec::with_capacity(n)),
+            ElemType::U32 => Buf::U32(Vec::with_capacity(n)),
+            ElemType::U64 => Buf::U64(Vec::with_capacity(n)),
             ElemType::F32 => Buf::F32(Vec::with_capacity(n)),
             ElemType::F64 => Buf::F64(Vec::with_capacity(n)),
         }
@@ -131,6 +158,12 @@ impl Buf {
             Buf::Bool(_) => ElemType::Bool,
             Buf::I32(_) => ElemType::I32,
             Buf::I64(_) => ElemType::I64,
+            Buf::I8(_) => ElemType::I8,
+            Buf::I16(_) => ElemType::I16,
+            Buf::U8(_) => ElemType::U8,
+            Buf::U16(_) => ElemType::U16,
+            Buf::U32(_) => ElemType::U32,
+            Buf::U64(_) => ElemType::U64,
             Buf::F32(_) => ElemType::F32,
             Buf::F64(_) => ElemType::F64,
         }
@@ -147,6 +180,12 @@ impl Buf {
             Buf::Bool(v) => v.get(i).map(|x| Scalar::Bool(*x)),
             Buf::I32(v) => v.get(i).map(|x| Scalar::I32(*x)),
             Buf::I64(v) => v.get(i).map(|x| Scalar::I64(*x)),
+            Buf::I8(v) => v.get(i).map(|x| Scalar::I8(*x)),
+            Buf::I16(v) => v.get(i).map(|x| Scalar::I16(*x)),
+            Buf::U8(v) => v.get(i).map(|x| Scalar::U8(*x)),
+            Buf::U16(v) => v.get(i).map(|x| Scalar::U16(*x)),
+            Buf::U32(v) => v.get(i).map(|x| Scalar::U32(*x)),
+            Buf::U64(v) => v.get(i).map(|x| Scalar::U64(*x)),
             Buf::F32(v) => v.get(i).map(|x| Scalar::F32(*x)),
             Buf::F64(v) => v.get(i).map(|x| Scalar::F64(*x)),
         }
@@ -158,6 +197,12 @@ impl Buf {
             (Buf::Bool(v), Scalar::Bool(x)) => v.push(x),
             (Buf::I32(v), Scalar::I32(x)) => v.push(x),
             (Buf::I64(v), Scalar::I64(x)) => v.push(x),
+            (Buf::I8(v), Scalar::I8(x)) => v.push(x),
+            (Buf::I16(v), Scalar::I16(x)) => v.push(x),
+            (Buf::U8(v), Scalar::U8(x)) => v.push(x),
+            (Buf::U16(v), Scalar::U16(x)) => v.push(x),
+            (Buf::U32(v), Scalar::U32(x)) => v.push(x),
+            (Buf::U64(v), Scalar::U64(x)) => v.push(x),
             (Buf::F32(v), Scalar::F32(x)) => v.push(x),
             (Buf::F64(v), Scalar::F64(x)) => v.push(x),
             _ => return false,
@@ -171,6 +216,12 @@ impl Buf {
             (Buf::Bool(v), Scalar::Bool(x)) => v.get_mut(i).map(|slot| *slot = x),
             (Buf::I32(v), Scalar::I32(x)) => v.get_mut(i).map(|slot| *slot = x),
             (Buf::I64(v), Scalar::I64(x)) => v.get_mut(i).map(|slot| *slot = x),
+            (Buf::I8(v), Scalar::I8(x)) => v.get_mut(i).map(|slot| *slot = x),
+            (Buf::I16(v), Scalar::I16(x)) => v.get_mut(i).map(|slot| *slot = x),
+            (Buf::U8(v), Scalar::U8(x)) => v.get_mut(i).map(|slot| *slot = x),
+            (Buf::U16(v), Scalar::U16(x)) => v.get_mut(i).map(|slot| *slot = x),
+            (Buf::U32(v), Scalar::U32(x)) => v.get_mut(i).map(|slot| *slot = x),
+            (Buf::U64(v), Scalar::U64(x)) => v.get_mut(i).map(|slot| *slot = x),
             (Buf::F32(v), Scalar::F32(x)) => v.get_mut(i).map(|slot| *slot = x),
             (Buf::F64(v), Scalar::F64(x)) => v.get_mut(i).map(|slot| *slot = x),
             _ => None,
@@ -196,6 +247,12 @@ impl Array {
             Value::Bool(a) => Buf::Bool(a.iter().copied().collect()),
             Value::I32(a) => Buf::I32(a.iter().copied().collect()),
             Value::I64(a) => Buf::I64(a.iter().copied().collect()),
+            Value::I8(a) => Buf::I8(a.iter().copied().collect()),
+            Value::I16(a) => Buf::I16(a.iter().copied().collect()),
+            Value::U8(a) => Buf::U8(a.iter().copied().collect()),
+            Value::U16(a) => Buf::U16(a.iter().copied().collect()),
+            Value::U32(a) => Buf::U32(a.iter().copied().collect()),
+            Value::U64(a) => Buf::U64(a.iter().copied().collect()),
             Value::F32(a) => Buf::F32(a.iter().copied().collect()),
             Value::F64(a) => Buf::F64(a.iter().copied().collect()),
         };
@@ -210,6 +267,12 @@ impl Array {
             Buf::Bool(v) => Value::Bool(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
             Buf::I32(v) => Value::I32(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
             Buf::I64(v) => Value::I64(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
+            Buf::I8(v) => Value::I8(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
+            Buf::I16(v) => Value::I16(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
+            Buf::U8(v) => Value::U8(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
+            Buf::U16(v) => Value::U16(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
+            Buf::U32(v) => Value::U32(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
+            Buf::U64(v) => Value::U64(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
             Buf::F32(v) => Value::F32(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
             Buf::F64(v) => Value::F64(ArrayD::from_shape_vec(sh, v.clone()).map_err(bad)?),
         })
@@ -389,6 +452,9 @@ impl<'p> Interp<'p> {
                 Some(v) => Ok(v),
                 None => Err(Box::new(internal(e.span, format!("`{name}` is not a value here")))),
             },
+            ExprKind::LetTuple { .. } | ExprKind::Loop { .. } => {
+                Err(Box::new(internal(e.span, "tuple patterns and loops are not interpreted yet")))
+            }
             ExprKind::Let { name, value, body } => {
                 let v = self.eval(value, env)?;
                 let depth = env.len();

@@ -56,6 +56,30 @@ pub enum ScalarFn {
     Clamp,
     /// `f32 x`, `f64 x`, `i32 x`, `i64 x`.
     Convert(ElemType),
+    /// `log2 a`
+    Log2,
+    /// `log10 a`
+    Log10,
+    /// `exp2 a`
+    Exp2,
+    /// `expm1 a`
+    Expm1,
+    /// `log1p a`
+    Log1p,
+    /// `erf a`
+    Erf,
+    /// `erfc a`
+    Erfc,
+    /// `lgamma a`
+    Lgamma,
+    /// `popcount a`
+    Popcount,
+    /// `clz a`
+    Clz,
+    /// `isnan a`
+    IsNan,
+    /// `isinf a`
+    IsInf,
 }
 
 impl ScalarFn {
@@ -82,7 +106,19 @@ impl ScalarFn {
             "f64" => ScalarFn::Convert(ElemType::F64),
             "i32" => ScalarFn::Convert(ElemType::I32),
             "i64" => ScalarFn::Convert(ElemType::I64),
-            _ => return None,
+            "log2" => ScalarFn::Log2,
+            "log10" => ScalarFn::Log10,
+            "exp2" => ScalarFn::Exp2,
+            "expm1" => ScalarFn::Expm1,
+            "log1p" => ScalarFn::Log1p,
+            "erf" => ScalarFn::Erf,
+            "erfc" => ScalarFn::Erfc,
+            "lgamma" => ScalarFn::Lgamma,
+            "popcount" => ScalarFn::Popcount,
+            "clz" => ScalarFn::Clz,
+            "isnan" => ScalarFn::IsNan,
+            "isinf" => ScalarFn::IsInf,
+            other => ScalarFn::Convert(ElemType::from_name(other).filter(|t| *t != ElemType::Bool)?),
         })
     }
 
@@ -109,6 +145,14 @@ impl ScalarFn {
                 | ScalarFn::Tanh
                 | ScalarFn::Pow
                 | ScalarFn::Atan2
+                | ScalarFn::Log2
+                | ScalarFn::Log10
+                | ScalarFn::Exp2
+                | ScalarFn::Expm1
+                | ScalarFn::Log1p
+                | ScalarFn::Erf
+                | ScalarFn::Erfc
+                | ScalarFn::Lgamma
         )
     }
 
@@ -132,6 +176,18 @@ impl ScalarFn {
             ScalarFn::Atan2 => "atan2",
             ScalarFn::Clamp => "clamp",
             ScalarFn::Convert(t) => t.name(),
+            ScalarFn::Log2 => "log2",
+            ScalarFn::Log10 => "log10",
+            ScalarFn::Exp2 => "exp2",
+            ScalarFn::Expm1 => "expm1",
+            ScalarFn::Log1p => "log1p",
+            ScalarFn::Erf => "erf",
+            ScalarFn::Erfc => "erfc",
+            ScalarFn::Lgamma => "lgamma",
+            ScalarFn::Popcount => "popcount",
+            ScalarFn::Clz => "clz",
+            ScalarFn::IsNan => "isnan",
+            ScalarFn::IsInf => "isinf",
         }
     }
 
@@ -147,9 +203,24 @@ impl ScalarFn {
                 float2(a, b, span, "atan2", crate::math::atan2_f32, crate::math::atan2_f64)
             }
             (ScalarFn::Convert(t), &[a]) => Ok(convert(a, t)),
+            (ScalarFn::Popcount, &[a]) => bits(a, span, "popcount", |v, _| v.count_ones()),
+            (ScalarFn::Clz, &[a]) => bits(a, span, "clz", |v, w| v.leading_zeros() - (64 - w)),
+            (ScalarFn::IsNan, &[a]) => match a {
+                Scalar::F32(v) => Ok(Scalar::Bool(v.is_nan())),
+                Scalar::F64(v) => Ok(Scalar::Bool(v.is_nan())),
+                _ => Err(internal(span, "`isnan` on a non-float")),
+            },
+            (ScalarFn::IsInf, &[a]) => match a {
+                Scalar::F32(v) => Ok(Scalar::Bool(v.is_infinite())),
+                Scalar::F64(v) => Ok(Scalar::Bool(v.is_infinite())),
+                _ => Err(internal(span, "`isinf` on a non-float")),
+            },
             (ScalarFn::Abs, &[a]) => Ok(match a {
                 Scalar::I32(v) => Scalar::I32(v.wrapping_abs()),
                 Scalar::I64(v) => Scalar::I64(v.wrapping_abs()),
+                Scalar::I8(v) => Scalar::I8(v.wrapping_abs()),
+                Scalar::I16(v) => Scalar::I16(v.wrapping_abs()),
+                Scalar::U8(_) | Scalar::U16(_) | Scalar::U32(_) | Scalar::U64(_) => a,
                 Scalar::F32(v) => Scalar::F32(v.abs()),
                 Scalar::F64(v) => Scalar::F64(v.abs()),
                 Scalar::Bool(_) => return Err(internal(span, "`abs` on a bool")),
@@ -266,6 +337,12 @@ pub fn convert(a: Scalar, to: ElemType) -> Scalar {
             match to {
                 ElemType::I32 => Scalar::I32($x as i32),
                 ElemType::I64 => Scalar::I64($x as i64),
+                ElemType::I8 => Scalar::I8($x as i8),
+                ElemType::I16 => Scalar::I16($x as i16),
+                ElemType::U8 => Scalar::U8($x as u8),
+                ElemType::U16 => Scalar::U16($x as u16),
+                ElemType::U32 => Scalar::U32($x as u32),
+                ElemType::U64 => Scalar::U64($x as u64),
                 ElemType::F32 => Scalar::F32($x as f32),
                 ElemType::F64 => Scalar::F64($x as f64),
                 ElemType::Bool => Scalar::Bool($x != (0 as _)),
@@ -276,6 +353,12 @@ pub fn convert(a: Scalar, to: ElemType) -> Scalar {
         Scalar::Bool(b) => conv!(u8::from(b)),
         Scalar::I32(x) => conv!(x),
         Scalar::I64(x) => conv!(x),
+        Scalar::I8(x) => conv!(x),
+        Scalar::I16(x) => conv!(x),
+        Scalar::U8(x) => conv!(x),
+        Scalar::U16(x) => conv!(x),
+        Scalar::U32(x) => conv!(x),
+        Scalar::U64(x) => conv!(x),
         Scalar::F32(x) => conv!(x),
         Scalar::F64(x) => conv!(x),
     }
@@ -376,4 +459,14 @@ pub fn unary(op: UnOp, a: Scalar, span: Span) -> Result<Scalar> {
         (UnOp::Not, Scalar::Bool(x)) => Scalar::Bool(!x),
         _ => return Err(internal(span, format!("`{}` on {}", op.symbol(), a.elem_type()))),
     })
+}
+
+/// `popcount` / `clz` of an integer scalar: `f` gets its bits zero-extended to 64 and the
+/// type's width, and gives an `i32`.
+fn bits(a: Scalar, span: Span, what: &str, f: impl Fn(u64, u32) -> u32) -> Result<Scalar> {
+    let (Some(v), Some(w)) = (a.as_i128(), a.elem_type().int_bits()) else {
+        return Err(internal(span, format!("`{what}` on a non-integer")));
+    };
+    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    Ok(Scalar::I32(f((v as u64) & mask, w) as i32))
 }

@@ -166,10 +166,6 @@ impl Gen<'_> {
     pub(super) fn literal(&mut self, t: ElemType) -> S {
         match t {
             ElemType::Bool => S { e: mk(ExprKind::Lit(Lit::Bool(self.src.chance(1, 2)))), pinned: true },
-            ElemType::I32 | ElemType::I64 => {
-                let v = [0, 1, 2, 3, -1, 5, 7, -3, 10][self.src.below(9)];
-                S { e: int(v), pinned: t == ElemType::I64 }
-            }
             ElemType::F32 | ElemType::F64 => {
                 if self.src.chance(1, 6) {
                     // an integer literal where a float is expected
@@ -178,6 +174,10 @@ impl Gen<'_> {
                 }
                 let v = [0.0, 1.0, 0.5, 2.0, -1.5, 0.25, -0.75, 1.25, 3.0][self.src.below(9)];
                 S { e: float(v), pinned: t == ElemType::F64 }
+            }
+            _ => {
+                let v = [0, 1, 2, 3, -1, 5, 7, -3, 10][self.src.below(9)];
+                S { e: int(v), pinned: t == ElemType::I64 }
             }
         }
     }

@@ -15,7 +15,7 @@ pub(super) fn var(name: &str) -> Expr {
 }
 
 pub(super) fn int(v: i64) -> Expr {
-    mk(ExprKind::Lit(Lit::Int(v)))
+    mk(ExprKind::Lit(Lit::Int(i128::from(v))))
 }
 
 pub(super) fn float(v: f64) -> Expr {
@@ -53,7 +53,7 @@ pub(super) fn index(a: &str, ix: Vec<Expr>) -> Expr {
 /// `-e`, folded into a literal as the parser folds it.
 pub(super) fn neg(e: Expr) -> Expr {
     match e.kind {
-        ExprKind::Lit(Lit::Int(v)) => int(v.wrapping_neg()),
+        ExprKind::Lit(Lit::Int(v)) => mk(ExprKind::Lit(Lit::Int(v.wrapping_neg()))),
         ExprKind::Lit(Lit::Float(v)) => float(-v),
         _ => mk(ExprKind::Unary { op: UnOp::Neg, operand: Box::new(e) }),
     }
