@@ -35,6 +35,7 @@ fn main() {
                 Value::I32(a) => a.iter().next().map(|x| x.to_string()),
                 Value::I64(a) => a.iter().next().map(|x| x.to_string()),
                 Value::Bool(a) => a.iter().next().map(|x| x.to_string()),
+                other => other.get_flat(0).map(|x| x.to_string()),
             };
             println!("{name}: shape {:?}, first element {}", value.shape(), first.unwrap_or("-".into()));
         }

@@ -231,7 +231,18 @@ pub fn run_timed(
             let deadline = opts.compile_deadline.or_else(|| start.checked_add(optimize.time_limit));
             let opts = &eqfuse_exec_cpu::RunOptions { compile_deadline: deadline, ..opts.clone() };
             let optimize = OptimizeOptions { no_fusion: unfused || optimize.no_fusion, ..optimize.clone() };
-            let opt = crate::optimize_checked(checked.clone(), &optimize)?;
+            let opt = match crate::optimize_checked(checked.clone(), &optimize) {
+                Err(e) if eqfuse_optimize::is_unsupported(&e) => {
+                    // a version-2 form the optimiser cannot take yet: the reference
+                    // interpreter runs it, and says so once per process
+                    say_interpreted(&e, backend);
+                    let start = std::time::Instant::now();
+                    let out = eqfuse_ir::interp::interpret_with(checked, inputs, &limits)?;
+                    t.execute = start.elapsed();
+                    return Ok((out, t));
+                }
+                other => other?,
+            };
             t.optimise = start.elapsed();
             let plan = if unfused { &opt.result.unfused_plan } else { &opt.result.plan };
             if backend == Backend::Cpu && opts.codegen == eqfuse_exec_cpu::Codegen::C {
@@ -245,6 +256,15 @@ pub fn run_timed(
             Ok((out, t))
         }
     }
+}
+
+/// Says, once per process and reason, that a program runs on the reference interpreter
+/// because the optimiser cannot take one of its forms yet (`e` names it).
+pub fn say_interpreted(e: &eqfuse_ir::Error, backend: Backend) {
+    let what = e.message.strip_prefix(eqfuse_optimize::UNSUPPORTED).unwrap_or(&e.message);
+    eqfuse_codegen::cache::say(&format!(
+        "{what} is not compiled for the {backend} backend yet: this program runs on the reference interpreter"
+    ));
 }
 
 /// Runs the unfused plan of a checked program (one kernel per source operation, nothing

@@ -48,6 +48,7 @@
 //! ```
 
 use crate::{Arrays, Checked, Dim, ElemType, Error, Result, Type, Value};
+use eqfuse_ir::value::Scalar;
 use indexmap::IndexMap;
 use ndarray::{ArrayD, IxDyn};
 
@@ -189,11 +190,7 @@ pub fn random_inputs(checked: &Checked, opts: &RandomInputs) -> Result<Arrays> {
 }
 
 fn elem_bytes(e: ElemType) -> u64 {
-    match e {
-        ElemType::Bool => 1,
-        ElemType::I32 | ElemType::F32 => 4,
-        ElemType::I64 | ElemType::F64 => 8,
-    }
+    e.size_bytes() as u64
 }
 
 fn fill(elem: ElemType, shape: &[usize], count: usize, rng: &mut Rng, opts: &RandomInputs) -> Value {
@@ -208,6 +205,20 @@ fn fill(elem: ElemType, shape: &[usize], count: usize, rng: &mut Rng, opts: &Ran
         ElemType::I64 => Value::I64(array(shape, count, || int(rng))),
         ElemType::F32 => Value::F32(array(shape, count, || float(rng) as f32)),
         ElemType::F64 => Value::F64(array(shape, count, || float(rng))),
+        t => {
+            // the other integer types: the range, within the type's (else from 0 up)
+            let (tlo, thi) = t.int_range().unwrap_or((0, 0));
+            let (mut lo, mut hi) = (i128::from(ilo).max(tlo), i128::from(ihi).min(thi));
+            if lo > hi {
+                (lo, hi) = (tlo.max(0), thi.min(100));
+            }
+            let span = (hi - lo + 1) as u128;
+            let data: Vec<Scalar> = (0..count)
+                .map(|_| Scalar::from_i128_wrapping(t, lo + (u128::from(rng.next()) % span) as i128))
+                .collect();
+            Value::from_scalars(t, shape, &data)
+                .unwrap_or_else(|| unreachable!("the element count is the product of the shape"))
+        }
     }
 }
 

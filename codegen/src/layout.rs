@@ -199,6 +199,12 @@ pub fn scalar_bits(s: eqfuse_ir::value::Scalar) -> u64 {
         Scalar::Bool(b) => u64::from(b),
         Scalar::I32(v) => u64::from(v as u32),
         Scalar::I64(v) => v as u64,
+        Scalar::I8(v) => u64::from(v as u8),
+        Scalar::I16(v) => u64::from(v as u16),
+        Scalar::U8(v) => u64::from(v),
+        Scalar::U16(v) => u64::from(v),
+        Scalar::U32(v) => u64::from(v),
+        Scalar::U64(v) => v,
         Scalar::F32(v) => u64::from(v.to_bits()),
         Scalar::F64(v) => v.to_bits(),
     }

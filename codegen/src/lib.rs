@@ -22,6 +22,7 @@ pub mod cache;
 pub mod cuda;
 pub mod layout;
 pub mod prelude;
+pub mod prelude_ints;
 pub mod scalar;
 pub mod site;
 
@@ -57,6 +58,15 @@ pub fn host_known(plan: &Plan) -> HashSet<ValueId> {
                     walk(then_steps, out);
                     walk(else_steps, out);
                 }
+                // a `for` loop's counter is written on the host before every iteration
+                Step::Loop(l) => {
+                    if let eqfuse_ir::plan::LoopKind::For { counter, .. } = &l.form {
+                        out.insert(*counter);
+                    }
+                    for steps in l.step_lists() {
+                        walk(steps, out);
+                    }
+                }
                 Step::Kernel(_) | Step::RowBlock { .. } | Step::SegmentBlock { .. } | Step::Assert { .. } => {
                 }
             }
@@ -79,6 +89,12 @@ pub fn cty(t: ElemType) -> &'static str {
         ElemType::Bool => "bool",
         ElemType::I32 => "int",
         ElemType::I64 => "long long",
+        ElemType::I8 => "int8_t",
+        ElemType::I16 => "int16_t",
+        ElemType::U8 => "uint8_t",
+        ElemType::U16 => "uint16_t",
+        ElemType::U32 => "uint32_t",
+        ElemType::U64 => "uint64_t",
         ElemType::F32 => "float",
         ElemType::F64 => "double",
     }
@@ -95,6 +111,12 @@ pub fn scalar_member(t: ElemType) -> &'static str {
         ElemType::Bool => "b",
         ElemType::I32 => "i32",
         ElemType::I64 => "i64",
+        ElemType::I8 => "i8",
+        ElemType::I16 => "i16",
+        ElemType::U8 => "u8",
+        ElemType::U16 => "u16",
+        ElemType::U32 => "u32",
+        ElemType::U64 => "u64",
         ElemType::F32 => "f32",
         ElemType::F64 => "f64",
     }

@@ -9,7 +9,17 @@
 //! backends compute every helper with the same code.
 
 /// Error codes and the host-scalar union (before the dialect's error writer).
-pub const SCALAR_HEAD: &str = r#"// Error codes of the error record (decoded on the host into E-INDEX / E-DIV-ZERO).
+pub const SCALAR_HEAD: &str = r#"#ifdef __CUDACC_RTC__
+// NVRTC compiles with no standard header: the fixed-width integer types of `cty`.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#endif
+
+// Error codes of the error record (decoded on the host into E-INDEX / E-DIV-ZERO).
 #define EQ_ERR_INDEX 1
 #define EQ_ERR_DIM 2
 #define EQ_ERR_DIV 3
@@ -29,6 +39,12 @@ union EqScalar {
   int i32;
   float f32;
   bool b;
+  signed char i8;
+  short i16;
+  unsigned char u8;
+  unsigned short u16;
+  unsigned int u32;
+  unsigned long long u64;
 };
 
 "#;

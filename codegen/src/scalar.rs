@@ -139,8 +139,10 @@ pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, Strin
 pub(crate) fn zero(t: ElemType) -> &'static str {
     match t {
         ElemType::Bool => "false",
-        ElemType::I32 => "0",
+        ElemType::I32 | ElemType::I8 | ElemType::I16 | ElemType::U8 | ElemType::U16 => "0",
+        ElemType::U32 => "0u",
         ElemType::I64 => "0LL",
+        ElemType::U64 => "0ULL",
         ElemType::F32 => "0.0f",
         ElemType::F64 => "0.0",
     }
@@ -162,6 +164,12 @@ pub fn literal(s: Scalar, dialect: Dialect) -> String {
         Scalar::I64(i64::MIN) => "(-9223372036854775807LL - 1LL)".into(),
         Scalar::I64(v) if v < 0 => format!("({v}LL)"),
         Scalar::I64(v) => format!("{v}LL"),
+        Scalar::I8(v) => format!("((int8_t)({v}))"),
+        Scalar::I16(v) => format!("((int16_t)({v}))"),
+        Scalar::U8(v) => format!("((uint8_t){v}u)"),
+        Scalar::U16(v) => format!("((uint16_t){v}u)"),
+        Scalar::U32(v) => format!("{v}u"),
+        Scalar::U64(v) => format!("{v}ULL"),
         Scalar::F32(v) if !v.is_finite() => format!("{f32_bits}(0x{:08x}u)", v.to_bits()),
         Scalar::F64(v) if !v.is_finite() => format!("{f64_bits}(0x{:016x}LL)", v.to_bits()),
         Scalar::F32(v) => {
@@ -331,9 +339,11 @@ impl Emitter<'_, '_> {
             Inst::Unary { dst, op, a } => {
                 let t = self.ty(*a)?;
                 let e = match (op, t) {
-                    (UnOp::Neg, ElemType::I32 | ElemType::I64) => format!("eq_neg_{}(r{a})", suffix(t)),
+                    (UnOp::Neg, _) if t.is_int() => format!("eq_neg_{}(r{a})", suffix(t)),
                     (UnOp::Neg, ElemType::F32 | ElemType::F64) => format!("(-r{a})"),
                     (UnOp::Not, ElemType::Bool) => format!("(!r{a})"),
+                    // `!` on an integer: its bitwise complement
+                    (UnOp::Not, _) if t.is_int() => format!("(({})~r{a})", cty(t)),
                     _ => return Err(format!("`{}` on {t}", op.symbol())),
                 };
                 self.line(ind, &format!("r{dst} = {e};"));
@@ -514,17 +524,17 @@ impl Emitter<'_, '_> {
                     _ => "mul",
                 };
                 match t {
-                    ElemType::I32 | ElemType::I64 => format!("eq_{name}_{}(r{a}, r{b})", suffix(t)),
                     ElemType::F32 | ElemType::F64 => format!("(r{a} {sym} r{b})"),
                     ElemType::Bool => return Err(format!("`{sym}` on bool")),
+                    _ => format!("eq_{name}_{}(r{a}, r{b})", suffix(t)),
                 }
             }
             BinOp::Div | BinOp::Rem => match t {
-                ElemType::I32 | ElemType::I64 => {
+                _ if t.is_int() => {
                     let (code, name) =
                         if op == BinOp::Div { ("EQ_ERR_DIV", "div") } else { ("EQ_ERR_REM", "rem") };
-                    let bits = if t == ElemType::I32 { "32" } else { "64" };
-                    let fail = self.fail(code, dst, bits, &[format!("(long long)r{a}")]);
+                    let what = crate::prelude_ints::type_code(t).to_string();
+                    let fail = self.fail(code, dst, &what, &[format!("(long long)r{a}")]);
                     self.line(ind, &format!("if (r{b} == 0) {fail}"));
                     match self.cx.layout.dialect() {
                         Dialect::Cuda => format!("eq_{name}_{}(r{a}, r{b})", suffix(t)),
@@ -535,9 +545,19 @@ impl Emitter<'_, '_> {
                 ElemType::F32 if op == BinOp::Rem => format!("fmodf(r{a}, r{b})"),
                 ElemType::F64 if op == BinOp::Rem => format!("fmod(r{a}, r{b})"),
                 ElemType::F32 | ElemType::F64 => format!("(r{a} / r{b})"),
-                ElemType::Bool => return Err(format!("`{sym}` on bool")),
+                _ => return Err(format!("`{sym}` on {t}")),
             },
             BinOp::And | BinOp::Or => return Err(format!("`{sym}` on {t}")),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor if t.is_int() => {
+                format!("(({})(r{a} {sym} r{b}))", cty(t))
+            }
+            BinOp::Shl | BinOp::Shr if t.is_int() => {
+                let name = if op == BinOp::Shl { "shl" } else { "shr" };
+                format!("eq_{name}_{}(r{a}, r{b})", suffix(t))
+            }
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                return Err(format!("`{sym}` on {t}"))
+            }
         };
         self.line(ind, &format!("r{dst} = {e};"));
         Ok(())
@@ -573,7 +593,7 @@ impl Emitter<'_, '_> {
                 format!("eq_min_{s}(eq_max_{s}(r{a}, r{}), r{})", args[1], args[2])
             }
             ScalarFn::Abs => match t {
-                ElemType::I32 | ElemType::I64 => format!("eq_abs_{}(r{a})", suffix(t)),
+                _ if t.is_int() => format!("eq_abs_{}(r{a})", suffix(t)),
                 _ => float("fabsf", "fabs")?,
             },
             ScalarFn::Sqrt => float("sqrtf", "sqrt")?,
@@ -590,6 +610,22 @@ impl Emitter<'_, '_> {
             ScalarFn::Pow => float("eq_pow_f32", "eq_pow_f64")?,
             ScalarFn::Atan2 => float("eq_atan2_f32", "eq_atan2_f64")?,
             ScalarFn::Convert(to) => convert(&format!("r{a}"), t, to),
+            ScalarFn::Popcount | ScalarFn::Clz if t.is_int() => {
+                let n = if f == ScalarFn::Popcount { "popcount" } else { "clz" };
+                format!("eq_{n}_{}(r{a})", suffix(t))
+            }
+            ScalarFn::IsNan => float("eq_isnan_f32", "eq_isnan_f64")?,
+            ScalarFn::IsInf => float("eq_isinf_f32", "eq_isinf_f64")?,
+            ScalarFn::Popcount | ScalarFn::Clz => return Err(format!("`{}` on {t}", f.name())),
+            // the math helper's own (eqfuse_ir::math), as `exp`
+            ScalarFn::Log2 => float("eq_log2_f32", "eq_log2_f64")?,
+            ScalarFn::Log10 => float("eq_log10_f32", "eq_log10_f64")?,
+            ScalarFn::Exp2 => float("eq_exp2_f32", "eq_exp2_f64")?,
+            ScalarFn::Expm1 => float("eq_expm1_f32", "eq_expm1_f64")?,
+            ScalarFn::Log1p => float("eq_log1p_f32", "eq_log1p_f64")?,
+            ScalarFn::Erf => float("eq_erf_f32", "eq_erf_f64")?,
+            ScalarFn::Erfc => float("eq_erfc_f32", "eq_erfc_f64")?,
+            ScalarFn::Lgamma => float("eq_lgamma_f32", "eq_lgamma_f64")?,
         })
     }
 
@@ -673,7 +709,10 @@ impl Emitter<'_, '_> {
     }
 }
 
-/// `x` (of type `from`) converted to `to` as the language converts.
+/// `x` (of type `from`) converted to `to` as the language converts: integers to integers
+/// keep the low bits (through the target's unsigned type, no undefined behaviour), floats to
+/// integers truncate and saturate with NaN to 0 (the prelude's helpers), integers to floats
+/// round to nearest.
 pub fn convert(x: &str, from: ElemType, to: ElemType) -> String {
     use ElemType::*;
     match (from, to) {
@@ -682,16 +721,17 @@ pub fn convert(x: &str, from: ElemType, to: ElemType) -> String {
         (Bool, I64) => format!("({x} ? 1LL : 0LL)"),
         (Bool, F32) => format!("({x} ? 1.0f : 0.0f)"),
         (Bool, F64) => format!("({x} ? 1.0 : 0.0)"),
-        (I32 | I64 | F32 | F64, Bool) => format!("({x} != 0)"),
+        (Bool, _) => format!("({x} ? ({})1 : ({})0)", cty(to), cty(to)),
+        (_, Bool) => format!("({x} != 0)"),
         (I32, I64) => format!("((long long){x})"),
         (I64, I32) => format!("eq_i64_to_i32({x})"),
-        // through the prelude's helpers, which keep gcc's `trunc` fold from leaving a -0.0
-        (I32 | I64, F32 | F64) => format!("eq_{}_to_{}({x})", from.name(), to.name()),
         (F32, F64) => format!("((double){x})"),
         (F64, F32) => format!("((float){x})"),
-        (F32 | F64, I32 | I64) => format!("eq_{}_to_{}({x})", from.name(), to.name()),
-        // every pair is listed above
-        _ => x.to_string(),
+        // through the prelude's helpers, which keep gcc's `trunc` fold from leaving a -0.0
+        // (integer to float) and saturate (float to integer)
+        (_, F32 | F64) | (F32 | F64, _) => format!("eq_{}_to_{}({x})", from.name(), to.name()),
+        // integer to integer: the low bits, through the unsigned type of the target's width
+        _ => format!("(({})({})({x}))", cty(to), crate::prelude_ints::unsigned_cty(to)),
     }
 }
 

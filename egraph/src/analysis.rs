@@ -146,6 +146,8 @@ impl Kind {
                 Kind::Func { arity: params.len() as u32, ret: Box::new(Kind::of_type(ret)) }
             }
             Type::ShapeArg(r) => Kind::Shape(vec![SymDim::Dynamic; *r]),
+            // array-level tuples never reach the e-graph (the encoder refuses them)
+            Type::Group(_) => Kind::Unknown,
         }
     }
 }
@@ -496,8 +498,15 @@ fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
         | L::Ge(_)
         | L::And(_)
         | L::Or(_)
-        | L::Not(_) => Kind::Scalar(ElemType::Bool),
+        | L::IsNan(_)
+        | L::IsInf(_) => Kind::Scalar(ElemType::Bool),
+        // `!` on an integer is its bitwise complement
+        L::Not([a]) => scalar(elem(a).or(Some(ElemType::Bool))),
         L::Add([a, _]) | L::Sub([a, _]) | L::Mul([a, _]) | L::Div([a, _]) | L::Rem([a, _]) => scalar(elem(a)),
+        L::BitAnd([a, _]) | L::BitOr([a, _]) | L::BitXor([a, _]) | L::Shl([a, _]) | L::Shr([a, _]) => {
+            scalar(elem(a))
+        }
+        L::Popcount(_) | L::Clz(_) => Kind::Scalar(ElemType::I32),
         L::Min([a, _]) | L::Max([a, _]) | L::Pow([a, _]) | L::Atan2([a, _]) | L::Clamp([a, _, _]) => {
             scalar(elem(a))
         }
@@ -512,7 +521,21 @@ fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
         | L::Tanh([a])
         | L::Floor([a])
         | L::Ceil([a])
-        | L::Round([a]) => scalar(elem(a)),
+        | L::Round([a])
+        | L::Log2([a])
+        | L::Log10([a])
+        | L::Exp2([a])
+        | L::Expm1([a])
+        | L::Log1p([a])
+        | L::Erf([a])
+        | L::Erfc([a])
+        | L::Lgamma([a]) => scalar(elem(a)),
+        L::ToI8(_) => Kind::Scalar(ElemType::I8),
+        L::ToI16(_) => Kind::Scalar(ElemType::I16),
+        L::ToU8(_) => Kind::Scalar(ElemType::U8),
+        L::ToU16(_) => Kind::Scalar(ElemType::U16),
+        L::ToU32(_) => Kind::Scalar(ElemType::U32),
+        L::ToU64(_) => Kind::Scalar(ElemType::U64),
         L::ToI32(_) => Kind::Scalar(ElemType::I32),
         L::ToI64(_) => Kind::Scalar(ElemType::I64),
         L::ToF32(_) => Kind::Scalar(ElemType::F32),

@@ -771,8 +771,14 @@ impl<'a> Decoder<'a> {
 fn literal(l: Literal) -> Result<Expr> {
     let lit = match l {
         Literal::Bool(b) => Lit::Bool(b),
-        Literal::I32(v) => Lit::Int(i64::from(v)),
-        Literal::I64(v) => Lit::Int(v),
+        Literal::I32(v) => Lit::Int(i128::from(v)),
+        Literal::I64(v) => Lit::Int(i128::from(v)),
+        Literal::I8(v) => Lit::Int(i128::from(v)),
+        Literal::I16(v) => Lit::Int(i128::from(v)),
+        Literal::U8(v) => Lit::Int(i128::from(v)),
+        Literal::U16(v) => Lit::Int(i128::from(v)),
+        Literal::U32(v) => Lit::Int(i128::from(v)),
+        Literal::U64(v) => Lit::Int(i128::from(v)),
         Literal::F32(b) if !f32::from_bits(b).is_nan() => {
             // the shortest text that reads back (through f64, as the interpreter converts)
             // as the same f32, else the exact value
@@ -826,7 +832,7 @@ fn clear_types(e: &mut Expr) {
 
 fn item_expr_mut(item: &mut Item) -> Option<&mut Expr> {
     match item {
-        Item::Let { value, .. } => Some(value),
+        Item::Let { value, .. } | Item::LetTuple { value, .. } => Some(value),
         Item::Output { value, .. } => value.as_mut(),
         Item::Input { .. } => None,
     }
@@ -879,7 +885,7 @@ fn fix_literals(mut program: Program) -> Result<Program> {
 
 fn item_expr_ref(item: &Item) -> Option<&Expr> {
     match item {
-        Item::Let { value, .. } => Some(value),
+        Item::Let { value, .. } | Item::LetTuple { value, .. } => Some(value),
         Item::Output { value, .. } => value.as_ref(),
         Item::Input { .. } => None,
     }

@@ -50,6 +50,22 @@ fn internal(what: impl std::fmt::Display) -> Error {
     eqfuse_ir::error::internal(format!("in the e-graph encoder: {what}"))
 }
 
+/// The message every refusal of a language form the optimiser does not handle yet starts
+/// with (a version 2 loop, a tuple pattern, a group of arrays): callers that can run such a
+/// program another way look for it.
+pub const UNSUPPORTED: &str = "not supported by the optimiser yet: ";
+
+/// An `E-TYPE` error for a form the optimiser does not handle yet (see [`UNSUPPORTED`]).
+pub fn unsupported(what: impl std::fmt::Display, span: Span) -> Error {
+    let e = Error::new(eqfuse_ir::error::Code::Type, format!("{UNSUPPORTED}{what}"));
+    e.or_at((!span.is_dummy()).then_some(span))
+}
+
+/// Whether `e` is the refusal of a form the optimiser does not handle yet.
+pub fn is_unsupported(e: &Error) -> bool {
+    e.code == eqfuse_ir::error::Code::Type && e.message.starts_with(UNSUPPORTED)
+}
+
 /// What a local name stands for.
 #[derive(Clone, Debug)]
 enum Local<'p> {
@@ -140,6 +156,7 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
                 enc.globals.insert(name, id);
                 lets.push((id, name.clone()));
             }
+            Item::LetTuple { span, .. } => return Err(unsupported("a tuple pattern `let (a, b) = ...`", *span)),
             Item::Output { name, value, .. } => {
                 let id = match value {
                     Some(v) => enc.expr(v, &top, 0)?,
@@ -176,10 +193,17 @@ fn literal(lit: Lit, e: &Expr) -> Result<Literal> {
         .ok_or_else(|| internal(format!("literal {lit:?} typed {ty:?}")))
 }
 
-/// The parameter types of a function-typed node.
+/// The parameter types of a function-typed node (each a scalar: a tuple parameter is not
+/// supported yet).
 fn param_types(e: &Expr) -> Result<Vec<ElemType>> {
     match &e.ty {
-        Some(Type::Func { params, .. }) => Ok(params.clone()),
+        Some(Type::Func { params, .. }) => params
+            .iter()
+            .map(|p| match p {
+                Type::Scalar(t) => Ok(*t),
+                _ => Err(unsupported("a function with a tuple parameter", e.span)),
+            })
+            .collect(),
         other => Err(internal(format!("a function has type {other:?}"))),
     }
 }
@@ -226,6 +250,9 @@ impl<'p> Enc<'p> {
     }
 
     fn expr_here(&mut self, e: &'p Expr, env: &Env<'p>, d: u32) -> Result<Id> {
+        if let Some(Type::Group(_)) = &e.ty {
+            return Err(unsupported("a group of arrays (a tuple at array level)", e.span));
+        }
         Ok(match &e.kind {
             ExprKind::Lit(lit) => {
                 let l = literal(*lit, e)?;
@@ -244,6 +271,10 @@ impl<'p> Enc<'p> {
                     Some(id) => *id,
                     None if self.sizes.contains(name.as_str()) => {
                         self.add(ArrayLang::Size(SizeName::new(name)))
+                    }
+                    None if name == "pi" => {
+                        let l = literal(Lit::Float(std::f64::consts::PI), e)?;
+                        self.add(ArrayLang::Lit(l))
                     }
                     None => return Err(internal(format!("`{name}` is not a value"))),
                 },
@@ -276,7 +307,7 @@ impl<'p> Enc<'p> {
             ExprKind::Apply { func, args } => {
                 if let ExprKind::Var(name) = &func.kind {
                     if is_builtin(name) && !self.is_bound(name, env) {
-                        return self.builtin(name, args, env, d);
+                        return self.builtin(name, args, env, d).map_err(|er| er.or_at(Some(e.span)));
                     }
                 }
                 let f = self.func(func, env, d)?;
@@ -301,6 +332,8 @@ impl<'p> Enc<'p> {
                 let ch = es.iter().map(|x| self.expr(x, env, d)).collect::<Result<Vec<_>>>()?;
                 self.add(ArrayLang::Shape(ch.into_boxed_slice()))
             }
+            ExprKind::LetTuple { .. } => return Err(unsupported("a tuple pattern `let (a, b) = ...`", e.span)),
+            ExprKind::Loop { .. } => return Err(unsupported("a `loop`", e.span)),
         })
     }
 
@@ -401,6 +434,9 @@ impl<'p> Enc<'p> {
             "iterate" => arr(3).map(|_| ArrayLang::Iterate([c(0), c(1), c(2)]))?,
             "length" => arr(1).map(|_| ArrayLang::Length([c(0)]))?,
             "size" => arr(2).map(|_| ArrayLang::Dim([c(0), c(1)]))?,
+            other if eqfuse_ir::ast::ARRAY_BUILTINS.contains(&other) => {
+                return Err(unsupported(format!("the builtin `{other}`"), Span::default()))
+            }
             other => ArrayLang::from_scalar_builtin(other, &ch)
                 .ok_or_else(|| internal(format!("`{other}` with {} arguments", ch.len())))?,
         };

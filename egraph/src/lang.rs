@@ -30,10 +30,11 @@
 //!
 //! # Operations
 //!
-//! Scalar: `+ - * / % == != < <= > >= && ||` (binary; egg prints the remainder's
+//! Scalar: `+ - * / % == != < <= > >= && || & | ^ << >>` (binary; egg prints the remainder's
 //! operator quoted, `("%" a b)`, and reads it either way; `&&`, `||` evaluate their right operand
 //! lazily), `neg not`, `min max abs sqrt exp log sin cos tan tanh floor ceil round pow atan2
-//! clamp`, conversions `to_i32 to_i64 to_f32 to_f64`, `(if c t e)` (lazy),
+//! clamp log2 log10 exp2 expm1 log1p erf erfc lgamma popcount clz isnan isinf`, conversions
+//! `to_i8 to_i16 to_i32 to_i64 to_u8 to_u16 to_u32 to_u64 to_f32 to_f64`, `(if c t e)` (lazy),
 //! `(iterate n f init)`, `(tuple e1 .. ek)`, `(index a i1 .. ir)`, `(length a)`, `(dim a k)`.
 //!
 //! Functions: `(lam <types> body)`; `(app f a1 .. ak)` applies a function class (a `lam`, e.g. a
@@ -84,6 +85,18 @@ pub enum Literal {
     I32(i32),
     /// `-3:i64`
     I64(i64),
+    /// `-3:i8`
+    I8(i8),
+    /// `-3:i16`
+    I16(i16),
+    /// `3:u8`
+    U8(u8),
+    /// `3:u16`
+    U16(u16),
+    /// `3:u32`
+    U32(u32),
+    /// `3:u64`
+    U64(u64),
     /// `1.5:f32`, stored as its bits.
     F32(u32),
     /// `1.5:f64`, stored as its bits.
@@ -97,6 +110,12 @@ impl Literal {
             Literal::Bool(_) => ElemType::Bool,
             Literal::I32(_) => ElemType::I32,
             Literal::I64(_) => ElemType::I64,
+            Literal::I8(_) => ElemType::I8,
+            Literal::I16(_) => ElemType::I16,
+            Literal::U8(_) => ElemType::U8,
+            Literal::U16(_) => ElemType::U16,
+            Literal::U32(_) => ElemType::U32,
+            Literal::U64(_) => ElemType::U64,
             Literal::F32(_) => ElemType::F32,
             Literal::F64(_) => ElemType::F64,
         }
@@ -108,6 +127,12 @@ impl Literal {
             Literal::Bool(b) => Scalar::Bool(b),
             Literal::I32(v) => Scalar::I32(v),
             Literal::I64(v) => Scalar::I64(v),
+            Literal::I8(v) => Scalar::I8(v),
+            Literal::I16(v) => Scalar::I16(v),
+            Literal::U8(v) => Scalar::U8(v),
+            Literal::U16(v) => Scalar::U16(v),
+            Literal::U32(v) => Scalar::U32(v),
+            Literal::U64(v) => Scalar::U64(v),
             Literal::F32(b) => Scalar::F32(f32::from_bits(b)),
             Literal::F64(b) => Scalar::F64(f64::from_bits(b)),
         }
@@ -119,6 +144,12 @@ impl Literal {
             Scalar::Bool(b) => Literal::Bool(b),
             Scalar::I32(v) => Literal::I32(v),
             Scalar::I64(v) => Literal::I64(v),
+            Scalar::I8(v) => Literal::I8(v),
+            Scalar::I16(v) => Literal::I16(v),
+            Scalar::U8(v) => Literal::U8(v),
+            Scalar::U16(v) => Literal::U16(v),
+            Scalar::U32(v) => Literal::U32(v),
+            Scalar::U64(v) => Literal::U64(v),
             Scalar::F32(v) => Literal::F32(v.to_bits()),
             Scalar::F64(v) => Literal::F64(v.to_bits()),
         }
@@ -142,6 +173,12 @@ impl fmt::Display for Literal {
             Literal::Bool(b) => write!(f, "{b}:bool"),
             Literal::I32(v) => write!(f, "{v}:i32"),
             Literal::I64(v) => write!(f, "{v}:i64"),
+            Literal::I8(v) => write!(f, "{v}:i8"),
+            Literal::I16(v) => write!(f, "{v}:i16"),
+            Literal::U8(v) => write!(f, "{v}:u8"),
+            Literal::U16(v) => write!(f, "{v}:u16"),
+            Literal::U32(v) => write!(f, "{v}:u32"),
+            Literal::U64(v) => write!(f, "{v}:u64"),
             Literal::F32(b) if f32::from_bits(b).is_nan() => write!(f, "nan_{b:x}:f32"),
             Literal::F64(b) if f64::from_bits(b).is_nan() => write!(f, "nan_{b:x}:f64"),
             Literal::F32(b) => write!(f, "{:?}:f32", f32::from_bits(b)),
@@ -161,6 +198,12 @@ impl FromStr for Literal {
             ElemType::Bool => Literal::Bool(v.parse().map_err(|_| format!("bad literal `{s}`"))?),
             ElemType::I32 => Literal::I32(v.parse().map_err(bad)?),
             ElemType::I64 => Literal::I64(v.parse().map_err(bad)?),
+            ElemType::I8 => Literal::I8(v.parse().map_err(bad)?),
+            ElemType::I16 => Literal::I16(v.parse().map_err(bad)?),
+            ElemType::U8 => Literal::U8(v.parse().map_err(bad)?),
+            ElemType::U16 => Literal::U16(v.parse().map_err(bad)?),
+            ElemType::U32 => Literal::U32(v.parse().map_err(bad)?),
+            ElemType::U64 => Literal::U64(v.parse().map_err(bad)?),
             ElemType::F32 => match v.strip_prefix("nan_") {
                 Some(h) => Literal::F32(u32::from_str_radix(h, 16).map_err(bad)?),
                 None => Literal::F32(v.parse::<f32>().map_err(|_| format!("bad literal `{s}`"))?.to_bits()),
@@ -300,6 +343,11 @@ egg::define_language! {
         ">=" = Ge([egg::Id; 2]),
         "&&" = And([egg::Id; 2]),
         "||" = Or([egg::Id; 2]),
+        "&" = BitAnd([egg::Id; 2]),
+        "|" = BitOr([egg::Id; 2]),
+        "^" = BitXor([egg::Id; 2]),
+        "<<" = Shl([egg::Id; 2]),
+        ">>" = Shr([egg::Id; 2]),
         "neg" = Neg([egg::Id; 1]),
         "not" = Not([egg::Id; 1]),
         // ---- scalar builtins
@@ -323,6 +371,24 @@ egg::define_language! {
         "to_i64" = ToI64([egg::Id; 1]),
         "to_f32" = ToF32([egg::Id; 1]),
         "to_f64" = ToF64([egg::Id; 1]),
+        "to_i8" = ToI8([egg::Id; 1]),
+        "to_i16" = ToI16([egg::Id; 1]),
+        "to_u8" = ToU8([egg::Id; 1]),
+        "to_u16" = ToU16([egg::Id; 1]),
+        "to_u32" = ToU32([egg::Id; 1]),
+        "to_u64" = ToU64([egg::Id; 1]),
+        "log2" = Log2([egg::Id; 1]),
+        "log10" = Log10([egg::Id; 1]),
+        "exp2" = Exp2([egg::Id; 1]),
+        "expm1" = Expm1([egg::Id; 1]),
+        "log1p" = Log1p([egg::Id; 1]),
+        "erf" = Erf([egg::Id; 1]),
+        "erfc" = Erfc([egg::Id; 1]),
+        "lgamma" = Lgamma([egg::Id; 1]),
+        "popcount" = Popcount([egg::Id; 1]),
+        "clz" = Clz([egg::Id; 1]),
+        "isnan" = IsNan([egg::Id; 1]),
+        "isinf" = IsInf([egg::Id; 1]),
         "if" = If([egg::Id; 3]),
         "iterate" = Iterate([egg::Id; 3]),
         "tuple" = Tuple(Box<[egg::Id]>),
@@ -388,6 +454,11 @@ impl ArrayLang {
             ArrayLang::Ge(c) => (BinOp::Ge, c),
             ArrayLang::And(c) => (BinOp::And, c),
             ArrayLang::Or(c) => (BinOp::Or, c),
+            ArrayLang::BitAnd(c) => (BinOp::BitAnd, c),
+            ArrayLang::BitOr(c) => (BinOp::BitOr, c),
+            ArrayLang::BitXor(c) => (BinOp::BitXor, c),
+            ArrayLang::Shl(c) => (BinOp::Shl, c),
+            ArrayLang::Shr(c) => (BinOp::Shr, c),
             _ => return None,
         })
     }
@@ -409,6 +480,11 @@ impl ArrayLang {
             BinOp::Ge => ArrayLang::Ge(c),
             BinOp::And => ArrayLang::And(c),
             BinOp::Or => ArrayLang::Or(c),
+            BinOp::BitAnd => ArrayLang::BitAnd(c),
+            BinOp::BitOr => ArrayLang::BitOr(c),
+            BinOp::BitXor => ArrayLang::BitXor(c),
+            BinOp::Shl => ArrayLang::Shl(c),
+            BinOp::Shr => ArrayLang::Shr(c),
         }
     }
 
@@ -435,6 +511,24 @@ impl ArrayLang {
             ArrayLang::ToI64(_) => "i64",
             ArrayLang::ToF32(_) => "f32",
             ArrayLang::ToF64(_) => "f64",
+            ArrayLang::ToI8(_) => "i8",
+            ArrayLang::ToI16(_) => "i16",
+            ArrayLang::ToU8(_) => "u8",
+            ArrayLang::ToU16(_) => "u16",
+            ArrayLang::ToU32(_) => "u32",
+            ArrayLang::ToU64(_) => "u64",
+            ArrayLang::Log2(_) => "log2",
+            ArrayLang::Log10(_) => "log10",
+            ArrayLang::Exp2(_) => "exp2",
+            ArrayLang::Expm1(_) => "expm1",
+            ArrayLang::Log1p(_) => "log1p",
+            ArrayLang::Erf(_) => "erf",
+            ArrayLang::Erfc(_) => "erfc",
+            ArrayLang::Lgamma(_) => "lgamma",
+            ArrayLang::Popcount(_) => "popcount",
+            ArrayLang::Clz(_) => "clz",
+            ArrayLang::IsNan(_) => "isnan",
+            ArrayLang::IsInf(_) => "isinf",
             _ => return None,
         })
     }
@@ -463,6 +557,24 @@ impl ArrayLang {
             ("i64", &[a]) => ArrayLang::ToI64([a]),
             ("f32", &[a]) => ArrayLang::ToF32([a]),
             ("f64", &[a]) => ArrayLang::ToF64([a]),
+            ("i8", &[a]) => ArrayLang::ToI8([a]),
+            ("i16", &[a]) => ArrayLang::ToI16([a]),
+            ("u8", &[a]) => ArrayLang::ToU8([a]),
+            ("u16", &[a]) => ArrayLang::ToU16([a]),
+            ("u32", &[a]) => ArrayLang::ToU32([a]),
+            ("u64", &[a]) => ArrayLang::ToU64([a]),
+            ("log2", &[a]) => ArrayLang::Log2([a]),
+            ("log10", &[a]) => ArrayLang::Log10([a]),
+            ("exp2", &[a]) => ArrayLang::Exp2([a]),
+            ("expm1", &[a]) => ArrayLang::Expm1([a]),
+            ("log1p", &[a]) => ArrayLang::Log1p([a]),
+            ("erf", &[a]) => ArrayLang::Erf([a]),
+            ("erfc", &[a]) => ArrayLang::Erfc([a]),
+            ("lgamma", &[a]) => ArrayLang::Lgamma([a]),
+            ("popcount", &[a]) => ArrayLang::Popcount([a]),
+            ("clz", &[a]) => ArrayLang::Clz([a]),
+            ("isnan", &[a]) => ArrayLang::IsNan([a]),
+            ("isinf", &[a]) => ArrayLang::IsInf([a]),
             _ => return None,
         })
     }

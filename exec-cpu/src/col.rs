@@ -12,8 +12,14 @@ use std::borrow::Cow;
 #[derive(Clone, Debug)]
 pub(crate) enum Col {
     Bool(Vec<bool>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
     I32(Vec<i32>),
     I64(Vec<i64>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
@@ -22,8 +28,14 @@ pub(crate) enum Col {
 #[derive(Debug)]
 pub(crate) enum ColMut<'a> {
     Bool(&'a mut [bool]),
+    I8(&'a mut [i8]),
+    I16(&'a mut [i16]),
     I32(&'a mut [i32]),
     I64(&'a mut [i64]),
+    U8(&'a mut [u8]),
+    U16(&'a mut [u16]),
+    U32(&'a mut [u32]),
+    U64(&'a mut [u64]),
     F32(&'a mut [f32]),
     F64(&'a mut [f64]),
 }
@@ -32,8 +44,14 @@ pub(crate) enum ColMut<'a> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ColRef<'a> {
     Bool(&'a [bool]),
+    I8(&'a [i8]),
+    I16(&'a [i16]),
     I32(&'a [i32]),
     I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
     F32(&'a [f32]),
     F64(&'a [f64]),
 }
@@ -42,8 +60,14 @@ pub(crate) enum ColRef<'a> {
 #[derive(Clone, Debug)]
 pub(crate) enum Data<'a> {
     Bool(Cow<'a, [bool]>),
+    I8(Cow<'a, [i8]>),
+    I16(Cow<'a, [i16]>),
     I32(Cow<'a, [i32]>),
     I64(Cow<'a, [i64]>),
+    U8(Cow<'a, [u8]>),
+    U16(Cow<'a, [u16]>),
+    U32(Cow<'a, [u32]>),
+    U64(Cow<'a, [u64]>),
     F32(Cow<'a, [f32]>),
     F64(Cow<'a, [f64]>),
 }
@@ -56,12 +80,36 @@ macro_rules! with_type {
                 type $T = bool;
                 $body
             }
+            eqfuse_ir::types::ElemType::I8 => {
+                type $T = i8;
+                $body
+            }
+            eqfuse_ir::types::ElemType::I16 => {
+                type $T = i16;
+                $body
+            }
             eqfuse_ir::types::ElemType::I32 => {
                 type $T = i32;
                 $body
             }
             eqfuse_ir::types::ElemType::I64 => {
                 type $T = i64;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U8 => {
+                type $T = u8;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U16 => {
+                type $T = u16;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U32 => {
+                type $T = u32;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U64 => {
+                type $T = u64;
                 $body
             }
             eqfuse_ir::types::ElemType::F32 => {
@@ -76,6 +124,70 @@ macro_rules! with_type {
     };
 }
 pub(crate) use with_type;
+
+/// Applies `$body` with `$T` bound to the Rust type of integer type `$ty`; `None` for the
+/// other types (so `$body` is an `Option`).
+macro_rules! with_int {
+    ($ty:expr, $T:ident => $body:expr) => {
+        match $ty {
+            eqfuse_ir::types::ElemType::I8 => {
+                type $T = i8;
+                $body
+            }
+            eqfuse_ir::types::ElemType::I16 => {
+                type $T = i16;
+                $body
+            }
+            eqfuse_ir::types::ElemType::I32 => {
+                type $T = i32;
+                $body
+            }
+            eqfuse_ir::types::ElemType::I64 => {
+                type $T = i64;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U8 => {
+                type $T = u8;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U16 => {
+                type $T = u16;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U32 => {
+                type $T = u32;
+                $body
+            }
+            eqfuse_ir::types::ElemType::U64 => {
+                type $T = u64;
+                $body
+            }
+            _ => None,
+        }
+    };
+}
+pub(crate) use with_int;
+
+/// Applies `$body` to the payload `$x` of a value of one of the typed enums (`Col`,
+/// `ColMut`, `ColRef`, `Data`), whatever its variant: the body is generic over [`Elem`].
+macro_rules! each {
+    ($e:expr, $E:ident, $x:ident => $body:expr) => {
+        match $e {
+            $E::Bool($x) => $body,
+            $E::I8($x) => $body,
+            $E::I16($x) => $body,
+            $E::I32($x) => $body,
+            $E::I64($x) => $body,
+            $E::U8($x) => $body,
+            $E::U16($x) => $body,
+            $E::U32($x) => $body,
+            $E::U64($x) => $body,
+            $E::F32($x) => $body,
+            $E::F64($x) => $body,
+        }
+    };
+}
+pub(crate) use each;
 
 /// An element type's Rust type.
 pub(crate) trait Elem: Copy + Default + PartialEq + PartialOrd + Send + Sync + 'static {
@@ -93,6 +205,10 @@ pub(crate) trait Elem: Copy + Default + PartialEq + PartialOrd + Send + Sync + '
     fn of_mut<'a, 'b>(c: &'b mut ColMut<'a>) -> Option<&'b mut [Self]>;
     /// A mutable slice of this type.
     fn wrap_mut(s: &mut [Self]) -> ColMut<'_>;
+    /// A shared slice of this type.
+    fn wrap_ref(s: &[Self]) -> ColRef<'_>;
+    /// Data of this type.
+    fn wrap_data(d: Cow<'_, [Self]>) -> Data<'_>;
     /// As a scalar.
     fn scalar(self) -> Scalar;
     /// From a scalar of this type.
@@ -135,6 +251,12 @@ macro_rules! elem_impl {
             fn wrap_mut(s: &mut [Self]) -> ColMut<'_> {
                 ColMut::$v(s)
             }
+            fn wrap_ref(s: &[Self]) -> ColRef<'_> {
+                ColRef::$v(s)
+            }
+            fn wrap_data(d: Cow<'_, [Self]>) -> Data<'_> {
+                Data::$v(d)
+            }
             fn scalar(self) -> Scalar {
                 Scalar::$v(self)
             }
@@ -153,8 +275,14 @@ macro_rules! elem_impl {
     };
 }
 elem_impl!(bool, Bool, |a, b| a == b);
+elem_impl!(i8, I8, |a, b| a == b);
+elem_impl!(i16, I16, |a, b| a == b);
 elem_impl!(i32, I32, |a, b| a == b);
 elem_impl!(i64, I64, |a, b| a == b);
+elem_impl!(u8, U8, |a, b| a == b);
+elem_impl!(u16, U16, |a, b| a == b);
+elem_impl!(u32, U32, |a, b| a == b);
+elem_impl!(u64, U64, |a, b| a == b);
 elem_impl!(f32, F32, |a, b| a.to_bits() == b.to_bits());
 elem_impl!(f64, F64, |a, b| a.to_bits() == b.to_bits());
 
@@ -206,10 +334,9 @@ impl Col {
         }
         let zero = match value {
             Scalar::Bool(b) => !b,
-            Scalar::I32(x) => x == 0,
-            Scalar::I64(x) => x == 0,
             Scalar::F32(x) => x.to_bits() == 0,
             Scalar::F64(x) => x.to_bits() == 0,
+            other => other.as_i128() == Some(0),
         };
         if zero {
             return Some(Col::zeros(ty, n));
@@ -224,150 +351,94 @@ impl Col {
 
     /// Its element type.
     pub(crate) fn ty(&self) -> ElemType {
-        match self {
-            Col::Bool(_) => ElemType::Bool,
-            Col::I32(_) => ElemType::I32,
-            Col::I64(_) => ElemType::I64,
-            Col::F32(_) => ElemType::F32,
-            Col::F64(_) => ElemType::F64,
+        fn of<T: Elem>(_: &Vec<T>) -> ElemType {
+            T::TY
         }
+        each!(self, Col, v => of(v))
     }
 
     /// How many elements it has room for.
     pub(crate) fn capacity(&self) -> usize {
-        match self {
-            Col::Bool(v) => v.capacity(),
-            Col::I32(v) => v.capacity(),
-            Col::I64(v) => v.capacity(),
-            Col::F32(v) => v.capacity(),
-            Col::F64(v) => v.capacity(),
-        }
+        each!(self, Col, v => v.capacity())
     }
 
     /// Its length.
     pub(crate) fn len(&self) -> usize {
-        match self {
-            Col::Bool(v) => v.len(),
-            Col::I32(v) => v.len(),
-            Col::I64(v) => v.len(),
-            Col::F32(v) => v.len(),
-            Col::F64(v) => v.len(),
-        }
+        each!(self, Col, v => v.len())
     }
 
     /// Element `k`.
     pub(crate) fn get(&self, k: usize) -> Option<Scalar> {
-        match self {
-            Col::Bool(v) => v.get(k).map(|x| Scalar::Bool(*x)),
-            Col::I32(v) => v.get(k).map(|x| Scalar::I32(*x)),
-            Col::I64(v) => v.get(k).map(|x| Scalar::I64(*x)),
-            Col::F32(v) => v.get(k).map(|x| Scalar::F32(*x)),
-            Col::F64(v) => v.get(k).map(|x| Scalar::F64(*x)),
-        }
+        each!(self, Col, v => v.get(k).map(|x| x.scalar()))
     }
 
     /// Appends `s`; `false` when it is of another type.
     pub(crate) fn push(&mut self, s: Scalar) -> bool {
-        match (self, s) {
-            (Col::Bool(v), Scalar::Bool(x)) => v.push(x),
-            (Col::I32(v), Scalar::I32(x)) => v.push(x),
-            (Col::I64(v), Scalar::I64(x)) => v.push(x),
-            (Col::F32(v), Scalar::F32(x)) => v.push(x),
-            (Col::F64(v), Scalar::F64(x)) => v.push(x),
-            _ => return false,
+        fn go<T: Elem>(v: &mut Vec<T>, s: Scalar) -> bool {
+            match T::of_scalar(s) {
+                Some(x) => {
+                    v.push(x);
+                    true
+                }
+                None => false,
+            }
         }
-        true
+        each!(self, Col, v => go(v, s))
     }
 
     /// Empties it (keeping the capacity).
     pub(crate) fn clear(&mut self) {
-        match self {
-            Col::Bool(v) => v.clear(),
-            Col::I32(v) => v.clear(),
-            Col::I64(v) => v.clear(),
-            Col::F32(v) => v.clear(),
-            Col::F64(v) => v.clear(),
-        }
+        each!(self, Col, v => v.clear())
     }
 
     /// Appends all of `other` (of the same type; `false` otherwise).
     pub(crate) fn extend_from(&mut self, other: &Col) -> bool {
-        match (self, other) {
-            (Col::Bool(v), Col::Bool(o)) => v.extend_from_slice(o),
-            (Col::I32(v), Col::I32(o)) => v.extend_from_slice(o),
-            (Col::I64(v), Col::I64(o)) => v.extend_from_slice(o),
-            (Col::F32(v), Col::F32(o)) => v.extend_from_slice(o),
-            (Col::F64(v), Col::F64(o)) => v.extend_from_slice(o),
-            _ => return false,
+        fn go<T: Elem>(v: &mut Vec<T>, other: &Col) -> bool {
+            match T::vec(other) {
+                Some(o) => {
+                    v.extend_from_slice(o);
+                    true
+                }
+                None => false,
+            }
         }
-        true
+        each!(self, Col, v => go(v, other))
     }
 
     /// A mutable view of all of it.
     pub(crate) fn as_mut(&mut self) -> ColMut<'_> {
-        match self {
-            Col::Bool(v) => ColMut::Bool(v),
-            Col::I32(v) => ColMut::I32(v),
-            Col::I64(v) => ColMut::I64(v),
-            Col::F32(v) => ColMut::F32(v),
-            Col::F64(v) => ColMut::F64(v),
-        }
+        each!(self, Col, v => Elem::wrap_mut(v.as_mut_slice()))
     }
 
     /// Into owned data.
     pub(crate) fn into_data(self) -> Data<'static> {
-        match self {
-            Col::Bool(v) => Data::Bool(Cow::Owned(v)),
-            Col::I32(v) => Data::I32(Cow::Owned(v)),
-            Col::I64(v) => Data::I64(Cow::Owned(v)),
-            Col::F32(v) => Data::F32(Cow::Owned(v)),
-            Col::F64(v) => Data::F64(Cow::Owned(v)),
-        }
+        each!(self, Col, v => Elem::wrap_data(Cow::Owned(v)))
     }
 }
 
 impl<'a> ColMut<'a> {
     /// Its length.
     pub(crate) fn len(&self) -> usize {
-        match self {
-            ColMut::Bool(v) => v.len(),
-            ColMut::I32(v) => v.len(),
-            ColMut::I64(v) => v.len(),
-            ColMut::F32(v) => v.len(),
-            ColMut::F64(v) => v.len(),
-        }
+        each!(self, ColMut, v => v.len())
     }
 
     /// Sets element `k` to `s` (`false` when out of range or of another type).
     pub(crate) fn set(&mut self, k: usize, s: Scalar) -> bool {
-        fn put<T: Copy>(v: &mut [T], k: usize, x: T) -> bool {
-            match v.get_mut(k) {
-                Some(slot) => {
+        fn put<T: Elem>(v: &mut [T], k: usize, s: Scalar) -> bool {
+            match (v.get_mut(k), T::of_scalar(s)) {
+                (Some(slot), Some(x)) => {
                     *slot = x;
                     true
                 }
-                None => false,
+                _ => false,
             }
         }
-        match (self, s) {
-            (ColMut::Bool(v), Scalar::Bool(x)) => put(v, k, x),
-            (ColMut::I32(v), Scalar::I32(x)) => put(v, k, x),
-            (ColMut::I64(v), Scalar::I64(x)) => put(v, k, x),
-            (ColMut::F32(v), Scalar::F32(x)) => put(v, k, x),
-            (ColMut::F64(v), Scalar::F64(x)) => put(v, k, x),
-            _ => false,
-        }
+        each!(self, ColMut, v => put(v, k, s))
     }
 
     /// Element `k`.
     pub(crate) fn get(&self, k: usize) -> Option<Scalar> {
-        match self {
-            ColMut::Bool(v) => v.get(k).map(|x| Scalar::Bool(*x)),
-            ColMut::I32(v) => v.get(k).map(|x| Scalar::I32(*x)),
-            ColMut::I64(v) => v.get(k).map(|x| Scalar::I64(*x)),
-            ColMut::F32(v) => v.get(k).map(|x| Scalar::F32(*x)),
-            ColMut::F64(v) => v.get(k).map(|x| Scalar::F64(*x)),
-        }
+        each!(self, ColMut, v => v.get(k).map(|x| x.scalar()))
     }
 
     /// Splits it into consecutive pieces of the given lengths (`None` when they do not fit).
@@ -384,71 +455,43 @@ impl<'a> ColMut<'a> {
             }
             Some(out)
         }
-        match self {
-            ColMut::Bool(v) => go(v, lens),
-            ColMut::I32(v) => go(v, lens),
-            ColMut::I64(v) => go(v, lens),
-            ColMut::F32(v) => go(v, lens),
-            ColMut::F64(v) => go(v, lens),
-        }
+        each!(self, ColMut, v => go(v, lens))
     }
 }
 
 impl<'a> Data<'a> {
     /// A shared view.
     pub(crate) fn as_ref(&self) -> ColRef<'_> {
-        match self {
-            Data::Bool(v) => ColRef::Bool(v),
-            Data::I32(v) => ColRef::I32(v),
-            Data::I64(v) => ColRef::I64(v),
-            Data::F32(v) => ColRef::F32(v),
-            Data::F64(v) => ColRef::F64(v),
-        }
+        each!(self, Data, v => Elem::wrap_ref(&v[..]))
     }
 
     /// Its element type.
     pub(crate) fn ty(&self) -> ElemType {
-        match self {
-            Data::Bool(_) => ElemType::Bool,
-            Data::I32(_) => ElemType::I32,
-            Data::I64(_) => ElemType::I64,
-            Data::F32(_) => ElemType::F32,
-            Data::F64(_) => ElemType::F64,
-        }
+        self.as_ref().ty()
     }
 
     /// Its length.
     pub(crate) fn len(&self) -> usize {
-        match self {
-            Data::Bool(v) => v.len(),
-            Data::I32(v) => v.len(),
-            Data::I64(v) => v.len(),
-            Data::F32(v) => v.len(),
-            Data::F64(v) => v.len(),
-        }
+        each!(self, Data, v => v.len())
     }
 
     /// An owned copy, as a column.
     pub(crate) fn to_col(&self) -> Col {
-        match self {
-            Data::Bool(v) => Col::Bool(v.to_vec()),
-            Data::I32(v) => Col::I32(v.to_vec()),
-            Data::I64(v) => Col::I64(v.to_vec()),
-            Data::F32(v) => Col::F32(v.to_vec()),
-            Data::F64(v) => Col::F64(v.to_vec()),
-        }
+        each!(self, Data, v => Elem::wrap(v.to_vec()))
     }
 }
 
 impl ColRef<'_> {
     /// Element `k`.
     pub(crate) fn get(&self, k: usize) -> Option<Scalar> {
-        match self {
-            ColRef::Bool(v) => v.get(k).map(|x| Scalar::Bool(*x)),
-            ColRef::I32(v) => v.get(k).map(|x| Scalar::I32(*x)),
-            ColRef::I64(v) => v.get(k).map(|x| Scalar::I64(*x)),
-            ColRef::F32(v) => v.get(k).map(|x| Scalar::F32(*x)),
-            ColRef::F64(v) => v.get(k).map(|x| Scalar::F64(*x)),
+        each!(self, ColRef, v => v.get(k).map(|x| x.scalar()))
+    }
+
+    /// Its element type.
+    pub(crate) fn ty(&self) -> ElemType {
+        fn of<T: Elem>(_: &[T]) -> ElemType {
+            T::TY
         }
+        each!(self, ColRef, v => of(v))
     }
 }

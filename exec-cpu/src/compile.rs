@@ -483,13 +483,14 @@ impl<'s> Compiler<'_, 's> {
         }
     }
 
-    /// A unary operator: `-` on numbers, `!` on bools; the result has the operand's type.
+    /// A unary operator: `-` on numbers, `!` on bools and integers (the bitwise complement);
+    /// the result has the operand's type.
     fn unary(&mut self, dst: Reg, op: UnOp, a: Reg) -> Result<Op> {
         let a = self.read(a)?;
         let t = self.ty(a);
         let ok = match op {
             UnOp::Neg => numeric(t),
-            UnOp::Not => t == ElemType::Bool,
+            UnOp::Not => t == ElemType::Bool || t.is_int(),
         };
         if !ok {
             return Err(internal(format!("`{}` on {t}", op.symbol())));
@@ -514,7 +515,7 @@ impl<'s> Compiler<'_, 's> {
             }
             ElemType::Bool
         } else {
-            if !numeric(ta) {
+            if !numeric(ta) || (op.is_bitwise() && !ta.is_int()) {
                 return Err(internal(format!("`{}` on {ta}", op.symbol())));
             }
             ta
@@ -545,6 +546,8 @@ impl<'s> Compiler<'_, 's> {
             ScalarFn::Min | ScalarFn::Max | ScalarFn::Clamp if same => Some(t0),
             ScalarFn::Abs if numeric(t0) => Some(t0),
             ScalarFn::Pow | ScalarFn::Atan2 if same && float(t0) => Some(t0),
+            ScalarFn::Popcount | ScalarFn::Clz if t0.is_int() => Some(ElemType::I32),
+            ScalarFn::IsNan | ScalarFn::IsInf if float(t0) => Some(ElemType::Bool),
             ScalarFn::Sqrt
             | ScalarFn::Exp
             | ScalarFn::Log
@@ -555,6 +558,14 @@ impl<'s> Compiler<'_, 's> {
             | ScalarFn::Floor
             | ScalarFn::Ceil
             | ScalarFn::Round
+            | ScalarFn::Log2
+            | ScalarFn::Log10
+            | ScalarFn::Exp2
+            | ScalarFn::Expm1
+            | ScalarFn::Log1p
+            | ScalarFn::Erf
+            | ScalarFn::Erfc
+            | ScalarFn::Lgamma
                 if float(t0) =>
             {
                 Some(t0)

@@ -16,7 +16,7 @@ use eqfuse_ir::value::Scalar;
 struct Flat<'t> {
     types: &'t [ElemType],
     slot: Vec<Option<u32>>,
-    sizes: [usize; 5],
+    sizes: [usize; crate::lanes::TYPES],
     consts: Vec<(u32, Scalar)>,
     ops: Vec<(LFn, Args)>,
 }
@@ -128,7 +128,7 @@ pub(crate) fn flatten(
         return None;
     }
     let mut fl =
-        Flat { types, slot: vec![None; types.len()], sizes: [0; 5], consts: Vec::new(), ops: Vec::new() };
+        Flat { types, slot: vec![None; types.len()], sizes: [0; crate::lanes::TYPES], consts: Vec::new(), ops: Vec::new() };
     let mut loads = Vec::with_capacity(free.len());
     for &r in free {
         loads.push((r, fl.slot(r)?));

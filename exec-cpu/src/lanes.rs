@@ -17,8 +17,8 @@
 //! a copy of the group's first element, and its results are dropped. Elements whose counts
 //! differ iterate with a mask: an element past its own count keeps its state.
 
-use crate::col::{with_type, Col, Elem};
-use crate::num::{pick, Float, MulAdd, Num};
+use crate::col::{with_int, with_type, Col, Elem};
+use crate::num::{pick, Float, Int, MulAdd, Num};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::types::ElemType;
@@ -31,8 +31,14 @@ pub(crate) const W: usize = 32;
 #[derive(Debug, Default)]
 pub(crate) struct Banks {
     b: Vec<[bool; W]>,
+    i8: Vec<[i8; W]>,
+    i16: Vec<[i16; W]>,
     i32: Vec<[i32; W]>,
     i64: Vec<[i64; W]>,
+    u8: Vec<[u8; W]>,
+    u16: Vec<[u16; W]>,
+    u32: Vec<[u32; W]>,
+    u64: Vec<[u64; W]>,
     f32: Vec<[f32; W]>,
     f64: Vec<[f64; W]>,
 }
@@ -60,8 +66,14 @@ macro_rules! lane_impl {
     };
 }
 lane_impl!(bool, b, u64::from);
+lane_impl!(i8, i8, |x| u64::from(x as u8));
+lane_impl!(i16, i16, |x| u64::from(x as u16));
 lane_impl!(i32, i32, |x| u64::from(x as u32));
 lane_impl!(i64, i64, |x| x as u64);
+lane_impl!(u8, u8, u64::from);
+lane_impl!(u16, u16, u64::from);
+lane_impl!(u32, u32, u64::from);
+lane_impl!(u64, u64, |x| x);
 lane_impl!(f32, f32, |x| u64::from(x.to_bits()));
 lane_impl!(f64, f64, f64::to_bits);
 
@@ -100,8 +112,8 @@ pub(crate) type UFn = fn(&mut Banks, u32, u32, &[bool; W], bool) -> bool;
 /// A loop flattened for groups.
 #[derive(Debug)]
 pub(crate) struct GroupLoop {
-    /// Slots per element type (bool, i32, i64, f32, f64).
-    pub(crate) sizes: [usize; 5],
+    /// Slots per element type (in the order of `ElemType::ALL`).
+    pub(crate) sizes: [usize; TYPES],
     /// Registers read from the frame at the start of a group, with their slots.
     pub(crate) loads: Vec<(usize, u32)>,
     /// Constants, set once per group.
@@ -115,14 +127,12 @@ pub(crate) struct GroupLoop {
     pub(crate) vars: Vec<(usize, u32)>,
 }
 
+/// How many element types there are (banks of a group).
+pub(crate) const TYPES: usize = ElemType::ALL.len();
+
+/// The index of an element type in [`GroupLoop::sizes`] (its place in `ElemType::ALL`).
 pub(crate) fn ty_index(t: ElemType) -> usize {
-    match t {
-        ElemType::Bool => 0,
-        ElemType::I32 => 1,
-        ElemType::I64 => 2,
-        ElemType::F32 => 3,
-        ElemType::F64 => 4,
-    }
+    ElemType::ALL.iter().position(|x| *x == t).unwrap_or(0)
 }
 
 /// A source of a group's register: one element, or a column of the frame.
@@ -152,8 +162,14 @@ impl<T: Lane> Src<'_, T> {
 /// Typed sources.
 pub(crate) enum AnySrc<'a> {
     B(Src<'a, bool>),
+    I8(Src<'a, i8>),
+    I16(Src<'a, i16>),
     I32(Src<'a, i32>),
     I64(Src<'a, i64>),
+    U8(Src<'a, u8>),
+    U16(Src<'a, u16>),
+    U32(Src<'a, u32>),
+    U64(Src<'a, u64>),
     F32(Src<'a, f32>),
     F64(Src<'a, f64>),
 }
@@ -162,8 +178,14 @@ impl AnySrc<'_> {
     fn load(&self, b: &mut Banks, slot: u32, g0: usize, len: usize) {
         match self {
             AnySrc::B(s) => s.load(b, slot, g0, len),
+            AnySrc::I8(s) => s.load(b, slot, g0, len),
+            AnySrc::I16(s) => s.load(b, slot, g0, len),
             AnySrc::I32(s) => s.load(b, slot, g0, len),
             AnySrc::I64(s) => s.load(b, slot, g0, len),
+            AnySrc::U8(s) => s.load(b, slot, g0, len),
+            AnySrc::U16(s) => s.load(b, slot, g0, len),
+            AnySrc::U32(s) => s.load(b, slot, g0, len),
+            AnySrc::U64(s) => s.load(b, slot, g0, len),
             AnySrc::F32(s) => s.load(b, slot, g0, len),
             AnySrc::F64(s) => s.load(b, slot, g0, len),
         }
@@ -185,8 +207,14 @@ macro_rules! into_any {
     };
 }
 into_any!(bool, B);
+into_any!(i8, I8);
+into_any!(i16, I16);
 into_any!(i32, I32);
 into_any!(i64, I64);
+into_any!(u8, U8);
+into_any!(u16, U16);
+into_any!(u32, U32);
+into_any!(u64, U64);
 into_any!(f32, F32);
 into_any!(f64, F64);
 
@@ -196,11 +224,17 @@ impl GroupLoop {
     /// each of [`GroupLoop::vars`] is appended to `outs` (columns of its type).
     pub(crate) fn run(&self, srcs: &[AnySrc<'_>], counts: Src<'_, i64>, n: usize, outs: &mut [Col]) {
         let mut b = Banks {
-            b: vec![[false; W]; self.sizes[0]],
-            i32: vec![[0; W]; self.sizes[1]],
-            i64: vec![[0; W]; self.sizes[2]],
-            f32: vec![[0.0; W]; self.sizes[3]],
-            f64: vec![[0.0; W]; self.sizes[4]],
+            b: vec![[bool::default(); W]; self.sizes[0]],
+            i8: vec![[i8::default(); W]; self.sizes[1]],
+            i16: vec![[i16::default(); W]; self.sizes[2]],
+            i32: vec![[i32::default(); W]; self.sizes[3]],
+            i64: vec![[i64::default(); W]; self.sizes[4]],
+            u8: vec![[u8::default(); W]; self.sizes[5]],
+            u16: vec![[u16::default(); W]; self.sizes[6]],
+            u32: vec![[u32::default(); W]; self.sizes[7]],
+            u64: vec![[u64::default(); W]; self.sizes[8]],
+            f32: vec![[f32::default(); W]; self.sizes[9]],
+            f64: vec![[f64::default(); W]; self.sizes[10]],
         };
         let mut g0 = 0;
         while g0 < n {
@@ -264,8 +298,14 @@ fn set_const(b: &mut Banks, slot: u32, v: Scalar) {
     }
     match v {
         Scalar::Bool(x) => put(b, slot, x),
+        Scalar::I8(x) => put(b, slot, x),
+        Scalar::I16(x) => put(b, slot, x),
         Scalar::I32(x) => put(b, slot, x),
         Scalar::I64(x) => put(b, slot, x),
+        Scalar::U8(x) => put(b, slot, x),
+        Scalar::U16(x) => put(b, slot, x),
+        Scalar::U32(x) => put(b, slot, x),
+        Scalar::U64(x) => put(b, slot, x),
         Scalar::F32(x) => put(b, slot, x),
         Scalar::F64(x) => put(b, slot, x),
     }
@@ -396,10 +436,9 @@ macro_rules! lf {
 pub(crate) fn unary_fn(op: UnOp, t: ElemType) -> Option<LFn> {
     Some(match (op, t) {
         (UnOp::Not, ElemType::Bool) => lf!(|b, x| s1(b, x, |p: bool| !p)),
-        (UnOp::Neg, ElemType::I32) => lf!(|b, x| s1(b, x, <i32 as Num>::neg)),
-        (UnOp::Neg, ElemType::I64) => lf!(|b, x| s1(b, x, <i64 as Num>::neg)),
         (UnOp::Neg, ElemType::F32) => lf!(|b, x| s1(b, x, <f32 as Num>::neg)),
         (UnOp::Neg, ElemType::F64) => lf!(|b, x| s1(b, x, <f64 as Num>::neg)),
+        (_, t) if t.is_int() => return with_int!(t, T => int_unary::<T>(op)),
         _ => return None,
     })
 }
@@ -415,11 +454,10 @@ fn mul_add_of<T: Lane + Num>(form: MulAdd) -> LFn {
 
 pub(crate) fn mul_add_fn(form: MulAdd, t: ElemType) -> Option<LFn> {
     Some(match t {
-        ElemType::I32 => mul_add_of::<i32>(form),
-        ElemType::I64 => mul_add_of::<i64>(form),
         ElemType::F32 => mul_add_of::<f32>(form),
         ElemType::F64 => mul_add_of::<f64>(form),
         ElemType::Bool => return None,
+        t => return with_int!(t, T => Some(mul_add_of::<T>(form))),
     })
 }
 
@@ -457,11 +495,40 @@ pub(crate) fn binary_fn(op: BinOp, t: ElemType) -> Option<LFn> {
             BinOp::Or => lf!(|b, x| s2(b, x, |p: bool, q: bool| p || q)),
             _ => return None,
         }),
-        ElemType::I32 => arith_fn::<i32>(op),
-        ElemType::I64 => arith_fn::<i64>(op),
         ElemType::F32 => arith_fn::<f32>(op),
         ElemType::F64 => arith_fn::<f64>(op),
+        t => with_int!(t, T => int_binary::<T>(op)),
     }
+}
+
+/// An integer binary operator: arithmetic, or a bit operation.
+fn int_binary<T: Lane + Int>(op: BinOp) -> Option<LFn> {
+    Some(match op {
+        BinOp::BitAnd => lf!(|b, x| s2(b, x, T::band)),
+        BinOp::BitOr => lf!(|b, x| s2(b, x, T::bor)),
+        BinOp::BitXor => lf!(|b, x| s2(b, x, T::bxor)),
+        BinOp::Shl => lf!(|b, x| s2(b, x, T::shl)),
+        BinOp::Shr => lf!(|b, x| s2(b, x, T::shr)),
+        _ => return arith_fn::<T>(op),
+    })
+}
+
+/// An integer unary operator: `-` wraps, `!` complements.
+fn int_unary<T: Lane + Int>(op: UnOp) -> Option<LFn> {
+    Some(match op {
+        UnOp::Neg => lf!(|b, x| s1(b, x, T::neg)),
+        UnOp::Not => lf!(|b, x| s1(b, x, T::bnot)),
+    })
+}
+
+/// An integer call: `min max abs clamp popcount clz`.
+fn int_call<T: Lane + Int + Ord>(f: ScalarFn) -> Option<LFn> {
+    Some(match f {
+        ScalarFn::Clamp => lf!(|b, x| m3(b, x, |p: T, lo, hi| Ord::min(Ord::max(p, lo), hi))),
+        ScalarFn::Popcount => lf!(|b, x| m1(b, x, T::popcount)),
+        ScalarFn::Clz => lf!(|b, x| m1(b, x, T::clz)),
+        _ => return num_call::<T>(f),
+    })
 }
 
 fn num_call<T: Lane + Num>(f: ScalarFn) -> Option<LFn> {
@@ -488,6 +555,8 @@ fn float_call<T: Lane + Float>(f: ScalarFn) -> Option<LFn> {
         ScalarFn::Round => lf!(|b, x| s1(b, x, T::round)),
         ScalarFn::Pow => lf!(|b, x| s2(b, x, T::powf)),
         ScalarFn::Atan2 => lf!(|b, x| s2(b, x, T::atan2)),
+        ScalarFn::IsNan => lf!(|b, x| m1(b, x, |p: T| p.is_nan())),
+        ScalarFn::IsInf => lf!(|b, x| m1(b, x, |p: T| p.is_inf())),
         other => return num_call::<T>(other),
     })
 }
@@ -507,16 +576,9 @@ pub(crate) fn call_fn(f: ScalarFn, t: ElemType, out: ElemType, arity: usize) -> 
             ScalarFn::Clamp => lf!(|b, x| m3(b, x, |p: bool, lo, hi| (p | lo) & hi)),
             _ => return None,
         }),
-        ElemType::I32 => match f {
-            ScalarFn::Clamp => Some(lf!(|b, x| m3(b, x, |p: i32, lo, hi| Ord::min(Ord::max(p, lo), hi)))),
-            _ => num_call::<i32>(f),
-        },
-        ElemType::I64 => match f {
-            ScalarFn::Clamp => Some(lf!(|b, x| m3(b, x, |p: i64, lo, hi| Ord::min(Ord::max(p, lo), hi)))),
-            _ => num_call::<i64>(f),
-        },
         ElemType::F32 => float_call::<f32>(f),
         ElemType::F64 => float_call::<f64>(f),
+        t => with_int!(t, T => int_call::<T>(f)),
     }
 }
 

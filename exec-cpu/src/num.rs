@@ -36,7 +36,7 @@ macro_rules! fmax {
     }};
 }
 
-/// Numeric element types (`i32 i64 f32 f64`).
+/// Numeric element types (the eight integer types, `f32`, `f64`).
 pub(crate) trait Num: Elem {
     /// Integer type (division by zero is an error; floats are IEEE).
     const INT: bool;
@@ -56,7 +56,7 @@ pub(crate) trait Num: Elem {
 }
 
 macro_rules! int_impl {
-    ($t:ty) => {
+    ($t:ty, $abs:expr) => {
         impl Num for $t {
             const INT: bool = true;
             #[inline(always)]
@@ -93,7 +93,8 @@ macro_rules! int_impl {
             }
             #[inline(always)]
             fn abs(self) -> Self {
-                self.wrapping_abs()
+                let f: fn($t) -> $t = $abs;
+                f(self)
             }
             #[inline(always)]
             fn vmin(self, b: Self) -> Self {
@@ -110,8 +111,78 @@ macro_rules! int_impl {
         }
     };
 }
-int_impl!(i32);
-int_impl!(i64);
+int_impl!(i8, i8::wrapping_abs);
+int_impl!(i16, i16::wrapping_abs);
+int_impl!(i32, i32::wrapping_abs);
+int_impl!(i64, i64::wrapping_abs);
+int_impl!(u8, |x| x);
+int_impl!(u16, |x| x);
+int_impl!(u32, |x| x);
+int_impl!(u64, |x| x);
+
+/// Integer element types: the bit operations, exactly the reference's (shift amounts
+/// masked to the width, `>>` arithmetic on signed and logical on unsigned types, `popcount`
+/// and `clz` over the type's width).
+pub(crate) trait Int: Num {
+    fn band(self, b: Self) -> Self;
+    fn bor(self, b: Self) -> Self;
+    fn bxor(self, b: Self) -> Self;
+    fn shl(self, b: Self) -> Self;
+    fn shr(self, b: Self) -> Self;
+    /// `!x`: the bitwise complement.
+    fn bnot(self) -> Self;
+    fn popcount(self) -> i32;
+    fn clz(self) -> i32;
+}
+
+macro_rules! bits_impl {
+    ($t:ty) => {
+        impl Int for $t {
+            #[inline(always)]
+            fn band(self, b: Self) -> Self {
+                self & b
+            }
+            #[inline(always)]
+            fn bor(self, b: Self) -> Self {
+                self | b
+            }
+            #[inline(always)]
+            fn bxor(self, b: Self) -> Self {
+                self ^ b
+            }
+            #[inline(always)]
+            fn shl(self, b: Self) -> Self {
+                // `wrapping_shl` masks the amount to the width; the low bits of `b` are
+                // those of `b as u32`
+                self.wrapping_shl(b as u32)
+            }
+            #[inline(always)]
+            fn shr(self, b: Self) -> Self {
+                self.wrapping_shr(b as u32)
+            }
+            #[inline(always)]
+            fn bnot(self) -> Self {
+                !self
+            }
+            #[inline(always)]
+            fn popcount(self) -> i32 {
+                self.count_ones() as i32
+            }
+            #[inline(always)]
+            fn clz(self) -> i32 {
+                self.leading_zeros() as i32
+            }
+        }
+    };
+}
+bits_impl!(i8);
+bits_impl!(i16);
+bits_impl!(i32);
+bits_impl!(i64);
+bits_impl!(u8);
+bits_impl!(u16);
+bits_impl!(u32);
+bits_impl!(u64);
 
 macro_rules! float_impl {
     ($t:ty) => {
@@ -208,6 +279,14 @@ macro_rules! float_impl {
             fn atan2(self, b: Self) -> Self {
                 eqfuse_ir::math::EqMath::eq_atan2(self, b)
             }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_inf(self) -> bool {
+                <$t>::is_infinite(self)
+            }
         }
     };
 }
@@ -226,6 +305,8 @@ pub(crate) trait Float: Num {
     fn round(self) -> Self;
     fn powf(self, b: Self) -> Self;
     fn atan2(self, b: Self) -> Self;
+    fn is_nan(self) -> bool;
+    fn is_inf(self) -> bool;
 }
 
 float_impl!(f32);
@@ -270,8 +351,14 @@ macro_rules! comb_num {
         }
     };
 }
+comb_num!(i8, false);
+comb_num!(i16, false);
 comb_num!(i32, false);
 comb_num!(i64, false);
+comb_num!(u8, false);
+comb_num!(u16, false);
+comb_num!(u32, false);
+comb_num!(u64, false);
 comb_num!(f32, true);
 comb_num!(f64, true);
 

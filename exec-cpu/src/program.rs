@@ -28,13 +28,7 @@ pub(crate) struct ArrInfo<'s> {
 impl ArrInfo<'_> {
     /// Its element type.
     pub(crate) fn ty(&self) -> ElemType {
-        match self.data {
-            ColRef::Bool(_) => ElemType::Bool,
-            ColRef::I32(_) => ElemType::I32,
-            ColRef::I64(_) => ElemType::I64,
-            ColRef::F32(_) => ElemType::F32,
-            ColRef::F64(_) => ElemType::F64,
-        }
+        self.data.ty()
     }
 }
 

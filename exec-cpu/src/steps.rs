@@ -90,6 +90,19 @@ impl Executor for Cpu<'_, '_> {
         let buf = Arc::clone(self.store.get_arc(src)?);
         self.store.put(dst, buf)
     }
+
+    fn shape(&mut self, v: ValueId) -> Result<Vec<usize>> {
+        Ok(self.store.get(v)?.shape.clone())
+    }
+
+    fn forget(&mut self, v: ValueId) -> Result<()> {
+        self.store.forget(v);
+        Ok(())
+    }
+
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+        self.store.rebind(dst, src)
+    }
 }
 
 impl Cpu<'_, '_> {

@@ -63,8 +63,14 @@ fn input_data(v: ValueView<'_>) -> Data<'_> {
     }
     match v {
         ValueView::Bool(a) => Data::Bool(cow(a)),
+        ValueView::I8(a) => Data::I8(cow(a)),
+        ValueView::I16(a) => Data::I16(cow(a)),
         ValueView::I32(a) => Data::I32(cow(a)),
         ValueView::I64(a) => Data::I64(cow(a)),
+        ValueView::U8(a) => Data::U8(cow(a)),
+        ValueView::U16(a) => Data::U16(cow(a)),
+        ValueView::U32(a) => Data::U32(cow(a)),
+        ValueView::U64(a) => Data::U64(cow(a)),
         ValueView::F32(a) => Data::F32(cow(a)),
         ValueView::F64(a) => Data::F64(cow(a)),
     }
@@ -153,6 +159,24 @@ impl<'a> Store<'a> {
     }
 
     /// Stores a computed value, checking its rank and element type against the plan.
+    /// Forgets value `v` (a loop's next iteration writes it again).
+    pub(crate) fn forget(&mut self, v: ValueId) {
+        if let Some(slot) = self.vals.get_mut(v) {
+            *slot = None;
+        }
+    }
+
+    /// Every `dst[k]` becomes the value `src[k]` is, all at once (see
+    /// `Executor::rebind`).
+    pub(crate) fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+        let got: Vec<Arc<Buf<'a>>> = src.iter().map(|s| self.get_arc(*s).map(Arc::clone)).collect::<Result<_>>()?;
+        for (d, b) in dst.iter().zip(got) {
+            self.forget(*d);
+            self.put(*d, b)?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn put(&mut self, v: ValueId, buf: Arc<Buf<'a>>) -> Result<()> {
         let name = self.name(v);
         let info = self.plan.values.get(v).ok_or_else(|| internal(format!("no value v{v}")))?;
@@ -205,8 +229,14 @@ pub(crate) fn to_value(buf: Buf<'_>) -> Result<Value> {
     let bad = |e: ndarray::ShapeError| internal(format!("an output does not fill its shape: {e}"));
     Ok(match buf.data {
         Data::Bool(v) => Value::Bool(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::I8(v) => Value::I8(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::I16(v) => Value::I16(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
         Data::I32(v) => Value::I32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
         Data::I64(v) => Value::I64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::U8(v) => Value::U8(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::U16(v) => Value::U16(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::U32(v) => Value::U32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::U64(v) => Value::U64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
         Data::F32(v) => Value::F32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
         Data::F64(v) => Value::F64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
     })
@@ -274,12 +304,6 @@ impl ColRef<'_> {
     /// Its length.
     #[allow(dead_code)]
     pub(crate) fn len(&self) -> usize {
-        match self {
-            ColRef::Bool(v) => v.len(),
-            ColRef::I32(v) => v.len(),
-            ColRef::I64(v) => v.len(),
-            ColRef::F32(v) => v.len(),
-            ColRef::F64(v) => v.len(),
-        }
+        crate::col::each!(self, ColRef, v => v.len())
     }
 }

@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex};
 /// What the generated kernels need of CUDA, for the host C++ compiler.
 pub(crate) const EMU_HEADER: &str = r#"
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -93,6 +94,9 @@ struct alignas(8) int2 { int x, y; };
 struct alignas(16) int4 { int x, y, z, w; };
 struct alignas(16) double2 { double x, y; };
 struct alignas(16) longlong2 { long long x, y; };
+struct alignas(8) uint2 { unsigned x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+struct alignas(16) ulonglong2 { unsigned long long x, y; };
 inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long c, unsigned long long v) {
   __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return c;

@@ -319,6 +319,13 @@ impl<'p, G: Gpu> Run<'p, G> {
         }
     }
 
+    /// Forgets value `v` (a loop's next iteration writes it again).
+    fn forget_value(&mut self, v: ValueId) {
+        if let Some(slot) = self.vals.get_mut(v) {
+            *slot = None;
+        }
+    }
+
     fn put(&mut self, v: ValueId, val: Val<G::Buf>) -> Result<()> {
         let info = self.plan.values.get(v).ok_or_else(|| internal(format!("no value v{v}")))?;
         if info.origin != Origin::Computed || info.rank != val.shape.len() || info.elem != val.elem {

@@ -2,7 +2,9 @@
 //!
 //! [`bind_inputs`] checks that every declared input is given and nothing else is, that each
 //! has the declared element type and rank, that literal dimensions match, and binds every
-//! size name from the inputs' shapes, requiring inputs that share a size name to agree.
+//! size name from the inputs' shapes, requiring inputs that share a size name to agree. A
+//! dimension `k * n + c` (`i64[m + 1]`, `f32[2 * n]`) binds `n` where the input's size gives a
+//! non-negative integer, else `E-SHAPE`.
 
 use crate::ast::Limits;
 use crate::checked::Checked;
@@ -105,20 +107,20 @@ pub fn bind_inputs<V: AsValueView>(
                         ));
                     }
                 }
-                Dim::Size(size) => match sizes.get(size) {
-                    Some(&prev) if prev != actual => {
-                        let first = bound_by.get(size).map(String::as_str).unwrap_or("another input");
-                        return Err(Error::new(
+                Dim::Size(size) => bind_size(&mut sizes, &mut bound_by, size, actual, name)?,
+                Dim::Affine { name: size, mul, add } => {
+                    let value = affine_size(*mul, *add, actual).ok_or_else(|| {
+                        Error::new(
                             Code::Shape,
-                            format!("size `{size}` is {prev} from `{first}` but {actual} from `{name}`"),
-                        ));
-                    }
-                    Some(_) => {}
-                    None => {
-                        sizes.insert(size.clone(), actual);
-                        bound_by.insert(size.clone(), name.clone());
-                    }
-                },
+                            format!(
+                                "input `{name}` has shape {}, the program declares {ty}: dimension {k} is {actual}, \
+                                 and no non-negative integer `{size}` gives {dim} = {actual}",
+                                fmt_shape(shape)
+                            ),
+                        )
+                    })?;
+                    bind_size(&mut sizes, &mut bound_by, size, value, name)?;
+                }
                 other => {
                     return Err(Error::input(format!(
                         "input `{name}` declares dimension {k} as `{other}`, which inputs cannot"
@@ -138,6 +140,41 @@ pub fn bind_inputs<V: AsValueView>(
         ordered.entry(s).or_insert(v);
     }
     Ok(Bindings { sizes: ordered })
+}
+
+/// The `n >= 0` with `mul * n + add == actual`, if there is one.
+fn affine_size(mul: i64, add: i64, actual: i64) -> Option<i64> {
+    if mul < 1 {
+        return None;
+    }
+    let rest = actual.checked_sub(add)?;
+    (rest >= 0 && rest % mul == 0).then_some(rest / mul)
+}
+
+/// Binds the size name `size` to `value` from input `name`, or `E-SHAPE` naming both inputs
+/// where an earlier input bound it to another value.
+fn bind_size(
+    sizes: &mut IndexMap<String, i64>,
+    bound_by: &mut IndexMap<String, String>,
+    size: &str,
+    value: i64,
+    name: &str,
+) -> Result<()> {
+    match sizes.get(size) {
+        Some(&prev) if prev != value => {
+            let first = bound_by.get(size).map(String::as_str).unwrap_or("another input");
+            Err(Error::new(
+                Code::Shape,
+                format!("size `{size}` is {prev} from `{first}` but {value} from `{name}`"),
+            ))
+        }
+        Some(_) => Ok(()),
+        None => {
+            sizes.insert(size.to_string(), value);
+            bound_by.insert(size.to_string(), name.to_string());
+            Ok(())
+        }
+    }
 }
 
 /// Formats a shape as `[3, 4]`.

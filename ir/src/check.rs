@@ -17,23 +17,37 @@
 //!   `params` are the element types of the scalar and array arguments, in order, and whose
 //!   `ret` is the application's type. The application node has the result type.
 //! - A shape argument `[d1, ..., dr]` has `Type::ShapeArg(r)`; its elements are `i64`.
-//! - A tuple (only an index function's result) has `Type::Tuple` of `i64`s.
-//! - `let name = value in body` has the body's type; `if` the merged type of its branches
-//!   (array dimensions that differ become [`Dim::Dynamic`]).
+//! - A tuple of scalars has `Type::Tuple`; a tuple with an array part (a group, or a loop's
+//!   state) has `Type::Group`. `map`/`generate` with a tuple-returning function, and the
+//!   reductions, scans and segment operations of a group, have `Type::Group` (a reduction to
+//!   rank 0 of a group has `Type::Tuple`). A lambda's tuple parameter is a `Type::Tuple` in
+//!   its `Type::Func`'s `params`.
+//! - `let name = value in body` and `let (a, b) = value in body` have the body's type; `if`
+//!   the merged type of its branches (array dimensions that differ become [`Dim::Dynamic`]);
+//!   a `loop` the type of its state (children: init, count or condition, body).
+//! - `pi`, unshadowed, is a `Var` of a float type (its context's, else `f64`).
+//! - A size computed in the program is tracked as a linear form (`n + 1`, `k - 1`) where it is
+//!   a size plus or minus constants, and compared as such (a loop's state that grows from `[n]`
+//!   to `[(n + 1)]` is `E-SHAPE` at check time).
 
 mod arity;
+mod arrays;
 mod builtins;
+mod dims;
 mod expr;
 mod hints;
+mod loops;
 mod neutral;
 mod sample;
+mod scalar_fns;
 mod sizes;
 mod text;
+mod tuples;
 mod unify;
 
 use crate::ast::{is_builtin, Expr, ExprKind, Item, Limits, Lit, Program, KEYWORDS};
 use crate::error::{Code, Error, Result, Span};
-use crate::types::{Dim, ElemType, Type};
+use crate::types::{Dim, Type};
 use expr::{Checker, Cx, Global, TNode};
 use indexmap::IndexMap;
 use unify::{Vars, IT};
@@ -127,7 +141,9 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
 
     let mut ck = Checker::default();
     for item in &program.items {
-        ck.item_lines.entry(item.name().to_string()).or_insert(item.span().line);
+        for name in item.names() {
+            ck.item_lines.entry(name.to_string()).or_insert(item.span().line);
+        }
     }
     let mut inputs = IndexMap::new();
     for item in &program.items {
@@ -135,7 +151,7 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
             validate_input_type(name, ty, *span)?;
             if let Type::Array { shape, .. } = ty {
                 for d in shape {
-                    if let Dim::Size(s) = d {
+                    if let Dim::Size(s) | Dim::Affine { name: s, .. } = d {
                         if is_builtin(s.as_str()) || KEYWORDS.contains(&s.as_str()) {
                             return Err(Error::ty(
                                 *span,
@@ -176,12 +192,22 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
                 lets.insert(name.clone(), node.it.clone());
                 tree = Some(node);
             }
-            Item::LetTuple { span, .. } => {
-                return Err(Error::ty(*span, "tuple patterns are not checked yet"));
+            Item::LetTuple { names, value, span } => {
+                for name in names {
+                    check_new_name(&ck, name, *span)?;
+                }
+                let node = ck.check_expr(value, Cx::TOP)?;
+                let parts = ck.destructure(value, names, &node.it)?;
+                for (name, it) in names.iter().zip(parts) {
+                    ck.globals.insert(name.clone(), Global { it: it.clone(), kind: "let", line: span.line });
+                    lets.insert(name.clone(), it);
+                }
+                tree = Some(node);
             }
             Item::Output { name, value: Some(value), span } => {
                 check_new_name(&ck, name, *span)?;
                 let node = ck.check_expr(value, Cx::TOP)?;
+                not_a_tuple(&mut ck, name, &node.it, *span)?;
                 ck.globals
                     .insert(name.clone(), Global { it: node.it.clone(), kind: "output", line: span.line });
                 outputs.insert(name.clone(), (node.it.clone(), *span));
@@ -215,6 +241,7 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
                         ))
                     }
                 };
+                not_a_tuple(&mut ck, name, &it, *span)?;
                 outputs.insert(name.clone(), (it, *span));
             }
         }
@@ -233,10 +260,22 @@ fn check_inner(program: &Program, limits: &Limits) -> Result<Checked> {
     Ok(Checked { program: out, inputs, lets, outputs, sizes: ck.sizes.keys().cloned().collect(), warnings })
 }
 
-fn check_new_name(ck: &Checker, name: &str, span: Span) -> Result<()> {
-    if is_builtin(name) {
-        return Err(Error::ty(span, format!("`{name}` is a builtin and cannot be redefined")));
+/// A tuple or group is never an output.
+fn not_a_tuple(ck: &mut Checker, name: &str, it: &IT, span: Span) -> Result<()> {
+    if matches!(it, IT::Tuple(_) | IT::Group(_)) {
+        let s = ck.vars.show(it);
+        return Err(Error::ty(
+            span,
+            format!(
+                "output `{name}` is {s}; a tuple or group is never an output: destructure it with `let (a, b) = ...` \
+                 and output its parts"
+            ),
+        ));
     }
+    Ok(())
+}
+
+fn check_new_name(ck: &Checker, name: &str, span: Span) -> Result<()> {
     if KEYWORDS.contains(&name) {
         return Err(Error::ty(span, format!("`{name}` is a keyword, not a name")));
     }
@@ -263,6 +302,7 @@ fn validate_input_type(name: &str, ty: &Type, span: Span) -> Result<()> {
                 match d {
                     Dim::Known(k) if *k >= 0 => {}
                     Dim::Size(_) => {}
+                    Dim::Affine { mul, .. } if *mul >= 1 => {}
                     other => {
                         return Err(Error::ty(
                             span,
@@ -285,9 +325,15 @@ fn validate_input_type(name: &str, ty: &Type, span: Span) -> Result<()> {
 /// Writes the resolved types of `t` into `e` and its descendants.
 fn fill(e: &mut Expr, t: TNode, vars: &mut Vars) -> Result<()> {
     let ty = vars.resolve_it(&t.it);
-    if let ExprKind::Lit(Lit::Int(v)) = e.kind {
-        if ty == Type::Scalar(ElemType::I32) && i32::try_from(v).is_err() {
-            return Err(Error::ty(e.span, format!("the integer literal {v} does not fit its type i32")));
+    if let (ExprKind::Lit(lit @ (Lit::Int(_) | Lit::Hex(_))), Type::Scalar(t)) = (&e.kind, &ty) {
+        if let (Some(v), Some((lo, hi))) = (lit.int_value(), t.int_range()) {
+            if v < lo || v > hi {
+                let shown = crate::print::print_expr(e);
+                return Err(Error::ty(
+                    e.span,
+                    format!("the integer literal {shown} does not fit its type {t} ({lo} to {hi})"),
+                ));
+            }
         }
     }
     e.ty = Some(ty);

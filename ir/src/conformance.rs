@@ -165,11 +165,14 @@ pub fn cases(root: &Path) -> std::result::Result<Vec<Case>, String> {
     dirs.iter().map(|d| Case::read(d)).collect()
 }
 
-/// The cases of the repository (`tests/conformance` under `repo`), then those of the
+/// The cases of the repository (`tests/conformance` and `tests/conformance-v2`, language
+/// version 2's, under `repo`), then those of the
 /// directory `EQFUSE_EXTRA_CONFORMANCE` names, when it is set (a suite of the same layout
 /// kept outside the repository); a name that is not a directory is an error.
 pub fn project_cases(repo: &Path) -> std::result::Result<Vec<Case>, String> {
     let mut out = cases(&repo.join("tests").join("conformance"))?;
+    // the cases of language version 2, kept beside version 1's
+    out.extend(cases(&repo.join("tests").join("conformance-v2"))?);
     if let Some(extra) = std::env::var_os("EQFUSE_EXTRA_CONFORMANCE") {
         let extra = PathBuf::from(extra);
         if !extra.is_dir() {

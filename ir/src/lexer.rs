@@ -13,7 +13,12 @@
 //!   starts an exponent when digits follow it (optionally after a sign), so `1else` is `1`
 //!   followed by `else`. `inf` is a keyword.
 //! - `--` starts a comment that runs to the end of the line.
-//! - Operators and punctuation: `+ - * / % == != < <= > >= && || ! = \ -> ( ) [ ] , :`.
+//! - Hexadecimal integer literals: `0x` (or `0X`) and one or more hexadecimal digits
+//!   ([`Tok::Hex`]), at most `0xFFFFFFFFFFFFFFFF` (leading zeros are free); above is
+//!   "integer literal too large". `0x` alone, `0xFG`, `0x1.5` are `E-PARSE` errors
+//!   "malformed hexadecimal literal".
+//! - Operators and punctuation: `+ - * / % == != < <= > >= && || & | ^ << >> ! = \ -> ( ) [ ]
+//!   , :` (`&&` and `||` are one token each; `&`, `|` are the bitwise operators).
 //!
 //! Every token records whether whitespace or a comment came before it
 //! ([`Token::space_before`]): the parser reads `a[i]` (no space) as indexing and `f [n]`
@@ -49,11 +54,19 @@ pub enum Keyword {
     False,
     /// `inf`
     Inf,
+    /// `loop`
+    Loop,
+    /// `for`
+    For,
+    /// `while`
+    While,
+    /// `do`
+    Do,
 }
 
 impl Keyword {
     /// Every keyword, in the order of [`crate::ast::KEYWORDS`].
-    pub const ALL: [Keyword; 11] = [
+    pub const ALL: [Keyword; 15] = [
         Keyword::Input,
         Keyword::Output,
         Keyword::Let,
@@ -65,6 +78,10 @@ impl Keyword {
         Keyword::True,
         Keyword::False,
         Keyword::Inf,
+        Keyword::Loop,
+        Keyword::For,
+        Keyword::While,
+        Keyword::Do,
     ];
 
     /// The keyword's spelling.
@@ -81,6 +98,10 @@ impl Keyword {
             Keyword::True => "true",
             Keyword::False => "false",
             Keyword::Inf => "inf",
+            Keyword::Loop => "loop",
+            Keyword::For => "for",
+            Keyword::While => "while",
+            Keyword::Do => "do",
         }
     }
 
@@ -99,6 +120,9 @@ pub enum Tok {
     Kw(Keyword),
     /// An integer literal's magnitude (the sign, if any, is a separate `-` token).
     Int(u64),
+    /// A hexadecimal integer literal (`0xFF`), kept apart so that it prints back in
+    /// hexadecimal.
+    Hex(u64),
     /// A float literal (finite or, for a huge exponent, infinite; never negative or NaN).
     Float(f64),
     /// `+`
@@ -129,6 +153,16 @@ pub enum Tok {
     OrOr,
     /// `!`
     Bang,
+    /// `&` (bitwise and)
+    Amp,
+    /// `|` (bitwise or)
+    Pipe,
+    /// `^` (bitwise exclusive or)
+    Caret,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
     /// `=`
     Assign,
     /// `\`
@@ -168,6 +202,11 @@ impl Tok {
             Tok::Star => BinOp::Mul,
             Tok::Slash => BinOp::Div,
             Tok::Percent => BinOp::Rem,
+            Tok::Pipe => BinOp::BitOr,
+            Tok::Caret => BinOp::BitXor,
+            Tok::Amp => BinOp::BitAnd,
+            Tok::Shl => BinOp::Shl,
+            Tok::Shr => BinOp::Shr,
             _ => return None,
         })
     }
@@ -179,6 +218,7 @@ impl Tok {
             self,
             Tok::Name(_)
                 | Tok::Int(_)
+                | Tok::Hex(_)
                 | Tok::Float(_)
                 | Tok::Kw(Keyword::True | Keyword::False | Keyword::Inf)
                 | Tok::LParen
@@ -313,6 +353,9 @@ impl<'a> Lexer<'a> {
 
     /// An integer or float literal.
     fn number(&mut self, start: (usize, u32, u32)) -> Result<Tok> {
+        if self.peek() == Some('0') && matches!(self.peek_at(1), Some('x' | 'X')) {
+            return self.hex(start);
+        }
         let begin = self.pos;
         self.digits();
         let mut is_float = false;
@@ -352,6 +395,49 @@ impl<'a> Lexer<'a> {
         Ok(Tok::Int(value))
     }
 
+    /// A hexadecimal literal `0x...`: one to sixteen significant hexadecimal digits (leading
+    /// zeros are free), not followed by a name character or a fraction.
+    fn hex(&mut self, start: (usize, u32, u32)) -> Result<Tok> {
+        self.bump();
+        self.bump();
+        let begin = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
+            self.bump();
+        }
+        let digits = self.src.get(begin..self.pos).unwrap_or_default();
+        let stuck = self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '\'')
+            || (self.peek() == Some('.') && self.peek_at(1).is_some_and(|c| c.is_ascii_digit()));
+        if digits.is_empty() || stuck {
+            // take the whole malformed word, so the message shows it
+            while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '\'' | '.')) {
+                self.bump();
+            }
+            let text = self.src.get(start.0..self.pos).unwrap_or_default();
+            let why = if digits.is_empty() && !stuck {
+                "`0x` must be followed by hexadecimal digits (`0-9`, `a-f`), as in `0xFF`".to_string()
+            } else {
+                "a hexadecimal literal is `0x` followed by the digits `0-9`, `a-f`, `A-F` only \
+                 (hexadecimal is for integers: no fraction or exponent)"
+                    .to_string()
+            };
+            return Err(Error::parse(
+                self.span_from(start),
+                format!("malformed hexadecimal literal `{text}`: {why}"),
+            ));
+        }
+        let significant = digits.trim_start_matches('0');
+        if significant.len() > 16 {
+            let text = self.src.get(start.0..self.pos).unwrap_or_default();
+            return Err(Error::parse(
+                self.span_from(start),
+                format!("integer literal too large: `{text}` does not fit in 64 bits (at most 0xFFFFFFFFFFFFFFFF)"),
+            ));
+        }
+        let value =
+            if significant.is_empty() { 0 } else { u64::from_str_radix(significant, 16).unwrap_or(0) };
+        Ok(Tok::Hex(value))
+    }
+
     /// An operator or punctuation token starting with `c`.
     fn symbol(&mut self, c: char, start: (usize, u32, u32)) -> Result<Tok> {
         let next = self.peek_at(1);
@@ -362,12 +448,17 @@ impl<'a> Lexer<'a> {
             ('>', Some('=')) => (Tok::Ge, 2),
             ('&', Some('&')) => (Tok::AndAnd, 2),
             ('|', Some('|')) => (Tok::OrOr, 2),
+            ('<', Some('<')) => (Tok::Shl, 2),
+            ('>', Some('>')) => (Tok::Shr, 2),
             ('-', Some('>')) => (Tok::Arrow, 2),
             ('+', _) => (Tok::Plus, 1),
             ('-', _) => (Tok::Minus, 1),
             ('*', _) => (Tok::Star, 1),
             ('/', _) => (Tok::Slash, 1),
             ('%', _) => (Tok::Percent, 1),
+            ('&', _) => (Tok::Amp, 1),
+            ('|', _) => (Tok::Pipe, 1),
+            ('^', _) => (Tok::Caret, 1),
             ('<', _) => (Tok::Lt, 1),
             ('>', _) => (Tok::Gt, 1),
             ('!', _) => (Tok::Bang, 1),
@@ -382,8 +473,6 @@ impl<'a> Lexer<'a> {
             _ => {
                 self.bump();
                 let hint = match c {
-                    '&' => " (did you mean `&&`?)",
-                    '|' => " (did you mean `||`?)",
                     '.' => " (a float literal needs digits on both sides of `.`, as in `1.0`)",
                     _ => "",
                 };
@@ -510,7 +599,87 @@ mod tests {
         assert!(e.as_ref().is_some_and(|e| e.message.contains("`#`")), "{e:?}");
         let e = tokenize("18446744073709551616").err();
         assert!(e.is_some_and(|e| e.message.contains("integer literal too large")));
-        let e = tokenize("a & b").err();
-        assert!(e.is_some_and(|e| e.message.contains("&&")));
+    }
+
+    #[test]
+    fn v2_keywords_and_bitwise_operators() {
+        assert_eq!(
+            toks("loop for while do loops do_"),
+            vec![
+                Tok::Kw(Keyword::Loop),
+                Tok::Kw(Keyword::For),
+                Tok::Kw(Keyword::While),
+                Tok::Kw(Keyword::Do),
+                Tok::Name("loops".into()),
+                Tok::Name("do_".into()),
+                Tok::Eof
+            ]
+        );
+        assert_eq!(
+            toks("& && | || ^ << >> < > <= >= <<= !x"),
+            vec![
+                Tok::Amp,
+                Tok::AndAnd,
+                Tok::Pipe,
+                Tok::OrOr,
+                Tok::Caret,
+                Tok::Shl,
+                Tok::Shr,
+                Tok::Lt,
+                Tok::Gt,
+                Tok::Le,
+                Tok::Ge,
+                Tok::Shl,
+                Tok::Assign,
+                Tok::Bang,
+                Tok::Name("x".into()),
+                Tok::Eof
+            ]
+        );
+        assert_eq!(
+            toks("a&&&b"),
+            vec![Tok::Name("a".into()), Tok::AndAnd, Tok::Amp, Tok::Name("b".into()), Tok::Eof]
+        );
+        assert_eq!(toks("x>>>1"), vec![Tok::Name("x".into()), Tok::Shr, Tok::Gt, Tok::Int(1), Tok::Eof]);
+    }
+
+    #[test]
+    fn hexadecimal_literals() {
+        assert_eq!(
+            toks("0xFF 0xff51afd7ed558ccd 0x0 0X1f 0x0000000000000000000F 0xFFFFFFFFFFFFFFFF 0x10+1"),
+            vec![
+                Tok::Hex(255),
+                Tok::Hex(0xff51_afd7_ed55_8ccd),
+                Tok::Hex(0),
+                Tok::Hex(31),
+                Tok::Hex(15),
+                Tok::Hex(u64::MAX),
+                Tok::Hex(16),
+                Tok::Plus,
+                Tok::Int(1),
+                Tok::Eof
+            ]
+        );
+        // `0 x0` is a zero and a name
+        assert_eq!(toks("0 x0"), vec![Tok::Int(0), Tok::Name("x0".into()), Tok::Eof]);
+        assert_eq!(toks("0x1[0]"), vec![Tok::Hex(1), Tok::LBracket, Tok::Int(0), Tok::RBracket, Tok::Eof]);
+    }
+
+    #[test]
+    fn hexadecimal_errors() {
+        let cases: &[(&str, &str, (u32, u32))] = &[
+            ("0x10000000000000000", "integer literal too large: `0x10000000000000000`", (1, 1)),
+            ("a + 0x", "malformed hexadecimal literal `0x`: `0x` must be followed by", (1, 5)),
+            ("0x1.5", "malformed hexadecimal literal `0x1.5`", (1, 1)),
+            ("\n 0xFG", "malformed hexadecimal literal `0xFG`", (2, 2)),
+            ("0x_1", "malformed hexadecimal literal", (1, 1)),
+            ("0x1e5.0", "malformed hexadecimal literal `0x1e5.0`", (1, 1)),
+        ];
+        for (src, msg, pos) in cases {
+            let e = tokenize(src).err();
+            let got = e.as_ref().map(|e| (e.code, e.span.map(|s| (s.line, s.col))));
+            assert_eq!(got, Some((Code::Parse, Some(*pos))), "{src}: {e:?}");
+            assert!(e.as_ref().is_some_and(|e| e.message.contains(msg)), "{src}: {e:?}");
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! eqfuse's own `exp`, `log`, `sin`, `cos`, `tan`, `tanh`, `pow` and `atan2`, used by every
+//! eqfuse's own `exp`, `log`, `sin`, `cos`, `tan`, `tanh`, `pow` and `atan2`, and (language
+//! version 2) `log2`, `log10`, `exp2`, `expm1`, `log1p`, `erf`, `erfc` and `lgamma`, used by every
 //! backend: the reference interpreter, the plan interpreter, the VM, and the C and CUDA
 //! code generators (which emit the same operations, in the same order, from [`c_source`]).
 //! So every backend gives the same bits, and the C compiler vectorises them, where the C
@@ -8,7 +9,9 @@
 //! moves, integer arithmetic on bits) in a fixed order, with no fused multiply-add, and is
 //! branch-free: special cases and alternatives are computed and selected (in the C text by
 //! bit masks, which gcc vectorises even under `-ftrapping-math`). `sin`, `cos`, `tan`
-//! (module `trig`), `tanh`, `pow` and `atan2` are described in their modules; their `f32`
+//! (module `trig`), `tanh`, `pow` and `atan2` are described in their modules, as are `log2`,
+//! `log10`, `log1p` (module `logs`), `exp2`, `expm1` (module `exps`, with the double-double
+//! exponential the tails of `erf` and `erfc` use), `erf`, `erfc` and `lgamma`; their `f32`
 //! versions compute in `f64` and round once.
 //!
 //! - `exp_f32` computes in `f32`, as `exp_f64` below (a two-part `ln 2`, whose high part has
@@ -26,10 +29,14 @@
 //!
 //! The measured error bounds (`exec-cpu/tests/math.rs` checks them on every test run,
 //! against `f64` for the `f32` functions and the C library's 80-bit `long double` functions
-//! for the `f64` ones, on edge cases and about a million points each; all at most 1 ulp) are
-//! in `docs/math.md`.
+//! for the `f64` ones, on edge cases and about a million points each; all at most 1 ulp but
+//! `erf`/`erfc` (2) and `lgamma` (4) on `f64`) are in `docs/math.md`.
 
 mod atan2;
+mod erf;
+mod exps;
+mod lgamma;
+mod logs;
 mod pow;
 mod tanh;
 mod trig;
@@ -37,6 +44,10 @@ mod trig;
 pub use atan2::{
     atan2_f32, atan2_f64, ATAN2_BIG, ATAN2_DOWN, ATAN2_TINY, ATAN2_UP, ATAN_HI, ATAN_LO, ATAN_T, PI_HI, PI_LO,
 };
+pub use erf::{erf_f32, erf_f64, erfc_f32, erfc_f64};
+pub use exps::{exp2_f32, exp2_f64, expm1_f32, expm1_f64};
+pub use lgamma::{lgamma_f32, lgamma_f64};
+pub use logs::{log10_f32, log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64};
 pub use pow::{
     pow_f32, pow_f64, CP, CP_H, CP_L, DP_H, DP_L, LG2, LG2_H, LG2_L, OVT, POW_L, POW_P, POW_YBIG, TWO53,
 };
@@ -134,6 +145,22 @@ pub trait EqMath: Sized {
     fn eq_pow(self, b: Self) -> Self;
     /// `atan2(self, b)` ([`atan2_f32`], [`atan2_f64`]).
     fn eq_atan2(self, b: Self) -> Self;
+    /// `log2 self` ([`log2_f32`], [`log2_f64`]).
+    fn eq_log2(self) -> Self;
+    /// `log10 self` ([`log10_f32`], [`log10_f64`]).
+    fn eq_log10(self) -> Self;
+    /// `2^self` ([`exp2_f32`], [`exp2_f64`]).
+    fn eq_exp2(self) -> Self;
+    /// `e^self - 1` ([`expm1_f32`], [`expm1_f64`]).
+    fn eq_expm1(self) -> Self;
+    /// `ln(1 + self)` ([`log1p_f32`], [`log1p_f64`]).
+    fn eq_ln_1p(self) -> Self;
+    /// `erf self` ([`erf_f32`], [`erf_f64`]).
+    fn eq_erf(self) -> Self;
+    /// `erfc self = 1 - erf self` ([`erfc_f32`], [`erfc_f64`]).
+    fn eq_erfc(self) -> Self;
+    /// `ln |Gamma(self)|` ([`lgamma_f32`], [`lgamma_f64`]).
+    fn eq_lgamma(self) -> Self;
 }
 
 impl EqMath for f32 {
@@ -169,6 +196,38 @@ impl EqMath for f32 {
     fn eq_atan2(self, b: f32) -> f32 {
         atan2_f32(self, b)
     }
+    #[inline(always)]
+    fn eq_log2(self) -> f32 {
+        log2_f32(self)
+    }
+    #[inline(always)]
+    fn eq_log10(self) -> f32 {
+        log10_f32(self)
+    }
+    #[inline(always)]
+    fn eq_exp2(self) -> f32 {
+        exp2_f32(self)
+    }
+    #[inline(always)]
+    fn eq_expm1(self) -> f32 {
+        expm1_f32(self)
+    }
+    #[inline(always)]
+    fn eq_ln_1p(self) -> f32 {
+        log1p_f32(self)
+    }
+    #[inline(always)]
+    fn eq_erf(self) -> f32 {
+        erf_f32(self)
+    }
+    #[inline(always)]
+    fn eq_erfc(self) -> f32 {
+        erfc_f32(self)
+    }
+    #[inline(always)]
+    fn eq_lgamma(self) -> f32 {
+        lgamma_f32(self)
+    }
 }
 
 impl EqMath for f64 {
@@ -203,6 +262,38 @@ impl EqMath for f64 {
     #[inline(always)]
     fn eq_atan2(self, b: f64) -> f64 {
         atan2_f64(self, b)
+    }
+    #[inline(always)]
+    fn eq_log2(self) -> f64 {
+        log2_f64(self)
+    }
+    #[inline(always)]
+    fn eq_log10(self) -> f64 {
+        log10_f64(self)
+    }
+    #[inline(always)]
+    fn eq_exp2(self) -> f64 {
+        exp2_f64(self)
+    }
+    #[inline(always)]
+    fn eq_expm1(self) -> f64 {
+        expm1_f64(self)
+    }
+    #[inline(always)]
+    fn eq_ln_1p(self) -> f64 {
+        log1p_f64(self)
+    }
+    #[inline(always)]
+    fn eq_erf(self) -> f64 {
+        erf_f64(self)
+    }
+    #[inline(always)]
+    fn eq_erfc(self) -> f64 {
+        erfc_f64(self)
+    }
+    #[inline(always)]
+    fn eq_lgamma(self) -> f64 {
+        lgamma_f64(self)
     }
 }
 
@@ -498,7 +589,8 @@ pub fn ulps_f32(got: f32, want: f64) -> f64 {
 
 /// The same functions in C, for the code generators: `eq_exp_f32`, `eq_exp_f64`,
 /// `eq_log_f32`, `eq_log_f64`, `eq_sin_*`, `eq_cos_*`, `eq_tan_*`, `eq_tanh_*`, `eq_pow_*`,
-/// `eq_atan2_*`, declared `static __device__ __forceinline__` (the C prelude
+/// `eq_atan2_*`, `eq_log2_*`, `eq_log10_*`, `eq_log1p_*`, `eq_exp2_*`, `eq_expm1_*`,
+/// `eq_erf_*`, `eq_erfc_*`, `eq_lgamma_*` (`*` is `f32` or `f64`), declared `static __device__ __forceinline__` (the C prelude
 /// makes that plain C), using `__double_as_longlong` and `__longlong_as_double` for the bit
 /// moves. Every constant is printed from the Rust constants above, exactly. Built once per
 /// process (every plan's translation unit includes it).
@@ -654,7 +746,19 @@ fn build_c_source() -> String {
     out.push_str(&trig::c_source());
     out.push_str(&tanh::c_source());
     out.push_str(&atan2::c_source());
-    out.push_str(&pow::c_source());
+    out.push_str(&tail_c_source());
+    out
+}
+
+/// The C text of `pow` and of version 2's functions (which use `log`, `sin` and the
+/// double-double helpers, emitted before).
+fn tail_c_source() -> String {
+    let mut out = pow::c_source();
+    out.push_str("// log2, log10, log1p, exp2, expm1, erf, erfc, lgamma: the same, in the same order.\n");
+    out.push_str(&logs::c_source());
+    out.push_str(&exps::c_source());
+    out.push_str(&erf::c_source());
+    out.push_str(&lgamma::c_source());
     out
 }
 

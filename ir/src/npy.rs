@@ -333,8 +333,8 @@ mod tests {
         let huge =
             header_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000, 100000000000), }");
         assert!(code_of(read_value_bytes(&huge, "t")).contains("E-INPUT"));
-        let odd = header_bytes("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }");
-        assert!(code_of(read_value_bytes(&odd, "t")).contains("dtype '<u2'"));
+        let odd = header_bytes("{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }");
+        assert!(code_of(read_value_bytes(&odd, "t")).contains("dtype '<f2'"));
         let deep = header_bytes(&format!("{{'descr': {}'<f4'{}, }}", "[".repeat(5000), "]".repeat(5000)));
         assert!(code_of(read_value_bytes(&deep, "t")).contains("E-INPUT"));
         assert!(code_of(read_value_bytes(b"\x93NUMPY\x01\x00\xff\xff{", "t")).contains("E-INPUT"));
@@ -390,7 +390,7 @@ mod tests {
 
     #[test]
     fn unsupported_dtypes_name_the_dtype() {
-        for d in ["<u2", "<f2", "<c8", "|O", "<U3", "|i1", "|u1", "=i4"] {
+        for d in ["<f2", "<c8", "|O", "<U3", "=i4", "<i16", "|V4"] {
             let b = header_bytes(&format!("{{'descr': '{d}', 'fortran_order': False, 'shape': (1,), }}"));
             let e = err(read_value_bytes(&b, "t"));
             assert!(e.message.contains(&format!("dtype '{d}'")), "{d}: {e}");

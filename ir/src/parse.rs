@@ -1,10 +1,12 @@
 //! The parser: `.eqf` text to a [`Program`] (docs/language-reference.md "Programs" and "Expressions").
 //!
 //! A hand-written recursive-descent parser with precedence climbing for the binary
-//! operators. Precedence, loosest first: `let`/`if`/lambda (they extend as far right as
-//! possible); `||`; `&&`; `== != < <= > >=`; `+ -`; `* / %`; unary `-` and `!`;
+//! operators. Precedence, loosest first: `let`/`if`/`loop`/lambda (they extend as far right
+//! as possible); then the binary operators by [`BinOp::precedence`], Python's order: `||`;
+//! `&&`; `== != < <= > >=`; `|`; `^`; `&`; `<< >>`; `+ -`; `* / %`; then unary `-` and `!`;
 //! application (`f a b`); indexing (`a[i, j]`). All binary operators are left-associative,
-//! comparisons included (`a < b < c` parses; the checker rejects it).
+//! comparisons included (`a < b < c` parses; the checker rejects it), and `x & 1 == 0` is
+//! `(x & 1) == 0`.
 //!
 //! Decisions worth knowing:
 //!
@@ -20,9 +22,10 @@
 //!   `-if c then 1 else 2`) and extend as far right as possible.
 //! - **Negative literals.** A unary `-` whose operand is a numeric literal node that is not
 //!   negative is folded into it: `-5` is `Lit::Int(-5)`, `-(2)` is `Lit::Int(-2)`, `-inf` and
-//!   `-0.0` are negative floats, and `-9223372036854775808` is `i64::MIN` (the only literal
-//!   whose magnitude exceeds `i64::MAX`; written without the `-` it is an `E-PARSE` error
-//!   "integer literal out of range"). A `-` before an already negative literal is kept as
+//!   `-0.0` are negative floats. An integer literal holds any `u64` (`Lit::Int` is an
+//!   `i128`): whether it fits the type its context gives it is the checker's question
+//!   (`E-TYPE`), so `-9223372036854775808` is `i64::MIN` and `18446744073709551615` a
+//!   `u64`. A `-` before an already negative literal is kept as
 //!   `UnOp::Neg` (`-(-5)`), so that the printer's output always reads back to the same tree.
 //!   Unary minus binds looser than application (`-f x` is `-(f x)`) and tighter than `*`
 //!   (`- 2 * 3` is `(-2) * 3`); `-2[0]` is `-(2[0])`, an unfolded negation of an index.
@@ -36,6 +39,17 @@
 //!   than N levels", and so is parser recursion deeper than the same bound (deeply nested
 //!   parentheses or unary operators), so no input overflows the stack.
 //! - Parenthesised expressions keep the span of the expression inside.
+//! - **Version 2 forms** (in the submodules `forms` and `input`): `let (a, b) = e` (an item,
+//!   [`Item::LetTuple`]) and `let (a, b) = e in body` ([`ExprKind::LetTuple`]); `loop pat =
+//!   init for i < count do body` and `loop pat = init while cond do body`
+//!   ([`ExprKind::Loop`]; the initial state, count and condition end at the keywords `for`,
+//!   `while`, `do`; the body extends as far as possible). A tuple pattern has two or more
+//!   distinct names. A lambda's tuple parameters (`\(a, i) (b, j) -> e`) are desugared into
+//!   plain parameters `arg'0`, `arg'1`, ... (numbered per lambda, skipping names the lambda
+//!   already uses) and a chain of `let` patterns in front of the body. Hexadecimal literals are
+//!   [`Lit::Hex`]; `-0xFF` folds to `Lit::Int(-255)`. Input dimensions may be `n + k`, `n - k`,
+//!   `k * n` or `k * n + c` ([`crate::types::Dim::Affine`]; `n + 0` and `1 * n` are `n`).
+//! - Builtin names are not reserved: any name that is not a keyword may be bound.
 
 //!
 //! Implementation note: the functions on the recursive path (`expr`, `binary`, `unary`,
@@ -44,10 +58,13 @@
 //! level of nesting costs little stack even in unoptimised builds: the deepest accepted
 //! program parses on a 2 MiB thread stack.
 
+mod forms;
+mod input;
+
 use crate::ast::{BinOp, Expr, ExprKind, Item, Limits, Lit, Program, UnOp};
 use crate::error::{Code, Error, Result, Span};
 use crate::lexer::{Keyword, Lexer, Tok, Token};
-use crate::types::{Dim, ElemType, Type};
+use forms::Param;
 
 /// Parses a program with the default [`Limits`].
 pub fn parse(src: &str) -> Result<Program> {
@@ -73,7 +90,6 @@ pub fn parse_expr_with(src: &str, limits: &Limits) -> Result<Expr> {
     let run = || -> PResult<Expr> {
         let mut p = Parser::new(src, limits)?;
         let e = p.expr()?;
-        p.check_pending()?;
         if p.cur.tok != Tok::Eof {
             return Err(p.error_here(format!(
                 "expected an operator or the end of the expression, found {}",
@@ -139,8 +155,12 @@ struct Parser<'a> {
     prev: Option<Span>,
     /// Current recursion depth of the expression parser.
     level: u32,
-    /// Spans of integer literals of magnitude `2^63` not (yet) folded into `i64::MIN`.
-    pending_min: Vec<Span>,
+    /// Where the names `arg'K` occur in the text: `K` to the byte offsets, in order (the
+    /// names a lambda's tuple parameters must not take; see [`forms`]).
+    arg_names: std::collections::HashMap<u32, Vec<usize>>,
+    /// One more than the largest `K` of an `arg'K` made for a tuple parameter since the
+    /// innermost enclosing lambda's body began (0 when none).
+    gen_high: u32,
 }
 
 impl<'a> Parser<'a> {
@@ -154,7 +174,19 @@ impl<'a> Parser<'a> {
         }
         let mut lexer = Lexer::new(src);
         let cur = lexer.next_token()?;
-        Ok(Parser { src, lexer, limits, cur, peeked: None, prev: None, level: 0, pending_min: Vec::new() })
+        let mut p = Parser {
+            src,
+            lexer,
+            limits,
+            cur,
+            peeked: None,
+            prev: None,
+            level: 0,
+            arg_names: Default::default(),
+            gen_high: 0,
+        };
+        p.note_arg_name();
+        Ok(p)
     }
 
     // ----- tokens -----
@@ -168,6 +200,7 @@ impl<'a> Parser<'a> {
         };
         self.prev = Some(self.cur.span);
         self.cur = next;
+        self.note_arg_name();
         Ok(())
     }
 
@@ -285,14 +318,6 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// Fails if an integer literal of magnitude `2^63` was not negated.
-    fn check_pending(&self) -> PResult<()> {
-        match self.pending_min.first() {
-            Some(&span) => Err(self.out_of_range(span)),
-            None => Ok(()),
-        }
-    }
-
     #[cold]
     #[inline(never)]
     fn out_of_range(&self, span: Span) -> Box<Error> {
@@ -328,18 +353,8 @@ impl<'a> Parser<'a> {
     /// literal (or the pending magnitude `2^63`).
     fn fold_neg(&mut self, operand: &Expr) -> Option<Lit> {
         match operand.kind {
-            ExprKind::Lit(Lit::Int(v)) => {
-                // A pending literal is always the last one pushed when it is negated: the
-                // operand is that literal itself, so nothing was parsed after it.
-                if self.pending_min.last().is_some_and(|s| s.start == operand.span.start) {
-                    self.pending_min.pop();
-                    Some(Lit::Int(i128::from(i64::MIN)))
-                } else if v >= 0 {
-                    Some(Lit::Int(-v))
-                } else {
-                    None
-                }
-            }
+            ExprKind::Lit(Lit::Int(v)) if v >= 0 => Some(Lit::Int(-v)),
+            ExprKind::Lit(Lit::Hex(h)) => Some(Lit::Int(-i128::from(h))),
             ExprKind::Lit(Lit::Float(f)) if !f.is_sign_negative() => Some(Lit::Float(-f)),
             _ => None,
         }
@@ -416,72 +431,20 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn input_item(&mut self) -> PResult<Item> {
-        let start = self.cur.span;
-        self.advance()?;
-        let name = self.name("an input name after `input`")?;
-        self.expect(&Tok::Colon, "`:`", &format!("after the input name `{name}`"))?;
-        let elem = match &self.cur.tok {
-            Tok::Name(t) => match ElemType::from_name(t) {
-                Some(e) => e,
-                None => {
-                    return Err(self.error_here(format!(
-                        "unknown element type `{t}` (expected bool, i32, i64, f32 or f64)"
-                    )))
-                }
-            },
-            _ => return Err(self.expected("an element type (bool, i32, i64, f32 or f64) after `:`")),
-        };
-        self.advance()?;
-        let ty = if self.cur.tok == Tok::LBracket {
-            let open = self.cur.span;
-            self.advance()?;
-            let mut shape = Vec::new();
-            loop {
-                let dim = match &self.cur.tok {
-                    Tok::Int(m) => match i64::try_from(*m) {
-                        Ok(v) => Dim::Known(v),
-                        Err(_) => return Err(self.out_of_range(self.cur.span)),
-                    },
-                    Tok::Name(n) => Dim::Size(n.clone()),
-                    Tok::Kw(_) => return Err(self.keyword_as_name("a size name or an integer")),
-                    _ => {
-                        return Err(self.expected(&format!(
-                            "a dimension (a size name or an integer) in the type of `{name}`"
-                        )))
-                    }
-                };
-                self.advance()?;
-                shape.push(dim);
-                match self.cur.tok {
-                    Tok::Comma => self.advance()?,
-                    Tok::RBracket => {
-                        self.advance()?;
-                        break;
-                    }
-                    _ => return Err(self.unclosed(open, Close::Bracket, "a dimension")),
-                }
-            }
-            Type::Array { elem, shape }
-        } else {
-            Type::Scalar(elem)
-        };
-        let span = self.span_since(start);
-        if !self.at_item_boundary() {
-            return Err(
-                self.expected(&format!("a new item (`input`, `let`, `output`) after the type of `{name}`"))
-            );
-        }
-        Ok(Item::Input { name, ty, span })
-    }
-
     fn let_item(&mut self) -> PResult<Item> {
         let start = self.cur.span;
         self.advance()?;
-        let name = self.name("a name after `let`")?;
+        if self.cur.tok == Tok::LParen {
+            let (names, _) = self.tuple_pattern("after `let`")?;
+            let shown = format!("({})", names.join(", "));
+            self.expect(&Tok::Assign, "`=`", &format!("after `let {shown}`"))?;
+            let value = *self.expr()?;
+            self.end_of_item(&shown)?;
+            return Ok(Item::LetTuple { names, value, span: self.span_since(start) });
+        }
+        let name = self.name("a name or a tuple pattern `(a, b)` after `let`")?;
         self.expect(&Tok::Assign, "`=`", &format!("after `let {name}`"))?;
         let value = *self.expr()?;
-        self.check_pending()?;
         self.end_of_item(&name)?;
         Ok(Item::Let { name, value, span: self.span_since(start) })
     }
@@ -493,7 +456,6 @@ impl<'a> Parser<'a> {
         let value = if self.cur.tok == Tok::Assign {
             self.advance()?;
             let e = *self.expr()?;
-            self.check_pending()?;
             Some(e)
         } else {
             None
@@ -536,6 +498,7 @@ impl<'a> Parser<'a> {
             Tok::Bang => UnOp::Not,
             Tok::Kw(Keyword::Let) => return self.open_let(),
             Tok::Kw(Keyword::If) => return self.open_if(),
+            Tok::Kw(Keyword::Loop) => return self.open_loop(),
             Tok::Kw(Keyword::Fn) | Tok::Backslash => return self.open_lambda(),
             _ => return self.app(),
         };
@@ -551,7 +514,10 @@ impl<'a> Parser<'a> {
     fn open_let(&mut self) -> PResult<P> {
         let start = self.cur.span;
         self.advance()?;
-        let name = self.name("a name after `let`")?;
+        if self.cur.tok == Tok::LParen {
+            return self.open_let_tuple(start);
+        }
+        let name = self.name("a name or a tuple pattern `(a, b)` after `let`")?;
         if self.cur.tok != Tok::Assign {
             return Err(self.expected_after("`=`", &format!("after `let {name}`")));
         }
@@ -584,19 +550,28 @@ impl<'a> Parser<'a> {
     fn open_lambda(&mut self) -> PResult<P> {
         let start = self.cur.span;
         let params = self.lambda_params()?;
+        let outer_high = std::mem::replace(&mut self.gen_high, 0);
+        let body_start = self.cur.span.start;
         let body = self.expr()?;
-        self.mk_lambda(start, params, body)
+        let e = if params.iter().all(|p| matches!(p, Param::Name(_))) {
+            let names =
+                params.into_iter().filter_map(|p| if let Param::Name(n) = p { Some(n) } else { None });
+            self.mk_lambda(start, names.collect(), body)
+        } else {
+            self.mk_lambda_with(start, params, body_start, body)
+        };
+        self.gen_high = self.gen_high.max(outer_high);
+        e
     }
 
-    /// From `\` or `fn` through `->`: the parameter names.
+    /// From `\` or `fn` through `->`: the parameters (names and tuple patterns).
     #[inline(never)]
-    fn lambda_params(&mut self) -> PResult<Vec<String>> {
+    fn lambda_params(&mut self) -> PResult<Vec<Param>> {
         let intro = self.text(self.cur.span);
         self.advance()?;
         let mut params = Vec::new();
-        while let Tok::Name(n) = &self.cur.tok {
-            params.push(n.clone());
-            self.advance()?;
+        while let Some(p) = self.lambda_param()? {
+            params.push(p);
         }
         if let Tok::Kw(_) = self.cur.tok {
             return Err(self.keyword_as_name("a parameter name"));
@@ -616,7 +591,7 @@ impl<'a> Parser<'a> {
             let a = self.postfix()?;
             push_unboxed(&mut args, a);
         }
-        if matches!(self.cur.tok, Tok::Backslash | Tok::Kw(Keyword::Fn)) {
+        if matches!(self.cur.tok, Tok::Backslash | Tok::Kw(Keyword::Fn | Keyword::Loop | Keyword::If)) {
             return Err(self.lambda_argument());
         }
         if args.is_empty() {
@@ -628,8 +603,13 @@ impl<'a> Parser<'a> {
     #[cold]
     #[inline(never)]
     fn lambda_argument(&self) -> Box<Error> {
+        let what = match self.cur.tok {
+            Tok::Kw(Keyword::Loop) => "a loop",
+            Tok::Kw(Keyword::If) => "an `if`",
+            _ => "a lambda",
+        };
         self.error_here(format!(
-            "a lambda used as an argument must be in parentheses: write `({} ...)`",
+            "{what} used as an argument must be in parentheses: write `({} ...)`",
             self.text(self.cur.span)
         ))
     }
@@ -719,15 +699,9 @@ impl<'a> Parser<'a> {
         let span = self.cur.span;
         let kind = match &self.cur.tok {
             Tok::Name(n) => ExprKind::Var(n.clone()),
-            Tok::Int(m) => match i64::try_from(*m) {
-                Ok(v) => ExprKind::Lit(Lit::Int(i128::from(v))),
-                Err(_) if *m == 1u64 << 63 => {
-                    // Valid only as the operand of a unary minus (`i64::MIN`): see `fold_neg`.
-                    self.pending_min.push(span);
-                    ExprKind::Lit(Lit::Int(i128::from(i64::MIN)))
-                }
-                Err(_) => return Err(self.out_of_range(span)),
-            },
+            // any u64: the checker decides whether it fits the type its context gives it
+            Tok::Int(m) => ExprKind::Lit(Lit::Int(i128::from(*m))),
+            Tok::Hex(h) => ExprKind::Lit(Lit::Hex(*h)),
             Tok::Float(f) => ExprKind::Lit(Lit::Float(*f)),
             Tok::Kw(Keyword::True) => ExprKind::Lit(Lit::Bool(true)),
             Tok::Kw(Keyword::False) => ExprKind::Lit(Lit::Bool(false)),
@@ -831,11 +805,18 @@ mod tests {
     }
 
     #[test]
-    fn pending_min_folds_only_under_minus() {
-        assert!(parse_expr("-9223372036854775808").is_ok());
-        assert!(parse_expr("-(9223372036854775808)").is_ok());
-        assert!(parse_expr("9223372036854775808").is_err());
-        assert!(parse_expr("-9223372036854775808[0]").is_err());
-        assert!(parse_expr("- -9223372036854775808").is_ok());
+    fn integer_literals_hold_every_u64_and_fold_under_minus() {
+        // whether a literal fits its type is the checker's question (`E-TYPE`)
+        for (text, want) in [
+            ("-9223372036854775808", -(1i128 << 63)),
+            ("-(9223372036854775808)", -(1i128 << 63)),
+            ("9223372036854775808", 1i128 << 63),
+            ("18446744073709551615", i128::from(u64::MAX)),
+            ("-18446744073709551615", -i128::from(u64::MAX)),
+        ] {
+            let e = parse_expr(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(e.kind, ExprKind::Lit(Lit::Int(want)), "{text}");
+        }
+        assert!(parse_expr("18446744073709551616").is_err());
     }
 }

@@ -5,19 +5,27 @@
 //! the fewest the precedence and left-associativity of the operators need
 //! (`a - (b - c)`, `(a - b) - c` prints as `a - b - c`), with these conventions:
 //!
-//! - `let`, `if` and lambdas are parenthesised whenever they are an operand, an argument, a
+//! - `let`, `if`, `loop` and lambdas are parenthesised whenever they are an operand, an argument, a
 //!   function or an indexed array; they are bare at the top of an expression and inside
 //!   brackets, tuples, `let`/`if` parts and lambda bodies.
 //! - Negative literals are always parenthesised: `(-5)`, `(-inf)`, `(-0.0)`.
 //! - Floats are printed with Rust's shortest round-trip form and always contain `.` or `e`
 //!   (`1.0`, `0.1`, `1e-7`, `1e300`), or are `inf`; they read back bit-exactly.
 //! - A one-element tuple prints as `(a,)`, which the parser reads back as a tuple.
+//! - Hexadecimal literals print in lowercase hexadecimal (`0xff`); `loop` prints its initial
+//!   state, count and condition parenthesised when they are open forms, its body bare.
+//! - A lambda's tuple parameters are desugared by the parser, so they print as the plain
+//!   parameters and `let` patterns they became (`\arg'0 -> let (a, i) = arg'0 in ...`),
+//!   which read back to the same tree.
 //!
 //! Trees the parser never makes cannot all read back: `UnOp::Neg` of a non-negative numeric
 //! literal prints as `-(5)`, which reads back as the folded literal `-5` (the builder folds
-//! such negations as the parser does); an empty shape, an application without arguments, a
-//! lambda without parameters, a name that is a keyword and a NaN literal (printed
-//! `(0.0 / 0.0)`) are not valid syntax trees either.
+//! such negations as the parser does); an integer literal above `i64::MAX` (the parser
+//! writes those as [`Lit::Hex`]) prints in hexadecimal and reads back as a `Lit::Hex` of the
+//! same value; below `i64::MIN` it prints as `(-0x...)`, as the parser reads it. An empty
+//! shape, an application without arguments, a lambda without parameters, a tuple pattern of
+//! fewer than two names, a name that is a keyword and a NaN literal (printed `(0.0 / 0.0)`)
+//! are not valid syntax trees either.
 
 use std::fmt;
 
@@ -207,7 +215,7 @@ fn write_bare(out: &mut String, e: &Expr) {
             out.push_str(op.symbol());
             match operand.kind {
                 // Only the builder makes this; it reads back as the folded literal.
-                ExprKind::Lit(Lit::Int(_) | Lit::Float(_)) if !is_negative_lit(operand) => {
+                ExprKind::Lit(Lit::Int(_) | Lit::Hex(_) | Lit::Float(_)) if !is_negative_lit(operand) => {
                     out.push('(');
                     write_bare(out, operand);
                     out.push(')');
@@ -267,11 +275,17 @@ fn is_negative_lit(e: &Expr) -> bool {
 fn write_lit(out: &mut String, l: Lit) {
     match l {
         Lit::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+        // only `-0x...` makes these (the parser refuses decimals below `i64::MIN`)
+        Lit::Int(v) if v < i128::from(i64::MIN) => {
+            out.push_str(&format!("(-{:#x})", v.unsigned_abs()));
+        }
         Lit::Int(v) if v < 0 => {
             out.push_str("(-");
             out.push_str(&v.unsigned_abs().to_string());
             out.push(')');
         }
+        // only passes past the parser make these; hexadecimal reads back (as `Lit::Hex`)
+        Lit::Int(v) if v > i128::from(i64::MAX) => out.push_str(&format!("{v:#x}")),
         Lit::Int(v) => out.push_str(&v.to_string()),
         Lit::Hex(h) => out.push_str(&format!("{h:#x}")),
         Lit::Float(f) if f.is_nan() => out.push_str("(0.0 / 0.0)"),

@@ -101,7 +101,7 @@ fn blackscholes_types() {
     assert_eq!(out_ty(&c, "put"), "f32[n]");
     assert_eq!(
         c.lets["cnd"],
-        Type::Func { params: vec![ElemType::F32], ret: Box::new(Type::Scalar(ElemType::F32)) }
+        Type::Func { params: vec![Type::Scalar(ElemType::F32)], ret: Box::new(Type::Scalar(ElemType::F32)) }
     );
     // every literal, including those inside the named function, is f32
     for (l, t) in literal_types(&c) {
@@ -258,7 +258,7 @@ fn shapes_of_results() {
     assert_eq!(out_ty(&c, "g"), "f32[(n - 1)]");
     assert_eq!(out_ty(&c, "io"), "i64[(k)]");
     assert_eq!(out_ty(&c, "s"), "f32[(k)]");
-    assert_eq!(out_ty(&c, "cc"), "f32[(7 + (k))]");
+    assert_eq!(out_ty(&c, "cc"), "f32[(k + 7)]");
     assert_eq!(out_ty(&c, "bp"), "f32[m, n]");
     assert_eq!(out_ty(&c, "cond"), "f32[7]");
     assert_eq!(out_ty(&c, "cond2"), "f32[?]");

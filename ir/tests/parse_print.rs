@@ -9,7 +9,7 @@ mod gen_syntax;
 
 use std::path::PathBuf;
 
-use eqfuse_ir::ast::{Expr, ExprKind, Item, Limits, Lit, Program, UnOp};
+use eqfuse_ir::ast::{Expr, ExprKind, Item, Limits, Lit, LoopForm, Program, UnOp};
 use eqfuse_ir::error::{Code, Error};
 use eqfuse_ir::parse::{parse, parse_expr, parse_expr_with, parse_with};
 use eqfuse_ir::print::{print_expr, print_program};
@@ -24,8 +24,20 @@ fn sexp(e: &Expr) -> String {
         ExprKind::Lit(Lit::Int(v)) => v.to_string(),
         ExprKind::Lit(Lit::Float(f)) => format!("{f:?}"),
         ExprKind::Lit(Lit::Bool(b)) => b.to_string(),
+        ExprKind::Lit(Lit::Hex(h)) => format!("{h:#x}"),
         ExprKind::Var(n) => n.clone(),
         ExprKind::Let { name, value, body } => format!("(let {name} {} {})", sexp(value), sexp(body)),
+        ExprKind::LetTuple { names, value, body } => {
+            format!("(let ({}) {} {})", names.join(" "), sexp(value), sexp(body))
+        }
+        ExprKind::Loop { pat, tuple, init, form, body } => {
+            let pat = if *tuple { format!("({})", pat.join(" ")) } else { pat.join(" ") };
+            let form = match form {
+                LoopForm::For { var, count } => format!("for {var} {}", sexp(count)),
+                LoopForm::While { cond } => format!("while {}", sexp(cond)),
+            };
+            format!("(loop {pat} {} {form} {})", sexp(init), sexp(body))
+        }
         ExprKind::If { cond, then_, else_ } => format!("(if {} {} {})", sexp(cond), sexp(then_), sexp(else_)),
         ExprKind::Lambda { params, body } => format!("(\\{} {})", params.join(" "), sexp(body)),
         ExprKind::Binary { op, lhs, rhs } => format!("({} {} {})", op.symbol(), sexp(lhs), sexp(rhs)),
@@ -74,13 +86,20 @@ fn assert_round_trip(prog: &Program) {
     assert_eq!(print_program(&back), text);
 }
 
-/// The conformance cases: the project's copy in `tests/conformance`.
-fn conformance_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance")
+/// The conformance cases: the project's copies in `tests/conformance` (version 1) and
+/// `tests/conformance-v2` (version 2).
+fn conformance_dir(which: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests").join(which)
 }
 
+/// The version 1 conformance programs.
 fn conformance_programs() -> Vec<(String, String)> {
-    let dir = conformance_dir();
+    programs_in("conformance")
+}
+
+/// The programs of one conformance directory, by case name.
+fn programs_in(which: &str) -> Vec<(String, String)> {
+    let dir = conformance_dir(which);
     let mut out = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
         let path = entry.unwrap().path();
@@ -109,6 +128,17 @@ fn conformance_programs_parse_and_round_trip() {
         if name == "err_parse" {
             continue;
         }
+        let prog = parse(src).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!prog.items.is_empty(), "{name}");
+        assert_round_trip(&prog);
+    }
+}
+
+#[test]
+fn conformance_v2_programs_parse_and_round_trip() {
+    let progs = programs_in("conformance-v2");
+    assert!(progs.len() >= 30, "found only {} version 2 conformance programs", progs.len());
+    for (name, src) in &progs {
         let prog = parse(src).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!prog.items.is_empty(), "{name}");
         assert_round_trip(&prog);
@@ -235,8 +265,8 @@ fn negative_literals_fold() {
     };
     assert_eq!(lit("-5"), Lit::Int(-5));
     assert_eq!(lit("-(2)"), Lit::Int(-2));
-    assert_eq!(lit("-9223372036854775808"), Lit::Int(i64::MIN));
-    assert_eq!(lit("9223372036854775807"), Lit::Int(i64::MAX));
+    assert_eq!(lit("-9223372036854775808"), Lit::Int(i64::MIN.into()));
+    assert_eq!(lit("9223372036854775807"), Lit::Int(i64::MAX.into()));
     assert_eq!(lit("-inf"), Lit::Float(f64::NEG_INFINITY));
     assert_eq!(lit("inf"), Lit::Float(f64::INFINITY));
     match lit("-0.0") {
@@ -341,7 +371,7 @@ fn error_messages_name_expected_and_found() {
         ),
         ("y = 1", "expected an item (`input`, `let` or `output`), found `y`", (1, 1)),
         ("output y = a $ b", "unexpected character `$`", (1, 14)),
-        ("\n\n  output y = a\n    & b", "unexpected character `&` (did you mean `&&`?)", (4, 5)),
+        ("\n\n  output y = a\n    # b", "unexpected character `#`", (4, 5)),
         ("output y = 1.x", "unexpected character `.`", (1, 13)),
         ("output y = (a, b", "unclosed `(`", (1, 12)),
         ("output y = [a b)", "expected `,` or `]` after a dimension", (1, 16)),
@@ -429,6 +459,11 @@ fn depth_limit_is_configurable() {
     assert!(parse_expr_with("((((((((((((1))))))))))))", &limits).is_err());
 }
 
+// ----- version 2 (in parse_print/v2.rs) -----
+
+#[path = "parse_print/v2.rs"]
+mod v2;
+
 // ----- properties -----
 
 proptest! {
@@ -473,10 +508,11 @@ proptest! {
 
     #[test]
     fn mutated_conformance_programs_never_panic(
-        which in 0usize..64,
+        which in 0usize..128,
         edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(SOUP.to_vec()), any::<bool>()), 1..4),
     ) {
-        let progs = conformance_programs();
+        let mut progs = conformance_programs();
+        progs.extend(programs_in("conformance-v2"));
         let (_, src) = &progs[which % progs.len()];
         let mut chars: Vec<char> = src.chars().collect();
         for (at, tok, delete) in edits {
@@ -546,6 +582,19 @@ const SOUP: &[&str] = &[
     "\n",
     "&",
     "|",
+    "^",
+    "<<",
+    ">>",
+    "loop",
+    "for",
+    "while",
+    "do",
+    "0xFF",
+    "0x",
+    "0x1.5",
+    "0xffffffffffffffffff",
+    "(a, b)",
+    "u8",
     ".",
     "é",
     "\t",

@@ -245,9 +245,7 @@ fn assert_same(got: &Value, want: &Value, what: &str) {
     let bits = |s: &Scalar| match *s {
         Scalar::F32(x) => u64::from(x.to_bits()),
         Scalar::F64(x) => x.to_bits(),
-        Scalar::I64(x) => x as u64,
-        Scalar::I32(x) => x as u64,
-        Scalar::Bool(x) => u64::from(x),
+        other => other.as_i128().map_or(0, |v| v as u64),
     };
     let (g, w) = (got.to_scalars(), want.to_scalars());
     let gb: Vec<u64> = g.iter().map(bits).collect();

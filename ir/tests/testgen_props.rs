@@ -163,7 +163,7 @@ impl Seen {
                     }
                     self.expr(value);
                 }
-                Item::Output { value: Some(v), .. } => self.expr(v),
+                Item::Output { value: Some(v), .. } | Item::LetTuple { value: v, .. } => self.expr(v),
                 Item::Output { value: None, .. } => {
                     self.forms.insert("output alias");
                 }

@@ -22,6 +22,12 @@ fn walk(steps: &mut [Step], plan: &Plan) {
                 walk(then_steps, plan);
                 walk(else_steps, plan);
             }
+            Step::Loop(l) => {
+                if let eqfuse_ir::plan::LoopKind::While { steps, .. } = &mut l.form {
+                    walk(steps, plan);
+                }
+                walk(&mut l.body, plan);
+            }
             // marked before row blocks are grouped; a contraction never joins one
             Step::RowBlock { .. } | Step::SegmentBlock { .. } | Step::Scalar { .. } | Step::Assert { .. } => {
             }

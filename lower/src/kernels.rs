@@ -80,6 +80,11 @@ fn passes(
                 passes(then_steps, next, out, kept, blocks);
                 passes(else_steps, next, out, kept, blocks);
             }
+            Step::Loop(l) => {
+                for steps in l.step_lists() {
+                    passes(steps, next, out, kept, blocks);
+                }
+            }
             Step::Scalar { .. } | Step::Assert { .. } => {}
         }
     }

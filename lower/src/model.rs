@@ -495,6 +495,23 @@ fn steps_cost(
                 total += c.seconds;
                 kernels.push(StepCost { kernel: kernels.len(), ..c });
             }
+            Step::Loop(l) => {
+                // the body once per iteration: a `for` count known from the sizes, else
+                // one iteration (a `while` runs an unknown number of times)
+                let times = match &l.form {
+                    eqfuse_ir::plan::LoopKind::For { count, .. } => {
+                        s.scalars.get(count).copied().unwrap_or(1.0).max(0.0)
+                    }
+                    eqfuse_ir::plan::LoopKind::While { .. } => 1.0,
+                };
+                let once: f64 = l.step_lists().into_iter().map(|st| steps_cost(plan, st, p, s, kernels)).sum();
+                total += once * times;
+                for (d, st) in l.dst.iter().zip(&l.state) {
+                    if let Some(x) = s.dims.get(st).cloned() {
+                        s.dims.insert(*d, x);
+                    }
+                }
+            }
             Step::If { then_steps, then_value, else_steps, else_value, dst, .. } => {
                 // a branch whose value it does not compute (an input, an earlier result)
                 // copies it, as an output that is an input does

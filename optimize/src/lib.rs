@@ -16,11 +16,14 @@
 //! assert_eq!(opt.term.expr.to_string().matches("redomap").count(), 1);
 //! ```
 
+pub mod core;
 pub mod driver;
+mod loops;
 pub mod preroll;
 pub mod stop;
 mod trace;
 
 pub use driver::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
 
+pub use core::{is_unsupported, UNSUPPORTED};
 pub use stop::{Stage, StopReason};

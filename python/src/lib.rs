@@ -35,7 +35,13 @@ pyo3::create_exception!(
 /// error messages that quote it).
 #[pyclass(frozen, module = "eqfuse._eqfuse")]
 struct Program {
-    opt: Optimized,
+    /// The optimised program; `None` where the optimiser cannot take one of its forms yet
+    /// (`interpreted` says which), and the reference interpreter runs it.
+    opt: Option<Optimized>,
+    /// The checked source program.
+    checked: eqfuse::Checked,
+    /// Why the program runs on the reference interpreter (`None`: it does not).
+    interpreted: Option<String>,
     backend: Backend,
     file: String,
     source: String,
@@ -86,10 +92,18 @@ fn compile(
                 cost: eqfuse::CostContext { params, ..Default::default() },
                 ..Default::default()
             };
-            eqfuse::optimize_checked(checked, &opts)
+            match eqfuse::optimize_checked(checked.clone(), &opts) {
+                Ok(opt) => Ok((Some(opt), checked, None)),
+                Err(e) if eqfuse_optimize::is_unsupported(&e) => {
+                    eqfuse::backend::say_interpreted(&e, backend);
+                    let what = e.message.strip_prefix(eqfuse_optimize::UNSUPPORTED).unwrap_or(&e.message);
+                    Ok((None, checked, Some(what.to_string())))
+                }
+                Err(e) => Err(e),
+            }
         })
     });
-    let opt = match result {
+    let (opt, checked, interpreted) = match result {
         Some(Ok(opt)) => opt,
         Some(Err(e)) => return Err(raise(&e, &file, &source)),
         None => {
@@ -101,9 +115,13 @@ fn compile(
     // one deadline for optimising and compiling, as `eqfuse run` has (docs/cpu-backend.md)
     let deadline = started.checked_add(eqfuse::OptimizeOptions::default().time_limit);
     let compile_opts = eqfuse_exec_cpu::RunOptions { compile_deadline: deadline, ..run_opts.clone() };
-    let compiled = (backend == Backend::Cpu)
-        .then(|| py.detach(|| eqfuse_exec_cpu::CompiledPlan::new(opt.result.plan.clone(), &compile_opts)));
-    Ok(Program { opt, backend, file, source, run_opts, compiled })
+    let compiled = match &opt {
+        Some(opt) if backend == Backend::Cpu => {
+            Some(py.detach(|| eqfuse_exec_cpu::CompiledPlan::new(opt.result.plan.clone(), &compile_opts)))
+        }
+        _ => None,
+    };
+    Ok(Program { opt, checked, interpreted, backend, file, source, run_opts, compiled })
 }
 
 /// A declared type as `(dtype, shape)`: the NumPy dtype name and one entry per dimension, an
@@ -120,6 +138,7 @@ fn type_tuple<'py>(py: Python<'py>, ty: &Type) -> PyResult<Bound<'py, PyAny>> {
                     eqfuse::Dim::Size(s) => Ok(s.into_pyobject(py)?.into_any()),
                     eqfuse::Dim::Expr(e) => Ok(e.into_pyobject(py)?.into_any()),
                     eqfuse::Dim::Dynamic => Ok(py.None().into_bound(py)),
+                    affine @ eqfuse::Dim::Affine { .. } => Ok(affine.to_string().into_pyobject(py)?.into_any()),
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             (*elem, dims)
@@ -132,8 +151,14 @@ fn type_tuple<'py>(py: Python<'py>, ty: &Type) -> PyResult<Bound<'py, PyAny>> {
 fn dtype_name(e: ElemType) -> &'static str {
     match e {
         ElemType::Bool => "bool",
+        ElemType::I8 => "int8",
+        ElemType::I16 => "int16",
         ElemType::I32 => "int32",
         ElemType::I64 => "int64",
+        ElemType::U8 => "uint8",
+        ElemType::U16 => "uint16",
+        ElemType::U32 => "uint32",
+        ElemType::U64 => "uint64",
         ElemType::F32 => "float32",
         ElemType::F64 => "float64",
     }
@@ -150,8 +175,14 @@ fn borrow<'py>(a: &Bound<'py, PyAny>) -> PyResult<Option<Kept<'py>>> {
         };
     }
     try_dtype!(bool, Bool);
+    try_dtype!(i8, I8);
+    try_dtype!(i16, I16);
     try_dtype!(i32, I32);
     try_dtype!(i64, I64);
+    try_dtype!(u8, U8);
+    try_dtype!(u16, U16);
+    try_dtype!(u32, U32);
+    try_dtype!(u64, U64);
     try_dtype!(f32, F32);
     try_dtype!(f64, F64);
     Ok(None)
@@ -160,8 +191,14 @@ fn borrow<'py>(a: &Bound<'py, PyAny>) -> PyResult<Option<Kept<'py>>> {
 /// A read-only borrow of a NumPy array, held while the plan runs.
 enum Kept<'py> {
     Bool(PyReadonlyArrayDyn<'py, bool>),
+    I8(PyReadonlyArrayDyn<'py, i8>),
+    I16(PyReadonlyArrayDyn<'py, i16>),
     I32(PyReadonlyArrayDyn<'py, i32>),
     I64(PyReadonlyArrayDyn<'py, i64>),
+    U8(PyReadonlyArrayDyn<'py, u8>),
+    U16(PyReadonlyArrayDyn<'py, u16>),
+    U32(PyReadonlyArrayDyn<'py, u32>),
+    U64(PyReadonlyArrayDyn<'py, u64>),
     F32(PyReadonlyArrayDyn<'py, f32>),
     F64(PyReadonlyArrayDyn<'py, f64>),
 }
@@ -170,8 +207,14 @@ impl Kept<'_> {
     fn view(&self) -> ValueView<'_> {
         match self {
             Kept::Bool(a) => ValueView::Bool(a.as_array()),
+            Kept::I8(a) => ValueView::I8(a.as_array()),
+            Kept::I16(a) => ValueView::I16(a.as_array()),
             Kept::I32(a) => ValueView::I32(a.as_array()),
             Kept::I64(a) => ValueView::I64(a.as_array()),
+            Kept::U8(a) => ValueView::U8(a.as_array()),
+            Kept::U16(a) => ValueView::U16(a.as_array()),
+            Kept::U32(a) => ValueView::U32(a.as_array()),
+            Kept::U64(a) => ValueView::U64(a.as_array()),
             Kept::F32(a) => ValueView::F32(a.as_array()),
             Kept::F64(a) => ValueView::F64(a.as_array()),
         }
@@ -243,8 +286,14 @@ fn run_interruptible<T: Send>(
 fn to_numpy<'py>(py: Python<'py>, v: Value) -> Bound<'py, PyAny> {
     match v {
         Value::Bool(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::I8(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::I16(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
         Value::I32(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
         Value::I64(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::U8(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::U16(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::U32(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
+        Value::U64(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
         Value::F32(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
         Value::F64(a) => PyArrayDyn::from_owned_array(py, a).into_any(),
     }
@@ -271,20 +320,25 @@ impl Program {
         }
         let views: IndexMap<String, ValueView<'_>> =
             names.into_iter().zip(kept.iter().map(Kept::view)).collect();
-        let plan = &self.opt.result.plan;
-        let checked = self.opt.source();
+        let checked = &self.checked;
         let cancel = eqfuse_exec_cpu::Cancel::new();
-        let run = || match &self.compiled {
-            Some(c) => eqfuse::backend::run_compiled_views(
+        let run = || match (&self.compiled, &self.opt) {
+            (_, None) => {
+                let owned: eqfuse::Arrays = views.iter().map(|(k, v)| (k.clone(), v.to_value())).collect();
+                let limits =
+                    eqfuse::Limits { max_array_bytes: self.run_opts.max_array_bytes, ..Default::default() };
+                eqfuse_ir::interp::interpret_with(checked, &owned, &limits)
+            }
+            (Some(c), _) => eqfuse::backend::run_compiled_views(
                 c,
                 checked,
                 &views,
                 self.run_opts.max_array_bytes,
                 &cancel,
             ),
-            None => {
+            (None, Some(opt)) => {
                 let opts = eqfuse_exec_cpu::RunOptions { cancel: cancel.clone(), ..self.run_opts.clone() };
-                eqfuse::backend::run_plan_views(plan, checked, self.backend, &views, &opts)
+                eqfuse::backend::run_plan_views(&opt.result.plan, checked, self.backend, &views, &opts)
             }
         };
         let out = run_interruptible(py, run, &cancel);
@@ -300,28 +354,36 @@ impl Program {
 
     /// `eqfuse explain --json` for this program, as JSON text.
     fn explain_json(&self) -> String {
-        self.opt.explain_json().to_string()
+        match (&self.opt, &self.interpreted) {
+            (Some(opt), _) => opt.explain_json().to_string(),
+            (None, what) => serde_json::json!({ "interpreted": what }).to_string(),
+        }
     }
 
     /// `eqfuse explain` for this program, as text.
     fn explain_text(&self) -> String {
-        self.opt.explain_with(true)
+        match (&self.opt, &self.interpreted) {
+            (Some(opt), _) => opt.explain_with(true),
+            (None, what) => {
+                format!("runs on the reference interpreter: {} is not compiled yet\n", what.as_deref().unwrap_or("?"))
+            }
+        }
     }
 
     /// The inputs as `[(name, dtype, shape)]` in declaration order.
     fn inputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        self.opt.source().inputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
+        (&self.checked).inputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
     }
 
     /// The outputs as `[(name, dtype, shape)]` in program order.
     fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        self.opt.source().outputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
+        (&self.checked).outputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
     }
 
     /// The program split for inputs in blocks of rows along the size name `axis`
     /// (`eqfuse::chunks::split`), as JSON text: what `eqfuse.dask` runs.
     fn chunk_plan(&self, axis: &str) -> PyResult<String> {
-        let plan = eqfuse::chunks::split(self.opt.source(), axis)
+        let plan = eqfuse::chunks::split((&self.checked), axis)
             .map_err(|e| raise(&e, &self.file, &self.source))?;
         serde_json::to_string(&plan)
             .map_err(|e| raise(&eqfuse::ir::error::internal(e), &self.file, &self.source))

@@ -12,8 +12,9 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def case_dirs() -> list[pathlib.Path]:
-    """The conformance cases: the repository's, then those `EQFUSE_EXTRA_CONFORMANCE` names."""
-    roots = [REPO / "tests" / "conformance"]
+    """The conformance cases: the repository's (version 1's, then version 2's), then those
+    `EQFUSE_EXTRA_CONFORMANCE` names."""
+    roots = [REPO / "tests" / "conformance", REPO / "tests" / "conformance-v2"]
     extra = os.environ.get("EQFUSE_EXTRA_CONFORMANCE")
     if extra:
         roots.append(pathlib.Path(extra))

@@ -252,11 +252,8 @@ fn best_free(eg: &EG, root: Id) -> Option<ParamSet> {
 /// The literal zero of a numeric class's type.
 pub fn zero_of(eg: &mut EG, like: Id) -> Option<Id> {
     let z = match elem(eg, like)? {
-        ElemType::I32 => Literal::I32(0),
-        ElemType::I64 => Literal::I64(0),
-        ElemType::F32 => Literal::F32(0.0f32.to_bits()),
-        ElemType::F64 => Literal::F64(0.0f64.to_bits()),
         ElemType::Bool => return None,
+        t => Literal::from_scalar(eqfuse_ir::value::Scalar::from_i128_wrapping(t, 0)),
     };
     Some(eg.add(ArrayLang::Lit(z)))
 }

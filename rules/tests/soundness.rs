@@ -264,6 +264,9 @@ fn scalar(rng: &mut Rng, t: ElemType, data: Data) -> Scalar {
             Scalar::F32(if v.is_nan() { f32::NAN.copysign(v as f32) } else { v as f32 })
         }
         (F64, Data::Edge) => Scalar::F64(float_edge(rng, F64)),
+        // the integer types of version 2: small values, or any bits at the edges
+        (t, Data::Tame) => Scalar::from_i128_wrapping(t, i128::from(small(rng))),
+        (t, Data::Edge) => Scalar::from_i128_wrapping(t, i128::from(rng.next())),
     }
 }
 

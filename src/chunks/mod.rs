@@ -249,6 +249,9 @@ pub fn split(checked: &Checked, axis: &str) -> Result<ChunkPlan> {
         let (name, value, output) = match item {
             Item::Input { .. } => continue,
             Item::Let { name, value, .. } => (name, value, false),
+            Item::LetTuple { span, .. } => {
+                return Err(Error::ty(*span, "a tuple pattern `let (a, b) = ...` cannot be run in blocks yet"))
+            }
             Item::Output { name, value: Some(value), .. } => (name, value, true),
             Item::Output { name, value: None, .. } => {
                 if let Some(b) = bindings.iter_mut().find(|b| &b.name == name) {

@@ -111,7 +111,19 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
         },
         ..Default::default()
     };
-    let opt = eqfuse::optimize_checked(checked, &opts)?;
+    let opt = match eqfuse::optimize_checked(checked, &opts) {
+        Err(e) if eqfuse_optimize::is_unsupported(&e) => {
+            // nothing to explain: no plan is made; say where the program runs and why
+            let what = e.message.strip_prefix(eqfuse_optimize::UNSUPPORTED).unwrap_or(&e.message);
+            if a.json {
+                println!("{}", serde_json::json!({ "interpreted": what }));
+            } else {
+                println!("runs on the reference interpreter: {what} is not compiled yet");
+            }
+            return Ok(());
+        }
+        other => other?,
+    };
     if let Some(path) = &a.dot {
         std::fs::write(path, eqfuse_ir::plan::dot::to_dot(&opt.result.plan)).map_err(|e| {
             Error::new(Code::Input, format!("cannot write the DOT file {}: {e}", path.display()))

@@ -172,9 +172,15 @@ pub fn generate(plan: &Plan) -> PlanCode {
     let mut src = String::new();
     src.push_str("// eqfuse: generated C for the CPU; one function per kernel chunk.\n");
     let math = eqfuse_ir::math::c_source();
-    for part in
-        [prelude::HEAD, crate::prelude::SCALAR_HEAD, crate::prelude::SCALAR_HELPERS, math, prelude::TAIL]
-    {
+    for part in [
+        prelude::HEAD,
+        crate::prelude::SCALAR_HEAD,
+        crate::prelude::SCALAR_HELPERS,
+        crate::prelude_ints::BIT_COUNTS,
+        crate::prelude_ints::SCALAR_INTS,
+        math,
+        prelude::TAIL,
+    ] {
         src.push_str(part);
     }
     let mut kernels = Vec::new();

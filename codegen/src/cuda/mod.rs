@@ -156,6 +156,8 @@ fn assemble(head: &str, opts: GenOptions, layout: &crate::Layout, funcs: &str, k
         crate::prelude::SCALAR_HEAD,
         prelude::FAIL,
         crate::prelude::SCALAR_HELPERS,
+        crate::prelude_ints::BIT_COUNTS,
+        crate::prelude_ints::SCALAR_INTS,
         eqfuse_ir::math::c_source(),
         prelude::TAIL,
     ] {

@@ -181,6 +181,20 @@ template <> __device__ __forceinline__ double eq_from_bits64<double>(unsigned lo
   return __longlong_as_double((long long)u);
 }
 
+// The unsigned 32- and 64-bit types swap their bits as they are (`uint64_t` is `unsigned
+// long` under some compilers, `unsigned long long` under others: both are here, before the
+// loops that call them).
+__device__ __forceinline__ unsigned int eq_bits32(unsigned int v) { return v; }
+__device__ __forceinline__ unsigned long long eq_bits64(unsigned long long v) { return v; }
+__device__ __forceinline__ unsigned long long eq_bits64(unsigned long v) { return (unsigned long long)v; }
+template <> __device__ __forceinline__ unsigned int eq_from_bits32<unsigned int>(unsigned int u) { return u; }
+template <> __device__ __forceinline__ unsigned long long eq_from_bits64<unsigned long long>(unsigned long long u) {
+  return u;
+}
+template <> __device__ __forceinline__ unsigned long eq_from_bits64<unsigned long>(unsigned long long u) {
+  return (unsigned long)u;
+}
+
 template <typename T, typename Op> __device__ __forceinline__ void eq_atomic_cas32(T* p, T x, const Op& op) {
   unsigned int* w = (unsigned int*)p;
   unsigned int old = *(volatile unsigned int*)w, assumed;
@@ -213,6 +227,23 @@ template <typename Op> __device__ __forceinline__ void eq_atomic_cas_bool(bool* 
     bool nv;
     if (!op.apply(((assumed >> sh) & 0xffu) != 0u, x, &nv)) return;
     const unsigned int nw = (assumed & ~(0xffu << sh)) | ((nv ? 1u : 0u) << sh);
+    old = atomicCAS(w, assumed, nw);
+  } while (old != assumed);
+}
+
+// 1- and 2-byte integers swap themselves inside the aligned 32-bit word that holds them,
+// as bool does.
+template <typename T, typename Op> __device__ __forceinline__ void eq_atomic_cas_small(T* p, T x, const Op& op) {
+  const unsigned long long addr = (unsigned long long)p;
+  unsigned int* w = (unsigned int*)(addr & ~3ull);
+  const int sh = (int)(addr & 3ull) * 8;
+  const unsigned int mask = sizeof(T) == 1 ? 0xffu : 0xffffu;
+  unsigned int old = *(volatile unsigned int*)w, assumed;
+  do {
+    assumed = old;
+    T nv;
+    if (!op.apply((T)((assumed >> sh) & mask), x, &nv)) return;
+    const unsigned int nw = (assumed & ~(mask << sh)) | (((unsigned int)nv & mask) << sh);
     old = atomicCAS(w, assumed, nw);
   } while (old != assumed);
 }

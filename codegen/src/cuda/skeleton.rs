@@ -47,8 +47,8 @@ struct Tile {
     w: usize,
     /// The arrays loaded a vector at a time, with their element types.
     arrays: Vec<(ValueId, ElemType)>,
-    /// The lanes stored a vector at a time: the generate lanes but bool ones (those are
-    /// stored element by element).
+    /// The lanes stored a vector at a time: the generate lanes of 4- and 8-byte elements (the
+    /// others are stored element by element).
     stored: Vec<usize>,
     /// The element function a step calls: `eq_elem_v` (the tiled arrays' elements passed
     /// in), or `eq_elem` itself when no array is tiled (only outputs are stored a vector at
@@ -63,6 +63,12 @@ fn vec_type(t: ElemType, w: usize) -> String {
         ElemType::F64 => "double",
         ElemType::I32 => "int",
         ElemType::I64 | ElemType::Bool => "longlong",
+        ElemType::I8 => "char",
+        ElemType::I16 => "short",
+        ElemType::U8 => "uchar",
+        ElemType::U16 => "ushort",
+        ElemType::U32 => "uint",
+        ElemType::U64 => "ulonglong",
     };
     format!("{base}{w}")
 }
@@ -257,13 +263,14 @@ impl<'a> Gen<'a> {
         for read in &self.in_space {
             let t = self.plan.values.get(read.array).map(|i| i.elem);
             if let (true, Some(t)) = (read.axes == [0], t) {
-                if t != ElemType::Bool && !arrays.iter().any(|a| a.0 == read.array) {
+                // 1- and 2-byte elements (bool, i8, u16, ...) are read one at a time
+                if t.size_bytes() >= 4 && !arrays.iter().any(|a| a.0 == read.array) {
                     arrays.push((read.array, t));
                 }
             }
         }
         let stored: Vec<usize> = (0..self.k.lanes.len())
-            .filter(|&i| matches!(self.k.lanes[i].op, LaneOp::Generate) && self.types[i] != ElemType::Bool)
+            .filter(|&i| matches!(self.k.lanes[i].op, LaneOp::Generate) && self.types[i].size_bytes() >= 4)
             .collect();
         let widths = arrays.iter().map(|a| a.1).chain(stored.iter().map(|&i| self.types[i]));
         let Some(widest) = widths.map(ElemType::size_bytes).max() else { return Ok(None) };
@@ -847,9 +854,14 @@ impl<'a> Gen<'a> {
                     "\n#if __CUDA_ARCH__ >= 350\n    {f}((long long*){p}, eq_x0);\n#else\n    eq_atomic_cas64({p}, eq_x0, op0);\n#endif"
                 )
             }
+            (Some(KnownOp::Add), ElemType::U32) => format!("atomicAdd((unsigned int*){p}, eq_x0);"),
+            (Some(KnownOp::Add), ElemType::U64) => format!("atomicAdd((unsigned long long*){p}, eq_x0);"),
             (_, ElemType::Bool) => format!("eq_atomic_cas_bool({p}, eq_x0, op0);"),
-            (_, ElemType::I32 | ElemType::F32) => format!("eq_atomic_cas32({p}, eq_x0, op0);"),
-            (_, ElemType::I64 | ElemType::F64) => format!("eq_atomic_cas64({p}, eq_x0, op0);"),
+            (_, ElemType::I32 | ElemType::F32 | ElemType::U32) => format!("eq_atomic_cas32({p}, eq_x0, op0);"),
+            (_, ElemType::I64 | ElemType::F64 | ElemType::U64) => format!("eq_atomic_cas64({p}, eq_x0, op0);"),
+            (_, ElemType::I8 | ElemType::I16 | ElemType::U8 | ElemType::U16) => {
+                format!("eq_atomic_cas_small({p}, eq_x0, op0);")
+            }
         };
         let mut k = String::new();
         match dest {

@@ -173,8 +173,14 @@ pub(super) fn mark_written(c: &mut Col, n: usize) {
     unsafe {
         match c {
             Col::Bool(v) => v.set_len(n),
+            Col::I8(v) => v.set_len(n),
+            Col::I16(v) => v.set_len(n),
             Col::I32(v) => v.set_len(n),
             Col::I64(v) => v.set_len(n),
+            Col::U8(v) => v.set_len(n),
+            Col::U16(v) => v.set_len(n),
+            Col::U32(v) => v.set_len(n),
+            Col::U64(v) => v.set_len(n),
             Col::F32(v) => v.set_len(n),
             Col::F64(v) => v.set_len(n),
         }
@@ -185,8 +191,14 @@ pub(super) fn mark_written(c: &mut Col, n: usize) {
 pub(crate) fn col_ptr(c: &mut Col) -> u64 {
     let p: *mut u8 = match c {
         Col::Bool(v) => v.as_mut_ptr().cast(),
+        Col::I8(v) => v.as_mut_ptr().cast(),
+        Col::I16(v) => v.as_mut_ptr().cast(),
         Col::I32(v) => v.as_mut_ptr().cast(),
         Col::I64(v) => v.as_mut_ptr().cast(),
+        Col::U8(v) => v.as_mut_ptr().cast(),
+        Col::U16(v) => v.as_mut_ptr().cast(),
+        Col::U32(v) => v.as_mut_ptr().cast(),
+        Col::U64(v) => v.as_mut_ptr().cast(),
         Col::F32(v) => v.as_mut_ptr().cast(),
         Col::F64(v) => v.as_mut_ptr().cast(),
     };

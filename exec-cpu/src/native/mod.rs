@@ -402,8 +402,14 @@ fn data_ptr(store: &Store<'_>, v: usize) -> Result<u64> {
     use crate::col::ColRef;
     Ok(match store.get(v)?.data.as_ref() {
         ColRef::Bool(s) => s.as_ptr() as u64,
+        ColRef::I8(s) => s.as_ptr() as u64,
+        ColRef::I16(s) => s.as_ptr() as u64,
         ColRef::I32(s) => s.as_ptr() as u64,
         ColRef::I64(s) => s.as_ptr() as u64,
+        ColRef::U8(s) => s.as_ptr() as u64,
+        ColRef::U16(s) => s.as_ptr() as u64,
+        ColRef::U32(s) => s.as_ptr() as u64,
+        ColRef::U64(s) => s.as_ptr() as u64,
         ColRef::F32(s) => s.as_ptr() as u64,
         ColRef::F64(s) => s.as_ptr() as u64,
     })

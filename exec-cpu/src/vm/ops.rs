@@ -3,10 +3,10 @@
 
 use super::read::{dim, read, How};
 use super::{opnd, put, slot, ty, Cx, Opnd, VmErr, R};
-use crate::col::{take, with_type, Col, Elem};
+use crate::col::{take, with_int, with_type, Col, Elem};
 use crate::internal;
 use crate::num::MulAdd;
-use crate::num::{Float, Num};
+use crate::num::{Float, Int, Num};
 use crate::program::Op;
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::error::Span;
@@ -104,11 +104,10 @@ pub(super) fn simple(p: &Cx<'_, '_>, op: &Op, regs: &mut [Col], n: usize, contig
         Op::Binary { dst, op, a, b } => binary(p, regs, *dst, *op, *a, *b),
         Op::Call { dst, f, args } => call(p, regs, *dst, *f, args),
         Op::MulAdd { dst, a, b, c, form } => match ty(p, *dst) {
-            ElemType::I32 => mul_add::<i32>(p, regs, *dst, [*a, *b, *c], *form),
-            ElemType::I64 => mul_add::<i64>(p, regs, *dst, [*a, *b, *c], *form),
             ElemType::F32 => mul_add::<f32>(p, regs, *dst, [*a, *b, *c], *form),
             ElemType::F64 => mul_add::<f64>(p, regs, *dst, [*a, *b, *c], *form),
-            ElemType::Bool => Err(internal("a multiply-add of bools").into()),
+            t => with_int!(t, T => Some(mul_add::<T>(p, regs, *dst, [*a, *b, *c], *form)))
+                .unwrap_or_else(|| Err(internal("a multiply-add of bools").into())),
         },
         Op::Read { dst, arr, index, contiguous, params } => {
             let a = p.arrays.get(*arr).ok_or_else(|| internal("an array slot out of range"))?;
@@ -140,11 +139,48 @@ pub(super) fn simple(p: &Cx<'_, '_>, op: &Op, regs: &mut [Col], n: usize, contig
 fn unary(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, op: UnOp, a: usize) -> R {
     match (op, ty(p, a)) {
         (UnOp::Not, ElemType::Bool) => map1(p, regs, dst, a, |x: bool| !x),
-        (UnOp::Neg, ElemType::I32) => map1(p, regs, dst, a, <i32 as Num>::neg),
-        (UnOp::Neg, ElemType::I64) => map1(p, regs, dst, a, <i64 as Num>::neg),
         (UnOp::Neg, ElemType::F32) => map1(p, regs, dst, a, <f32 as Num>::neg),
         (UnOp::Neg, ElemType::F64) => map1(p, regs, dst, a, <f64 as Num>::neg),
-        (op, t) => Err(internal(format!("`{}` on {t}", op.symbol())).into()),
+        (op, t) => with_int!(t, T => Some(int_unary::<T>(p, regs, dst, op, a)))
+            .unwrap_or_else(|| Err(internal(format!("`{}` on {t}", op.symbol())).into())),
+    }
+}
+
+/// `-x` (wrapping) or `!x` (the bitwise complement) on an integer.
+fn int_unary<T: Int>(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, op: UnOp, a: usize) -> R {
+    match op {
+        UnOp::Neg => map1(p, regs, dst, a, T::neg),
+        UnOp::Not => map1(p, regs, dst, a, T::bnot),
+    }
+}
+
+/// A bit operation on integers (`& | ^ << >>`), else arithmetic.
+fn int_binary<T: Int>(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, op: BinOp, a: usize, b: usize) -> R {
+    match op {
+        BinOp::BitAnd => map2(p, regs, dst, a, b, T::band),
+        BinOp::BitOr => map2(p, regs, dst, a, b, T::bor),
+        BinOp::BitXor => map2(p, regs, dst, a, b, T::bxor),
+        BinOp::Shl => map2(p, regs, dst, a, b, T::shl),
+        BinOp::Shr => map2(p, regs, dst, a, b, T::shr),
+        _ => arith::<T>(p, regs, dst, op, a, b),
+    }
+}
+
+/// A call on integers (`min max clamp abs popcount clz`).
+fn int_call<T: Int + Ord>(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, f: ScalarFn, args: &[usize]) -> R {
+    let a = *args.first().ok_or_else(|| internal("a call without arguments"))?;
+    let b = args.get(1).copied().unwrap_or(a);
+    match f {
+        ScalarFn::Min => map2(p, regs, dst, a, b, T::vmin),
+        ScalarFn::Max => map2(p, regs, dst, a, b, T::vmax),
+        ScalarFn::Clamp => {
+            let c = args.get(2).copied().ok_or_else(|| internal("`clamp` of two arguments"))?;
+            map3(p, regs, dst, [a, b, c], |x: T, lo, hi| Ord::min(Ord::max(x, lo), hi))
+        }
+        ScalarFn::Abs => map1(p, regs, dst, a, T::abs),
+        ScalarFn::Popcount => map1(p, regs, dst, a, T::popcount),
+        ScalarFn::Clz => map1(p, regs, dst, a, T::clz),
+        other => Err(internal(format!("`{}` on {}", other.name(), T::TY)).into()),
     }
 }
 
@@ -159,10 +195,10 @@ fn binary(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, op: BinOp, a: usize, b: 
             BinOp::Or => map2(p, regs, dst, a, b, |x: bool, y: bool| x || y),
             _ => Err(internal(format!("`{}` on bool", op.symbol())).into()),
         },
-        ElemType::I32 => arith::<i32>(p, regs, dst, op, a, b),
-        ElemType::I64 => arith::<i64>(p, regs, dst, op, a, b),
         ElemType::F32 => arith::<f32>(p, regs, dst, op, a, b),
         ElemType::F64 => arith::<f64>(p, regs, dst, op, a, b),
+        t => with_int!(t, T => Some(int_binary::<T>(p, regs, dst, op, a, b)))
+            .unwrap_or_else(|| Err(internal(format!("`{}` on {t}", op.symbol())).into())),
     }
 }
 
@@ -216,39 +252,38 @@ fn call(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, f: ScalarFn, args: &[usize
     let a = *args.first().ok_or_else(|| internal("a call without arguments"))?;
     let t = ty(p, a);
     let b = args.get(1).copied().unwrap_or(a);
+    if t.is_int() && !matches!(f, ScalarFn::Convert(_)) {
+        return with_int!(t, T => Some(int_call::<T>(p, regs, dst, f, args)))
+            .unwrap_or_else(|| Err(internal("an integer call").into()));
+    }
     match f {
         ScalarFn::Convert(to) => convert(p, regs, dst, a, t, to),
         ScalarFn::Min => match t {
             ElemType::Bool => map2(p, regs, dst, a, b, |x: bool, y: bool| x & y),
-            ElemType::I32 => map2(p, regs, dst, a, b, <i32 as Num>::vmin),
-            ElemType::I64 => map2(p, regs, dst, a, b, <i64 as Num>::vmin),
             ElemType::F32 => map2(p, regs, dst, a, b, <f32 as Num>::vmin),
             ElemType::F64 => map2(p, regs, dst, a, b, <f64 as Num>::vmin),
+            _ => Err(internal(format!("`min` on {t}")).into()),
         },
         ScalarFn::Max => match t {
             ElemType::Bool => map2(p, regs, dst, a, b, |x: bool, y: bool| x | y),
-            ElemType::I32 => map2(p, regs, dst, a, b, <i32 as Num>::vmax),
-            ElemType::I64 => map2(p, regs, dst, a, b, <i64 as Num>::vmax),
             ElemType::F32 => map2(p, regs, dst, a, b, <f32 as Num>::vmax),
             ElemType::F64 => map2(p, regs, dst, a, b, <f64 as Num>::vmax),
+            _ => Err(internal(format!("`max` on {t}")).into()),
         },
         ScalarFn::Clamp => {
             let c = args.get(2).copied().ok_or_else(|| internal("`clamp` of two arguments"))?;
             let three = [a, b, c];
             match t {
                 ElemType::Bool => map3(p, regs, dst, three, |x: bool, lo, hi| (x | lo) & hi),
-                ElemType::I32 => map3(p, regs, dst, three, |x: i32, lo, hi| Ord::min(Ord::max(x, lo), hi)),
-                ElemType::I64 => map3(p, regs, dst, three, |x: i64, lo, hi| Ord::min(Ord::max(x, lo), hi)),
                 ElemType::F32 => map3(p, regs, dst, three, |x: f32, lo, hi| Num::vmin(Num::vmax(x, lo), hi)),
                 ElemType::F64 => map3(p, regs, dst, three, |x: f64, lo, hi| Num::vmin(Num::vmax(x, lo), hi)),
+                _ => Err(internal(format!("`clamp` on {t}")).into()),
             }
         }
         ScalarFn::Abs => match t {
-            ElemType::I32 => map1(p, regs, dst, a, <i32 as Num>::abs),
-            ElemType::I64 => map1(p, regs, dst, a, <i64 as Num>::abs),
             ElemType::F32 => map1(p, regs, dst, a, <f32 as Num>::abs),
             ElemType::F64 => map1(p, regs, dst, a, <f64 as Num>::abs),
-            ElemType::Bool => Err(internal("`abs` on bool").into()),
+            _ => Err(internal(format!("`abs` on {t}")).into()),
         },
         _ => match t {
             ElemType::F32 => float_call::<f32>(p, regs, dst, f, a, b),
@@ -272,6 +307,12 @@ fn float_call<T: Float>(p: &Cx<'_, '_>, regs: &mut [Col], dst: usize, f: ScalarF
         ScalarFn::Round => map1(p, regs, dst, a, T::round),
         ScalarFn::Pow => map2(p, regs, dst, a, b, T::powf),
         ScalarFn::Atan2 => map2(p, regs, dst, a, b, T::atan2),
+        ScalarFn::IsNan => map1(p, regs, dst, a, |x: T| x.is_nan()),
+        ScalarFn::IsInf => map1(p, regs, dst, a, |x: T| x.is_inf()),
+        // the other float functions (`log2 erf lgamma ...`): the reference's own, per element
+        other if other.arity() == 1 && other.is_transcendental() => map1(p, regs, dst, a, |x: T| {
+            other.apply(&[x.scalar()], Span::default()).ok().and_then(T::of_scalar).unwrap_or_default()
+        }),
         other => Err(internal(format!("`{}` on {}", other.name(), T::TY)).into()),
     }
 }

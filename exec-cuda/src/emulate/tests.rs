@@ -4,7 +4,7 @@ use super::*;
 use eqfuse_ir::check::check;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::plan::Step;
-use eqfuse_ir::value::{compare, Tolerance, Value};
+use eqfuse_ir::value::{compare, Scalar, Tolerance, Value};
 use eqfuse_optimize::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use std::path::Path;
@@ -100,15 +100,26 @@ fn kernels_are_not_loaded_from_the_old_shared_directory() {
 #[test]
 fn conformance_cases_on_the_emulator() {
     let Some(emu) = emu() else { return };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance");
-    let cases = eqfuse_ir::conformance::cases(&root).unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let v1 = eqfuse_ir::conformance::cases(&repo.join("tests/conformance")).unwrap();
+    let v2 = eqfuse_ir::conformance::cases(&repo.join("tests/conformance-v2")).unwrap();
     let opts = CudaOptions { block_size: 64, disk_cache: false, ..CudaOptions::default() };
     let mut failures = Vec::new();
-    for case in &cases {
+    // version-2 cases with a form the optimiser cannot take yet run on the reference
+    // interpreter on every backend: no kernel of theirs reaches the emulator
+    let mut interpreted = Vec::new();
+    for case in v1.iter().chain(&v2) {
         let (name, spec) = (&case.name, &case.spec);
         let src = case.source().unwrap();
         let Ok(checked) = parse(&src).and_then(|p| check(&p)) else { continue };
-        let opt = optimize(&checked, &OptimizeOptions::default()).unwrap();
+        let opt = match optimize(&checked, &OptimizeOptions::default()) {
+            Ok(opt) => opt,
+            Err(e) if eqfuse_optimize::is_unsupported(&e) && !v1.iter().any(|c| &c.name == name) => {
+                interpreted.push(format!("{name}: {e}"));
+                continue;
+            }
+            Err(e) => panic!("{name}: {e}"),
+        };
         let Ok(inputs) = case.inputs() else { continue };
         for (label, plan) in [("optimised", &opt.plan), ("unfused", &opt.unfused_plan)] {
             // (unfused plans of unrolled loops have dozens of kernels: slow to build here)
@@ -136,6 +147,7 @@ fn conformance_cases_on_the_emulator() {
             }
         }
     }
+    eprintln!("{} version-2 cases not compiled yet:\n{}", interpreted.len(), interpreted.join("\n"));
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -176,7 +188,7 @@ fn make_inputs(checked: &eqfuse_ir::check::Checked) -> IndexMap<String, Value> {
         let sh = IxDyn(&shape);
         let v = match elem {
             ElemType::Bool => Value::Bool(ArrayD::from_shape_fn(sh, |_| next() % 3 == 0)),
-            ElemType::I32 | ElemType::I64 => {
+            t if t.is_int() => {
                 let data: Vec<i64> = (0..n)
                     .map(|_| {
                         let r = next();
@@ -192,13 +204,11 @@ fn make_inputs(checked: &eqfuse_ir::check::Checked) -> IndexMap<String, Value> {
                         }
                     })
                     .collect();
-                if elem == ElemType::I32 {
-                    Value::I32(ArrayD::from_shape_vec(sh, data.iter().map(|&x| x as i32).collect()).unwrap())
-                } else {
-                    Value::I64(ArrayD::from_shape_vec(sh, data).unwrap())
-                }
+                let scalars: Vec<Scalar> =
+                    data.iter().map(|&x| Scalar::from_i128_wrapping(t, i128::from(x))).collect();
+                Value::from_scalars(t, &shape, &scalars).unwrap()
             }
-            ElemType::F32 | ElemType::F64 => {
+            _ => {
                 let data: Vec<f64> = (0..n).map(|_| ((next() % 4001) as f64 - 2000.0) / 1000.0).collect();
                 if elem == ElemType::F32 {
                     Value::F32(ArrayD::from_shape_vec(sh, data.iter().map(|&x| x as f32).collect()).unwrap())
@@ -309,6 +319,34 @@ fn skeletons_and_operations_on_the_emulator() {
         let t = std::time::Instant::now();
         problems.extend(agrees(&emu, &opts, name, src, None, false));
         eprintln!("{name}: {:.2} s", t.elapsed().as_secs_f64());
+    }
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// The integer types of version 2 and the bit operations of every integer type on the
+/// emulator (the CUDA text compiled by the host compiler): elementwise operations, shifts
+/// by amounts of every size, `popcount`/`clz`, conversions, reductions, scans and permutes
+/// (1- and 2-byte targets updated inside their 32-bit word), against the plan interpreter.
+#[test]
+fn integer_types_on_the_emulator() {
+    let Some(emu) = emu() else { return };
+    let opts = CudaOptions { block_size: 64, disk_cache: false, ..CudaOptions::default() };
+    let mut problems = Vec::new();
+    for t in eqfuse_ir::types::ElemType::INTS {
+        let src = format!(
+            "input a : {t}[n]\ninput b : {t}[n]\ninput idx : i64[n]\n\
+             output ops = map (\\x y -> ((x * y - x) / (y | 1)) ^ ((x % (y | 1)) & !y)) a b\n\
+             output sh = map (\\x y -> (x << y) | (x >> (y + 3))) a b\n\
+             output pc = map (\\x y -> popcount x + clz y) a b\n\
+             output cv = map (\\x -> f32 x + f32 (u8 x) + f32 (i16 (f64 x * 3.5))) a\n\
+             output mm = map (\\x y -> max (min x y) (abs (-x))) a b\n\
+             output s = reduce (+) 0 a\n\
+             output hi = reduce max (b[0]) a\n\
+             output sc = scan (+) 0 (map (\\x y -> x ^ y) a b)\n\
+             output h = permute (+) (fill [8] 0) (\\i -> idx[i]) a\n\
+             output g = permute max (fill [8] (a[0])) (\\i -> idx[i]) b\n"
+        );
+        problems.extend(agrees(&emu, &opts, &format!("ints_{t}"), &src, None, false));
     }
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }

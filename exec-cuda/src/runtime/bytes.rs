@@ -10,8 +10,14 @@ use ndarray::{ArrayD, IxDyn};
 pub(crate) fn value_bytes(v: &Value) -> Vec<u8> {
     match v {
         Value::Bool(a) => a.iter().map(|&b| u8::from(b)).collect(),
+        Value::I8(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::I16(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
         Value::I32(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
         Value::I64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::U8(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::U16(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::U32(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Value::U64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
         Value::F32(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
         Value::F64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
     }
@@ -41,8 +47,14 @@ pub(crate) fn bytes_value(elem: ElemType, shape: &[usize], bytes: &[u8]) -> Resu
         ElemType::Bool => {
             Value::Bool(ArrayD::from_shape_vec(sh, b.iter().map(|&x| x != 0).collect()).map_err(bad)?)
         }
+        ElemType::I8 => num!(i8, I8),
+        ElemType::I16 => num!(i16, I16),
         ElemType::I32 => num!(i32, I32),
         ElemType::I64 => num!(i64, I64),
+        ElemType::U8 => num!(u8, U8),
+        ElemType::U16 => num!(u16, U16),
+        ElemType::U32 => num!(u32, U32),
+        ElemType::U64 => num!(u64, U64),
         ElemType::F32 => num!(f32, F32),
         ElemType::F64 => num!(f64, F64),
     })

@@ -44,6 +44,24 @@ impl<G: Gpu> Executor for Run<'_, G> {
         let val = self.val(src)?.clone();
         self.put(dst, val)
     }
+
+    fn shape(&mut self, v: ValueId) -> Result<Vec<usize>> {
+        Ok(self.val(v)?.shape.clone())
+    }
+
+    fn forget(&mut self, v: ValueId) -> Result<()> {
+        self.forget_value(v);
+        Ok(())
+    }
+
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+        let got: Vec<_> = src.iter().map(|s| self.val(*s).cloned()).collect::<Result<_>>()?;
+        for (d, v) in dst.iter().zip(got) {
+            self.forget_value(*d);
+            self.put(*d, v)?;
+        }
+        Ok(())
+    }
 }
 
 /// The host steps' view of the run's values.

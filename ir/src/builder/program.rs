@@ -3,7 +3,7 @@
 
 use super::names::{check_input_type, check_name, finish_expr};
 use super::{lambda, var, Arr, Func, Sc};
-use crate::ast::{is_builtin, Expr, Item, Limits, Program};
+use crate::ast::{Expr, Item, Limits, Program};
 use crate::error::{Code, Error, Result, Span};
 use crate::types::{Dim, ElemType, Type};
 use std::collections::HashSet;
@@ -255,10 +255,8 @@ impl Builder {
         let mut items = Vec::with_capacity(self.items.len());
         for item in self.items {
             let name = item.name().to_string();
+            // a builtin's name may be taken (version 2): within its scope it is the program's
             check_name(&name, "top-level name")?;
-            if is_builtin(name.as_str()) {
-                return Err(Error::new(Code::Type, format!("`{name}` is a builtin and cannot be redefined")));
-            }
             if let Item::Output { value: None, .. } = &item {
                 if !seen.contains(&name) {
                     return Err(Error::new(Code::Type, format!("`output {name}` names no earlier binding")));

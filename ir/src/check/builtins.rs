@@ -1,14 +1,15 @@
 //! Checking applications of the builtins of docs/language-reference.md.
 
-use super::arity::{arity, arity_text, FLOAT_UNARY};
+use super::arity::{arity, arity_text};
 use super::expr::{Checker, Cx, FnPos, TNode};
+use super::scalar_fns::is_scalar_fn;
 use super::text::{err, internal, show};
-use super::unify::{Class, IT, V};
+use super::unify::{IT, V};
 use crate::ast::{Expr, ExprKind, Lit, ARRAY_BUILTINS};
 use crate::error::{Error, Result};
 use crate::types::{Dim, ElemType};
 
-fn ordinal(i: usize) -> &'static str {
+pub(crate) fn ordinal(i: usize) -> &'static str {
     ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
         .get(i)
         .copied()
@@ -17,26 +18,26 @@ fn ordinal(i: usize) -> &'static str {
 
 /// One builtin application being checked: its argument nodes are filled in as they are
 /// checked, in whatever order gives the best messages.
-struct Call<'e> {
-    e: &'e Expr,
-    name: &'e str,
-    args: &'e [Expr],
+pub(crate) struct Call<'e> {
+    pub e: &'e Expr,
+    pub name: &'e str,
+    pub args: &'e [Expr],
     kids: Vec<Option<TNode>>,
-    cx: Cx,
+    pub cx: Cx,
 }
 
 impl<'e> Call<'e> {
-    fn arg(&self, i: usize) -> Result<&'e Expr> {
+    pub fn arg(&self, i: usize) -> Result<&'e Expr> {
         self.args.get(i).ok_or_else(|| internal("builtin argument out of range"))
     }
 
-    fn put(&mut self, i: usize, n: TNode) {
+    pub fn put(&mut self, i: usize, n: TNode) {
         if let Some(slot) = self.kids.get_mut(i) {
             *slot = Some(n);
         }
     }
 
-    fn who(&self) -> String {
+    pub fn who(&self) -> String {
         format!("`{}`", self.name)
     }
 }
@@ -58,27 +59,27 @@ fn dim_rank(d: &Dim) -> u8 {
     }
 }
 
-fn shape_text(s: &[Dim]) -> String {
+pub(crate) fn shape_text(s: &[Dim]) -> String {
     let d: Vec<String> = s.iter().map(|d| d.to_string()).collect();
     format!("[{}]", d.join(", "))
 }
 
 impl Checker {
-    fn arg_value(&mut self, c: &mut Call<'_>, i: usize) -> Result<IT> {
+    pub(crate) fn arg_value(&mut self, c: &mut Call<'_>, i: usize) -> Result<IT> {
         let a = c.arg(i)?;
-        let n = self.check_expr(a, c.cx.value())?;
+        let n = self.check_expr(a, c.cx)?;
         let it = n.it.clone();
         c.put(i, n);
         Ok(it)
     }
 
-    fn arg_scalar(&mut self, c: &mut Call<'_>, i: usize) -> Result<V> {
+    pub(crate) fn arg_scalar(&mut self, c: &mut Call<'_>, i: usize) -> Result<V> {
         let it = self.arg_value(c, i)?;
         let what = format!("the {} argument of `{}`", ordinal(i), c.name);
         self.scalar_of(&it, c.arg(i)?, &what)
     }
 
-    fn arg_i64(&mut self, c: &mut Call<'_>, i: usize) -> Result<V> {
+    pub(crate) fn arg_i64(&mut self, c: &mut Call<'_>, i: usize) -> Result<V> {
         let v = self.arg_scalar(c, i)?;
         let (name, a) = (c.name, c.arg(i)?);
         self.expect_at(v, ElemType::I64, a, |d| {
@@ -87,7 +88,7 @@ impl Checker {
         Ok(v)
     }
 
-    fn arg_array(&mut self, c: &mut Call<'_>, i: usize) -> Result<(V, Vec<Dim>)> {
+    pub(crate) fn arg_array(&mut self, c: &mut Call<'_>, i: usize) -> Result<(V, Vec<Dim>)> {
         match self.arg_value(c, i)? {
             IT::Array { elem, shape } => Ok((elem, shape)),
             other => {
@@ -100,7 +101,7 @@ impl Checker {
         }
     }
 
-    fn arg_rank1(&mut self, c: &mut Call<'_>, i: usize) -> Result<(V, Dim)> {
+    pub(crate) fn arg_rank1(&mut self, c: &mut Call<'_>, i: usize) -> Result<(V, Dim)> {
         let (t, s) = self.arg_array(c, i)?;
         match s.as_slice() {
             [d] => Ok((t, d.clone())),
@@ -118,7 +119,7 @@ impl Checker {
         }
     }
 
-    fn arg_shape(&mut self, c: &mut Call<'_>, i: usize) -> Result<Vec<Dim>> {
+    pub(crate) fn arg_shape(&mut self, c: &mut Call<'_>, i: usize) -> Result<Vec<Dim>> {
         let a = c.arg(i)?;
         let ExprKind::Shape(ds) = &a.kind else {
             return Err(err(
@@ -137,7 +138,7 @@ impl Checker {
         let mut kids = Vec::with_capacity(ds.len());
         let mut dims = Vec::with_capacity(ds.len());
         for d in ds {
-            let n = self.check_expr(d, c.cx.value())?;
+            let n = self.check_expr(d, c.cx)?;
             let v = self.scalar_of(&n.it, d, "a dimension")?;
             self.expect_at(v, ElemType::I64, d, |t| format!("a dimension must be i64, found {t}"))?;
             dims.push(self.dim_of(d));
@@ -147,7 +148,7 @@ impl Checker {
         Ok(dims)
     }
 
-    fn arg_fn(&mut self, c: &mut Call<'_>, i: usize, want: &[V], pos: FnPos) -> Result<TNode> {
+    pub(crate) fn arg_fn(&mut self, c: &mut Call<'_>, i: usize, want: &[IT], pos: FnPos) -> Result<TNode> {
         let a = c.arg(i)?;
         let who = c.who();
         let n = self.check_fn(a, want, pos, c.e, &who)?;
@@ -155,8 +156,9 @@ impl Checker {
     }
 
     /// A function argument that must return a scalar; returns the result's variable.
-    fn arg_scalar_fn(&mut self, c: &mut Call<'_>, i: usize, want: &[V], pos: FnPos) -> Result<V> {
-        let n = self.arg_fn(c, i, want, pos)?;
+    pub(crate) fn arg_scalar_fn(&mut self, c: &mut Call<'_>, i: usize, want: &[V], pos: FnPos) -> Result<V> {
+        let want: Vec<IT> = want.iter().map(|v| IT::Scalar(*v)).collect();
+        let n = self.arg_fn(c, i, &want, pos)?;
         let who = c.who();
         let r = self.scalar_ret(&n, c.e, &who)?;
         c.put(i, n);
@@ -174,30 +176,12 @@ impl Checker {
 
     /// An index function taking `from` indices and addressing an array of rank `to`.
     fn arg_index_fn(&mut self, c: &mut Call<'_>, i: usize, from: usize, to: usize) -> Result<()> {
-        let want: Vec<V> = (0..from).map(|_| self.vars.known(ElemType::I64)).collect();
+        let want: Vec<IT> = (0..from).map(|_| IT::Scalar(self.vars.known(ElemType::I64))).collect();
         let n = self.arg_fn(c, i, &want, FnPos::Arg)?;
         let who = c.who();
         self.index_ret(&n, to, c.e, &who)?;
         c.put(i, n);
         Ok(())
-    }
-
-    fn numeric_args(&mut self, c: &mut Call<'_>, class: Class, what: &str) -> Result<V> {
-        let mut vs = Vec::with_capacity(c.args.len());
-        for i in 0..c.args.len() {
-            let v = self.arg_scalar(c, i)?;
-            let name = c.name;
-            self.constrain_at(v, class, c.e, |d| format!("`{name}` needs {what} arguments, found {d}"))?;
-            vs.push(v);
-        }
-        let first = *vs.first().ok_or_else(|| internal("no arguments"))?;
-        for v in vs.iter().skip(1) {
-            let name = c.name;
-            self.unify_at(first, *v, c.e, |a, b| {
-                format!("`{name}` needs arguments of one type, found {a} and {b}")
-            })?;
-        }
-        Ok(first)
     }
 
     /// Checks `name args...` where `name` is an unshadowed builtin; `head` is the name's node.
@@ -235,10 +219,10 @@ impl Checker {
             .into_iter()
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| internal("unchecked builtin argument"))?;
-        let params: Vec<V> = kids
+        let params: Vec<IT> = kids
             .iter()
             .filter_map(|k| match &k.it {
-                IT::Scalar(v) | IT::Array { elem: v, .. } => Some(*v),
+                IT::Scalar(v) | IT::Array { elem: v, .. } => Some(IT::Scalar(*v)),
                 _ => None,
             })
             .collect();
@@ -252,7 +236,11 @@ impl Checker {
     fn builtin_result(&mut self, c: &mut Call<'_>) -> Result<IT> {
         match c.name {
             "map" => self.b_map(c),
-            "reduce" | "scan" | "scan_exclusive" => self.b_reduce(c),
+            "reduce" | "scan" | "scan_exclusive" | "reduce_segments" | "scan_segments" => self.b_reduce(c),
+            "sum" | "prod" | "mean" | "all" | "any" | "argmin" | "argmax" | "dot" => self.b_summary(c),
+            "slice" if matches!(c.args.get(1).map(|a| &a.kind), Some(ExprKind::Shape(_))) => {
+                self.b_slice_nd(c)
+            }
             "backpermute" | "permute" => self.b_permute(c),
             n if ARRAY_BUILTINS.contains(&n) => self.b_array(c),
             _ => self.b_scalar(c),
@@ -264,23 +252,25 @@ impl Checker {
         let (e, name) = (c.e, c.name);
         Ok(match name {
             // ---- scalar operations
-            "min" | "max" | "clamp" => IT::Scalar(self.numeric_args(c, Class::Numeric, "numeric")?),
-            "abs" => IT::Scalar(self.numeric_args(c, Class::Numeric, "numeric")?),
-            "pow" | "atan2" => IT::Scalar(self.numeric_args(c, Class::Float, "float")?),
-            n if FLOAT_UNARY.contains(&n) => IT::Scalar(self.numeric_args(c, Class::Float, "float")?),
-            "f32" | "f64" | "i32" | "i64" => {
-                self.arg_scalar(c, 0)?;
-                let t = ElemType::from_name(name).ok_or_else(|| internal("conversion"))?;
-                IT::Scalar(self.vars.known(t))
+            n if is_scalar_fn(n) => {
+                let mut args = Vec::with_capacity(c.args.len());
+                for i in 0..c.args.len() {
+                    args.push(IT::Scalar(self.arg_scalar(c, i)?));
+                }
+                let who = c.who();
+                self.builtin_as_fn(name, &args, e, &who)?
             }
             "iterate" => {
                 self.arg_i64(c, 0)?;
-                let t = self.arg_scalar(c, 2)?;
-                let r = self.arg_scalar_fn(c, 1, &[t], FnPos::Arg)?;
-                self.unify_at(t, r, e, |a, b| {
+                let init = self.arg_value(c, 2)?;
+                let t = self.fn_arg(&init, c.arg(2)?, "the initial value of `iterate`")?;
+                let f = self.arg_fn(c, 1, std::slice::from_ref(&t), FnPos::Arg)?;
+                let r = super::expr::fn_ret(&f.it);
+                c.put(1, f);
+                self.unify_part(&t, &r, e, |a, b| {
                     format!("the function of `iterate` must return its argument's type {a}, found {b}")
                 })?;
-                IT::Scalar(t)
+                t
             }
             "length" => {
                 self.arg_array(c, 0)?;
@@ -321,7 +311,7 @@ impl Checker {
                 for (i, (ti, si)) in arrays.iter().enumerate() {
                     for (j, (tj, sj)) in arrays.iter().enumerate().take(i) {
                         let certain_mismatch = si.len() != sj.len()
-                            || si.iter().zip(sj).any(|(a, b)| a.agrees(b) == Some(false));
+                            || si.iter().zip(sj).any(|(a, b)| super::dims::same(a, b) == Some(false));
                         if certain_mismatch {
                             let a = self.vars.show(&IT::Array { elem: *tj, shape: sj.clone() });
                             let b = self.vars.show(&IT::Array { elem: *ti, shape: si.clone() });
@@ -354,36 +344,11 @@ impl Checker {
                         }
                     }
                 }
-                let elems: Vec<V> = arrays.iter().map(|a| a.0).collect();
-                let r = self.arg_scalar_fn(c, 0, &elems, FnPos::Arg)?;
-                IT::Array { elem: r, shape }
-            }
-            other => return Err(internal(&format!("unknown builtin `{other}`"))),
-        })
-    }
-
-    #[inline(never)]
-    fn b_reduce(&mut self, c: &mut Call<'_>) -> Result<IT> {
-        let name = c.name;
-        Ok(match name {
-            "reduce" | "scan" | "scan_exclusive" => {
-                let (t, shape) = self.arg_array(c, 2)?;
-                let ne = self.arg_scalar(c, 1)?;
-                let ne_e = c.arg(1)?;
-                self.unify_at(t, ne, ne_e, |a, b| {
-                    format!(
-                        "the neutral element of `{name}` must have the array's element type {a}, found {b}"
-                    )
-                })?;
-                self.arg_op(c, 0, t)?;
-                if name == "reduce" {
-                    match shape.split_last() {
-                        Some((_, [])) | None => IT::Scalar(t),
-                        Some((_, outer)) => IT::Array { elem: t, shape: outer.to_vec() },
-                    }
-                } else {
-                    IT::Array { elem: t, shape }
-                }
+                let elems: Vec<IT> = arrays.iter().map(|a| IT::Scalar(a.0)).collect();
+                let f = self.arg_fn(c, 0, &elems, FnPos::Arg)?;
+                let r = self.elementwise_result(&f, shape, c)?;
+                c.put(0, f);
+                r
             }
             other => return Err(internal(&format!("unknown builtin `{other}`"))),
         })
@@ -419,9 +384,11 @@ impl Checker {
         Ok(match name {
             "generate" => {
                 let dims = self.arg_shape(c, 0)?;
-                let want: Vec<V> = dims.iter().map(|_| self.vars.known(ElemType::I64)).collect();
-                let r = self.arg_scalar_fn(c, 1, &want, FnPos::Arg)?;
-                IT::Array { elem: r, shape: dims }
+                let want: Vec<IT> = dims.iter().map(|_| IT::Scalar(self.vars.known(ElemType::I64))).collect();
+                let f = self.arg_fn(c, 1, &want, FnPos::Arg)?;
+                let r = self.elementwise_result(&f, dims, c)?;
+                c.put(1, f);
+                r
             }
             "iota" => {
                 self.arg_i64(c, 0)?;
@@ -494,11 +461,7 @@ impl Checker {
                 self.unify_at(ta, tb, e, |a, b| {
                     format!("`concat` needs arrays of one element type, found {a} and {b}")
                 })?;
-                let d = match (&da, &db) {
-                    (Dim::Known(a), Dim::Known(b)) => a.checked_add(*b).map_or(Dim::Dynamic, Dim::Known),
-                    (Dim::Dynamic, _) | (_, Dim::Dynamic) => Dim::Dynamic,
-                    _ => Dim::Expr(format!("{da} + {db}")),
-                };
+                let d = super::dims::combine(&da, &db, 1);
                 IT::Array { elem: ta, shape: vec![d] }
             }
             other => return Err(internal(&format!("unknown builtin `{other}`"))),

@@ -27,20 +27,13 @@ impl TNode {
 /// Where an expression stands.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cx {
-    /// Inside a lambda body: array operations are refused.
+    /// Inside a lambda body: array operations and loops are refused.
     pub in_lambda: bool,
-    /// In the result position of a lambda: a tuple is allowed.
-    pub tuple_ok: bool,
 }
 
 impl Cx {
     /// Top level of an item.
-    pub const TOP: Cx = Cx { in_lambda: false, tuple_ok: false };
-
-    /// The same place, but not a result position.
-    pub fn value(self) -> Cx {
-        Cx { tuple_ok: false, ..self }
-    }
+    pub const TOP: Cx = Cx { in_lambda: false };
 }
 
 /// How a function expression is used.
@@ -90,7 +83,7 @@ pub(crate) struct Checker {
     /// Every top-level name with the line of its first definition (for "used before").
     pub item_lines: HashMap<String, u32>,
     /// Lambda parameters and local `let`s in scope, innermost last.
-    locals: Vec<(String, IT)>,
+    pub(crate) locals: Vec<(String, IT)>,
     /// How many of `locals` are named as a builtin is: where none is, a builtin's name
     /// needs no search of them (a program of `n` nested `let`s applies `map` `n` times).
     builtin_locals: usize,
@@ -179,13 +172,13 @@ impl Checker {
     }
 
     /// Brings a local into scope.
-    fn push_local(&mut self, name: &str, it: IT) {
+    pub(crate) fn push_local(&mut self, name: &str, it: IT) {
         self.builtin_locals += usize::from(is_builtin(name));
         self.locals.push((name.to_string(), it));
     }
 
     /// Drops the locals brought into scope after the first `base`.
-    fn drop_locals(&mut self, base: usize) {
+    pub(crate) fn drop_locals(&mut self, base: usize) {
         for (n, _) in self.locals.drain(base.min(self.locals.len())..) {
             self.builtin_locals -= usize::from(is_builtin(&n));
         }
@@ -254,19 +247,21 @@ impl Checker {
         }
     }
 
-    /// Checks a value expression (a scalar, an array, or where `cx.tuple_ok`, a tuple).
+    /// Checks a value expression: a scalar, an array, a tuple of scalars or a group.
     ///
     /// Every form has its own function so that this one, which every level of recursion
     /// passes through, keeps a small stack frame.
     pub fn check_expr(&mut self, e: &Expr, cx: Cx) -> Result<TNode> {
         let node = match &e.kind {
-            ExprKind::Lit(Lit::Int(_) | Lit::Hex(_)) => TNode::leaf(IT::Scalar(self.vars.int_lit())),
+            ExprKind::Lit(Lit::Int(_)) => TNode::leaf(IT::Scalar(self.vars.int_lit())),
+            ExprKind::Lit(Lit::Hex(_)) => TNode::leaf(IT::Scalar(self.vars.hex_lit())),
             ExprKind::Lit(Lit::Float(_)) => TNode::leaf(IT::Scalar(self.vars.float_lit())),
             ExprKind::Lit(Lit::Bool(_)) => TNode::leaf(IT::Scalar(self.vars.known(ElemType::Bool))),
             ExprKind::Var(name) => TNode::leaf(self.check_var(e, name)?),
             ExprKind::Let { name, value, body } => self.check_let(name, value, body, cx)?,
-            ExprKind::LetTuple { .. } | ExprKind::Loop { .. } => {
-                return Err(Error::ty(e.span, "tuple patterns and loops are not checked yet"))
+            ExprKind::LetTuple { names, value, body } => self.check_let_tuple(e, names, value, body, cx)?,
+            ExprKind::Loop { pat, tuple, init, form, body } => {
+                self.check_loop(e, super::loops::Parts { pat, tuple: *tuple, init, form, body }, cx)?
             }
             ExprKind::If { cond, then_, else_ } => self.check_if(e, cond, then_, else_, cx)?,
             ExprKind::Binary { op, lhs, rhs } => self.check_binary(e, *op, lhs, rhs, cx)?,
@@ -276,16 +271,7 @@ impl Checker {
             ExprKind::Tuple(es) => self.check_tuple(e, es, cx)?,
             ExprKind::Lambda { .. } | ExprKind::Section(_) | ExprKind::Shape(_) => return Err(misplaced(e)),
         };
-        if matches!(node.it, IT::Tuple(_)) && !cx.tuple_ok {
-            return Err(self.misplaced_tuple(e, &node.it));
-        }
         Ok(node)
-    }
-
-    #[inline(never)]
-    fn misplaced_tuple(&mut self, e: &Expr, it: &IT) -> Error {
-        let s = self.vars.show(it);
-        err(e, format!("a tuple is only allowed as the result of an index function (of backpermute or permute), found {s}"))
     }
 
     #[inline(never)]
@@ -301,7 +287,7 @@ impl Checker {
 
     #[inline(never)]
     fn check_if(&mut self, e: &Expr, cond: &Expr, then_: &Expr, else_: &Expr, cx: Cx) -> Result<TNode> {
-        let c = self.check_expr(cond, cx.value())?;
+        let c = self.check_expr(cond, cx)?;
         let cv = self.scalar_of(&c.it, cond, "the condition of `if`")?;
         self.expect_at(cv, ElemType::Bool, e, |d| format!("the condition of `if` must be bool, found {d}"))?;
         let t = self.check_expr(then_, cx)?;
@@ -315,8 +301,8 @@ impl Checker {
         if op == BinOp::Sub {
             self.negative_argument(lhs, rhs)?;
         }
-        let l = self.check_expr(lhs, cx.value())?;
-        let r = self.check_expr(rhs, cx.value())?;
+        let l = self.check_expr(lhs, cx)?;
+        let r = self.check_expr(rhs, cx)?;
         let sym = op.symbol();
         let what = format!("the operands of `{sym}`");
         let (la, ra) = (matches!(l.it, IT::Array { .. }), matches!(r.it, IT::Array { .. }));
@@ -362,7 +348,7 @@ impl Checker {
 
     #[inline(never)]
     fn check_unary(&mut self, e: &Expr, op: UnOp, operand: &Expr, cx: Cx) -> Result<TNode> {
-        let o = self.check_expr(operand, cx.value())?;
+        let o = self.check_expr(operand, cx)?;
         let what = format!("the operand of unary `{}`", op.symbol());
         let v = match self.scalar_of(&o.it, e, &what) {
             Ok(v) => v,
@@ -375,16 +361,16 @@ impl Checker {
             UnOp::Neg => self.constrain_at(v, Class::Numeric, e, |d| {
                 format!("unary `-` needs a numeric operand, found {d}")
             })?,
-            UnOp::Not => {
-                self.expect_at(v, ElemType::Bool, e, |d| format!("`!` needs a bool operand, found {d}"))?
-            }
+            UnOp::Not => self.constrain_at(v, Class::IntOrBool, e, |d| {
+                format!("`!` needs a bool or integer operand, found {d}")
+            })?,
         }
         Ok(TNode { it: IT::Scalar(v), kids: vec![o] })
     }
 
     #[inline(never)]
     fn check_index(&mut self, e: &Expr, array: &Expr, indices: &[Expr], cx: Cx) -> Result<TNode> {
-        let a = self.check_expr(array, cx.value())?;
+        let a = self.check_expr(array, cx)?;
         let (elem, rank) = match &a.it {
             IT::Array { elem, shape } => (*elem, shape.len()),
             other => {
@@ -405,7 +391,7 @@ impl Checker {
         }
         let mut kids = vec![a];
         for ix in indices {
-            let n = self.check_expr(ix, cx.value())?;
+            let n = self.check_expr(ix, cx)?;
             let v = self.scalar_of(&n.it, ix, "an index")?;
             self.expect_at(v, ElemType::I64, ix, |d| format!("an index must be i64, found {d}"))?;
             kids.push(n);
@@ -413,30 +399,12 @@ impl Checker {
         Ok(TNode { it: IT::Scalar(elem), kids })
     }
 
-    #[inline(never)]
-    fn check_tuple(&mut self, e: &Expr, es: &[Expr], cx: Cx) -> Result<TNode> {
-        if !cx.tuple_ok {
-            return Err(err(
-                e,
-                "a tuple is only allowed as the result of an index function (of backpermute or permute)",
-            ));
-        }
-        let mut kids = Vec::with_capacity(es.len());
-        let mut vs = Vec::with_capacity(es.len());
-        for x in es {
-            let n = self.check_expr(x, cx.value())?;
-            vs.push(self.scalar_of(&n.it, x, "a tuple element")?);
-            kids.push(n);
-        }
-        Ok(TNode { it: IT::Tuple(vs), kids })
-    }
-
     /// Checks the value of a `let` (top-level or local): a lambda (a named function) or a value.
     pub fn check_binding(&mut self, value: &Expr, cx: Cx) -> Result<TNode> {
         if matches!(value.kind, ExprKind::Lambda { .. }) {
             self.check_lambda(value, None)
         } else {
-            self.check_expr(value, cx.value())
+            self.check_expr(value, cx)
         }
     }
 
@@ -451,6 +419,7 @@ impl Checker {
             )),
             Found::Value(it) => Ok(it),
             Found::Size => Ok(IT::Scalar(self.vars.known(ElemType::I64))),
+            Found::Builtin if name == "pi" => Ok(IT::Scalar(self.vars.float_lit())),
             Found::Builtin => Err(err(
                 e,
                 format!("the builtin `{name}` must be applied to {}", arity_text(name)),
@@ -471,7 +440,9 @@ impl Checker {
                 let shape = sa
                     .iter()
                     .zip(sb)
-                    .map(|(p, q)| if p.agrees(q) == Some(true) { p.clone() } else { Dim::Dynamic })
+                    .map(
+                        |(p, q)| if super::dims::same(p, q) == Some(true) { p.clone() } else { Dim::Dynamic },
+                    )
                     .collect();
                 Ok(IT::Array { elem: *x, shape })
             }
@@ -480,6 +451,13 @@ impl Checker {
                     self.unify_at(*x, *y, e, msg)?;
                 }
                 Ok(a.clone())
+            }
+            (IT::Group(xs), IT::Group(ys)) if xs.len() == ys.len() => {
+                let mut parts = Vec::with_capacity(xs.len());
+                for (x, y) in xs.iter().zip(ys) {
+                    parts.push(self.join_branches(e, x, y)?);
+                }
+                Ok(IT::Group(parts))
             }
             _ => {
                 let (x, y) = (self.vars.show(a), self.vars.show(b));
@@ -495,6 +473,13 @@ impl Checker {
             self.expect_at(l, ElemType::Bool, e, |d| format!("`{sym}` needs bool operands, found {d}"))?;
             self.expect_at(r, ElemType::Bool, e, |d| format!("`{sym}` needs bool operands, found {d}"))?;
             return Ok(IT::Scalar(l));
+        }
+        if op.is_bitwise() {
+            for x in [l, r] {
+                self.constrain_at(x, Class::Int, e, |d| {
+                    format!("`{sym}` needs integer operands, found {d}")
+                })?;
+            }
         }
         if op.is_arithmetic() {
             self.constrain_at(l, Class::Numeric, e, |d| {
@@ -521,14 +506,16 @@ impl Checker {
                 Found::Builtin => return self.check_builtin(e, func, name, args, cx),
                 Found::Unbound => return Err(self.unbound(func, name, args.first())),
                 Found::Size => return Err(err(e, format!("`{name}` is a size (an i64), not a function"))),
+                Found::Value(IT::Func { .. }) => {}
+                Found::Value(it) if is_builtin(name) => return Err(self.shadowed(e, name, &it)),
                 Found::Value(_) => {}
             }
         }
         let mut kids = Vec::with_capacity(args.len() + 1);
         let mut vs = Vec::with_capacity(args.len());
         for a in args {
-            let n = self.check_expr(a, cx.value())?;
-            vs.push(self.scalar_of(&n.it, a, "a function's argument")?);
+            let n = self.check_expr(a, cx)?;
+            vs.push(self.fn_arg(&n.it, a, "a function's argument")?);
             kids.push(n);
         }
         let f = self.check_fn(func, &vs, FnPos::Applied, e, "this application")?;
@@ -540,7 +527,7 @@ impl Checker {
     /// Checks a function expression `f` that is given arguments of types `want`; `site` is the
     /// enclosing expression and `who` names the consumer in messages. The node's type is a
     /// `Func` whose parameters are unified with `want`.
-    pub fn check_fn(&mut self, f: &Expr, want: &[V], pos: FnPos, site: &Expr, who: &str) -> Result<TNode> {
+    pub fn check_fn(&mut self, f: &Expr, want: &[IT], pos: FnPos, site: &Expr, who: &str) -> Result<TNode> {
         let n = want.len();
         match &f.kind {
             ExprKind::Lambda { params, .. } => {
@@ -569,7 +556,7 @@ impl Checker {
                         ));
                     }
                     for (i, (p, w)) in params.iter().zip(want).enumerate() {
-                        self.unify_at(*p, *w, site, |dp, dw| {
+                        self.unify_part(p, w, site, |dp, dw| {
                             format!(
                                 "argument {} of `{name}` has type {dp}, but {who} gives it {dw} (a named function \
                                  has one type)",
@@ -579,21 +566,11 @@ impl Checker {
                     }
                     Ok(TNode::leaf(IT::Func { params, ret }))
                 }
-                Found::Builtin if pos == FnPos::Op && (name == "min" || name == "max") => {
-                    let [a, b] = want else {
-                        return Err(err(site, format!("`{name}` takes 2 arguments, given {n}")));
-                    };
-                    self.constrain_at(*a, Class::Numeric, site, |d| format!("`{name}` needs numeric arguments, found {d}"))?;
-                    self.unify_at(*a, *b, site, |x, y| format!("`{name}` needs arguments of one type, found {x} and {y}"))?;
-                    Ok(TNode::leaf(IT::Func { params: want.to_vec(), ret: Box::new(IT::Scalar(*a)) }))
+                Found::Builtin => {
+                    let ret = self.builtin_as_fn(name, want, site, who)?;
+                    Ok(TNode::leaf(IT::Func { params: want.to_vec(), ret: Box::new(ret) }))
                 }
-                Found::Builtin => Err(err(
-                    site,
-                    format!(
-                        "the builtin `{name}` cannot be passed as a function here; wrap it in a lambda (only `min`, \
-                         `max` and operator sections may be the op of reduce, scan, scan_exclusive or permute)"
-                    ),
-                )),
+                Found::Value(it) if is_builtin(name) => Err(self.shadowed(site, name, &it)),
                 Found::Value(it) => {
                     let s = self.vars.show(&it);
                     Err(err(site, format!("`{name}` is not a function (it is {s})")))
@@ -602,10 +579,13 @@ impl Checker {
                 Found::Unbound => Err(self.unbound(f, name, None)),
             },
             ExprKind::Section(op) if pos != FnPos::Arg => {
-                let [a, b] = want else {
+                let [IT::Scalar(a), IT::Scalar(b)] = want else {
                     return Err(err(
                         site,
-                        format!("the operator section `({})` takes 2 arguments, given {n}", op.symbol()),
+                        format!(
+                            "the operator section `({})` takes 2 scalar arguments, given {n}",
+                            op.symbol()
+                        ),
                     ));
                 };
                 let ret = self.binary_type(*op, *a, *b, site)?;
@@ -624,7 +604,7 @@ impl Checker {
 
     /// Checks a lambda; its parameters take the types `want` or, if `None`, fresh variables
     /// that its uses decide. Its result is a scalar or a tuple.
-    pub fn check_lambda(&mut self, f: &Expr, want: Option<&[V]>) -> Result<TNode> {
+    pub fn check_lambda(&mut self, f: &Expr, want: Option<&[IT]>) -> Result<TNode> {
         let ExprKind::Lambda { params, body } = &f.kind else {
             return Err(internal("check_lambda on a non-lambda"));
         };
@@ -636,23 +616,26 @@ impl Checker {
                 return Err(err(f, format!("the parameter `{p}` appears twice")));
             }
         }
-        let vs: Vec<V> = match want {
+        let vs: Vec<IT> = match want {
             Some(w) if w.len() == params.len() => w.to_vec(),
             Some(_) => return Err(internal("lambda arity")),
-            None => params.iter().map(|_| self.vars.open(Class::Any)).collect(),
+            None => params.iter().map(|p| self.fresh_param(p, body)).collect(),
         };
         let base = self.locals.len();
         for (p, v) in params.iter().zip(&vs) {
-            self.push_local(p, IT::Scalar(*v));
+            self.push_local(p, v.clone());
         }
-        let b = self.check_expr(body, Cx { in_lambda: true, tuple_ok: true });
+        let b = self.check_expr(body, Cx { in_lambda: true });
         self.drop_locals(base);
         let b = b?;
         let ret = match &b.it {
             IT::Scalar(_) | IT::Tuple(_) => b.it.clone(),
             other => {
                 let s = self.vars.show(other);
-                return Err(err(f, format!("a lambda must return a scalar, but its body is {s}")));
+                return Err(err(
+                    f,
+                    format!("a lambda must return a scalar or a tuple of scalars, but its body is {s}"),
+                ));
             }
         };
         Ok(TNode { it: IT::Func { params: vs, ret: Box::new(ret) }, kids: vec![b] })

@@ -43,11 +43,11 @@ fn konst(e: &Expr, lets: &HashMap<&str, &Expr>, locals: &[&str], depth: u32) -> 
         return None;
     }
     match &e.kind {
-        ExprKind::Lit(Lit::Int(v)) => Some(K::Int(i128::from(*v))),
+        ExprKind::Lit(l @ (Lit::Int(_) | Lit::Hex(_))) => Some(K::Int(l.int_value()?)),
         ExprKind::Lit(Lit::Float(v)) => Some(K::Float(*v)),
         ExprKind::Lit(Lit::Bool(b)) => Some(K::Bool(*b)),
         ExprKind::Unary { op: UnOp::Neg, operand } => match konst(operand, lets, locals, depth + 1)? {
-            K::Int(v) => Some(K::Int(-v)),
+            K::Int(v) => Some(K::Int(v.checked_neg()?)),
             K::Float(v) => Some(K::Float(-v)),
             K::Bool(_) => None,
         },
@@ -123,10 +123,9 @@ impl Op {
 
 /// The least and greatest values of `t`.
 fn bounds(t: ElemType) -> (K, K) {
-    match t {
-        ElemType::I32 => (K::Int(i128::from(i32::MIN)), K::Int(i128::from(i32::MAX))),
-        ElemType::I64 => (K::Int(i128::from(i64::MIN)), K::Int(i128::from(i64::MAX))),
-        _ => (K::Float(f64::NEG_INFINITY), K::Float(f64::INFINITY)),
+    match t.int_range() {
+        Some((lo, hi)) => (K::Int(lo), K::Int(hi)),
+        None => (K::Float(f64::NEG_INFINITY), K::Float(f64::INFINITY)),
     }
 }
 
@@ -151,7 +150,10 @@ pub(crate) fn check_program(program: &Program) -> Result<()> {
     }
     let mut locals = Vec::new();
     for item in &program.items {
-        if let Item::Let { value: e, .. } | Item::Output { value: Some(e), .. } = item {
+        if let Item::Let { value: e, .. }
+        | Item::LetTuple { value: e, .. }
+        | Item::Output { value: Some(e), .. } = item
+        {
             walk(e, &lets, &mut locals)?;
         }
     }
@@ -199,6 +201,10 @@ fn one(
     lets: &HashMap<&str, &Expr>,
     locals: &[&str],
 ) -> Result<()> {
+    if matches!(&op.kind, ExprKind::Var(n) if lets.contains_key(n.as_str())) {
+        // the program's own function named as a builtin (`let max = \a b -> ...`)
+        return Ok(());
+    }
     let Some(op_kind) = Op::of(op, locals) else { return Ok(()) };
     let Some(k) = konst(ne, lets, locals, 0) else { return Ok(()) };
     let Some(Type::Scalar(t)) = &ne.ty else { return Ok(()) };

@@ -21,7 +21,10 @@ pub(crate) fn warnings(program: &Program, limits: &Limits) -> Vec<Warning> {
     let funcs = closed_functions(program);
     let mut out = Vec::new();
     for item in &program.items {
-        if let Item::Let { value: e, .. } | Item::Output { value: Some(e), .. } = item {
+        if let Item::Let { value: e, .. }
+        | Item::LetTuple { value: e, .. }
+        | Item::Output { value: Some(e), .. } = item
+        {
             walk(e, program, &funcs, limits, &mut out);
         }
     }
@@ -34,7 +37,7 @@ fn closed_functions(program: &Program) -> HashSet<String> {
     let mut closed = HashSet::new();
     for item in &program.items {
         if let Item::Let { name, value, .. } = item {
-            if matches!(value.kind, ExprKind::Lambda { .. }) && is_closed(value, &closed) {
+            if matches!(value.kind, ExprKind::Lambda { .. }) && is_closed(value, &closed, program) {
                 closed.insert(name.clone());
             }
         }
@@ -42,11 +45,14 @@ fn closed_functions(program: &Program) -> HashSet<String> {
     closed
 }
 
-/// Whether every free name of `e` is a builtin or one of `funcs`.
-fn is_closed(e: &Expr, funcs: &HashSet<String>) -> bool {
+/// Whether every free name of `e` is one of `funcs` or a builtin that no item of `program`
+/// shadows.
+fn is_closed(e: &Expr, funcs: &HashSet<String>, program: &Program) -> bool {
     let mut free = Vec::new();
     free_names(e, &mut Vec::new(), &mut free);
-    free.iter().all(|n| funcs.contains(*n) || is_builtin(n))
+    free.iter().all(|n| {
+        funcs.contains(*n) || (is_builtin(n) && !program.items.iter().any(|i| i.names().contains(n)))
+    })
 }
 
 fn free_names<'p>(e: &'p Expr, bound: &mut Vec<&'p str>, out: &mut Vec<&'p str>) {
@@ -129,13 +135,13 @@ fn sample(
     out: &mut Vec<Warning>,
 ) {
     let head = match &op.kind {
-        ExprKind::Lambda { .. } if is_closed(op, funcs) => format!("({})", print_expr(op)),
+        ExprKind::Lambda { .. } if is_closed(op, funcs, program) => format!("({})", print_expr(op)),
         ExprKind::Var(name) if funcs.contains(name) => name.clone(),
         _ => return,
     };
     let Some(Type::Func { params, .. }) = &op.ty else { return };
     let [t, _] = params.as_slice() else { return };
-    let ne = ne.filter(|n| is_closed(n, &HashSet::new()));
+    let ne = ne.filter(|n| is_closed(n, &HashSet::new(), program));
     let ne_text = ne.map(super::hints::atom);
     let ne = ne.map(|n| format!("({})", print_expr(n)));
     let Type::Scalar(t) = t else { return };

@@ -23,7 +23,10 @@ fn shape(e: &Expr) -> Option<&[Dim]> {
 pub(crate) fn warnings(program: &Program) -> Vec<Warning> {
     let mut out = Vec::new();
     for item in &program.items {
-        if let Item::Let { value: e, .. } | Item::Output { value: Some(e), .. } = item {
+        if let Item::Let { value: e, .. }
+        | Item::LetTuple { value: e, .. }
+        | Item::Output { value: Some(e), .. } = item
+        {
             walk(e, &mut Vec::new(), &mut out);
         }
     }

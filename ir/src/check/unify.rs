@@ -12,25 +12,56 @@ use crate::types::{Dim, ElemType, Type};
 /// An element-type variable: an index into [`Vars`].
 pub(crate) type V = usize;
 
-/// What an open variable may still become. Ordered from least to most specific, so the
-/// meet of two classes is their maximum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// What an open variable may still become: a set of element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Class {
     /// Any element type.
     Any,
-    /// `i32`, `i64`, `f32` or `f64`.
+    /// An integer or float type.
     Numeric,
     /// `f32` or `f64`.
     Float,
+    /// One of the eight integer types.
+    Int,
+    /// An integer type or `bool` (the operand of `!`).
+    IntOrBool,
+    /// `bool` alone.
+    Bool,
+    /// Any other set of types, as a bit mask over [`ElemType::ALL`].
+    Mask(u16),
 }
 
 impl Class {
-    fn admits(self, t: ElemType) -> bool {
+    fn mask(self) -> u16 {
+        let of = |f: fn(ElemType) -> bool| {
+            ElemType::ALL.iter().enumerate().filter(|(_, t)| f(**t)).fold(0u16, |m, (i, _)| m | (1 << i))
+        };
         match self {
-            Class::Any => true,
-            Class::Numeric => t.is_numeric(),
-            Class::Float => t.is_float(),
+            Class::Any => of(|_| true),
+            Class::Numeric => of(ElemType::is_numeric),
+            Class::Float => of(ElemType::is_float),
+            Class::Int => of(ElemType::is_int),
+            Class::IntOrBool => of(|t| t.is_int() || t == ElemType::Bool),
+            Class::Bool => of(|t| t == ElemType::Bool),
+            Class::Mask(m) => m,
         }
+    }
+
+    fn from_mask(m: u16) -> Class {
+        [Class::Any, Class::Numeric, Class::Float, Class::Int, Class::IntOrBool, Class::Bool]
+            .into_iter()
+            .find(|c| c.mask() == m)
+            .unwrap_or(Class::Mask(m))
+    }
+
+    /// The types both classes admit; `None` when there are none.
+    fn meet(self, other: Class) -> Option<Class> {
+        let m = self.mask() & other.mask();
+        (m != 0).then(|| Class::from_mask(m))
+    }
+
+    fn admits(self, t: ElemType) -> bool {
+        ElemType::ALL.iter().position(|x| *x == t).is_some_and(|i| self.mask() & (1 << i) != 0)
     }
 }
 
@@ -70,6 +101,11 @@ impl Vars {
     /// The variable of an integer literal.
     pub fn int_lit(&mut self) -> V {
         self.push(State::Open { class: Class::Numeric, int_lit: true, float_lit: false })
+    }
+
+    /// The variable of a hexadecimal literal (integers only).
+    pub fn hex_lit(&mut self) -> V {
+        self.push(State::Open { class: Class::Int, int_lit: true, float_lit: false })
     }
 
     /// The variable of a float literal.
@@ -136,7 +172,14 @@ impl Vars {
             (
                 State::Open { class: ca, int_lit: ia, float_lit: fa },
                 State::Open { class: cb, int_lit: ib, float_lit: fb },
-            ) => State::Open { class: ca.max(cb), int_lit: ia || ib, float_lit: fa || fb },
+            ) => match ca.meet(cb) {
+                Some(class) => State::Open { class, int_lit: ia || ib, float_lit: fa || fb },
+                None => {
+                    return Err(Clash {
+                        float_lit_as_int: (fa && cb == Class::Int) || (fb && ca == Class::Int),
+                    })
+                }
+            },
         };
         if let Some(p) = self.parent.get_mut(rb) {
             *p = ra;
@@ -161,7 +204,11 @@ impl Vars {
             State::Open { class: Class::Float, .. } => "a float type".into(),
             State::Open { int_lit: true, .. } => "an integer literal".into(),
             State::Open { class: Class::Numeric, .. } => "a numeric type".into(),
+            State::Open { class: Class::Int, .. } => "an integer type".into(),
+            State::Open { class: Class::IntOrBool, .. } => "an integer type or bool".into(),
+            State::Open { class: Class::Bool, .. } => "bool".into(),
             State::Open { class: Class::Any, .. } => "an undetermined type".into(),
+            State::Open { class: Class::Mask(_), .. } => "a type not yet decided".into(),
         }
     }
 
@@ -171,7 +218,8 @@ impl Vars {
             State::Known(t) => t.name().to_string(),
             State::Open { class: Class::Float, .. } => "float".into(),
             State::Open { class: Class::Numeric, .. } => "num".into(),
-            State::Open { class: Class::Any, .. } => "_".into(),
+            State::Open { class: Class::Int, .. } => "int".into(),
+            State::Open { .. } => "_".into(),
         }
     }
 
@@ -182,8 +230,11 @@ impl Vars {
         let (r, s) = self.state(v);
         let t = match s {
             State::Known(t) => return t,
-            State::Open { class: Class::Float, .. } => ElemType::F64,
-            State::Open { .. } => ElemType::I64,
+            State::Open { class, .. } => [ElemType::I64, ElemType::F64, ElemType::Bool]
+                .into_iter()
+                .find(|t| class.admits(*t))
+                .or_else(|| ElemType::ALL.into_iter().find(|t| class.admits(*t)))
+                .unwrap_or(ElemType::I64),
         };
         if let Some(s) = self.state.get_mut(r) {
             *s = State::Known(t);
@@ -197,11 +248,55 @@ impl Vars {
             IT::Scalar(v) => Type::Scalar(self.resolve(*v)),
             IT::Array { elem, shape } => Type::Array { elem: self.resolve(*elem), shape: shape.clone() },
             IT::Tuple(vs) => Type::Tuple(vs.iter().map(|v| self.resolve(*v)).collect()),
+            IT::Group(parts) => Type::Group(parts.iter().map(|p| self.resolve_it(p)).collect()),
             IT::Func { params, ret } => Type::Func {
-                params: params.iter().map(|v| Type::Scalar(self.resolve(*v))).collect(),
+                params: params.iter().map(|p| self.resolve_it(p)).collect(),
                 ret: Box::new(self.resolve_it(ret)),
             },
             IT::Shape(r) => Type::ShapeArg(*r),
+        }
+    }
+
+    /// A part of a tuple, group or function type in short.
+    fn show_part(&mut self, it: &IT) -> String {
+        match it {
+            IT::Scalar(v) => self.describe_elem(*v),
+            IT::Tuple(vs) => {
+                let parts: Vec<String> = vs.iter().map(|v| self.describe_elem(*v)).collect();
+                format!("({})", parts.join(", "))
+            }
+            other => self.show(other),
+        }
+    }
+
+    /// Makes two inference types of the same structure have the same element types; `Err`
+    /// when their structures differ (ranks, arities, kinds) or element types clash.
+    pub fn unify_it(&mut self, a: &IT, b: &IT) -> Result<(), Option<Clash>> {
+        match (a, b) {
+            (IT::Scalar(x), IT::Scalar(y)) => self.unify(*x, *y).map_err(Some),
+            (IT::Array { elem: x, shape: sa }, IT::Array { elem: y, shape: sb }) if sa.len() == sb.len() => {
+                self.unify(*x, *y).map_err(Some)
+            }
+            (IT::Tuple(xs), IT::Tuple(ys)) if xs.len() == ys.len() => {
+                for (x, y) in xs.iter().zip(ys) {
+                    self.unify(*x, *y).map_err(Some)?;
+                }
+                Ok(())
+            }
+            (IT::Group(xs), IT::Group(ys)) if xs.len() == ys.len() => {
+                for (x, y) in xs.iter().zip(ys) {
+                    self.unify_it(x, y)?;
+                }
+                Ok(())
+            }
+            (IT::Func { params: px, ret: rx }, IT::Func { params: py, ret: ry }) if px.len() == py.len() => {
+                for (x, y) in px.iter().zip(py) {
+                    self.unify_it(x, y)?;
+                }
+                self.unify_it(rx, ry)
+            }
+            (IT::Shape(x), IT::Shape(y)) if x == y => Ok(()),
+            _ => Err(None),
         }
     }
 
@@ -217,10 +312,15 @@ impl Vars {
                 let parts: Vec<String> = vs.iter().map(|v| self.describe_elem(*v)).collect();
                 format!("a tuple ({})", parts.join(", "))
             }
+            IT::Group(parts) => {
+                let parts: Vec<String> = parts.iter().map(|p| self.show_part(p)).collect();
+                format!("a group ({})", parts.join(", "))
+            }
             IT::Func { params, ret } => {
                 let mut s = String::from("a function ");
                 for p in params {
-                    s.push_str(&self.describe_elem(*p));
+                    let t = self.show_part(p);
+                    s.push_str(&t);
                     s.push_str(" -> ");
                 }
                 let r = match &**ret {
@@ -247,12 +347,14 @@ pub(crate) enum IT {
         /// Dimensions, outermost first.
         shape: Vec<Dim>,
     },
-    /// A tuple of scalars (an index function's result).
+    /// A tuple of scalars (a lambda's parameter or result, an `iterate` state).
     Tuple(Vec<V>),
+    /// A tuple at array level with at least one array part: a group, or a loop's state.
+    Group(Vec<IT>),
     /// A scalar function.
     Func {
-        /// Parameter types.
-        params: Vec<V>,
+        /// Parameter types: `Scalar` or `Tuple`.
+        params: Vec<IT>,
         /// Result: `Scalar` or `Tuple`.
         ret: Box<IT>,
     },

@@ -7,7 +7,7 @@
 //! [`crate::ast::Limits::max_array_bytes`].
 
 use super::scalar::{internal, ScalarFn};
-use super::{describe, elem_of, flat_index, fmt_shape, Array, Buf, Callable, Env, Func, Interp, Val, R};
+use super::{describe, flat_index, fmt_shape, Array, Buf, Callable, Env, Func, Interp, Val, R};
 use crate::ast::{Expr, ExprKind};
 use crate::error::{Code, Error, Span};
 use crate::types::ElemType;
@@ -15,7 +15,7 @@ use crate::value::Scalar;
 use std::rc::Rc;
 
 /// The multi-index of row-major position `flat` in `shape`.
-fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
+pub(super) fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
     let mut ix = vec![0; shape.len()];
     for (slot, &d) in ix.iter_mut().zip(shape).rev() {
         if d > 0 {
@@ -27,7 +27,7 @@ fn unflatten(shape: &[usize], mut flat: usize) -> Vec<usize> {
 }
 
 /// Adds "in `op` at element [i, j]" to a run-time error raised while computing one element.
-fn at_element(mut err: Box<Error>, op: &str, shape: &[usize], flat: usize) -> Box<Error> {
+pub(super) fn at_element(mut err: Box<Error>, op: &str, shape: &[usize], flat: usize) -> Box<Error> {
     if matches!(err.code, Code::DivZero | Code::Index) && !err.message.contains(" at element ") {
         err.message = format!("{}, in `{op}` at element {}", err.message, fmt_shape(&unflatten(shape, flat)));
     }
@@ -35,7 +35,7 @@ fn at_element(mut err: Box<Error>, op: &str, shape: &[usize], flat: usize) -> Bo
 }
 
 /// Advances a row-major multi-index counter over `shape`.
-fn advance(ix: &mut [i64], shape: &[usize]) {
+pub(super) fn advance(ix: &mut [i64], shape: &[usize]) {
     for (i, &d) in ix.iter_mut().zip(shape).rev() {
         *i += 1;
         if usize::try_from(*i).is_ok_and(|v| v < d) {
@@ -46,12 +46,12 @@ fn advance(ix: &mut [i64], shape: &[usize]) {
 }
 
 /// A multi-index as `i64` scalar arguments of an index function.
-fn index_args(ix: &[i64]) -> Vec<Scalar> {
-    ix.iter().map(|&i| Scalar::I64(i)).collect()
+pub(super) fn index_args<'p>(ix: &[i64]) -> Vec<Val<'p>> {
+    ix.iter().map(|&i| Val::Scalar(Scalar::I64(i))).collect()
 }
 
 /// Appends `s` to `buf`, or fails (an internal error) when its type is not the buffer's.
-fn push(buf: &mut Buf, s: Scalar, span: Span) -> R<()> {
+pub(super) fn push(buf: &mut Buf, s: Scalar, span: Span) -> R<()> {
     if buf.push(s) {
         Ok(())
     } else {
@@ -88,7 +88,7 @@ fn fmt_indices(ix: &[i64]) -> String {
 }
 
 /// `Ok` when `args` has `n` arguments, else an internal error naming the builtin.
-fn want_args(name: &str, args: &[Expr], n: usize, span: Span) -> R<()> {
+pub(super) fn want_args(name: &str, args: &[Expr], n: usize, span: Span) -> R<()> {
     if args.len() == n {
         Ok(())
     } else {
@@ -97,13 +97,13 @@ fn want_args(name: &str, args: &[Expr], n: usize, span: Span) -> R<()> {
 }
 
 /// An array result of a builtin.
-fn arr<'p>(v: Array) -> R<Option<Val<'p>>> {
+pub(super) fn arr<'p>(v: Array) -> R<Option<Val<'p>>> {
     Ok(Some(Val::Array(Rc::new(v))))
 }
 
 impl<'p> Interp<'p> {
     /// Refuses an array of `count` elements of `elem` that exceeds the memory limit.
-    fn check_alloc(&self, op: &str, elem: ElemType, count: usize, span: Span) -> R<()> {
+    pub(super) fn check_alloc(&self, op: &str, elem: ElemType, count: usize, span: Span) -> R<()> {
         let bytes = (count as u128) * (elem.size_bytes() as u128);
         if i64::try_from(count).is_err() {
             return Err(Box::new(Error::at(
@@ -127,7 +127,13 @@ impl<'p> Interp<'p> {
 
     /// Turns sizes into a shape: negative sizes are `E-SHAPE`, an element count that
     /// overflows `i64` is `E-LIMIT`, an array over the memory limit is `E-LIMIT`.
-    fn make_shape(&self, op: &str, elem: ElemType, dims: &[i64], span: Span) -> R<(Vec<usize>, usize)> {
+    pub(super) fn make_shape(
+        &self,
+        op: &str,
+        elem: ElemType,
+        dims: &[i64],
+        span: Span,
+    ) -> R<(Vec<usize>, usize)> {
         let (shape, count) = Self::shape_count(op, dims, span)?;
         self.check_alloc(op, elem, count, span)?;
         Ok((shape, count))
@@ -135,7 +141,7 @@ impl<'p> Interp<'p> {
 
     /// Turns sizes into a shape and its element count, allocating nothing: negative sizes
     /// are `E-SHAPE`, a count that overflows `i64` is `E-LIMIT` (checked size by size).
-    fn shape_count(op: &str, dims: &[i64], span: Span) -> R<(Vec<usize>, usize)> {
+    pub(super) fn shape_count(op: &str, dims: &[i64], span: Span) -> R<(Vec<usize>, usize)> {
         let mut count: i64 = 1;
         let mut shape = Vec::with_capacity(dims.len());
         for &d in dims {
@@ -161,7 +167,7 @@ impl<'p> Interp<'p> {
     }
 
     /// Evaluates a shape argument `[d1, ..., dr]`.
-    fn eval_shape(&self, e: &'p Expr, env: &mut Env<'p>) -> R<Vec<i64>> {
+    pub(super) fn eval_shape(&self, e: &'p Expr, env: &mut Env<'p>) -> R<Vec<i64>> {
         match &e.kind {
             ExprKind::Shape(ds) => ds.iter().map(|d| self.eval_i64(d, env)).collect(),
             _ => Err(Box::new(internal(e.span, "a shape argument that is not `[d1, ..., dr]`"))),
@@ -180,6 +186,13 @@ impl<'p> Interp<'p> {
         match name {
             "map" | "generate" | "iota" | "fill" => self.construct_builtin(name, args, e, env),
             "reduce" | "scan" | "scan_exclusive" | "filter" => self.fold_builtin(name, args, e, env),
+            "reduce_segments" | "scan_segments" => self.segment_builtin(name, args, e, env),
+            "sum" | "prod" | "mean" | "all" | "any" | "dot" | "argmin" | "argmax" => {
+                self.prelude_builtin(name, args, e, env)
+            }
+            "slice" if args.get(1).is_some_and(|a| matches!(a.kind, ExprKind::Shape(_))) => {
+                self.slice_nd_builtin(args, e, env)
+            }
             "gather" | "backpermute" | "permute" | "transpose" | "reverse" | "reshape" | "slice"
             | "concat" => self.rearrange_builtin(name, args, e, env),
             _ => self.scalar_builtin(name, args, e, env),
@@ -206,13 +219,13 @@ impl<'p> Interp<'p> {
                 for a in &args[1..] {
                     arrays.push(self.eval_array(a, env)?);
                 }
-                arr(self.map(f, &arrays, &args[1..], e)?)
+                Ok(Some(self.map(f, &arrays, &args[1..], e)?))
             }
             "generate" => {
                 want(2)?;
                 let dims = self.eval_shape(&args[0], env)?;
                 let f = self.eval_callable(&args[1], env)?;
-                arr(self.generate(&dims, f, e)?)
+                Ok(Some(self.generate(&dims, f, e)?))
             }
             "iota" => {
                 want(1)?;
@@ -259,12 +272,12 @@ impl<'p> Interp<'p> {
             "reduce" | "scan" | "scan_exclusive" => {
                 want(3)?;
                 let op = self.eval_callable(&args[0], env)?;
-                let ne = self.eval_scalar(&args[1], env)?;
-                let a = self.eval_array(&args[2], env)?;
+                let ne = self.eval(&args[1], env)?;
+                let a = super::tuples::group_arrays(self.eval(&args[2], env)?, args[2].span)?;
                 let v = match name {
-                    "reduce" => self.reduce(op, ne, &a, span)?,
-                    "scan" => Val::Array(Rc::new(self.scan(op, ne, &a, true, span)?)),
-                    _ => Val::Array(Rc::new(self.scan(op, ne, &a, false, span)?)),
+                    "reduce" => self.reduce(op, ne, &a, &args[2], span)?,
+                    "scan" => self.scan(op, ne, &a, &args[2], true, span)?,
+                    _ => self.scan(op, ne, &a, &args[2], false, span)?,
                 };
                 Ok(Some(v))
             }
@@ -374,11 +387,11 @@ impl<'p> Interp<'p> {
                 want(3)?;
                 let n = self.eval_i64(&args[0], env)?;
                 let mut f = self.eval_callable(&args[1], env)?;
-                let mut x = self.eval_scalar(&args[2], env)?;
+                let mut x = self.eval(&args[2], env)?;
                 for _ in 0..n.max(0) {
-                    x = self.call_scalar(&mut f, &[x], span)?;
+                    x = self.call(&mut f, &[x])?;
                 }
-                Ok(Some(Val::Scalar(x)))
+                Ok(Some(x))
             }
             "length" => {
                 want(1)?;
@@ -412,107 +425,12 @@ impl<'p> Interp<'p> {
                 if argv.len() < f.arity() {
                     return Ok(Some(Val::Func(Rc::new(Func::Partial {
                         func: Rc::new(Func::Builtin(f)),
-                        bound: argv,
+                        bound: argv.into_iter().map(Val::Scalar).collect(),
                     }))));
                 }
                 Ok(Some(Val::Scalar(f.apply(&argv, span)?)))
             }
         }
-    }
-
-    /// `map f a1 ... ak`: all shapes equal, element-wise application.
-    fn map(&self, mut f: Callable<'p>, arrays: &[Rc<Array>], exprs: &[Expr], e: &Expr) -> R<Array> {
-        let span = e.span;
-        let first = &arrays[0];
-        for (a, ae) in arrays.iter().zip(exprs).skip(1) {
-            if a.shape != first.shape {
-                return Err(Box::new(Error::shape(
-                    span,
-                    format!(
-                        "`map`: {} has shape {} but {} has shape {}",
-                        describe(&exprs[0]),
-                        named_shape(&exprs[0], &first.shape),
-                        describe(ae),
-                        named_shape(ae, &a.shape)
-                    ),
-                )));
-            }
-        }
-        let elem = elem_of(e)?;
-        self.check_alloc("map", elem, first.len(), span)?;
-        let mut buf = Buf::with_capacity(elem, first.len());
-        let mut argv = vec![Scalar::Bool(false); arrays.len()];
-        for i in 0..first.len() {
-            for (slot, a) in argv.iter_mut().zip(arrays) {
-                *slot = a.buf.get(i).ok_or_else(|| internal(span, "map: element past the buffer"))?;
-            }
-            let r = self
-                .call_scalar(&mut f, &argv, span)
-                .map_err(|err| at_element(err, "map", &first.shape, i))?;
-            push(&mut buf, r, span)?;
-        }
-        Ok(Array { shape: first.shape.clone(), buf })
-    }
-
-    /// `generate [d1..dr] f`.
-    fn generate(&self, dims: &[i64], mut f: Callable<'p>, e: &Expr) -> R<Array> {
-        let span = e.span;
-        let elem = elem_of(e)?;
-        let (shape, count) = self.make_shape("generate", elem, dims, span)?;
-        let mut buf = Buf::with_capacity(elem, count);
-        let mut ix = vec![0i64; shape.len()];
-        for flat in 0..count {
-            let r = self
-                .call_scalar(&mut f, &index_args(&ix), span)
-                .map_err(|err| at_element(err, "generate", &shape, flat))?;
-            push(&mut buf, r, span)?;
-            advance(&mut ix, &shape);
-        }
-        Ok(Array { shape, buf })
-    }
-
-    /// `reduce op ne a` along the innermost dimension.
-    fn reduce(&self, mut op: Callable<'p>, ne: Scalar, a: &Array, span: Span) -> R<Val<'p>> {
-        let (outer_shape, inner) = split_inner(a, span)?;
-        let rows: usize = outer_shape.iter().product();
-        self.check_alloc("reduce", ne.elem_type(), rows, span)?;
-        let mut buf = Buf::with_capacity(ne.elem_type(), rows);
-        for row in 0..rows {
-            let mut acc = ne;
-            for j in 0..inner {
-                let x =
-                    a.buf.get(row * inner + j).ok_or_else(|| internal(span, "reduce: past the buffer"))?;
-                acc = self.call_scalar(&mut op, &[acc, x], span)?;
-            }
-            push(&mut buf, acc, span)?;
-        }
-        if outer_shape.is_empty() {
-            return Ok(buf.get(0).map(Val::Scalar).ok_or_else(|| internal(span, "reduce: no result"))?);
-        }
-        Ok(Val::Array(Rc::new(Array { shape: outer_shape, buf })))
-    }
-
-    /// `scan op ne a` (inclusive) or `scan_exclusive op ne a`, along the innermost dimension.
-    fn scan(&self, mut op: Callable<'p>, ne: Scalar, a: &Array, inclusive: bool, span: Span) -> R<Array> {
-        let (outer_shape, inner) = split_inner(a, span)?;
-        let rows: usize = outer_shape.iter().product();
-        let name = if inclusive { "scan" } else { "scan_exclusive" };
-        self.check_alloc(name, ne.elem_type(), a.len(), span)?;
-        let mut buf = Buf::with_capacity(ne.elem_type(), a.len());
-        for row in 0..rows {
-            let mut acc = ne;
-            for j in 0..inner {
-                let x = a.buf.get(row * inner + j).ok_or_else(|| internal(span, "scan: past the buffer"))?;
-                if !inclusive {
-                    push(&mut buf, acc, span)?;
-                }
-                acc = self.call_scalar(&mut op, &[acc, x], span)?;
-                if inclusive {
-                    push(&mut buf, acc, span)?;
-                }
-            }
-        }
-        Ok(Array { shape: a.shape.clone(), buf })
     }
 
     /// `filter p a` (rank 1).
@@ -522,7 +440,7 @@ impl<'p> Interp<'p> {
         for i in 0..a.len() {
             let x = a.buf.get(i).ok_or_else(|| internal(span, "filter: past the buffer"))?;
             match self
-                .call_scalar(&mut p, &[x], span)
+                .call_scalar(&mut p, &[Val::Scalar(x)], span)
                 .map_err(|err| at_element(err, "filter", &a.shape, i))?
             {
                 Scalar::Bool(true) => push(&mut buf, x, span)?,
@@ -635,7 +553,7 @@ impl<'p> Interp<'p> {
             })?;
             let old = out.buf.get(target).ok_or_else(|| internal(span, "permute: past the buffer"))?;
             let x = a.buf.get(flat).ok_or_else(|| internal(span, "permute: past the buffer"))?;
-            let new = self.call_scalar(&mut op, &[old, x], span)?;
+            let new = self.call_scalar(&mut op, &[Val::Scalar(old), Val::Scalar(x)], span)?;
             if !out.buf.set(target, new) {
                 return Err(Box::new(internal(span, "permute: a combined value of another type")));
             }
@@ -739,7 +657,7 @@ buf_from_vec!(f32, F32);
 buf_from_vec!(f64, F64);
 
 /// Splits an array's shape into the outer dimensions and the innermost size.
-fn split_inner(a: &Array, span: Span) -> R<(Vec<usize>, usize)> {
+pub(super) fn split_inner(a: &Array, span: Span) -> R<(Vec<usize>, usize)> {
     match a.shape.split_last() {
         Some((&inner, outer)) => Ok((outer.to_vec(), inner)),
         None => Err(Box::new(internal(span, "an array operation on a rank-0 array"))),
@@ -747,7 +665,7 @@ fn split_inner(a: &Array, span: Span) -> R<(Vec<usize>, usize)> {
 }
 
 /// Requires rank `r` (an internal error otherwise: the checker guarantees ranks).
-fn rank_is(a: &Array, r: usize, op: &str, ae: &Expr, span: Span) -> R<()> {
+pub(super) fn rank_is(a: &Array, r: usize, op: &str, ae: &Expr, span: Span) -> R<()> {
     if a.rank() == r {
         Ok(())
     } else {
@@ -760,7 +678,7 @@ fn rank_is(a: &Array, r: usize, op: &str, ae: &Expr, span: Span) -> R<()> {
 /// An array's shape as a run-time `E-SHAPE` shows it: `[n] = [10]` when the checker gave
 /// the expression a shape of size names and constants (with a name), else `[10]`
 /// ([`crate::plan::named_shape`]: the plan's checks say the same).
-fn named_shape(e: &Expr, actual: &[usize]) -> String {
+pub(super) fn named_shape(e: &Expr, actual: &[usize]) -> String {
     let symbolic: Option<Vec<String>> = match &e.ty {
         Some(crate::types::Type::Array { shape, .. }) => shape
             .iter()
@@ -775,7 +693,7 @@ fn named_shape(e: &Expr, actual: &[usize]) -> String {
     super::named_shape(symbolic.as_deref(), &fmt_shape(actual))
 }
 
-fn fmt_i64s(dims: &[i64]) -> String {
+pub(super) fn fmt_i64s(dims: &[i64]) -> String {
     let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
     format!("[{}]", parts.join(", "))
 }

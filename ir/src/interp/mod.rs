@@ -2,19 +2,27 @@
 //! optimised plan is tested against. Clarity before speed.
 //!
 //! Top-level items are evaluated in order, each `let` once. Inside expressions, values are
-//! `Val`s: scalars, arrays (row-major `Array`s shared by reference counting), tuples
-//! (the results of index functions) and functions (lambdas with the scalars they captured,
-//! operator sections and scalar builtins). Local names live on an environment stack that is
-//! searched innermost first, then the program's bindings, then the size names, then the
-//! builtins: lambda parameters and local `let`s may shadow anything.
+//! `Val`s: scalars, arrays (row-major `Array`s shared by reference counting), tuples of
+//! scalars, groups (tuples at array level: the arrays of a group, a loop's state) and
+//! functions (lambdas with the values they captured, operator sections and scalar
+//! builtins). Local names live on an environment stack that is searched innermost first,
+//! then the program's bindings, then the size names, then the builtins (and `pi`): lambda
+//! parameters and local `let`s may shadow anything.
 //!
-//! Semantics follow docs/language-reference.md exactly: see `scalar.rs` for the scalar operations and
-//! `array.rs` for the array operations. Every array is checked against
+//! Semantics follow docs/language-reference.md exactly: see `scalar.rs` and `bits.rs` for the
+//! scalar operations, `array.rs`, `prelude.rs` and `segments.rs` for the array operations,
+//! `tuples.rs` for tuples and groups and `loops.rs` for loops (which stop with `E-LIMIT` at
+//! the deadline [`interpret_until`] is given). Every array is checked against
 //! [`Limits::max_array_bytes`] before it is allocated. The evaluation runs on a thread with a
 //! large stack, so that the deepest program the checker accepts cannot overflow it.
 
 mod array;
+mod bits;
+mod loops;
+mod prelude;
 pub mod scalar;
+mod segments;
+mod tuples;
 
 use crate::ast::{Expr, ExprKind, Item, Limits, Lit};
 use crate::bind::bind_inputs;
@@ -28,6 +36,7 @@ use scalar::{internal, ScalarFn};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
+use std::time::Instant;
 
 /// Results inside the interpreter: the error is boxed so that the values every evaluation
 /// step returns stay small.
@@ -49,14 +58,32 @@ pub fn interpret_with(
     inputs: &IndexMap<String, Value>,
     limits: &Limits,
 ) -> Result<IndexMap<String, Value>> {
-    let result = crate::stack::with_stack("eqfuse-interp", EVAL_STACK_BYTES, || run(checked, inputs, limits));
+    interpret_until(checked, inputs, limits, None)
+}
+
+/// [`interpret_with`] that gives up with `E-LIMIT` once `deadline` has passed: checked at
+/// every iteration of a `loop` (so that a `while` loop that never ends is stopped).
+pub fn interpret_until(
+    checked: &Checked,
+    inputs: &IndexMap<String, Value>,
+    limits: &Limits,
+    deadline: Option<Instant>,
+) -> Result<IndexMap<String, Value>> {
+    let result = crate::stack::with_stack("eqfuse-interp", EVAL_STACK_BYTES, || {
+        run(checked, inputs, limits, deadline)
+    });
     result.map_err(|e| *e)
 }
 
 /// Binds the inputs and evaluates every item.
-fn run(checked: &Checked, inputs: &IndexMap<String, Value>, limits: &Limits) -> R<IndexMap<String, Value>> {
+fn run(
+    checked: &Checked,
+    inputs: &IndexMap<String, Value>,
+    limits: &Limits,
+    deadline: Option<Instant>,
+) -> R<IndexMap<String, Value>> {
     let bindings = bind_inputs(checked, inputs, limits)?;
-    let mut interp = Interp { globals: HashMap::default(), sizes: bindings.sizes, limits };
+    let mut interp = Interp { globals: HashMap::default(), sizes: bindings.sizes, limits, deadline };
     let mut outputs = IndexMap::new();
     for item in &checked.program.items {
         match item {
@@ -70,8 +97,11 @@ fn run(checked: &Checked, inputs: &IndexMap<String, Value>, limits: &Limits) -> 
                 };
                 interp.globals.insert(name, val);
             }
-            Item::LetTuple { span, .. } => {
-                return Err(Box::new(internal(*span, "tuple patterns are not interpreted yet")))
+            Item::LetTuple { names, value, span } => {
+                let val = interp.eval(value, &mut Vec::new())?;
+                for (name, part) in names.iter().zip(tuples::parts(val, names.len(), *span)?) {
+                    interp.globals.insert(name, part);
+                }
             }
             Item::Let { name, value, .. } => {
                 let val = interp.eval(value, &mut Vec::new())?;
@@ -301,8 +331,10 @@ pub(crate) enum Val<'p> {
     Scalar(Scalar),
     /// An array (shared: `let`s and captured names hold references).
     Array(Rc<Array>),
-    /// The result of an index function.
+    /// A tuple of scalars (the result of an index function, a lambda's tuple).
     Tuple(Vec<Scalar>),
+    /// A tuple at array level (parts of which are arrays): a group or a loop's state.
+    Group(Vec<Val<'p>>),
     /// A scalar function.
     Func(Rc<Func<'p>>),
 }
@@ -314,6 +346,7 @@ impl Val<'_> {
             Val::Scalar(_) => "a scalar",
             Val::Array(_) => "an array",
             Val::Tuple(_) => "a tuple",
+            Val::Group(_) => "a group",
             Val::Func(_) => "a function",
         }
     }
@@ -338,7 +371,7 @@ pub(crate) enum Func<'p> {
     /// `min`, `max`, `exp`, ... used as a function value.
     Builtin(ScalarFn),
     /// A function applied to fewer arguments than it takes.
-    Partial { func: Rc<Func<'p>>, bound: Vec<Scalar> },
+    Partial { func: Rc<Func<'p>>, bound: Vec<Val<'p>> },
 }
 
 impl Func<'_> {
@@ -365,7 +398,7 @@ pub(crate) enum Callable<'p> {
     /// A scalar builtin.
     Builtin(ScalarFn, Span),
     /// A partial application: `bound` arguments come first.
-    Partial { inner: Box<Callable<'p>>, bound: Vec<Scalar>, args: Vec<Scalar> },
+    Partial { inner: Box<Callable<'p>>, bound: Vec<Val<'p>>, args: Vec<Val<'p>> },
 }
 
 /// The interpreter's state: the program's bindings made so far, the size names, the limits.
@@ -376,6 +409,8 @@ pub(crate) struct Interp<'p> {
     sizes: IndexMap<String, i64>,
     /// Resource limits.
     limits: &'p Limits,
+    /// When to stop with `E-LIMIT` (checked at every iteration of a loop).
+    deadline: Option<Instant>,
 }
 
 /// FNV-1a, a fast hash for the short names of the program's bindings (looked up once per
@@ -450,10 +485,21 @@ impl<'p> Interp<'p> {
             ExprKind::Lit(lit) => Ok(Val::Scalar(literal(*lit, e)?)),
             ExprKind::Var(name) => match self.lookup(name, env) {
                 Some(v) => Ok(v),
+                None if name == "pi" => Ok(Val::Scalar(pi(e))),
                 None => Err(Box::new(internal(e.span, format!("`{name}` is not a value here")))),
             },
-            ExprKind::LetTuple { .. } | ExprKind::Loop { .. } => {
-                Err(Box::new(internal(e.span, "tuple patterns and loops are not interpreted yet")))
+            ExprKind::LetTuple { names, value, body } => {
+                let v = self.eval(value, env)?;
+                let depth = env.len();
+                for (name, part) in names.iter().zip(tuples::parts(v, names.len(), e.span)?) {
+                    env.push((name, part));
+                }
+                let r = self.eval(body, env);
+                env.truncate(depth);
+                r
+            }
+            ExprKind::Loop { pat, tuple, init, form, body } => {
+                self.eval_loop(pat, *tuple, init, form, body, e.span, env)
             }
             ExprKind::Let { name, value, body } => {
                 let v = self.eval(value, env)?;
@@ -504,7 +550,7 @@ impl<'p> Interp<'p> {
                 let f = self.eval(func, env)?;
                 let mut argv = Vec::with_capacity(args.len());
                 for a in args {
-                    argv.push(self.eval_scalar(a, env)?);
+                    argv.push(self.eval(a, env)?);
                 }
                 self.apply_value(f, &argv, e.span)
             }
@@ -517,11 +563,11 @@ impl<'p> Interp<'p> {
                 Ok(Val::Scalar(self.index(&a, &ix, array, e.span)?))
             }
             ExprKind::Tuple(es) => {
-                let mut t = Vec::with_capacity(es.len());
+                let mut parts = Vec::with_capacity(es.len());
                 for x in es {
-                    t.push(self.eval_scalar(x, env)?);
+                    parts.push(self.eval(x, env)?);
                 }
-                Ok(Val::Tuple(t))
+                Ok(tuples::make_tuple(parts))
             }
             ExprKind::Section(op) => Ok(Val::Func(Rc::new(Func::Section(*op)))),
             ExprKind::Shape(_) => {
@@ -571,8 +617,8 @@ impl<'p> Interp<'p> {
         }
     }
 
-    /// Calls a prepared function on scalar arguments.
-    pub(crate) fn call(&self, c: &mut Callable<'p>, args: &[Scalar]) -> R<Val<'p>> {
+    /// Calls a prepared function on scalar or tuple arguments.
+    pub(crate) fn call(&self, c: &mut Callable<'p>, args: &[Val<'p>]) -> R<Val<'p>> {
         match c {
             Callable::Lambda { body, env, base, params } => {
                 if args.len() != *params {
@@ -582,17 +628,29 @@ impl<'p> Interp<'p> {
                     )));
                 }
                 for (slot, a) in env.iter_mut().skip(*base).zip(args) {
-                    slot.1 = Val::Scalar(*a);
+                    slot.1 = a.clone();
                 }
                 let r = self.eval(body, env);
                 env.truncate(*base + *params);
                 r
             }
             Callable::Section(op, span) => match args {
-                &[a, b] => Ok(Val::Scalar(scalar::binary(*op, a, b, *span)?)),
-                _ => Err(Box::new(internal(*span, "a section called with other than 2 arguments"))),
+                [Val::Scalar(a), Val::Scalar(b)] => Ok(Val::Scalar(scalar::binary(*op, *a, *b, *span)?)),
+                _ => Err(Box::new(internal(*span, "a section called with other than 2 scalars"))),
             },
-            Callable::Builtin(f, span) => Ok(Val::Scalar(f.apply(args, *span)?)),
+            Callable::Builtin(f, span) => {
+                let mut argv = [Scalar::Bool(false); 3];
+                if args.len() > argv.len() {
+                    return Err(Box::new(internal(*span, "a builtin called with over 3 arguments")));
+                }
+                for (slot, a) in argv.iter_mut().zip(args) {
+                    let Val::Scalar(s) = a else {
+                        return Err(Box::new(internal(*span, format!("`{}` given {}", f.name(), a.kind()))));
+                    };
+                    *slot = *s;
+                }
+                Ok(Val::Scalar(f.apply(&argv[..args.len()], *span)?))
+            }
             Callable::Partial { inner, bound, args: all } => {
                 all.clear();
                 all.extend_from_slice(bound);
@@ -606,7 +664,7 @@ impl<'p> Interp<'p> {
     }
 
     /// Calls a prepared function that must return a scalar.
-    pub(crate) fn call_scalar(&self, c: &mut Callable<'p>, args: &[Scalar], span: Span) -> R<Scalar> {
+    pub(crate) fn call_scalar(&self, c: &mut Callable<'p>, args: &[Val<'p>], span: Span) -> R<Scalar> {
         match self.call(c, args)? {
             Val::Scalar(s) => Ok(s),
             other => Err(Box::new(internal(span, format!("a function returned {}", other.kind())))),
@@ -615,7 +673,7 @@ impl<'p> Interp<'p> {
 
     /// Applies a function value to arguments once: a full call, or a partial application
     /// when it is given fewer arguments than it takes.
-    fn apply_value(&self, f: Val<'p>, args: &[Scalar], span: Span) -> R<Val<'p>> {
+    fn apply_value(&self, f: Val<'p>, args: &[Val<'p>], span: Span) -> R<Val<'p>> {
         let Val::Func(f) = f else {
             return Err(Box::new(internal(span, format!("applying {}", f.kind()))));
         };
@@ -685,6 +743,14 @@ fn callable<'p>(f: &Rc<Func<'p>>, span: Span) -> Callable<'p> {
             bound: bound.clone(),
             args: Vec::new(),
         },
+    }
+}
+
+/// `pi` in the float type the checker gave it (`f64` where nothing fixed it).
+fn pi(e: &Expr) -> Scalar {
+    match e.ty.as_ref().and_then(Type::elem) {
+        Some(ElemType::F32) => Scalar::F32(std::f32::consts::PI),
+        _ => Scalar::F64(std::f64::consts::PI),
     }
 }
 

@@ -234,6 +234,14 @@ impl ScalarFn {
                     ScalarFn::Cos => (crate::math::cos_f32, crate::math::cos_f64),
                     ScalarFn::Tan => (crate::math::tan_f32, crate::math::tan_f64),
                     ScalarFn::Tanh => (crate::math::tanh_f32, crate::math::tanh_f64),
+                    ScalarFn::Log2 => (crate::math::log2_f32, crate::math::log2_f64),
+                    ScalarFn::Log10 => (crate::math::log10_f32, crate::math::log10_f64),
+                    ScalarFn::Exp2 => (crate::math::exp2_f32, crate::math::exp2_f64),
+                    ScalarFn::Expm1 => (crate::math::expm1_f32, crate::math::expm1_f64),
+                    ScalarFn::Log1p => (crate::math::log1p_f32, crate::math::log1p_f64),
+                    ScalarFn::Erf => (crate::math::erf_f32, crate::math::erf_f64),
+                    ScalarFn::Erfc => (crate::math::erfc_f32, crate::math::erfc_f64),
+                    ScalarFn::Lgamma => (crate::math::lgamma_f32, crate::math::lgamma_f64),
                     ScalarFn::Floor => (f32::floor, f64::floor),
                     ScalarFn::Ceil => (f32::ceil, f64::ceil),
                     ScalarFn::Round => (f32::round, f64::round),
@@ -307,9 +315,10 @@ macro_rules! fmax {
 
 /// `min a b`.
 pub fn min(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+    if let Some(r) = super::bits::min_max_int(a, b, false) {
+        return Ok(r);
+    }
     Ok(match (a, b) {
-        (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(x.min(y)),
-        (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(x.min(y)),
         (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(fmin!(x, y)),
         (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(fmin!(x, y)),
         (Scalar::Bool(x), Scalar::Bool(y)) => Scalar::Bool(x & y),
@@ -319,9 +328,10 @@ pub fn min(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
 
 /// `max a b`.
 pub fn max(a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+    if let Some(r) = super::bits::min_max_int(a, b, true) {
+        return Ok(r);
+    }
     Ok(match (a, b) {
-        (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(x.max(y)),
-        (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(x.max(y)),
         (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(fmax!(x, y)),
         (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(fmax!(x, y)),
         (Scalar::Bool(x), Scalar::Bool(y)) => Scalar::Bool(x | y),
@@ -364,28 +374,6 @@ pub fn convert(a: Scalar, to: ElemType) -> Scalar {
     }
 }
 
-/// Integer arithmetic of one integer type: wrapping, with checked division.
-macro_rules! int_arith {
-    ($op:expr, $x:expr, $y:expr, $span:expr, $ty:literal) => {{
-        let (x, y) = ($x, $y);
-        match $op {
-            BinOp::Add => x.wrapping_add(y),
-            BinOp::Sub => x.wrapping_sub(y),
-            BinOp::Mul => x.wrapping_mul(y),
-            BinOp::Div | BinOp::Rem if y == 0 => {
-                let what = if $op == BinOp::Div { "division" } else { "remainder" };
-                return Err(Error::div_zero(
-                    $span,
-                    format!("integer {what} by zero: `{x} {} 0` on {}", $op.symbol(), $ty),
-                ));
-            }
-            BinOp::Div => x.wrapping_div(y),
-            BinOp::Rem => x.wrapping_rem(y),
-            _ => unreachable_arith!($op, $span),
-        }
-    }};
-}
-
 macro_rules! unreachable_arith {
     ($op:expr, $span:expr) => {
         return Err(internal($span, format!("`{}` is not arithmetic", $op.symbol())))
@@ -423,11 +411,12 @@ fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
 /// `&&` and `||` are accepted here too (on already evaluated operands). Public so that the
 /// e-graph's constant folding shares the interpreter's semantics exactly.
 pub fn binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
+    if let Some(r) = super::bits::binary_int(op, a, b, span) {
+        return r;
+    }
     if op.is_comparison() {
         let r = match (a, b) {
             (Scalar::Bool(x), Scalar::Bool(y)) => compare(op, x, y),
-            (Scalar::I32(x), Scalar::I32(y)) => compare(op, x, y),
-            (Scalar::I64(x), Scalar::I64(y)) => compare(op, x, y),
             (Scalar::F32(x), Scalar::F32(y)) => compare(op, x, y),
             (Scalar::F64(x), Scalar::F64(y)) => compare(op, x, y),
             _ => return Err(mismatch(op.symbol(), a, b, span)),
@@ -438,11 +427,12 @@ pub fn binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
         (Scalar::Bool(x), Scalar::Bool(y)) => match op {
             BinOp::And => Scalar::Bool(x && y),
             BinOp::Or => Scalar::Bool(x || y),
+            BinOp::BitAnd => Scalar::Bool(x & y),
+            BinOp::BitOr => Scalar::Bool(x | y),
+            BinOp::BitXor => Scalar::Bool(x ^ y),
             _ => return Err(mismatch(op.symbol(), a, b, span)),
         },
-        _ if op.is_logical() => return Err(mismatch(op.symbol(), a, b, span)),
-        (Scalar::I32(x), Scalar::I32(y)) => Scalar::I32(int_arith!(op, x, y, span, "i32")),
-        (Scalar::I64(x), Scalar::I64(y)) => Scalar::I64(int_arith!(op, x, y, span, "i64")),
+        _ if op.is_logical() || op.is_bitwise() => return Err(mismatch(op.symbol(), a, b, span)),
         (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(float_arith!(op, x, y, span)),
         (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(float_arith!(op, x, y, span)),
         _ => return Err(mismatch(op.symbol(), a, b, span)),
@@ -451,9 +441,10 @@ pub fn binary(op: BinOp, a: Scalar, b: Scalar, span: Span) -> Result<Scalar> {
 
 /// `-a` (wrapping on integers) or `!a` (public, like [`binary`]).
 pub fn unary(op: UnOp, a: Scalar, span: Span) -> Result<Scalar> {
+    if let Some(r) = super::bits::unary_int(op, a) {
+        return Ok(r);
+    }
     Ok(match (op, a) {
-        (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
         (UnOp::Neg, Scalar::F32(x)) => Scalar::F32(-x),
         (UnOp::Neg, Scalar::F64(x)) => Scalar::F64(-x),
         (UnOp::Not, Scalar::Bool(x)) => Scalar::Bool(!x),

@@ -141,6 +141,22 @@ impl Dot<'_> {
                     let _ = writeln!(self.out, "{ind}{id} [label=\"{}\", shape=diamond];", escape(&label));
                     (id, vec![*cond, *then_value, *else_value])
                 }
+                Step::Loop(l) => {
+                    let id = format!("loop{}", self.counts[3]);
+                    self.counts[3] += 1;
+                    let deeper = format!("{ind}  ");
+                    let _ = writeln!(self.out, "{ind}subgraph cluster_{id} {{");
+                    let _ = writeln!(self.out, "{deeper}label=\"{id} body\";");
+                    let _ = writeln!(self.out, "{deeper}style=dashed;");
+                    for steps in l.step_lists() {
+                        self.steps(steps, &deeper, edges);
+                    }
+                    let _ = writeln!(self.out, "{ind}}}");
+                    let names: Vec<String> = l.dst.iter().map(|v| self.name(*v)).collect();
+                    let label = format!("{id} ({}) = loop", names.join(", "));
+                    let _ = writeln!(self.out, "{ind}{id} [label=\"{}\", shape=hexagon];", escape(&label));
+                    (id, step.reads())
+                }
             };
             let mut seen: Vec<ValueId> = Vec::new();
             for v in reads {

@@ -91,6 +91,26 @@ impl Executor for Interp<'_> {
         let arr = self.store.get(src)?.clone();
         self.store.put(dst, arr)
     }
+
+    fn shape(&mut self, v: ValueId) -> Result<Vec<usize>> {
+        Ok(self.store.get(v)?.shape.clone())
+    }
+
+    fn forget(&mut self, v: ValueId) -> Result<()> {
+        if let Some(slot) = self.store.arrays.get_mut(v) {
+            *slot = None;
+        }
+        Ok(())
+    }
+
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+        let got: Vec<Arr> = src.iter().map(|s| self.store.get(*s).cloned()).collect::<Result<_>>()?;
+        for (d, a) in dst.iter().zip(got) {
+            self.forget(*d)?;
+            self.store.put(*d, a)?;
+        }
+        Ok(())
+    }
 }
 
 /// An internal inconsistency of the plan (never the program's fault).
@@ -357,7 +377,11 @@ impl<'f> Runner<'f> {
         match self.get(r)? {
             Scalar::I64(v) => Ok(v),
             Scalar::I32(v) => Ok(i64::from(v)),
-            other => Err(internal(format!("register r{r} is {}, used as an i64", other.elem_type()))),
+            // an index of another integer type (`u64` beyond `i64::MAX` is out of every bound)
+            other => match other.as_i128().filter(|_| other.elem_type().is_int()) {
+                Some(v) => Ok(i64::try_from(v).unwrap_or(i64::MAX)),
+                None => Err(internal(format!("register r{r} is {}, used as an i64", other.elem_type()))),
+            },
         }
     }
 

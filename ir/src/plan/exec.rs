@@ -13,7 +13,7 @@
 //! The walker hands each launch its id, so an executor looks a kernel's prepared code up by
 //! it (no map from addresses, no counter of its own).
 
-use super::{Func, Kernel, Plan, Step, ValueId};
+use super::{Func, Kernel, LoopKind, LoopStep, Plan, Step, ValueId};
 use crate::error::{internal, Result};
 use crate::value::Scalar;
 
@@ -97,6 +97,21 @@ pub trait Executor {
 
     /// Makes `dst` the value `src` already is (an `if`'s result is its taken branch's).
     fn alias(&mut self, dst: ValueId, src: ValueId) -> Result<()>;
+
+    /// The shape of value `v` (empty for a 0-d value): a loop checks that its state keeps
+    /// its shapes.
+    fn shape(&mut self, v: ValueId) -> Result<Vec<usize>>;
+
+    /// Forgets value `v`, which a loop's next iteration writes again (a value is otherwise
+    /// written once).
+    fn forget(&mut self, v: ValueId) -> Result<()>;
+
+    /// Makes every `dst[k]` the value `src[k]` is, all at once (a `src` may be a `dst`: a
+    /// loop's state that the body leaves as it is), whatever `dst[k]` was: a loop's state
+    /// takes its initial values, then each iteration's results, and the loop's results its
+    /// final state. An executor that owns its buffers may keep a state's old buffer for
+    /// the kernel that writes the same part next time (double buffering).
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()>;
 }
 
 /// Runs `plan`'s steps on `exec`, in order: host steps here, kernels and blocks through the
@@ -145,10 +160,107 @@ fn walk<E: Executor + ?Sized>(steps: &[Step], first: KernelId, exec: &mut E) -> 
                 }
                 exec.alias(*dst, if taken { *then_value } else { *else_value })?;
             }
+            Step::Loop(l) => run_loop(l, next, exec)?,
         }
         next = next.offset(step_kernels(step));
     }
     Ok(())
+}
+
+/// Runs a loop: the state starts as `init`; each iteration (a `for`: `count` of them; a
+/// `while`: while its condition's steps give `true`) runs the body and makes its results
+/// the state; the loop's results are the final state. `first` is the id of the loop's
+/// first kernel (its condition's, then its body's).
+fn run_loop<E: Executor + ?Sized>(l: &LoopStep, first: KernelId, exec: &mut E) -> Result<()> {
+    if l.state.len() != l.init.len() || l.state.len() != l.next.len() || l.state.len() != l.dst.len() {
+        return Err(internal("a loop whose state, initial state, next state and results differ in number"));
+    }
+    // what an iteration writes, which the next one writes again
+    let mut again: Vec<ValueId> = Vec::new();
+    if let LoopKind::For { counter, .. } = &l.form {
+        again.push(*counter);
+    }
+    for steps in l.step_lists() {
+        deep_writes(steps, &mut again);
+    }
+    exec.rebind(&l.state, &l.init)?;
+    let shapes: Vec<Vec<usize>> = l.state.iter().map(|s| exec.shape(*s)).collect::<Result<_>>()?;
+    let count = match &l.form {
+        LoopKind::For { count, .. } => match exec.load(*count)? {
+            Scalar::I64(n) => n,
+            other => return Err(internal(format!("a loop count that is {}", other.elem_type()))),
+        },
+        LoopKind::While { .. } => i64::MAX,
+    };
+    let body_first = match &l.form {
+        LoopKind::While { steps, .. } => first.offset(kernel_count(steps)),
+        LoopKind::For { .. } => first,
+    };
+    let mut i = 0i64;
+    while i < count {
+        // a loop that never ends is stopped where the executor polls (cancel, time limit)
+        exec.before_step()?;
+        if i > 0 {
+            for v in &again {
+                exec.forget(*v)?;
+            }
+        }
+        match &l.form {
+            LoopKind::For { counter, .. } => exec.put_scalar(*counter, Scalar::I64(i))?,
+            LoopKind::While { steps, cond } => {
+                walk(steps, first, exec)?;
+                match exec.load(*cond)? {
+                    Scalar::Bool(true) => {}
+                    Scalar::Bool(false) => break,
+                    other => return Err(internal(format!("a loop condition that is {}", other.elem_type()))),
+                }
+            }
+        }
+        walk(&l.body, body_first, exec)?;
+        for (k, n) in l.next.iter().enumerate() {
+            let got = exec.shape(*n)?;
+            if got != shapes[k] {
+                let name = l.names.get(k).map_or("?", String::as_str);
+                let e = crate::error::Error::new(
+                    crate::error::Code::Shape,
+                    format!(
+                        "the loop's state `{name}` changes shape from {} to {} in iteration {i}: every array \
+                         of a loop's state keeps its shape",
+                        super::eval::fmt_shape(&shapes[k]),
+                        super::eval::fmt_shape(&got)
+                    ),
+                );
+                return Err(crate::error::Error { span: l.span, ..e });
+            }
+        }
+        exec.rebind(&l.state, &l.next)?;
+        i += 1;
+    }
+    exec.rebind(&l.dst, &l.state)
+}
+
+/// Every value `steps` write, those of nested steps included (a nested loop's state,
+/// counter and results, and what its body writes).
+fn deep_writes(steps: &[Step], out: &mut Vec<ValueId>) {
+    for s in steps {
+        match s {
+            Step::If { then_steps, else_steps, dst, .. } => {
+                out.push(*dst);
+                deep_writes(then_steps, out);
+                deep_writes(else_steps, out);
+            }
+            Step::Loop(l) => {
+                out.extend(l.state.iter().chain(&l.dst).copied());
+                if let LoopKind::For { counter, .. } = &l.form {
+                    out.push(*counter);
+                }
+                for steps in l.step_lists() {
+                    deep_writes(steps, out);
+                }
+            }
+            other => out.extend(other.writes()),
+        }
+    }
 }
 
 /// How many kernels `step` holds (both branches of an `if`).
@@ -157,6 +269,7 @@ fn step_kernels(step: &Step) -> usize {
         Step::Kernel(_) => 1,
         Step::RowBlock { kernels, .. } | Step::SegmentBlock { kernels, .. } => kernels.len(),
         Step::If { then_steps, else_steps, .. } => kernel_count(then_steps) + kernel_count(else_steps),
+        Step::Loop(l) => l.step_lists().into_iter().map(kernel_count).sum(),
         Step::Scalar { .. } | Step::Assert { .. } => 0,
     }
 }
@@ -180,6 +293,11 @@ pub fn kernel_steps(plan: &Plan) -> Vec<(KernelId, &Step)> {
                 Step::If { then_steps, else_steps, .. } => {
                     go(then_steps, next, out);
                     go(else_steps, next, out);
+                }
+                Step::Loop(l) => {
+                    for steps in l.step_lists() {
+                        go(steps, next, out);
+                    }
                 }
                 Step::Scalar { .. } | Step::Assert { .. } => {}
             }
@@ -301,6 +419,23 @@ mod tests {
         }
         fn alias(&mut self, dst: ValueId, src: ValueId) -> Result<()> {
             self.aliases.push((dst, src));
+            Ok(())
+        }
+        fn shape(&mut self, _: ValueId) -> Result<Vec<usize>> {
+            Ok(Vec::new())
+        }
+        fn forget(&mut self, v: ValueId) -> Result<()> {
+            self.vals.remove(&v);
+            Ok(())
+        }
+        fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+            let got: Vec<Option<Scalar>> = src.iter().map(|s| self.vals.get(s).copied()).collect();
+            for (d, g) in dst.iter().zip(got) {
+                match g {
+                    Some(x) => self.vals.insert(*d, x),
+                    None => self.vals.remove(d),
+                };
+            }
             Ok(())
         }
     }

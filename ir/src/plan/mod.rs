@@ -13,7 +13,9 @@
 //!   more results ([`Lane`]s: several results of one pass are a multi-output kernel);
 //! - [`Step::RowBlock`]: kernels over the same rows run as one pass over blocks of rows;
 //! - [`Step::Assert`]: a shape check made at run time (`E-SHAPE` when it fails);
-//! - [`Step::If`]: the program's lazy `if` over arrays: two lists of steps, one runs.
+//! - [`Step::If`]: the program's lazy `if` over arrays: two lists of steps, one runs;
+//! - [`Step::Loop`]: a loop over arrays (`loop ... for` / `while`): a body of steps run
+//!   again and again over the loop's state ([`LoopStep`]).
 //!
 //! Every value a plan names — program inputs, size names, host scalars, kernel results — is
 //! a [`ValueId`] into [`Plan::values`]. A scalar is a 0-d value.
@@ -48,6 +50,7 @@ pub mod exec;
 #[cfg(any(test, feature = "testgen"))]
 pub mod fixtures;
 pub mod print;
+pub mod remap;
 
 pub use crate::interp::named_shape;
 pub use assert::assert_error;
@@ -222,6 +225,9 @@ pub enum Step {
         /// Written: the taken branch's result.
         dst: ValueId,
     },
+    /// A loop over arrays (`loop ... for` / `while`): its body, a list of steps optimised as
+    /// a program of its own, runs once per iteration over the state ([`LoopStep`]).
+    Loop(Box<LoopStep>),
     /// A run-time check (`map` over arrays whose shapes are not known to be equal, a
     /// `reshape` whose element counts are not, a `slice` not known to be in range): `cond`
     /// (no parameters, a `bool` result) must hold, else the run fails with `code` and
@@ -241,6 +247,69 @@ pub enum Step {
         /// Where in the program text the checked operation is.
         span: Option<Span>,
     },
+}
+
+/// A loop over arrays: `state = init; while more { body; state = next }; dst = state`.
+///
+/// The body's steps read the state values (and anything computed before the loop); what
+/// does not depend on the state was computed once, before the loop (`hoisted` names it).
+/// Each iteration the state takes the body's results (`next`): an executor may swap the
+/// two sets of buffers ([`exec::Executor::advance`]) so that no iteration after the first
+/// allocates. Every array of the state keeps its shape from one iteration to the next
+/// (else `E-SHAPE`, naming the part and both shapes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopStep {
+    /// The values the body reads as the state, one per part (a scalar is a 0-d value).
+    pub state: Vec<ValueId>,
+    /// The state's names in the program, one per part (for messages and `explain`).
+    pub names: Vec<String>,
+    /// The initial state, computed before the loop.
+    pub init: Vec<ValueId>,
+    /// How many times the body runs.
+    pub form: LoopKind,
+    /// The body.
+    pub body: Vec<Step>,
+    /// The next state, computed by the body, one per part.
+    pub next: Vec<ValueId>,
+    /// The loop's results (the final state), one per part.
+    pub dst: Vec<ValueId>,
+    /// The names of the body's computations that do not depend on the state, computed once
+    /// before the loop.
+    pub hoisted: Vec<String>,
+    /// Where the loop is in the program text.
+    pub span: Option<Span>,
+}
+
+/// How a [`LoopStep`] decides whether to run its body again.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopKind {
+    /// `for i < count`: `count` (an `i64` 0-d value, computed before the loop) iterations;
+    /// before each, `counter` is written with the iteration's number.
+    For {
+        /// The number of iterations (`<= 0`: none).
+        count: ValueId,
+        /// The iteration variable, 0 to `count - 1`.
+        counter: ValueId,
+    },
+    /// `while cond`: `steps` compute `cond` (a `bool` 0-d value) from the state before every
+    /// iteration; the loop ends when it is false.
+    While {
+        /// The condition's steps.
+        steps: Vec<Step>,
+        /// The condition.
+        cond: ValueId,
+    },
+}
+
+impl LoopStep {
+    /// The step lists of the loop in [`Plan::kernels`] order: the condition's (a `while`),
+    /// then the body's.
+    pub fn step_lists(&self) -> Vec<&[Step]> {
+        match &self.form {
+            LoopKind::While { steps, .. } => vec![steps.as_slice(), self.body.as_slice()],
+            LoopKind::For { .. } => vec![self.body.as_slice()],
+        }
+    }
 }
 
 /// An extent: a constant, or a host scalar (an `i64` value) known before the kernel runs.
@@ -844,6 +913,7 @@ impl Plan {
                     kernels.iter().any(|k| folds(k, plan))
                 }
                 Step::If { then_steps, else_steps, .. } => walk(then_steps, plan) || walk(else_steps, plan),
+                Step::Loop(l) => l.step_lists().into_iter().any(|steps| walk(steps, plan)),
                 _ => false,
             })
         }
@@ -893,6 +963,29 @@ impl Step {
                 }
                 out
             }
+            Step::Loop(l) => {
+                // what the loop reads from outside it: its initial state, its count, and
+                // what its condition and body read that neither they nor the state are
+                let mut inside: Vec<ValueId> = l.state.clone();
+                if let LoopKind::For { counter, .. } = &l.form {
+                    inside.push(*counter);
+                }
+                for steps in l.step_lists() {
+                    inside.extend(steps.iter().flat_map(Step::writes));
+                }
+                let mut out = l.init.clone();
+                if let LoopKind::For { count, .. } = &l.form {
+                    out.push(*count);
+                }
+                for steps in l.step_lists() {
+                    for r in steps.iter().flat_map(Step::reads).chain(l.next.iter().copied()) {
+                        if !inside.contains(&r) && !out.contains(&r) {
+                            out.push(r);
+                        }
+                    }
+                }
+                out
+            }
             Step::Scalar { body, .. } | Step::Assert { cond: body, .. } => {
                 let mut out = Vec::new();
                 body.body.visit(&mut |i| match i {
@@ -934,6 +1027,7 @@ impl Step {
                 kernels.iter().flat_map(Kernel::writes).collect()
             }
             Step::Scalar { dst, .. } | Step::If { dst, .. } => vec![*dst],
+            Step::Loop(l) => l.dst.clone(),
             Step::Assert { .. } => Vec::new(),
         }
     }

@@ -116,6 +116,26 @@ fn write_steps(
                 write_steps(f, else_steps, names, counts, &deeper)?;
                 writeln!(f, "{ind}}} -> {}", name(names, *else_value))?;
             }
+            Step::Loop(l) => {
+                let list = |vs: &[ValueId]| vs.iter().map(|v| name(names, *v)).collect::<Vec<_>>().join(", ");
+                write!(f, "{ind}({}) = loop ({}) = ({})", list(&l.dst), list(&l.state), list(&l.init))?;
+                let deeper = format!("{ind}    ");
+                match &l.form {
+                    super::LoopKind::For { count, counter } => {
+                        writeln!(f, " for {} < {} {{", name(names, *counter), name(names, *count))?;
+                    }
+                    super::LoopKind::While { steps, cond } => {
+                        writeln!(f, " while {{")?;
+                        write_steps(f, steps, names, counts, &deeper)?;
+                        writeln!(f, "{ind}}} -> {} do {{", name(names, *cond))?;
+                    }
+                }
+                if !l.hoisted.is_empty() {
+                    writeln!(f, "{deeper}-- computed once, before the loop: {}", l.hoisted.join(", "))?;
+                }
+                write_steps(f, &l.body, names, counts, &deeper)?;
+                writeln!(f, "{ind}}} -> ({})", list(&l.next))?;
+            }
         }
     }
     Ok(())
@@ -307,6 +327,9 @@ fn write_const(f: &mut Formatter<'_>, s: Scalar) -> fmt::Result {
     match s {
         Scalar::I32(v) => write!(f, "{v}i32"),
         Scalar::F32(v) => write!(f, "{v:?}f32"),
+        Scalar::I8(_) | Scalar::I16(_) | Scalar::U8(_) | Scalar::U16(_) | Scalar::U32(_) | Scalar::U64(_) => {
+            write!(f, "{s}{}", s.elem_type())
+        }
         other => write!(f, "{other}"),
     }
 }

@@ -373,11 +373,5 @@ fn drop_unread_lanes(steps: &mut [Step], live: &HashSet<ValueId>) {
 
 /// The zero of `elem` (`false` for `bool`).
 fn zero_of(elem: ElemType) -> Scalar {
-    match elem {
-        ElemType::Bool => Scalar::Bool(false),
-        ElemType::I32 => Scalar::I32(0),
-        ElemType::I64 => Scalar::I64(0),
-        ElemType::F32 => Scalar::F32(0.0),
-        ElemType::F64 => Scalar::F64(0.0),
-    }
+    Scalar::from_i128_wrapping(elem, 0)
 }

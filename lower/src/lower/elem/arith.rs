@@ -113,6 +113,7 @@ pub(super) fn builtin(node: &ArrayLang) -> Option<ScalarFn> {
         L::ToI64(_) => ScalarFn::Convert(ElemType::I64),
         L::ToF32(_) => ScalarFn::Convert(ElemType::F32),
         L::ToF64(_) => ScalarFn::Convert(ElemType::F64),
-        _ => return None,
+        // the builtins of version 2 (`u8`, `popcount`, `log2`, ...), by name
+        n => return n.scalar_builtin().and_then(ScalarFn::from_name),
     })
 }

@@ -87,10 +87,7 @@ impl FuncBuilder {
 
     /// `b`, or 1 where it is 0 (a divisor that cannot fail), of integer type `t`.
     pub(in crate::lower) fn nonzero(&mut self, t: ElemType, b: Reg) -> Reg {
-        let (zero, one) = match t {
-            ElemType::I32 => (Scalar::I32(0), Scalar::I32(1)),
-            _ => (Scalar::I64(0), Scalar::I64(1)),
-        };
+        let (zero, one) = (Scalar::from_i128_wrapping(t, 0), Scalar::from_i128_wrapping(t, 1));
         let (zero, one) = (self.konst(zero), self.konst(one));
         let is_zero = self.emit(ElemType::Bool, |dst| Inst::Binary { dst, op: BinOp::Eq, a: b, b: zero });
         self.emit(t, |dst| Inst::If {
