@@ -248,3 +248,117 @@ pub fn type_of_code(code: i64) -> eqfuse_ir::types::ElemType {
     use eqfuse_ir::types::ElemType;
     ElemType::INTS.into_iter().find(|t| type_code(*t) == code).unwrap_or(ElemType::I64)
 }
+
+/// The CUDA vector type of `w` elements of `t` (not `bool`).
+pub(crate) fn vec_type(t: eqfuse_ir::types::ElemType, w: usize) -> String {
+    let base = match t {
+        eqfuse_ir::types::ElemType::F32 => "float",
+        eqfuse_ir::types::ElemType::F64 => "double",
+        eqfuse_ir::types::ElemType::I32 => "int",
+        eqfuse_ir::types::ElemType::I64 | eqfuse_ir::types::ElemType::Bool => "longlong",
+        eqfuse_ir::types::ElemType::I8 => "char",
+        eqfuse_ir::types::ElemType::I16 => "short",
+        eqfuse_ir::types::ElemType::U8 => "uchar",
+        eqfuse_ir::types::ElemType::U16 => "ushort",
+        eqfuse_ir::types::ElemType::U32 => "uint",
+        eqfuse_ir::types::ElemType::U64 => "ulonglong",
+    };
+    format!("{base}{w}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scalar::{convert, literal};
+    use crate::Dialect;
+    use eqfuse_ir::types::ElemType;
+    use eqfuse_ir::value::Scalar;
+
+    /// Every helper the scalar emitter names for an integer type is defined, once.
+    #[test]
+    fn every_integer_helper_is_defined() {
+        // a definition: the name before the body's brace, on a line of the prelude
+        let defs = |text: &str, name: &str| {
+            let head = format!(" {name}(");
+            text.lines()
+                .filter(|l| {
+                    l.starts_with("static __device__")
+                        && l.split('{').next().is_some_and(|h| h.contains(&head))
+                })
+                .count()
+        };
+        let defined = |name: &str| defs(SCALAR_INTS, name);
+        for t in ElemType::INTS {
+            for op in [
+                "shl", "shr", "popcount", "clz", "add", "sub", "mul", "neg", "div", "rem", "abs", "min",
+                "max",
+            ] {
+                let name = format!("eq_{op}_{t}");
+                let n = defined(&name) + defs(crate::prelude::SCALAR_HELPERS, &name);
+                assert_eq!(n, 1, "{name}");
+            }
+            for f in ["f32", "f64"] {
+                for name in [format!("eq_{f}_to_{t}"), format!("eq_{t}_to_{f}")] {
+                    let n = defined(&name) + defs(crate::prelude::SCALAR_HELPERS, &name);
+                    assert_eq!(n, 1, "{name}");
+                }
+            }
+        }
+    }
+
+    /// Shifts mask their amount with no branch, in the type's working unsigned type;
+    /// `clz` is defined at 0; 8- and 16-bit arithmetic cannot overflow `int`.
+    #[test]
+    fn integer_helpers_as_written() {
+        for line in [
+            "eq_shl_u8(uint8_t a, uint8_t b) { return (uint8_t)((unsigned int)a << (b & 7)); }",
+            "eq_shr_i16(int16_t a, int16_t b) { return (int16_t)(a >> (b & 15)); }",
+            "eq_shl_i64(long long a, long long b) { return (long long)((unsigned long long)a << (b & 63)); }",
+            "eq_shr_u64(uint64_t a, uint64_t b) { return (uint64_t)(a >> (b & 63)); }",
+            "eq_mul_u16(uint16_t a, uint16_t b) { return (uint16_t)((unsigned int)a * (unsigned int)b); }",
+            "eq_clz_u8(uint8_t a) { return eq_clz64((unsigned long long)(uint8_t)a) - 56; }",
+            "eq_div_i8(int8_t a, int8_t b) { return b == -1 ? eq_neg_i8(a) : (int8_t)(a / b); }",
+            "eq_div_u32(uint32_t a, uint32_t b) { return (uint32_t)(a / b); }",
+        ] {
+            assert!(SCALAR_INTS.contains(line), "{line}");
+        }
+        assert!(BIT_COUNTS.contains("__builtin_clzll(x | 1ull) + (x == 0)"));
+        assert!(BIT_COUNTS.contains("__popcll(x)") && BIT_COUNTS.contains("__clzll((long long)x)"));
+    }
+
+    /// Conversions: integers keep their low bits through the target's unsigned type,
+    /// floats saturate through the helpers, bools are 0 or 1.
+    #[test]
+    fn conversions_as_written() {
+        use ElemType::*;
+        assert_eq!(convert("x", I64, U8), "((uint8_t)(uint8_t)(x))");
+        assert_eq!(convert("x", U64, I16), "((int16_t)(uint16_t)(x))");
+        assert_eq!(convert("x", I8, U64), "((uint64_t)(unsigned long long)(x))");
+        assert_eq!(convert("x", F64, U32), "eq_f64_to_u32(x)");
+        assert_eq!(convert("x", U64, F32), "eq_u64_to_f32(x)");
+        assert_eq!(convert("x", Bool, U16), "(x ? (uint16_t)1 : (uint16_t)0)");
+        assert_eq!(convert("x", I32, I64), "((long long)x)");
+        assert!(SCALAR_INTS.contains("const bool hi = x >= 256.0f;"));
+        assert!(
+            SCALAR_INTS.contains("return nan ? (uint8_t)0 : (lo ? (uint8_t)0 : (hi ? (uint8_t)255 : v));")
+        );
+    }
+
+    /// Literals of the new types are typed and exact.
+    #[test]
+    fn literals_as_written() {
+        assert_eq!(literal(Scalar::U64(u64::MAX), Dialect::C), "18446744073709551615ULL");
+        assert_eq!(literal(Scalar::I8(-128), Dialect::Cuda), "((int8_t)(-128))");
+        assert_eq!(literal(Scalar::U32(7), Dialect::C), "7u");
+        assert_eq!(literal(Scalar::U8(255), Dialect::C), "((uint8_t)255u)");
+    }
+
+    #[test]
+    fn type_codes_read_back() {
+        for t in ElemType::INTS {
+            assert_eq!(type_of_code(type_code(t)), t);
+        }
+        assert_eq!(type_code(ElemType::I32), 32);
+        assert_eq!(type_code(ElemType::I64), 64);
+    }
+}

@@ -156,7 +156,9 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
                 enc.globals.insert(name, id);
                 lets.push((id, name.clone()));
             }
-            Item::LetTuple { span, .. } => return Err(unsupported("a tuple pattern `let (a, b) = ...`", *span)),
+            Item::LetTuple { span, .. } => {
+                return Err(unsupported("a tuple pattern `let (a, b) = ...`", *span))
+            }
             Item::Output { name, value, .. } => {
                 let id = match value {
                     Some(v) => enc.expr(v, &top, 0)?,
@@ -332,7 +334,9 @@ impl<'p> Enc<'p> {
                 let ch = es.iter().map(|x| self.expr(x, env, d)).collect::<Result<Vec<_>>>()?;
                 self.add(ArrayLang::Shape(ch.into_boxed_slice()))
             }
-            ExprKind::LetTuple { .. } => return Err(unsupported("a tuple pattern `let (a, b) = ...`", e.span)),
+            ExprKind::LetTuple { .. } => {
+                return Err(unsupported("a tuple pattern `let (a, b) = ...`", e.span))
+            }
             ExprKind::Loop { .. } => return Err(unsupported("a `loop`", e.span)),
         })
     }

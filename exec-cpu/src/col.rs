@@ -391,6 +391,15 @@ impl Col {
         each!(self, Col, v => v.clear())
     }
 
+    /// Room for `n` elements in memory it already has: none written (`unwritten`, as
+    /// [`Col::unwritten`]), else `n` default elements (as [`Col::zeros`]).
+    pub(crate) fn reuse(&mut self, n: usize, unwritten: bool) {
+        self.clear();
+        if !unwritten {
+            each!(self, Col, v => v.resize(n, Default::default()))
+        }
+    }
+
     /// Appends all of `other` (of the same type; `false` otherwise).
     pub(crate) fn extend_from(&mut self, other: &Col) -> bool {
         fn go<T: Elem>(v: &mut Vec<T>, other: &Col) -> bool {
@@ -478,6 +487,19 @@ impl<'a> Data<'a> {
     /// An owned copy, as a column.
     pub(crate) fn to_col(&self) -> Col {
         each!(self, Data, v => Elem::wrap(v.to_vec()))
+    }
+
+    /// Whether it owns its elements (a kernel's result; not an input's, borrowed).
+    pub(crate) fn is_owned(&self) -> bool {
+        each!(self, Data, v => matches!(v, Cow::Owned(_)))
+    }
+
+    /// The column it owns, without a copy; `None` for elements it borrows (an input's).
+    pub(crate) fn into_col(self) -> Option<Col> {
+        each!(self, Data, v => match v {
+            Cow::Owned(v) => Some(Elem::wrap(v)),
+            Cow::Borrowed(_) => None,
+        })
     }
 }
 

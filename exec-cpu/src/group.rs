@@ -127,8 +127,13 @@ pub(crate) fn flatten(
     if vars.is_empty() {
         return None;
     }
-    let mut fl =
-        Flat { types, slot: vec![None; types.len()], sizes: [0; crate::lanes::TYPES], consts: Vec::new(), ops: Vec::new() };
+    let mut fl = Flat {
+        types,
+        slot: vec![None; types.len()],
+        sizes: [0; crate::lanes::TYPES],
+        consts: Vec::new(),
+        ops: Vec::new(),
+    };
     let mut loads = Vec::with_capacity(free.len());
     for &r in free {
         loads.push((r, fl.slot(r)?));

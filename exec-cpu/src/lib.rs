@@ -509,6 +509,14 @@ pub fn input_copies() -> usize {
     store::INPUT_COPIES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// How many result buffers native kernels have allocated in this process: a loop over
+/// arrays reuses its state's buffers after its first iteration (double buffering), so the
+/// count does not grow with the number of iterations. For tests and benchmarks.
+#[doc(hidden)]
+pub fn result_allocations() -> usize {
+    store::RESULT_ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// See [`NativeCounts`].
 #[doc(hidden)]
 pub fn native_counts() -> NativeCounts {

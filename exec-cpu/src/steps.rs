@@ -100,8 +100,8 @@ impl Executor for Cpu<'_, '_> {
         Ok(())
     }
 
-    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
-        self.store.rebind(dst, src)
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId], spares: bool) -> Result<()> {
+        self.store.rebind(dst, src, spares)
     }
 }
 

@@ -27,7 +27,14 @@ pub(crate) struct Buf<'a> {
 pub(crate) struct Store<'a> {
     plan: &'a Plan,
     vals: Vec<Option<Arc<Buf<'a>>>>,
+    /// A loop's double buffers: the buffer a state part held before the last iteration,
+    /// kept for the kernel that writes the same part next (by the value it writes).
+    spare: std::sync::Mutex<std::collections::HashMap<ValueId, Col>>,
 }
+
+/// How many result buffers kernels have allocated in this process (a loop's state parts
+/// after its first iteration reuse theirs instead): for tests and benchmarks.
+pub(crate) static RESULT_ALLOCATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The store as the compiler's [`Env`].
 pub(crate) struct StoreRef<'s, 'a>(pub &'s Store<'a>);
@@ -119,7 +126,7 @@ impl<'a> Store<'a> {
             };
             vals.push(v);
         }
-        Ok(Store { plan, vals })
+        Ok(Store { plan, vals, spare: Default::default() })
     }
 
     /// Value `v`'s name, for messages.
@@ -167,14 +174,41 @@ impl<'a> Store<'a> {
     }
 
     /// Every `dst[k]` becomes the value `src[k]` is, all at once (see
-    /// `Executor::rebind`).
-    pub(crate) fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
-        let got: Vec<Arc<Buf<'a>>> = src.iter().map(|s| self.get_arc(*s).map(Arc::clone)).collect::<Result<_>>()?;
-        for (d, b) in dst.iter().zip(got) {
-            self.forget(*d);
+    /// `Executor::rebind`). With `spares` (a loop's state taking an iteration's results),
+    /// the buffer `dst[k]` held is kept for the kernel that writes `src[k]` next time where
+    /// nothing else holds it, else a buffer of its size is made now: no later iteration
+    /// allocates.
+    pub(crate) fn rebind(&mut self, dst: &[ValueId], src: &[ValueId], spares: bool) -> Result<()> {
+        let got: Vec<Arc<Buf<'a>>> =
+            src.iter().map(|s| self.get_arc(*s).map(Arc::clone)).collect::<Result<_>>()?;
+        for ((d, s), b) in dst.iter().zip(src).zip(got) {
+            let old = self.vals.get_mut(*d).and_then(Option::take);
+            let (ty, len, owned) = (b.data.ty(), b.data.len(), b.data.is_owned());
             self.put(*d, b)?;
+            if !spares || d == s || !owned || dst.contains(s) {
+                continue;
+            }
+            let kept = old.and_then(|o| Arc::try_unwrap(o).ok()).and_then(|buf| buf.data.into_col());
+            let col = match kept {
+                Some(c) if c.ty() == ty && c.capacity() >= len => c,
+                _ => {
+                    RESULT_ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    Col::unwritten(ty, len)
+                }
+            };
+            self.spare.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(*s, col);
         }
         Ok(())
+    }
+
+    /// The buffer kept for the kernel that writes `v` ([`Store::rebind`]), when it is of
+    /// type `ty` with room for `len` elements.
+    pub(crate) fn take_spare(&self, v: ValueId, ty: ElemType, len: usize) -> Option<Col> {
+        let mut spare = self.spare.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match spare.get(&v) {
+            Some(c) if c.ty() == ty && c.capacity() >= len => spare.remove(&v),
+            _ => None,
+        }
     }
 
     pub(crate) fn put(&mut self, v: ValueId, buf: Arc<Buf<'a>>) -> Result<()> {

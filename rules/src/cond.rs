@@ -44,7 +44,7 @@ fn float(l: Literal) -> Option<f64> {
 /// The constant 1 (any numeric type).
 pub fn is_one(eg: &EG, id: Id) -> bool {
     match lit(eg, id) {
-        Some(Literal::I32(1) | Literal::I64(1)) => true,
+        Some(l) if l.elem_type().is_int() => l.to_scalar().as_i128() == Some(1),
         Some(l) => float(l) == Some(1.0),
         None => false,
     }
@@ -57,7 +57,7 @@ pub fn is_float_two(eg: &EG, id: Id) -> bool {
 
 /// The integer constant 0.
 pub fn is_int_zero(eg: &EG, id: Id) -> bool {
-    matches!(lit(eg, id), Some(Literal::I32(0) | Literal::I64(0)))
+    lit(eg, id).is_some_and(|l| l.elem_type().is_int() && l.to_scalar().as_i128() == Some(0))
 }
 
 /// A count constant `<= 0` (an `iterate` that runs no trip; counts are `i64`).
@@ -83,8 +83,7 @@ pub fn is_pos_zero(eg: &EG, id: Id) -> bool {
 /// `+inf`, or the largest value of an integer type.
 pub fn is_top(eg: &EG, id: Id) -> bool {
     match lit(eg, id) {
-        Some(Literal::I32(v)) => v == i32::MAX,
-        Some(Literal::I64(v)) => v == i64::MAX,
+        Some(l) if l.elem_type().is_int() => int_bound(l, |(_, hi)| hi),
         Some(l) => float(l) == Some(f64::INFINITY),
         None => false,
     }
@@ -93,8 +92,7 @@ pub fn is_top(eg: &EG, id: Id) -> bool {
 /// `-inf`, or the smallest value of an integer type.
 pub fn is_bottom(eg: &EG, id: Id) -> bool {
     match lit(eg, id) {
-        Some(Literal::I32(v)) => v == i32::MIN,
-        Some(Literal::I64(v)) => v == i64::MIN,
+        Some(l) if l.elem_type().is_int() => int_bound(l, |(lo, _)| lo),
         Some(l) => float(l) == Some(f64::NEG_INFINITY),
         None => false,
     }
@@ -112,7 +110,12 @@ pub fn is_false(eg: &EG, id: Id) -> bool {
 
 /// An integer-typed class.
 pub fn is_int(eg: &EG, id: Id) -> bool {
-    matches!(eg[id].data.kind.elem(), Some(ElemType::I32 | ElemType::I64))
+    eg[id].data.kind.elem().is_some_and(ElemType::is_int)
+}
+
+/// Whether integer literal `l` is the bound of its type that `which` picks of the range.
+fn int_bound(l: Literal, which: fn((i128, i128)) -> i128) -> bool {
+    l.elem_type().int_range().is_some_and(|r| l.to_scalar().as_i128() == Some(which(r)))
 }
 
 /// A float-typed class.

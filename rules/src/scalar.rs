@@ -123,7 +123,10 @@ pub fn table() -> Vec<Rule> {
                 r#"T x == x when x already has type T"#,
                 node_rule(
                     "scalar-convert-same",
-                    Select::when(kinds![ToI32, ToI64, ToF32, ToF64], same_type_conversion),
+                    Select::when(
+                        kinds![ToI8, ToI16, ToI32, ToI64, ToU8, ToU16, ToU32, ToU64, ToF32, ToF64],
+                        same_type_conversion,
+                    ),
                     Arc::new(|_, _, n| n.children().first().copied()),
                 ),
             ),
@@ -149,6 +152,12 @@ fn same_type_conversion(eg: &EG, n: &ArrayLang) -> bool {
         ArrayLang::ToI64([a]) => (a, T::I64),
         ArrayLang::ToF32([a]) => (a, T::F32),
         ArrayLang::ToF64([a]) => (a, T::F64),
+        ArrayLang::ToI8([a]) => (a, T::I8),
+        ArrayLang::ToI16([a]) => (a, T::I16),
+        ArrayLang::ToU8([a]) => (a, T::U8),
+        ArrayLang::ToU16([a]) => (a, T::U16),
+        ArrayLang::ToU32([a]) => (a, T::U32),
+        ArrayLang::ToU64([a]) => (a, T::U64),
         _ => return false,
     };
     eg[a].data.kind == eqfuse_egraph::Kind::Scalar(t)

@@ -253,7 +253,9 @@ pub fn rewrite(e: &Expr, scope: &mut Scope<'_>, out: &mut Vec<Hoisted>) -> Resul
                         let i64t = Some(Type::Scalar(ElemType::I64));
                         match shape.get(k) {
                             Some(Dim::Size(s)) => return Ok(var(s, e, i64t)),
-                            Some(Dim::Known(v)) => return Ok(node(ExprKind::Lit(Lit::Int(i128::from(*v))), e, i64t)),
+                            Some(Dim::Known(v)) => {
+                                return Ok(node(ExprKind::Lit(Lit::Int(i128::from(*v))), e, i64t))
+                            }
                             _ => {}
                         }
                     }

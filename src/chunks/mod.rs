@@ -249,8 +249,14 @@ pub fn split(checked: &Checked, axis: &str) -> Result<ChunkPlan> {
         let (name, value, output) = match item {
             Item::Input { .. } => continue,
             Item::Let { name, value, .. } => (name, value, false),
-            Item::LetTuple { span, .. } => {
-                return Err(Error::ty(*span, "a tuple pattern `let (a, b) = ...` cannot be run in blocks yet"))
+            Item::LetTuple { names, span, .. } => {
+                let mut e = Error::input(format!(
+                    "`({})` cannot be computed in blocks of `{axis}`: a tuple pattern is not split yet; \
+                     give the chunked inputs as one chunk",
+                    names.join(", ")
+                ));
+                e.span = Some(*span).filter(|s| *s != Span::default());
+                return Err(e);
             }
             Item::Output { name, value: Some(value), .. } => (name, value, true),
             Item::Output { name, value: None, .. } => {

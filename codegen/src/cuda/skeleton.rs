@@ -2,6 +2,7 @@
 //! See the table in [`super`] for which skeleton each kernel gets.
 
 use super::{GenOptions, Scratch, Skeleton};
+use crate::prelude_ints::vec_type;
 use crate::scalar::{emit, FnCtx, InSpace};
 use crate::{cty, known_op, Dialect, KnownOp, Layout};
 use eqfuse_ir::plan::{Func, Kernel, LaneOp, PermuteDest, Plan, ValueId};
@@ -54,23 +55,6 @@ struct Tile {
     /// in), or `eq_elem` itself when no array is tiled (only outputs are stored a vector at
     /// a time).
     func: &'static str,
-}
-
-/// The CUDA vector type of `w` elements of `t` (not `bool`).
-fn vec_type(t: ElemType, w: usize) -> String {
-    let base = match t {
-        ElemType::F32 => "float",
-        ElemType::F64 => "double",
-        ElemType::I32 => "int",
-        ElemType::I64 | ElemType::Bool => "longlong",
-        ElemType::I8 => "char",
-        ElemType::I16 => "short",
-        ElemType::U8 => "uchar",
-        ElemType::U16 => "ushort",
-        ElemType::U32 => "uint",
-        ElemType::U64 => "ulonglong",
-    };
-    format!("{base}{w}")
 }
 
 /// Elements per thread in a single-pass tile (scan, filter): `EQ_ITEMS` in the source.

@@ -348,7 +348,22 @@ fn alloc_results(
         // a result a row block keeps per block has no array of its own (`rowblock.rs`)
         let len = if kept.get(n).copied().unwrap_or(false) { 0 } else { sh.iter().product() };
         check_alloc(k.kind.as_str(), t, len, max_bytes)?;
-        cols.push(if unwritten && red.is_none() { Col::unwritten(t, len) } else { Col::zeros(t, len) });
+        let fresh = unwritten && red.is_none();
+        // a loop's state part: the buffer it held two iterations ago (`Store::rebind`)
+        cols.push(match store.take_spare(lane.dst, t, len) {
+            Some(mut c) => {
+                c.reuse(len, fresh);
+                c
+            }
+            None => {
+                crate::store::RESULT_ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if fresh {
+                    Col::unwritten(t, len)
+                } else {
+                    Col::zeros(t, len)
+                }
+            }
+        });
         shapes.push(sh);
     }
     Ok((cols, shapes))

@@ -347,6 +347,10 @@ fn integer_types_on_the_emulator() {
              output g = permute max (fill [8] (a[0])) (\\i -> idx[i]) b\n"
         );
         problems.extend(agrees(&emu, &opts, &format!("ints_{t}"), &src, None, false));
+        // one element divides by zero: the error names its type and dividend
+        let src =
+            format!("input a : {t}[n]\noutput q = generate [n] (\\i -> a[i] / (if i == 5 then 0 else 1))\n");
+        problems.extend(agrees(&emu, &opts, &format!("ints_{t}_div_zero"), &src, None, true));
     }
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }

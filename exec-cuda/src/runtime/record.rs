@@ -111,8 +111,10 @@ impl<G: Gpu> Run<'_, G> {
             }
             3 | 4 => {
                 let (word, sym) = if code == 3 { ("division", "/") } else { ("remainder", "%") };
-                let ty = if what == 32 { "i32" } else { "i64" };
+                let ty = eqfuse_codegen::prelude_ints::type_of_code(what);
                 let x = ix.first().copied().unwrap_or(0);
+                // the dividend, recorded as a `long long`, read back at its type
+                let x = eqfuse_ir::value::Scalar::from_i128_wrapping(ty, i128::from(x));
                 Error::div_zero(Span::default(), at(format!("integer {word} by zero: `{x} {sym} 0` on {ty}")))
             }
             5 => {

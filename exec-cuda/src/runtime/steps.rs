@@ -54,7 +54,7 @@ impl<G: Gpu> Executor for Run<'_, G> {
         Ok(())
     }
 
-    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId], _: bool) -> Result<()> {
         let got: Vec<_> = src.iter().map(|s| self.val(*s).cloned()).collect::<Result<_>>()?;
         for (d, v) in dst.iter().zip(got) {
             self.forget_value(*d);

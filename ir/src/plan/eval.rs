@@ -103,7 +103,7 @@ impl Executor for Interp<'_> {
         Ok(())
     }
 
-    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId], _: bool) -> Result<()> {
         let got: Vec<Arr> = src.iter().map(|s| self.store.get(*s).cloned()).collect::<Result<_>>()?;
         for (d, a) in dst.iter().zip(got) {
             self.forget(*d)?;

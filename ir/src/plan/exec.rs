@@ -109,9 +109,10 @@ pub trait Executor {
     /// Makes every `dst[k]` the value `src[k]` is, all at once (a `src` may be a `dst`: a
     /// loop's state that the body leaves as it is), whatever `dst[k]` was: a loop's state
     /// takes its initial values, then each iteration's results, and the loop's results its
-    /// final state. An executor that owns its buffers may keep a state's old buffer for
-    /// the kernel that writes the same part next time (double buffering).
-    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()>;
+    /// final state. With `spares` (the state taking an iteration's results), an executor
+    /// that owns its buffers may keep a state's old buffer for the kernel that writes the
+    /// same part next time (double buffering: no iteration after the first allocates).
+    fn rebind(&mut self, dst: &[ValueId], src: &[ValueId], spares: bool) -> Result<()>;
 }
 
 /// Runs `plan`'s steps on `exec`, in order: host steps here, kernels and blocks through the
@@ -183,7 +184,7 @@ fn run_loop<E: Executor + ?Sized>(l: &LoopStep, first: KernelId, exec: &mut E) -
     for steps in l.step_lists() {
         deep_writes(steps, &mut again);
     }
-    exec.rebind(&l.state, &l.init)?;
+    exec.rebind(&l.state, &l.init, false)?;
     let shapes: Vec<Vec<usize>> = l.state.iter().map(|s| exec.shape(*s)).collect::<Result<_>>()?;
     let count = match &l.form {
         LoopKind::For { count, .. } => match exec.load(*count)? {
@@ -233,10 +234,10 @@ fn run_loop<E: Executor + ?Sized>(l: &LoopStep, first: KernelId, exec: &mut E) -
                 return Err(crate::error::Error { span: l.span, ..e });
             }
         }
-        exec.rebind(&l.state, &l.next)?;
+        exec.rebind(&l.state, &l.next, true)?;
         i += 1;
     }
-    exec.rebind(&l.dst, &l.state)
+    exec.rebind(&l.dst, &l.state, false)
 }
 
 /// Every value `steps` write, those of nested steps included (a nested loop's state,
@@ -428,7 +429,7 @@ mod tests {
             self.vals.remove(&v);
             Ok(())
         }
-        fn rebind(&mut self, dst: &[ValueId], src: &[ValueId]) -> Result<()> {
+        fn rebind(&mut self, dst: &[ValueId], src: &[ValueId], _: bool) -> Result<()> {
             let got: Vec<Option<Scalar>> = src.iter().map(|s| self.vals.get(s).copied()).collect();
             for (d, g) in dst.iter().zip(got) {
                 match g {

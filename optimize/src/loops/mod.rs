@@ -41,6 +41,8 @@ pub(crate) fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Opti
     let mut pieces: Vec<Piece> = Vec::new();
     for (n, seg) in segments.iter().enumerate() {
         pieces.push(match seg {
+            // the program's inputs are values of the plan already
+            Segment::Items(items) if items.iter().all(|it| matches!(it, Item::Input { .. })) => continue,
             Segment::Items(items) => Piece::Items(cx.optimize_items(items, &segments[n + 1..], opts)?),
             Segment::Loop(l) => Piece::Loop(Box::new(cx.optimize_loop(n, l, &segments[n + 1..], opts)?)),
         });
@@ -101,6 +103,8 @@ struct LoopPieces {
     body: Optimized,
     /// The loop.
     item: LoopMeta,
+    /// Its number among the program's pieces (in its pieces' output names).
+    number: usize,
 }
 
 /// What a loop step needs besides its plans.
@@ -110,6 +114,11 @@ struct LoopMeta {
     state_types: Vec<(ElemType, usize)>,
     var: Option<String>,
     hoisted: Vec<String>,
+    /// Parts of the initial state that are a name's value, taken as they are.
+    init_vars: Vec<Option<String>>,
+    /// Parts of the next state that are a name's value (a state part, a hoisted or outer
+    /// value), taken as they are.
+    next_vars: Vec<Option<String>>,
     span: eqfuse_ir::error::Span,
 }
 
@@ -160,7 +169,8 @@ impl Context {
     fn optimize_items(&mut self, items: &[Item], later: &[Segment], opts: &OptimizeOptions) -> Result<Optimized> {
         let needed = names_read(later);
         let mut outputs: Vec<Item> = Vec::new();
-        for it in items {
+        // an input is a value of the whole plan already: no piece outputs it
+        for it in items.iter().filter(|it| !matches!(it, Item::Input { .. })) {
             for name in it.names() {
                 let is_output = matches!(it, Item::Output { .. });
                 if !is_output && needed.contains(name) && !self.funcs.contains_key(name) {
@@ -192,8 +202,12 @@ impl Context {
         // before the loop: what it hoists, its initial state, its count
         let mut pre: Vec<Item> = hoisted_fns.iter().chain(&hoisted_vals).cloned().collect();
         pre.extend(hoisted.iter().map(|h| Item::Output { name: h.clone(), value: None, span }));
+        // a part of the state that starts as a value the program has is that value (no copy)
+        let init_vars: Vec<Option<String>> = l.init.iter().map(|e| plain_name(e, &hoisted)).collect();
         for (k, e) in l.init.iter().enumerate() {
-            pre.push(out(format!("loop'{n}'init{k}"), e.clone()));
+            if init_vars[k].is_none() {
+                pre.push(out(format!("loop'{n}'init{k}"), e.clone()));
+            }
         }
         if let LoopForm::For { count, .. } = &l.form {
             pre.push(out(format!("loop'{n}'count"), (**count).clone()));
@@ -226,8 +240,14 @@ impl Context {
         };
         let mut body: Vec<Item> = hoisted_fns.clone();
         body.extend(l.body.iter().cloned());
+        // a next state that is a state part, a hoisted value or a value from before the loop
+        // is that value (no copy per iteration); one the body binds is its output
+        let local: Vec<String> = l.body.iter().flat_map(|it| it.names()).map(str::to_string).collect();
+        let next_vars: Vec<Option<String>> = l.next.iter().map(|e| plain_name(e, &local)).collect();
         for (k, e) in l.next.iter().enumerate() {
-            body.push(out(format!("loop'{n}'next{k}"), e.clone()));
+            if next_vars[k].is_none() {
+                body.push(out(format!("loop'{n}'next{k}"), e.clone()));
+            }
         }
         let body = self.run(body, &bound, opts)?;
         for r in &l.results {
@@ -243,8 +263,17 @@ impl Context {
                 _ => Err(unsupported_error("a loop whose state is not scalars and arrays")),
             })
             .collect::<Result<_>>()?;
-        let item = LoopMeta { results: l.results.clone(), state: l.state.clone(), state_types, var, hoisted, span };
-        Ok(LoopPieces { pre, cond, body, item })
+        let item = LoopMeta {
+            results: l.results.clone(),
+            state: l.state.clone(),
+            state_types,
+            var,
+            hoisted,
+            init_vars,
+            next_vars,
+            span,
+        };
+        Ok(LoopPieces { pre, cond, body, item, number: n })
     }
 
     /// `items` as a program: its inputs the names it reads that the program knows (and
@@ -449,8 +478,16 @@ fn assemble(checked: &Checked, pieces: &[Piece], cx: &Context, unfused: bool) ->
                 let get = |name: &str| {
                     outs.get(name).copied().ok_or_else(|| eqfuse_ir::error::internal(format!("a loop piece without `{name}`")))
                 };
-                let n = loop_number(&outs);
-                let init: Vec<usize> = (0..l.item.state.len()).map(|k| get(&format!("loop'{n}'init{k}"))).collect::<Result<_>>()?;
+                let n = l.number;
+                let env_get = |b: &Builder, name: &str| {
+                    b.env.get(name).copied().ok_or_else(|| eqfuse_ir::error::internal(format!("a loop reads `{name}`, which has no value")))
+                };
+                let init: Vec<usize> = (0..l.item.state.len())
+                    .map(|k| match &l.item.init_vars[k] {
+                        Some(v) => env_get(&b, v),
+                        None => get(&format!("loop'{n}'init{k}")),
+                    })
+                    .collect::<Result<_>>()?;
                 for h in &l.item.hoisted {
                     b.env.insert(h.clone(), get(h)?);
                 }
@@ -478,8 +515,12 @@ fn assemble(checked: &Checked, pieces: &[Piece], cx: &Context, unfused: bool) ->
                 let mut body = Vec::new();
                 let outs = b.embed(&plan_of(&l.body), Some(&mut body))?;
                 let next: Vec<usize> = (0..state.len())
-                    .map(|k| {
-                        outs.get(&format!("loop'{n}'next{k}")).copied().ok_or_else(|| eqfuse_ir::error::internal("a loop body without its next state"))
+                    .map(|k| match &l.item.next_vars[k] {
+                        Some(v) => env_get(&b, v),
+                        None => outs
+                            .get(&format!("loop'{n}'next{k}"))
+                            .copied()
+                            .ok_or_else(|| eqfuse_ir::error::internal("a loop body without its next state")),
                     })
                     .collect::<Result<_>>()?;
                 let dst: Vec<usize> = l
@@ -511,9 +552,10 @@ fn assemble(checked: &Checked, pieces: &[Piece], cx: &Context, unfused: bool) ->
     Ok(b.plan)
 }
 
-/// The number `n` of a loop's `loop'n'init0` output.
-fn loop_number(outs: &HashMap<String, usize>) -> usize {
-    outs.keys()
-        .find_map(|k| k.strip_prefix("loop'").and_then(|r| r.strip_suffix("'init0")).and_then(|n| n.parse().ok()))
-        .unwrap_or(0)
+/// The name `e` is, when it is a plain name not among `local` (names a piece binds itself).
+fn plain_name(e: &Expr, local: &[String]) -> Option<String> {
+    match &e.kind {
+        ExprKind::Var(v) if !local.contains(v) => Some(v.clone()),
+        _ => None,
+    }
 }
