@@ -178,7 +178,9 @@ fn every_error_conformance_case_fails_with_its_code_on_every_backend() {
             }
             let out = eqfuse(&args);
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let first = stderr.lines().next().unwrap_or("");
+            // the error is the first line after any notes (a program the optimiser does not
+            // compile yet says it runs on the reference interpreter)
+            let first = stderr.lines().find(|l| !l.starts_with("eqfuse: note: ")).unwrap_or("");
             if out.status.code() != Some(1) || !first.starts_with(&format!("error[{code}]: ")) {
                 failures.push(format!(
                     "{} on {backend}: status {:?}, stderr {}",
@@ -485,9 +487,9 @@ fn hostile_npy_files_are_input_errors_or_converted() {
             .input(Input::Bytes("xs", Vec::new())),
         case("an endless file", prog, Want::Fails("E-INPUT", "magic string"))
             .input(Input::Path("xs", "/dev/zero")),
-        case("an unsupported dtype", prog, Want::Fails("E-INPUT", "dtype '<u2'")).input(Input::Bytes(
+        case("an unsupported dtype", prog, Want::Fails("E-INPUT", "dtype '<f2'")).input(Input::Bytes(
             "xs",
-            npy_bytes("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", &[1, 0]),
+            npy_bytes("{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", &[1, 0]),
         )),
         case("a structured dtype", prog, Want::Fails("E-INPUT", "structured dtype")).input(Input::Bytes(
             "xs",

@@ -2,6 +2,8 @@
 //! does not grow with the number of iterations (its own test binary: the count is
 //! per process).
 
+#![allow(clippy::unwrap_used)]
+
 use eqfuse::{Arrays, Backend, Value};
 
 #[test]

@@ -3,6 +3,8 @@
 //! reference interpreter's on every backend, on programs and inputs drawn at random (the
 //! seed is printed).
 
+#![allow(clippy::unwrap_used)]
+
 use eqfuse::ir::plan::{LoopKind, Step};
 use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
 
@@ -41,7 +43,8 @@ fn a_for_loop_is_one_loop_step_with_its_state_independent_work_hoisted() {
     // `wide` reads no state: computed once, before the loop
     assert_eq!(l.hoisted, vec!["wide"]);
     // the body's stencil is one kernel; the counter a host step
-    let body_kernels: usize = l.body.iter().filter(|s| matches!(s, Step::Kernel(_) | Step::RowBlock { .. })).count();
+    let body_kernels: usize =
+        l.body.iter().filter(|s| matches!(s, Step::Kernel(_) | Step::RowBlock { .. })).count();
     assert_eq!(body_kernels, 1, "{}", opt.result.plan);
     let text = opt.explain_with(false);
     assert!(text.contains("loop (t, c)"), "{text}");
@@ -50,7 +53,8 @@ fn a_for_loop_is_one_loop_step_with_its_state_independent_work_hoisted() {
 
 #[test]
 fn a_loop_runs_as_the_reference_interpreter_says_on_the_cpu_and_the_plan_interpreter() {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
     eprintln!("seed {seed}");
     let mut state = seed | 1;
     let mut next = move || {
@@ -73,14 +77,19 @@ fn a_loop_runs_as_the_reference_interpreter_says_on_the_cpu_and_the_plan_interpr
         let got = eqfuse::run(&checked, Backend::Cpu, &inputs).unwrap();
         let tol = eqfuse::ir::value::Tolerance { rtol: 1e-5, atol: 1e-5, mismatch_fraction: 0.0 };
         for (name, w) in &want {
-            eqfuse::ir::value::compare(&got[name], w, &tol).unwrap_or_else(|m| panic!("seed {seed} n {n} steps {steps}: {name}: {m}"));
+            eqfuse::ir::value::compare(&got[name], w, &tol)
+                .unwrap_or_else(|m| panic!("seed {seed} n {n} steps {steps}: {name}: {m}"));
         }
         let opt = eqfuse::optimize_checked(checked.clone(), &OptimizeOptions::default()).unwrap();
-        let planned = eqfuse::backend::run_plan(&opt.result.plan, opt.source(), Backend::Reference, &inputs).unwrap();
-        let unfused = eqfuse::backend::run_plan(&opt.result.unfused_plan, opt.source(), Backend::Cpu, &inputs).unwrap();
+        let planned =
+            eqfuse::backend::run_plan(&opt.result.plan, opt.source(), Backend::Reference, &inputs).unwrap();
+        let unfused =
+            eqfuse::backend::run_plan(&opt.result.unfused_plan, opt.source(), Backend::Cpu, &inputs).unwrap();
         for (name, w) in &want {
-            eqfuse::ir::value::compare(&planned[name], w, &tol).unwrap_or_else(|m| panic!("seed {seed}: plan interpreter {name}: {m}"));
-            eqfuse::ir::value::compare(&unfused[name], w, &tol).unwrap_or_else(|m| panic!("seed {seed}: unfused {name}: {m}"));
+            eqfuse::ir::value::compare(&planned[name], w, &tol)
+                .unwrap_or_else(|m| panic!("seed {seed}: plan interpreter {name}: {m}"));
+            eqfuse::ir::value::compare(&unfused[name], w, &tol)
+                .unwrap_or_else(|m| panic!("seed {seed}: unfused {name}: {m}"));
         }
     }
 }

@@ -50,7 +50,12 @@ fn differences(src: &str) -> Result<(), String> {
     let Ok(checked) = eqfuse_ir::parse::parse(src).and_then(|p| eqfuse_ir::check::check(&p)) else {
         return Ok(());
     };
-    let o = optimize_checked(checked, &OptimizeOptions::default()).map_err(|e| format!("optimize: {e}"))?;
+    let o = match optimize_checked(checked, &OptimizeOptions::default()) {
+        // a program the optimiser does not compile yet has no term (it runs on the
+        // reference interpreter): nothing to compare
+        Err(e) if eqfuse_optimize::is_unsupported(&e) => return Ok(()),
+        other => other.map_err(|e| format!("optimize: {e}"))?,
+    };
     for (what, term) in [("source", &o.result.source.expr), ("optimised", &o.result.term.expr)] {
         let want = through_an_egraph(term, &o.result.facts);
         let got = term_kinds(term.as_ref(), &o.result.facts);

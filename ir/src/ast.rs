@@ -593,8 +593,10 @@ pub fn is_builtin(name: &str) -> bool {
 }
 
 /// Keywords of docs/language-reference.md (never names).
-pub const KEYWORDS: &[&str] =
-    &["input", "output", "let", "in", "if", "then", "else", "fn", "true", "false", "inf", "loop", "for", "while", "do"];
+pub const KEYWORDS: &[&str] = &[
+    "input", "output", "let", "in", "if", "then", "else", "fn", "true", "false", "inf", "loop", "for",
+    "while", "do",
+];
 
 /// Limits that protect the machine from hostile programs and inputs.
 #[derive(Clone, Debug)]

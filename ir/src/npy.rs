@@ -172,11 +172,15 @@ pub fn read_value_bytes(bytes: &[u8], what: &str) -> Result<Value> {
         ElemType::I64 => {
             Value::I64(shaped(decode(data, big, i64::from_le_bytes, i64::from_be_bytes), &info, what)?)
         }
-        ElemType::I8 => Value::I8(shaped(decode(data, big, i8::from_le_bytes, i8::from_be_bytes), &info, what)?),
+        ElemType::I8 => {
+            Value::I8(shaped(decode(data, big, i8::from_le_bytes, i8::from_be_bytes), &info, what)?)
+        }
         ElemType::I16 => {
             Value::I16(shaped(decode(data, big, i16::from_le_bytes, i16::from_be_bytes), &info, what)?)
         }
-        ElemType::U8 => Value::U8(shaped(decode(data, big, u8::from_le_bytes, u8::from_be_bytes), &info, what)?),
+        ElemType::U8 => {
+            Value::U8(shaped(decode(data, big, u8::from_le_bytes, u8::from_be_bytes), &info, what)?)
+        }
         ElemType::U16 => {
             Value::U16(shaped(decode(data, big, u16::from_le_bytes, u16::from_be_bytes), &info, what)?)
         }

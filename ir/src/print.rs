@@ -275,17 +275,13 @@ fn is_negative_lit(e: &Expr) -> bool {
 fn write_lit(out: &mut String, l: Lit) {
     match l {
         Lit::Bool(b) => out.push_str(if b { "true" } else { "false" }),
-        // only `-0x...` makes these (the parser refuses decimals below `i64::MIN`)
-        Lit::Int(v) if v < i128::from(i64::MIN) => {
-            out.push_str(&format!("(-{:#x})", v.unsigned_abs()));
-        }
+        // every integer literal the lexer can read (to `u64::MAX`, negated or not) is printed
+        // in decimal and reads back as the same `Lit::Int`
         Lit::Int(v) if v < 0 => {
             out.push_str("(-");
             out.push_str(&v.unsigned_abs().to_string());
             out.push(')');
         }
-        // only passes past the parser make these; hexadecimal reads back (as `Lit::Hex`)
-        Lit::Int(v) if v > i128::from(i64::MAX) => out.push_str(&format!("{v:#x}")),
         Lit::Int(v) => out.push_str(&v.to_string()),
         Lit::Hex(h) => out.push_str(&format!("{h:#x}")),
         Lit::Float(f) if f.is_nan() => out.push_str("(0.0 / 0.0)"),

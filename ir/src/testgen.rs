@@ -57,6 +57,7 @@ mod arrays;
 mod program;
 mod scalars;
 mod syntax;
+mod v2;
 
 use crate::ast::{Expr, Item, Program};
 use crate::types::{Dim, ElemType, Type};
@@ -86,6 +87,9 @@ pub struct Ops {
     pub reshaping: bool,
     /// `generate`, `iota`, `fill`.
     pub construct: bool,
+    /// Inputs of segment offsets (`i64[m + 1]`, an input dimension with size arithmetic) and
+    /// `reduce_segments`, `scan_segments` over them.
+    pub segments: bool,
 }
 
 impl Ops {
@@ -99,6 +103,7 @@ impl Ops {
         indexing: true,
         reshaping: true,
         construct: true,
+        segments: true,
     };
 
     /// Only the always-on core: `map`, arithmetic, comparisons, logic.
@@ -111,6 +116,7 @@ impl Ops {
         indexing: false,
         reshaping: false,
         construct: false,
+        segments: false,
     };
 }
 
@@ -206,6 +212,15 @@ pub fn build_case(cfg: &GenConfig, choices: &[Vec<u32>], data: &[u32]) -> Case {
         let v = d.below(cfg.max_size + 1);
         sizes.insert(s.clone(), v);
     }
+    // `m + 1` offsets cannot run from 0 to a nonzero `n` when `m` is 0
+    for seg in &g.segment_inputs {
+        let n = sizes.get(&seg.len).copied().unwrap_or(0);
+        if let Some(m) = sizes.get_mut(&seg.count) {
+            if *m == 0 && n > 0 && seg.count != seg.len {
+                *m = 1;
+            }
+        }
+    }
     let mut inputs = IndexMap::new();
     for (name, ty) in program.inputs() {
         let v = match ty {
@@ -215,11 +230,22 @@ pub fn build_case(cfg: &GenConfig, choices: &[Vec<u32>], data: &[u32]) -> Case {
                     .map(|dim| match dim {
                         Dim::Known(k) => usize::try_from(*k).unwrap_or(0),
                         Dim::Size(s) => sizes.get(s).copied().unwrap_or(0),
+                        Dim::Affine { name, mul, add } => {
+                            let v = sizes.get(name).copied().unwrap_or(0) as i64;
+                            usize::try_from(mul * v + add).unwrap_or(0)
+                        }
                         _ => 0,
                     })
                     .collect();
                 let count: usize = dims.iter().product();
-                let elems: Vec<Scalar> = (0..count).map(|_| data_scalar(&mut d, *elem)).collect();
+                let seg = g.segment_inputs.iter().find(|s| s.name == name);
+                let elems: Vec<Scalar> = match seg {
+                    Some(seg) => {
+                        let n = sizes.get(&seg.len).copied().unwrap_or(0);
+                        offsets(&mut d, count, n, cfg.allow_runtime_errors)
+                    }
+                    None => (0..count).map(|_| data_scalar(&mut d, *elem)).collect(),
+                };
                 Value::from_scalars(*elem, &dims, &elems)
             }
             Type::Scalar(t) => Some(Value::scalar(data_scalar(&mut d, *t))),
@@ -298,8 +324,26 @@ pub fn executor_agrees(
     }
 }
 
+/// `count` segment offsets, non-decreasing from 0 to `n` (so `count >= 2` or `n == 0`);
+/// with `bad`, now and then one that is out of order or past `n`.
+fn offsets(d: &mut Src<'_>, count: usize, n: usize, bad: bool) -> Vec<Scalar> {
+    let mut v: Vec<i64> = (0..count).map(|_| d.below(n + 1) as i64).collect();
+    v.sort_unstable();
+    if let Some(first) = v.first_mut() {
+        *first = 0;
+    }
+    if let Some(last) = v.last_mut() {
+        *last = n as i64;
+    }
+    if bad && count > 0 && d.chance(1, 8) {
+        let i = d.below(count);
+        v[i] = if d.chance(1, 2) { n as i64 + 1 } else { v[i] - 1 };
+    }
+    v.into_iter().map(Scalar::I64).collect()
+}
+
 /// One input element from the data choices: floats in `[-2, 2]` (multiples of 0.001),
-/// integers in `[-10, 10]`; a choice of 0 gives 0 / `false`.
+/// integers in `[-10, 10]` (unsigned ones in `[0, 20]`); a choice of 0 gives 0 / `false`.
 fn data_scalar(d: &mut Src<'_>, t: ElemType) -> Scalar {
     let c = d.next();
     let signed = |k: u32| -> i64 {
@@ -316,6 +360,7 @@ fn data_scalar(d: &mut Src<'_>, t: ElemType) -> Scalar {
         ElemType::I64 => Scalar::I64(signed(c % 21)),
         ElemType::F32 => Scalar::F32((signed(c % 4001) as f64 / 1000.0) as f32),
         ElemType::F64 => Scalar::F64(signed(c % 4001) as f64 / 1000.0),
+        t if t.is_unsigned() => Scalar::from_i128_wrapping(t, i128::from(c % 21)),
         t => Scalar::from_i128_wrapping(t, i128::from(signed(c % 21))),
     }
 }
@@ -400,6 +445,14 @@ struct Func {
     ret: ElemType,
 }
 
+/// An input of segment offsets, `name : i64[count + 1]`, for arrays of length `len` (both
+/// size names).
+struct SegInput {
+    name: String,
+    count: String,
+    len: String,
+}
+
 /// A reduction operator with its neutral element.
 struct OpNe {
     op: Expr,
@@ -425,4 +478,5 @@ struct Gen<'a> {
     fresh: usize,
     outputs: Vec<String>,
     let_names: Vec<String>,
+    segment_inputs: Vec<SegInput>,
 }

@@ -46,7 +46,8 @@ impl ElemType {
     ];
 
     /// The element types of language version 1 (`bool i32 i64 f32 f64`).
-    pub const V1: [ElemType; 5] = [ElemType::Bool, ElemType::I32, ElemType::I64, ElemType::F32, ElemType::F64];
+    pub const V1: [ElemType; 5] =
+        [ElemType::Bool, ElemType::I32, ElemType::I64, ElemType::F32, ElemType::F64];
 
     /// The eight integer types.
     pub const INTS: [ElemType; 8] = [

@@ -2,15 +2,16 @@
 //! it of the checker, the interpreter and the printer.
 //!
 //! Each property runs a modest number of cases (see `CASES`); set `PROPTEST_CASES` to run
-//! more, e.g. `PROPTEST_CASES=5000 cargo test --release -p eqfuse-ir --test testgen_props`.
+//! more, e.g. `PROPTEST_CASES=5000 cargo test --release -p eqfuse-ir --test testgen_props`, and
+//! `EQFUSE_PROPTEST_SEED=N` (or `random`) to change the seed, which every property prints.
 
-use eqfuse_ir::ast::{BinOp, Expr, ExprKind, Item, Program, UnOp, ARRAY_BUILTINS, SCALAR_BUILTINS};
+use eqfuse_ir::ast::{BinOp, Expr, ExprKind, Item, LoopForm, Program, UnOp, ARRAY_BUILTINS, SCALAR_BUILTINS};
 use eqfuse_ir::check::{check, Checked};
 use eqfuse_ir::interp::interpret;
 use eqfuse_ir::parse::parse;
 use eqfuse_ir::print::print_program;
 use eqfuse_ir::testgen::{identical, program_and_inputs, Case, GenConfig, Ops};
-use eqfuse_ir::types::{ElemType, Type};
+use eqfuse_ir::types::{Dim, ElemType, Type};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
@@ -19,9 +20,26 @@ use std::collections::BTreeSet;
 /// Cases per property unless `PROPTEST_CASES` says otherwise.
 const CASES: u32 = 128;
 
+/// The seed unless `EQFUSE_PROPTEST_SEED` gives one (`random`: a new one each run).
+const SEED: u64 = 0x5EED_0002;
+
+/// The configuration of every property: its seed is printed (shown with a failure), so a
+/// failing run can be repeated with `EQFUSE_PROPTEST_SEED=<seed>`.
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(CASES);
-    ProptestConfig { cases, ..ProptestConfig::default() }
+    let seed = match std::env::var("EQFUSE_PROPTEST_SEED").ok().as_deref() {
+        Some("random") => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(SEED, |d| d.as_nanos() as u64),
+        Some(n) => n.parse().unwrap_or(SEED),
+        None => SEED,
+    };
+    eprintln!("testgen_props: proptest seed {seed} ({cases} cases); rerun with EQFUSE_PROPTEST_SEED={seed}");
+    ProptestConfig {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        ..ProptestConfig::default()
+    }
 }
 
 fn checked(case: &Case) -> Result<Checked, TestCaseError> {
@@ -144,6 +162,55 @@ impl Seen {
             ExprKind::Tuple(_) => {
                 self.forms.insert("tuple");
             }
+            ExprKind::LetTuple { .. } => {
+                self.forms.insert("local let tuple");
+            }
+            ExprKind::Loop { form, tuple, .. } => {
+                self.forms.insert(match form {
+                    LoopForm::For { .. } => "loop",
+                    LoopForm::While { .. } => "while",
+                });
+                if *tuple {
+                    self.forms.insert("loop tuple");
+                }
+            }
+            ExprKind::Apply { func, args } => {
+                if let ExprKind::Var(f) = &func.kind {
+                    let tuple_arg =
+                        |k: usize| args.get(k).is_some_and(|a| matches!(a.kind, ExprKind::Tuple(_)));
+                    match f.as_str() {
+                        "reduce" if tuple_arg(2) => {
+                            self.forms.insert("group reduce");
+                        }
+                        "iterate" if tuple_arg(2) => {
+                            self.forms.insert("iterate tuple");
+                        }
+                        "slice" if args.get(1).is_some_and(|a| matches!(a.kind, ExprKind::Shape(_))) => {
+                            self.forms.insert("slice with shapes");
+                        }
+                        "map" | "filter" => {
+                            if let Some(ExprKind::Var(g)) = args.first().map(|a| &a.kind) {
+                                if SCALAR_BUILTINS.contains(&g.as_str()) {
+                                    self.forms.insert("builtin as function");
+                                }
+                            }
+                            if let Some(ExprKind::Lambda { body, .. }) = args.first().map(|a| &a.kind) {
+                                if matches!(body.kind, ExprKind::Tuple(_)) {
+                                    self.forms.insert("map to tuple");
+                                }
+                            }
+                        }
+                        "generate" => {
+                            if let Some(ExprKind::Lambda { body, .. }) = args.get(1).map(|a| &a.kind) {
+                                if matches!(body.kind, ExprKind::Tuple(_)) {
+                                    self.forms.insert("generate to tuple");
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
             _ => {}
         }
         for c in e.kind.children() {
@@ -154,8 +221,14 @@ impl Seen {
     fn program(&mut self, p: &Program) {
         for item in &p.items {
             match item {
-                Item::Input { ty: Type::Scalar(t) | Type::Array { elem: t, .. }, .. } => {
+                Item::Input { ty: Type::Scalar(t), .. } => {
                     self.elems.insert(t.name());
+                }
+                Item::Input { ty: Type::Array { elem, shape }, .. } => {
+                    self.elems.insert(elem.name());
+                    if shape.iter().any(|d| matches!(d, Dim::Affine { .. })) {
+                        self.forms.insert("affine input dimension");
+                    }
                 }
                 Item::Let { value, .. } => {
                     if matches!(value.kind, ExprKind::Lambda { .. }) {
@@ -163,7 +236,11 @@ impl Seen {
                     }
                     self.expr(value);
                 }
-                Item::Output { value: Some(v), .. } | Item::LetTuple { value: v, .. } => self.expr(v),
+                Item::Output { value: Some(v), .. } => self.expr(v),
+                Item::LetTuple { value: v, .. } => {
+                    self.forms.insert("let tuple");
+                    self.expr(v);
+                }
                 Item::Output { value: None, .. } => {
                     self.forms.insert("output alias");
                 }
@@ -215,7 +292,27 @@ fn generator_covers_the_language() {
     let missing_elems: Vec<&str> =
         ElemType::ALL.iter().map(|t| t.name()).filter(|t| !seen.elems.contains(t)).collect();
     assert!(missing_elems.is_empty(), "element types never generated: {missing_elems:?}");
-    for form in ["section", "local let", "if", "index", "tuple", "named function", "output alias"] {
+    for form in [
+        "section",
+        "local let",
+        "if",
+        "index",
+        "tuple",
+        "named function",
+        "output alias",
+        "let tuple",
+        "local let tuple",
+        "loop",
+        "while",
+        "loop tuple",
+        "group reduce",
+        "iterate tuple",
+        "slice with shapes",
+        "builtin as function",
+        "map to tuple",
+        "generate to tuple",
+        "affine input dimension",
+    ] {
         assert!(seen.forms.contains(form), "{form} never generated");
     }
 }

@@ -504,7 +504,8 @@ fn steps_cost(
                     }
                     eqfuse_ir::plan::LoopKind::While { .. } => 1.0,
                 };
-                let once: f64 = l.step_lists().into_iter().map(|st| steps_cost(plan, st, p, s, kernels)).sum();
+                let once: f64 =
+                    l.step_lists().into_iter().map(|st| steps_cost(plan, st, p, s, kernels)).sum();
                 total += once * times;
                 for (d, st) in l.dst.iter().zip(&l.state) {
                     if let Some(x) = s.dims.get(st).cloned() {

@@ -294,10 +294,6 @@ const MAX_FUSION_ROUNDS: usize = 3;
 /// println!("{}", eqfuse_ir::print::print_program(&opt.program));
 /// ```
 pub fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized> {
-    // loops over arrays: the pieces optimised one by one, their plans put together
-    if crate::loops::has_loop_items(&checked.program) {
-        return crate::loops::optimize(checked, opts);
-    }
     // version-2 forms the e-graph does not have, in the forms it has (`core`)
     let core = crate::core::to_core(checked)?;
     let checked = core.as_ref().unwrap_or(checked);

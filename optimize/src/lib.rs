@@ -23,7 +23,17 @@ pub mod preroll;
 pub mod stop;
 mod trace;
 
-pub use driver::{optimize, OptimizeOptions, Optimized, PhaseReport, Variant};
+pub use driver::{OptimizeOptions, Optimized, PhaseReport, Variant};
 
 pub use core::{is_unsupported, UNSUPPORTED};
+
+/// Optimises a checked program: its plan, the plan of its source (nothing fused), and the
+/// optimiser's report (`driver.rs`). A program with loops over arrays is optimised piece by
+/// piece, its pieces' plans put together with a loop step per loop (`loops/`).
+pub fn optimize(checked: &eqfuse_ir::check::Checked, opts: &OptimizeOptions) -> eqfuse_ir::Result<Optimized> {
+    if loops::has_loop_items(&checked.program) {
+        return loops::optimize(checked, opts);
+    }
+    driver::optimize(checked, opts)
+}
 pub use stop::{Stage, StopReason};

@@ -138,7 +138,9 @@ fn type_tuple<'py>(py: Python<'py>, ty: &Type) -> PyResult<Bound<'py, PyAny>> {
                     eqfuse::Dim::Size(s) => Ok(s.into_pyobject(py)?.into_any()),
                     eqfuse::Dim::Expr(e) => Ok(e.into_pyobject(py)?.into_any()),
                     eqfuse::Dim::Dynamic => Ok(py.None().into_bound(py)),
-                    affine @ eqfuse::Dim::Affine { .. } => Ok(affine.to_string().into_pyobject(py)?.into_any()),
+                    affine @ eqfuse::Dim::Affine { .. } => {
+                        Ok(affine.to_string().into_pyobject(py)?.into_any())
+                    }
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             (*elem, dims)
@@ -365,26 +367,29 @@ impl Program {
         match (&self.opt, &self.interpreted) {
             (Some(opt), _) => opt.explain_with(true),
             (None, what) => {
-                format!("runs on the reference interpreter: {} is not compiled yet\n", what.as_deref().unwrap_or("?"))
+                format!(
+                    "runs on the reference interpreter: {} is not compiled yet\n",
+                    what.as_deref().unwrap_or("?")
+                )
             }
         }
     }
 
     /// The inputs as `[(name, dtype, shape)]` in declaration order.
     fn inputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        (&self.checked).inputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
+        self.checked.inputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
     }
 
     /// The outputs as `[(name, dtype, shape)]` in program order.
     fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        (&self.checked).outputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
+        self.checked.outputs.iter().map(|(n, t)| Ok((n.clone(), type_tuple(py, t)?))).collect()
     }
 
     /// The program split for inputs in blocks of rows along the size name `axis`
     /// (`eqfuse::chunks::split`), as JSON text: what `eqfuse.dask` runs.
     fn chunk_plan(&self, axis: &str) -> PyResult<String> {
-        let plan = eqfuse::chunks::split((&self.checked), axis)
-            .map_err(|e| raise(&e, &self.file, &self.source))?;
+        let plan =
+            eqfuse::chunks::split(&self.checked, axis).map_err(|e| raise(&e, &self.file, &self.source))?;
         serde_json::to_string(&plan)
             .map_err(|e| raise(&eqfuse::ir::error::internal(e), &self.file, &self.source))
     }

@@ -261,7 +261,7 @@ impl Checker {
             ExprKind::Let { name, value, body } => self.check_let(name, value, body, cx)?,
             ExprKind::LetTuple { names, value, body } => self.check_let_tuple(e, names, value, body, cx)?,
             ExprKind::Loop { pat, tuple, init, form, body } => {
-                self.check_loop(e, super::loops::Parts { pat, tuple: *tuple, init, form, body }, cx)?
+                self.check_loop(e, LoopParts { pat, tuple: *tuple, init, form, body }, cx)?
             }
             ExprKind::If { cond, then_, else_ } => self.check_if(e, cond, then_, else_, cx)?,
             ExprKind::Binary { op, lhs, rhs } => self.check_binary(e, *op, lhs, rhs, cx)?,
@@ -697,4 +697,18 @@ fn misplaced(e: &Expr) -> Error {
         ),
         _ => err(e, "a shape `[...]` is only allowed as the shape argument of generate, fill, backpermute or reshape"),
     }
+}
+
+/// The parts of an [`crate::ast::ExprKind::Loop`].
+pub(crate) struct LoopParts<'e> {
+    /// The state's names.
+    pub pat: &'e [String],
+    /// Whether the pattern is a tuple pattern.
+    pub tuple: bool,
+    /// The initial state.
+    pub init: &'e Expr,
+    /// `for` or `while`.
+    pub form: &'e crate::ast::LoopForm,
+    /// The next state.
+    pub body: &'e Expr,
 }

@@ -16,20 +16,15 @@ pub(crate) fn atom(e: &Expr) -> String {
 }
 
 /// NumPy and Python names that are not eqfuse builtins, with the eqfuse form; `{}` stands
-/// for the argument.
+/// for the argument (`sum`, `prod`, `mean`, `all`, `any` are builtins since version 2).
 const NUMPY_NAMES: &[(&str, &str)] = &[
-    ("sum", "reduce (+) 0 {}"),
-    ("prod", "reduce (*) 1 {}"),
     ("product", "reduce (*) 1 {}"),
-    ("mean", "reduce (+) 0 {} / f32 (length {})"),
     ("amax", "reduce max (-inf) {}"),
     ("maximum", "reduce max (-inf) {}"),
     ("amin", "reduce min inf {}"),
     ("minimum", "reduce min inf {}"),
     ("cumsum", "scan (+) 0 {}"),
     ("cumprod", "scan (*) 1 {}"),
-    ("any", "reduce (||) false {}"),
-    ("all", "reduce (&&) true {}"),
     ("len", "length {}"),
     ("shape", "size {} k"),
     ("dim", "size {} k"),

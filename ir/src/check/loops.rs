@@ -3,26 +3,12 @@
 //! every array of the state keeps its shape.
 
 use super::dims::same;
-use super::expr::{Checker, Cx, TNode};
+use super::expr::{Checker, Cx, LoopParts as Parts, TNode};
 use super::text::{err, show};
 use super::unify::IT;
 use crate::ast::{Expr, LoopForm};
 use crate::error::{Error, Result};
 use crate::types::{Dim, ElemType};
-
-/// The parts of an [`crate::ast::ExprKind::Loop`].
-pub(crate) struct Parts<'e> {
-    /// The state's names.
-    pub pat: &'e [String],
-    /// Whether the pattern is a tuple pattern.
-    pub tuple: bool,
-    /// The initial state.
-    pub init: &'e Expr,
-    /// `for` or `while`.
-    pub form: &'e LoopForm,
-    /// The next state.
-    pub body: &'e Expr,
-}
 
 fn shape_text(s: &[Dim]) -> String {
     let d: Vec<String> = s.iter().map(|d| d.to_string()).collect();

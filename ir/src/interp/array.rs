@@ -273,7 +273,7 @@ impl<'p> Interp<'p> {
                 want(3)?;
                 let op = self.eval_callable(&args[0], env)?;
                 let ne = self.eval(&args[1], env)?;
-                let a = super::tuples::group_arrays(self.eval(&args[2], env)?, args[2].span)?;
+                let a = super::group_arrays(self.eval(&args[2], env)?, args[2].span)?;
                 let v = match name {
                     "reduce" => self.reduce(op, ne, &a, &args[2], span)?,
                     "scan" => self.scan(op, ne, &a, &args[2], true, span)?,

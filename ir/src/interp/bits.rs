@@ -6,7 +6,7 @@
 //! too), `>>` is arithmetic on signed types and logical on unsigned ones; `!` is the bitwise
 //! complement.
 
-use super::scalar::internal;
+use super::fail::internal;
 use crate::ast::{BinOp, UnOp};
 use crate::error::{Error, Result, Span};
 use crate::value::Scalar;

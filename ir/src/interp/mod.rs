@@ -18,6 +18,7 @@
 
 mod array;
 mod bits;
+mod fail;
 mod loops;
 mod prelude;
 pub mod scalar;
@@ -777,5 +778,22 @@ pub fn named_shape(symbolic: Option<&[String]>, actual: &str) -> String {
             format!("[{}] = {actual}", dims.join(", "))
         }
         _ => actual.to_string(),
+    }
+}
+
+/// The arrays of an array or a group.
+pub(crate) fn group_arrays(v: Val<'_>, span: Span) -> R<Vec<Rc<Array>>> {
+    match v {
+        Val::Array(a) => Ok(vec![a]),
+        Val::Group(g) => g
+            .into_iter()
+            .map(|p| match p {
+                Val::Array(a) => Ok(a),
+                other => Err(Box::new(internal(span, format!("a group holding {}", other.kind())))),
+            })
+            .collect(),
+        other => {
+            Err(Box::new(internal(span, format!("expected an array or a group, found {}", other.kind()))))
+        }
     }
 }

@@ -11,12 +11,7 @@ use crate::error::{Error, Result, Span};
 use crate::types::ElemType;
 use crate::value::Scalar;
 
-/// An internal error: the program reached the interpreter in a shape the checker should
-/// have refused. Never a panic.
-pub(crate) fn internal(span: Span, what: impl std::fmt::Display) -> Error {
-    let e = crate::error::internal(format!("in the interpreter: {what}"));
-    Error { span: Some(span), ..e }
-}
+pub(crate) use super::fail::internal;
 
 /// The scalar builtin functions: everything in docs/language-reference.md's scalar table that takes and
 /// returns scalars only (`iterate`, `length` and `size` are handled by the evaluator).

@@ -5,8 +5,9 @@
 //! offsets[s+1]]`; each is folded (or scanned) from `ne`, so an empty segment reduces to `ne`.
 
 use super::array::{rank_is, want_args};
+use super::group_arrays;
 use super::scalar::internal;
-use super::tuples::{element, group_arrays, same_shapes, val_elems, Outs};
+use super::tuples::{element, same_shapes, val_elems, Outs};
 use super::{describe, Array, Buf, Env, Interp, Val, R};
 use crate::ast::Expr;
 use crate::error::{Error, Span};

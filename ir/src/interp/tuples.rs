@@ -39,23 +39,6 @@ pub(crate) fn make_tuple(parts: Vec<Val<'_>>) -> Val<'_> {
     }
 }
 
-/// The arrays of an array or a group.
-pub(crate) fn group_arrays(v: Val<'_>, span: Span) -> R<Vec<Rc<Array>>> {
-    match v {
-        Val::Array(a) => Ok(vec![a]),
-        Val::Group(g) => g
-            .into_iter()
-            .map(|p| match p {
-                Val::Array(a) => Ok(a),
-                other => Err(Box::new(internal(span, format!("a group holding {}", other.kind())))),
-            })
-            .collect(),
-        other => {
-            Err(Box::new(internal(span, format!("expected an array or a group, found {}", other.kind()))))
-        }
-    }
-}
-
 /// The expression of part `i` of a group written `(a, b, ...)`, else the whole expression.
 fn part_expr(e: &Expr, i: usize) -> &Expr {
     match &e.kind {

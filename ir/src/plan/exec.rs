@@ -227,8 +227,8 @@ fn run_loop<E: Executor + ?Sized>(l: &LoopStep, first: KernelId, exec: &mut E) -
                     format!(
                         "the loop's state `{name}` changes shape from {} to {} in iteration {i}: every array \
                          of a loop's state keeps its shape",
-                        super::eval::fmt_shape(&shapes[k]),
-                        super::eval::fmt_shape(&got)
+                        fmt_dims(&shapes[k]),
+                        fmt_dims(&got)
                     ),
                 );
                 return Err(crate::error::Error { span: l.span, ..e });
@@ -238,6 +238,11 @@ fn run_loop<E: Executor + ?Sized>(l: &LoopStep, first: KernelId, exec: &mut E) -
         i += 1;
     }
     exec.rebind(&l.dst, &l.state, false)
+}
+
+/// A shape as `[3, 4]`.
+fn fmt_dims(shape: &[usize]) -> String {
+    format!("{shape:?}")
 }
 
 /// Every value `steps` write, those of nested steps included (a nested loop's state,

@@ -145,7 +145,8 @@ mod tests {
             seen.push(v);
             v
         });
-        let mut want: Vec<ValueId> = plan.steps.iter().flat_map(|s| s.reads().into_iter().chain(s.writes())).collect();
+        let mut want: Vec<ValueId> =
+            plan.steps.iter().flat_map(|s| s.reads().into_iter().chain(s.writes())).collect();
         want.sort_unstable();
         want.dedup();
         seen.sort_unstable();
@@ -188,7 +189,7 @@ mod tests {
         assert_eq!(l.form, LoopKind::For { count: 10, counter: 20 });
         let plan = Plan { values: vec![], steps: steps.clone(), outputs: vec![] };
         let Step::Kernel(k) = &l.body[0] else { panic!() };
-        assert_eq!((k.space[0].clone(), k.lanes[0].dst), (Arg::Value(70), 40));
+        assert_eq!((k.space[0], k.lanes[0].dst), (Arg::Value(70), 40));
         assert_eq!(k.reads(), vec![70, 30]);
         assert_eq!(plan.kernels().len(), 1);
     }

@@ -2,7 +2,8 @@
 //! operation, with indices and targets kept in bounds for every size.
 
 use super::syntax::{
-    app, bin, clamp_to, commit, float, ifx, int, lam, minus1, mk, one_of, product, shape, tuple, var, zero_of,
+    app, bin, bounds_of, clamp_to, commit, ifx, int, lam, minus1, mk, one_of, product, shape, tuple, var,
+    zero_of,
 };
 use super::{ArrT, Gen, OpNe, D};
 use crate::ast::{BinOp, Expr, ExprKind, Item, Lit};
@@ -22,11 +23,16 @@ impl Gen<'_> {
             };
             return OpNe { op: opx, ne };
         }
-        let (lo, hi) = match t {
-            ElemType::I32 => (int(i64::from(i32::MIN)), int(i64::from(i32::MAX))),
-            ElemType::I64 => (int(i64::MIN), int(i64::MAX)),
-            _ => (float(f64::NEG_INFINITY), float(f64::INFINITY)),
-        };
+        let (lo, hi) = bounds_of(t);
+        if t.is_int() && self.src.chance(1, 6) {
+            // a bitwise section: all ones is `&`'s neutral element
+            let (op, ne) = match self.src.below(3) {
+                0 => (BinOp::BitAnd, if t.is_unsigned() { hi } else { int(-1) }),
+                1 => (BinOp::BitOr, int(0)),
+                _ => (BinOp::BitXor, int(0)),
+            };
+            return OpNe { op: mk(ExprKind::Section(op)), ne };
+        }
         match self.src.below(4) {
             0 => {
                 let op = if self.src.chance(1, 2) { BinOp::Mul } else { BinOp::Add };
@@ -140,6 +146,11 @@ impl Gen<'_> {
                 return var(&cands[self.src.below(cands.len())]);
             }
         }
+        if self.ops().math && self.src.chance(1, 8) {
+            if let Some(f) = self.builtin_fn(params, ret) {
+                return f;
+            }
+        }
         let names: Vec<String> = params.iter().map(|_| self.fresh("x")).collect();
         let base = self.locals.len();
         for (p, t) in names.iter().zip(params) {
@@ -212,6 +223,11 @@ impl Gen<'_> {
             w(ops.reshaping && r1, 1),  // 13 slice
             w(ops.reshaping && r1, 1),  // 14 concat
             w(ops.control, 1),          // 15 if
+            w(ops.control, 2),          // 16 loop
+            w(ops.control, 1),          // 17 local let of a group
+            w(ops.segments, 2),         // 18 segments
+            w(ops.reshaping, 1),        // 19 slice of any rank
+            w(ops.reductions && r2, 1), // 20 argmin / argmax of rows
         ]);
         match k {
             0 => self.map_n(d),
@@ -240,8 +256,12 @@ impl Gen<'_> {
             }
             4 => {
                 let (a, at) = self.arg_arr(d, |a| a.dims.len() == 2)?;
-                let OpNe { op, ne } = self.op_ne(at.elem);
                 let dims = at.dims[..1].to_vec();
+                if self.src.chance(1, 3) {
+                    let e = self.prelude_rows(a, &at)?;
+                    return Some((e, ArrT { elem: at.elem, dims }));
+                }
+                let OpNe { op, ne } = self.op_ne(at.elem);
                 Some((app("reduce", vec![op, ne, a]), ArrT { elem: at.elem, dims }))
             }
             5 => {
@@ -320,6 +340,11 @@ impl Gen<'_> {
                 let c = self.sc(ElemType::Bool, d);
                 Some((ifx(c.e, a, other), at))
             }
+            16 => self.loop_arr(d),
+            17 => self.let_tuple_arr(d),
+            18 => self.segments(d),
+            19 => self.slice_any(d),
+            20 => self.argm_rows(d),
             _ => None,
         }
     }

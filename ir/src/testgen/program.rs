@@ -24,6 +24,7 @@ impl<'a> Gen<'a> {
             fresh: 0,
             outputs: Vec::new(),
             let_names: Vec::new(),
+            segment_inputs: Vec::new(),
         }
     }
 
@@ -34,7 +35,9 @@ impl<'a> Gen<'a> {
 
     pub(super) fn elem(&mut self) -> ElemType {
         // f32 first: a 0 choice gives the most common type
-        [ElemType::F32, ElemType::I64, ElemType::F64, ElemType::I32, ElemType::Bool][self.src.below(5)]
+        use ElemType::*;
+        const ELEMS: [ElemType; 11] = [F32, I64, F64, I32, Bool, I8, I16, U8, U16, U32, U64];
+        ELEMS[self.src.weighted(&[6, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1])]
     }
 
     pub(super) fn ops(&self) -> Ops {
@@ -63,6 +66,9 @@ impl<'a> Gen<'a> {
             self.src = Src { c: stream, pos: 0 };
             if self.ops().functions && self.src.chance(1, 10) {
                 self.named_function();
+            }
+            if self.src.chance(1, 7) && self.tuple_item() {
+                continue;
             }
             let output = self.src.chance(2, 5);
             let scalar = self.src.chance(1, 4);
@@ -129,6 +135,19 @@ impl<'a> Gen<'a> {
                 span: Span::default(),
             });
             self.arrays.push((name, ArrT { elem, dims: ds }));
+        }
+        // segment offsets for the rank-1 arrays of one size name
+        if self.ops().segments && self.src.chance(1, 4) {
+            let lens: Vec<String> = self
+                .arrays
+                .iter()
+                .filter(|(_, a)| a.dims.len() == 1 && self.size_names.contains(&a.dims[0].key))
+                .map(|(_, a)| a.dims[0].key.clone())
+                .collect();
+            if !lens.is_empty() {
+                let len = lens[self.src.below(lens.len())].clone();
+                self.segment_input(&len);
+            }
         }
         for _ in 0..2 {
             if !self.src.chance(1, 3) {

@@ -29,6 +29,8 @@ impl Gen<'_> {
                 w(ops.indexing && arrays_of_t, 2),
                 w(ops.functions && funcs_to_t, 2),
                 w(ops.reductions && top, 1),
+                w(ops.math, 1),
+                w(ops.control, 1),
             ]);
             return match k {
                 1 => {
@@ -56,6 +58,8 @@ impl Gen<'_> {
                     Some(e) => S { e, pinned: true },
                     None => self.leaf(t),
                 },
+                9 => self.float_class_sc(d),
+                10 => self.let_tuple_sc(t, d),
                 _ => self.leaf(t),
             };
         }
@@ -75,6 +79,9 @@ impl Gen<'_> {
             w(ops.math && float, 4),
             w(t == ElemType::I64, 1),
             w(ops.reductions && top, 1),
+            w(t.is_int(), 3),
+            w(ops.math && t == ElemType::I32, 1),
+            w(ops.control, 1),
         ]);
         match k {
             1 => {
@@ -95,6 +102,10 @@ impl Gen<'_> {
             }
             3 => {
                 let a = self.sc(t, d);
+                if t.is_unsigned() && matches!(a.e.kind, ExprKind::Lit(_)) {
+                    // a negative literal is not a `u8`: `0 - x` wraps
+                    return S { e: bin(BinOp::Sub, int(0), a.e), pinned: a.pinned };
+                }
                 S { e: neg(a.e), pinned: a.pinned }
             }
             4 => {
@@ -129,6 +140,9 @@ impl Gen<'_> {
                 Some(e) => S { e, pinned: true },
                 None => self.leaf(t),
             },
+            14 => self.bits_sc(t, d),
+            15 => self.count_bits_sc(d),
+            16 => self.let_tuple_sc(t, d),
             _ => self.leaf(t),
         }
     }
@@ -172,11 +186,18 @@ impl Gen<'_> {
                     let v = [0, 1, 2, -1][self.src.below(4)];
                     return S { e: int(v), pinned: false };
                 }
+                if self.src.chance(1, 12) {
+                    return self.pi(t);
+                }
                 let v = [0.0, 1.0, 0.5, 2.0, -1.5, 0.25, -0.75, 1.25, 3.0][self.src.below(9)];
                 S { e: float(v), pinned: t == ElemType::F64 }
             }
             _ => {
-                let v = [0, 1, 2, 3, -1, 5, 7, -3, 10][self.src.below(9)];
+                let v = if t.is_unsigned() {
+                    [0, 1, 2, 3, 4, 5, 7, 8, 10][self.src.below(9)]
+                } else {
+                    [0, 1, 2, 3, -1, 5, 7, -3, 10][self.src.below(9)]
+                };
                 S { e: int(v), pinned: t == ElemType::I64 }
             }
         }
@@ -255,7 +276,7 @@ impl Gen<'_> {
         let x = self.sc(t, d);
         let p = x.pinned;
         let abs1 = |x: Expr| bin(BinOp::Add, app("abs", vec![x]), float(1.0));
-        let e = match self.src.below(13) {
+        let e = match self.src.below(21) {
             0 => app("sin", vec![x.e]),
             1 => app("sqrt", vec![abs1(x.e)]),
             2 => app("exp", vec![app(if self.src.chance(1, 2) { "sin" } else { "tanh" }, vec![x.e])]),
@@ -278,6 +299,13 @@ impl Gen<'_> {
                 let y = self.sc(t, d);
                 return S { pinned: p || y.pinned, e: app("atan2", vec![x.e, y.e]) };
             }
+            13 => app(["log2", "log10"][self.src.below(2)], vec![abs1(x.e)]),
+            14 => app(["exp2", "expm1"][self.src.below(2)], vec![app("tanh", vec![x.e])]),
+            15 => app("log1p", vec![app("abs", vec![x.e])]),
+            16 => app("erf", vec![x.e]),
+            17 => app("erfc", vec![x.e]),
+            18 => app("lgamma", vec![abs1(app("tanh", vec![x.e]))]),
+            19 => bin(BinOp::Mul, x.e, app("sin", vec![var("pi")])),
             _ => app("clamp", vec![x.e, float(-1.0), float(1.0)]),
         };
         S { e, pinned: p }
@@ -302,6 +330,11 @@ impl Gen<'_> {
     pub(super) fn reduce_scalar(&mut self, t: ElemType, d: u32) -> Option<Expr> {
         if self.in_lambda > 0 {
             return None;
+        }
+        if self.src.chance(1, 3) {
+            if let Some(e) = self.prelude_scalar(t, d) {
+                return Some(e);
+            }
         }
         let (a, _) = self.arg_arr(d, |a| a.elem == t && a.dims.len() == 1)?;
         let OpNe { op, ne } = self.op_ne(t);

@@ -107,3 +107,31 @@ pub(super) fn commit(t: ElemType, s: S) -> Expr {
         app(t.name(), vec![s.e])
     }
 }
+
+/// An integer literal of any value an element type holds (`Lit::Hex` above `i64::MAX`, as
+/// the parser reads it).
+pub(super) fn big_int(v: i128) -> Expr {
+    match u64::try_from(v) {
+        Ok(u) if v > i128::from(i64::MAX) => mk(ExprKind::Lit(Lit::Hex(u))),
+        _ => mk(ExprKind::Lit(Lit::Int(v))),
+    }
+}
+
+/// The smallest and largest value of `t` as literals (`-inf`, `inf` for floats).
+pub(super) fn bounds_of(t: ElemType) -> (Expr, Expr) {
+    match t.int_range() {
+        Some((lo, hi)) => (big_int(lo), big_int(hi)),
+        None => (float(f64::NEG_INFINITY), float(f64::INFINITY)),
+    }
+}
+
+/// `let (a, b, ..) = value in body`
+pub(super) fn let_tuple(names: Vec<String>, value: Expr, body: Expr) -> Expr {
+    mk(ExprKind::LetTuple { names, value: Box::new(value), body: Box::new(body) })
+}
+
+/// `loop pat = init for var < count do body` (`count: Some`) or `... while cond do body`.
+pub(super) fn loop_x(pat: Vec<String>, init: Expr, form: crate::ast::LoopForm, body: Expr) -> Expr {
+    let tuple = pat.len() > 1;
+    mk(ExprKind::Loop { pat, tuple, init: Box::new(init), form, body: Box::new(body) })
+}

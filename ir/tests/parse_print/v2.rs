@@ -66,10 +66,10 @@ fn hexadecimal_literals_parse_fold_and_print() {
     assert_eq!(rt("0xFF"), "0xff");
     assert_eq!(rt("0x0000000F"), "0xf");
     assert_eq!(rt("-0xFF"), "(-255)");
-    assert_eq!(rt("-0xFFFFFFFFFFFFFFFF"), "(-0xffffffffffffffff)");
-    // an integer above the i64 range that a pass made prints in hexadecimal, which reads back
+    assert_eq!(rt("-0xFFFFFFFFFFFFFFFF"), "(-18446744073709551615)");
+    // an integer above the i64 range prints in decimal, which reads back (to `u64::MAX`)
     let big = Expr::new(ExprKind::Lit(Lit::Int(1 << 63)), Default::default());
-    assert_eq!(print_expr(&big), "0x8000000000000000");
+    assert_eq!(print_expr(&big), "9223372036854775808");
     assert_eq!(lit("0x8000000000000000").int_value(), Some(1 << 63));
     assert_eq!(rt("xs[0x3] & 0xF0"), "xs[0x3] & 0xf0");
     assert_eq!(p("- -0x1"), "(-u -1)");

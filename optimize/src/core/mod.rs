@@ -91,7 +91,9 @@ fn needs_rewrite(p: &Program) -> bool {
 fn v2_node(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::LetTuple { .. } | ExprKind::Loop { .. } => true,
-        ExprKind::Var(name) => prelude::REWRITTEN.contains(&name.as_str()) || prelude::is_scalar_builtin(name),
+        ExprKind::Var(name) => {
+            prelude::REWRITTEN.contains(&name.as_str()) || prelude::is_scalar_builtin(name)
+        }
         _ => false,
     }
 }
@@ -148,7 +150,8 @@ fn unsupported_node(e: &Expr) -> Option<&'static str> {
                 Some("`iterate` over a tuple")
             }
             ExprKind::Var(f)
-                if matches!(f.as_str(), "reduce" | "scan" | "scan_exclusive") && args.iter().any(is_tuple_typed) =>
+                if matches!(f.as_str(), "reduce" | "scan" | "scan_exclusive")
+                    && args.iter().any(is_tuple_typed) =>
             {
                 Some("a reduction or scan over a group")
             }

@@ -74,14 +74,18 @@ impl Scope {
 /// Rewrites every item of `p`.
 pub(super) fn rewrite(p: &Program, scope: &Scope) -> Result<Program> {
     if NAMED.iter().any(|n| scope.bound.contains(*n)) {
-        return Err(unsupported_error("a program that binds the name of a builtin the optimiser's rewrite uses"));
+        return Err(unsupported_error(
+            "a program that binds the name of a builtin the optimiser's rewrite uses",
+        ));
     }
     let mut fresh = 0usize;
     let mut items = Vec::with_capacity(p.items.len());
     for it in &p.items {
         let mut it = it.clone();
         match &mut it {
-            Item::Let { value, .. } | Item::LetTuple { value, .. } | Item::Output { value: Some(value), .. } => {
+            Item::Let { value, .. }
+            | Item::LetTuple { value, .. }
+            | Item::Output { value: Some(value), .. } => {
                 *value = expr(value, scope, &mut fresh)?;
             }
             _ => {}
@@ -154,7 +158,8 @@ fn expr(e: &Expr, scope: &Scope, fresh: &mut usize) -> Result<Expr> {
             }
             if is_scalar_builtin(name) && matches!(e.ty, Some(Type::Func { .. })) {
                 if let Some(f) = ScalarFn::from_name(name) {
-                    let params: Vec<String> = (0..f.arity()).map(|i| fresh_name(fresh, &format!("x{i}"))).collect();
+                    let params: Vec<String> =
+                        (0..f.arity()).map(|i| fresh_name(fresh, &format!("x{i}"))).collect();
                     let args = params.iter().map(|p| var(p, span)).collect();
                     rebuilt = lambda(params, apply(name, args, span), span);
                 }
@@ -179,7 +184,8 @@ fn prelude_call(f: &str, args: &[Expr], whole: &Expr, fresh: &mut usize) -> Resu
         ("any", [a]) => reduce(BinOp::Or, Lit::Bool(false), a.clone(), span),
         ("dot", [a, b]) => {
             let (x, y) = (fresh_name(fresh, "x"), fresh_name(fresh, "y"));
-            let times = lambda(vec![x.clone(), y.clone()], bin(BinOp::Mul, var(&x, span), var(&y, span), span), span);
+            let times =
+                lambda(vec![x.clone(), y.clone()], bin(BinOp::Mul, var(&x, span), var(&y, span), span), span);
             let products = apply("map", vec![times, a.clone(), b.clone()], span);
             reduce(BinOp::Add, Lit::Int(0), products, span)
         }
@@ -199,9 +205,12 @@ fn prelude_call(f: &str, args: &[Expr], whole: &Expr, fresh: &mut usize) -> Resu
             }
         }
         ("slice", [a, starts, lens]) => {
-            let (ExprKind::Shape(ss), ExprKind::Shape(ls)) = (&starts.kind, &lens.kind) else { return Ok(None) };
+            let (ExprKind::Shape(ss), ExprKind::Shape(ls)) = (&starts.kind, &lens.kind) else {
+                return Ok(None);
+            };
             let ix: Vec<String> = (0..ss.len()).map(|i| fresh_name(fresh, &format!("i{i}"))).collect();
-            let indices = ss.iter().zip(&ix).map(|(s, i)| bin(BinOp::Add, s.clone(), var(i, span), span)).collect();
+            let indices =
+                ss.iter().zip(&ix).map(|(s, i)| bin(BinOp::Add, s.clone(), var(i, span), span)).collect();
             // an array made by an expression is bound first: a lambda only indexes names
             let (name, bind) = match &a.kind {
                 ExprKind::Var(v) => (v.clone(), None),

@@ -47,7 +47,9 @@ pub(super) fn rename(p: &Program) -> Program {
     affine.retain(|name, _| !plain.contains(name));
     for it in &mut items {
         match it {
-            Item::Let { value, .. } | Item::LetTuple { value, .. } | Item::Output { value: Some(value), .. } => {
+            Item::Let { value, .. }
+            | Item::LetTuple { value, .. }
+            | Item::Output { value: Some(value), .. } => {
                 *value = subst(value, &affine);
             }
             _ => {}
@@ -66,11 +68,17 @@ fn subst(e: &Expr, affine: &HashMap<String, (String, i64, i64)>) -> Expr {
             let mut out = Expr::var(stand.clone(), span);
             if *add != 0 {
                 let k = Expr::lit(Lit::Int(i128::from(*add)), span);
-                out = Expr::new(ExprKind::Binary { op: BinOp::Sub, lhs: Box::new(out), rhs: Box::new(k) }, span);
+                out = Expr::new(
+                    ExprKind::Binary { op: BinOp::Sub, lhs: Box::new(out), rhs: Box::new(k) },
+                    span,
+                );
             }
             if *mul != 1 {
                 let k = Expr::lit(Lit::Int(i128::from(*mul)), span);
-                out = Expr::new(ExprKind::Binary { op: BinOp::Div, lhs: Box::new(out), rhs: Box::new(k) }, span);
+                out = Expr::new(
+                    ExprKind::Binary { op: BinOp::Div, lhs: Box::new(out), rhs: Box::new(k) },
+                    span,
+                );
             }
             return out;
         }

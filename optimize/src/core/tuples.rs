@@ -125,14 +125,23 @@ pub(super) fn part(e: &Expr, k: usize, funcs: &HashMap<String, Expr>) -> Option<
 /// Part `k` of a named function applied to all its parameters: its body's part, with the
 /// parameters bound to the arguments by `let` (the arguments are scalars: nothing is
 /// copied).
-fn inline_part(f: &Expr, args: &[Expr], k: usize, funcs: &HashMap<String, Expr>, span: eqfuse_ir::error::Span) -> Option<Expr> {
+fn inline_part(
+    f: &Expr,
+    args: &[Expr],
+    k: usize,
+    funcs: &HashMap<String, Expr>,
+    span: eqfuse_ir::error::Span,
+) -> Option<Expr> {
     let ExprKind::Lambda { params, body } = &f.kind else { return None };
     if params.len() != args.len() || args.iter().any(|a| mentions(a, params)) {
         return None;
     }
     let mut out = part(body, k, funcs)?;
     for (p, a) in params.iter().zip(args).rev() {
-        out = Expr::new(ExprKind::Let { name: p.clone(), value: Box::new(a.clone()), body: Box::new(out) }, span);
+        out = Expr::new(
+            ExprKind::Let { name: p.clone(), value: Box::new(a.clone()), body: Box::new(out) },
+            span,
+        );
     }
     Some(out)
 }

@@ -43,7 +43,9 @@ pub(crate) fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Opti
         pieces.push(match seg {
             // the program's inputs are values of the plan already
             Segment::Items(items) if items.iter().all(|it| matches!(it, Item::Input { .. })) => continue,
-            Segment::Items(items) => Piece::Items(cx.optimize_items(items, &segments[n + 1..], opts)?),
+            Segment::Items(items) => {
+                Piece::Items(Box::new(cx.optimize_items(items, &segments[n + 1..], opts)?))
+            }
             Segment::Loop(l) => Piece::Loop(Box::new(cx.optimize_loop(n, l, &segments[n + 1..], opts)?)),
         });
     }
@@ -87,7 +89,7 @@ pub(crate) fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Opti
 /// A piece, optimised.
 enum Piece {
     /// Items with no loop.
-    Items(Optimized),
+    Items(Box<Optimized>),
     /// A loop.
     Loop(Box<LoopPieces>),
 }
@@ -125,7 +127,7 @@ struct LoopMeta {
 impl Piece {
     fn parts(&self) -> Vec<&Optimized> {
         match self {
-            Piece::Items(o) => vec![o],
+            Piece::Items(o) => vec![&**o],
             Piece::Loop(l) => std::iter::once(&l.pre).chain(&l.cond).chain([&l.body]).collect(),
         }
     }
@@ -146,7 +148,8 @@ struct Context {
 
 impl Context {
     fn new(checked: &Checked) -> Context {
-        let mut types: HashMap<String, Type> = checked.inputs.iter().map(|(n, t)| (n.clone(), t.clone())).collect();
+        let mut types: HashMap<String, Type> =
+            checked.inputs.iter().map(|(n, t)| (n.clone(), t.clone())).collect();
         let mut funcs = HashMap::new();
         for it in &checked.program.items {
             if let Item::Let { name, value, .. } = it {
@@ -166,7 +169,12 @@ impl Context {
 
     /// The items of a piece with no loop, as a program whose outputs are its own outputs and
     /// the bindings later pieces read.
-    fn optimize_items(&mut self, items: &[Item], later: &[Segment], opts: &OptimizeOptions) -> Result<Optimized> {
+    fn optimize_items(
+        &mut self,
+        items: &[Item],
+        later: &[Segment],
+        opts: &OptimizeOptions,
+    ) -> Result<Optimized> {
         let needed = names_read(later);
         let mut outputs: Vec<Item> = Vec::new();
         // an input is a value of the whole plan already: no piece outputs it
@@ -189,13 +197,27 @@ impl Context {
     }
 
     /// A loop's programs.
-    fn optimize_loop(&mut self, n: usize, l: &LoopItem, _later: &[Segment], opts: &OptimizeOptions) -> Result<LoopPieces> {
+    fn optimize_loop(
+        &mut self,
+        n: usize,
+        l: &LoopItem,
+        _later: &[Segment],
+        opts: &OptimizeOptions,
+    ) -> Result<LoopPieces> {
         let span = l.span;
         let out = |name: String, value: Expr| Item::Output { name, value: Some(value), span };
-        let hoisted_fns: Vec<Item> =
-            l.hoisted.iter().filter(|it| matches!(it, Item::Let { value, .. } if matches!(value.kind, ExprKind::Lambda { .. }))).cloned().collect();
-        let hoisted_vals: Vec<Item> = l.hoisted.iter().filter(|it| !hoisted_fns.contains(it)).cloned().collect();
-        let hoisted: Vec<String> = hoisted_vals.iter().flat_map(|it| it.names()).map(str::to_string).collect();
+        let hoisted_fns: Vec<Item> = l
+            .hoisted
+            .iter()
+            .filter(
+                |it| matches!(it, Item::Let { value, .. } if matches!(value.kind, ExprKind::Lambda { .. })),
+            )
+            .cloned()
+            .collect();
+        let hoisted_vals: Vec<Item> =
+            l.hoisted.iter().filter(|it| !hoisted_fns.contains(it)).cloned().collect();
+        let hoisted: Vec<String> =
+            hoisted_vals.iter().flat_map(|it| it.names()).map(str::to_string).collect();
         for it in &hoisted_vals {
             self.types.extend(item_types(it));
         }
@@ -217,12 +239,18 @@ impl Context {
         let state_types: Vec<Type> = l
             .results
             .iter()
-            .map(|r| self.types.get(r).cloned().ok_or_else(|| unsupported_error("a loop whose state's type is not known")))
+            .map(|r| {
+                self.types
+                    .get(r)
+                    .cloned()
+                    .ok_or_else(|| unsupported_error("a loop whose state's type is not known"))
+            })
             .collect::<Result<_>>()?;
         for (s, t) in l.state.iter().zip(&state_types) {
             self.types.insert(s.clone(), t.clone());
         }
-        let mut bound: Vec<(String, Type)> = l.state.iter().cloned().zip(state_types.iter().cloned()).collect();
+        let mut bound: Vec<(String, Type)> =
+            l.state.iter().cloned().zip(state_types.iter().cloned()).collect();
         let var = match &l.form {
             LoopForm::For { var, .. } => {
                 bound.push((var.clone(), Type::Scalar(ElemType::I64)));
@@ -233,7 +261,11 @@ impl Context {
         };
         let cond = match &l.form {
             LoopForm::While { cond } => {
-                let items = hoisted_fns.iter().cloned().chain([out(format!("loop'{n}'cond"), (**cond).clone())]).collect();
+                let items = hoisted_fns
+                    .iter()
+                    .cloned()
+                    .chain([out(format!("loop'{n}'cond"), (**cond).clone())])
+                    .collect();
                 Some(self.run(items, &bound, opts)?)
             }
             LoopForm::For { .. } => None,
@@ -278,7 +310,12 @@ impl Context {
 
     /// `items` as a program: its inputs the names it reads that the program knows (and
     /// `bound`, the loop's state and variable), with their types; checked and optimised.
-    fn run(&mut self, mut items: Vec<Item>, bound: &[(String, Type)], opts: &OptimizeOptions) -> Result<Optimized> {
+    fn run(
+        &mut self,
+        mut items: Vec<Item>,
+        bound: &[(String, Type)],
+        opts: &OptimizeOptions,
+    ) -> Result<Optimized> {
         // names the items read and do not bind themselves
         let mut defined: HashSet<String> = HashSet::new();
         let mut reads: Vec<String> = Vec::new();
@@ -327,7 +364,11 @@ impl Context {
         let mut dims_named: HashSet<String> = HashSet::new();
         let mut scalar_sizes: Vec<String> = Vec::new();
         for name in &reads {
-            let ty = bound.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).or_else(|| self.types.get(name).cloned());
+            let ty = bound
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, t)| t.clone())
+                .or_else(|| self.types.get(name).cloned());
             match ty {
                 Some(Type::Scalar(e)) => inputs.push(input(name, Type::Scalar(e))),
                 Some(Type::Array { elem, shape }) => {
@@ -352,7 +393,9 @@ impl Context {
                 }
                 Some(_) => return Err(unsupported_error("a loop that reads a tuple or a function value")),
                 // a size name read as a value, or a builtin's name
-                None if self.sizes.contains(name) || self.fresh.contains_key(name) => scalar_sizes.push(name.clone()),
+                None if self.sizes.contains(name) || self.fresh.contains_key(name) => {
+                    scalar_sizes.push(name.clone())
+                }
                 None => {}
             }
         }
@@ -366,7 +409,7 @@ impl Context {
         let limits = eqfuse_ir::Limits::default();
         let checked = eqfuse_ir::check::check_with(&program, &limits)
             .map_err(|e| unsupported_error(&format!("a loop whose pieces do not check as programs ({e})")))?;
-        crate::driver::optimize(&checked, opts)
+        crate::optimize(&checked, opts)
     }
 }
 
@@ -379,7 +422,9 @@ fn item_types(it: &Item) -> Vec<(String, Type)> {
     let Some(e) = item_value(it) else { return Vec::new() };
     let Some(t) = &e.ty else { return Vec::new() };
     match (it, t) {
-        (Item::LetTuple { names, .. }, Type::Group(ts)) => names.iter().cloned().zip(ts.iter().cloned()).collect(),
+        (Item::LetTuple { names, .. }, Type::Group(ts)) => {
+            names.iter().cloned().zip(ts.iter().cloned()).collect()
+        }
         (Item::LetTuple { names, .. }, Type::Tuple(ts)) => {
             names.iter().cloned().zip(ts.iter().map(|e| Type::Scalar(*e))).collect()
         }
@@ -476,11 +521,15 @@ fn assemble(checked: &Checked, pieces: &[Piece], cx: &Context, unfused: bool) ->
             Piece::Loop(l) => {
                 let outs = b.embed(&plan_of(&l.pre), None)?;
                 let get = |name: &str| {
-                    outs.get(name).copied().ok_or_else(|| eqfuse_ir::error::internal(format!("a loop piece without `{name}`")))
+                    outs.get(name)
+                        .copied()
+                        .ok_or_else(|| eqfuse_ir::error::internal(format!("a loop piece without `{name}`")))
                 };
                 let n = l.number;
                 let env_get = |b: &Builder, name: &str| {
-                    b.env.get(name).copied().ok_or_else(|| eqfuse_ir::error::internal(format!("a loop reads `{name}`, which has no value")))
+                    b.env.get(name).copied().ok_or_else(|| {
+                        eqfuse_ir::error::internal(format!("a loop reads `{name}`, which has no value"))
+                    })
                 };
                 let init: Vec<usize> = (0..l.item.state.len())
                     .map(|k| match &l.item.init_vars[k] {
@@ -499,18 +548,25 @@ fn assemble(checked: &Checked, pieces: &[Piece], cx: &Context, unfused: bool) ->
                     .map(|(s, (e, r))| b.value(s, *e, *r, Origin::Computed))
                     .collect();
                 let form_pre = match &l.item.var {
-                    Some(var) => Some((get(&format!("loop'{n}'count"))?, b.value(var, ElemType::I64, 0, Origin::Computed))),
+                    Some(var) => Some((
+                        get(&format!("loop'{n}'count"))?,
+                        b.value(var, ElemType::I64, 0, Origin::Computed),
+                    )),
                     None => None,
                 };
                 let form = match (&l.cond, form_pre) {
                     (Some(c), _) => {
                         let mut steps = Vec::new();
                         let outs = b.embed(&plan_of(c), Some(&mut steps))?;
-                        let cond = *outs.get(&format!("loop'{n}'cond")).ok_or_else(|| eqfuse_ir::error::internal("a while loop without its condition"))?;
+                        let cond = *outs.get(&format!("loop'{n}'cond")).ok_or_else(|| {
+                            eqfuse_ir::error::internal("a while loop without its condition")
+                        })?;
                         LoopKind::While { steps, cond }
                     }
                     (None, Some((count, counter))) => LoopKind::For { count, counter },
-                    (None, None) => return Err(eqfuse_ir::error::internal("a loop with neither a count nor a condition")),
+                    (None, None) => {
+                        return Err(eqfuse_ir::error::internal("a loop with neither a count nor a condition"))
+                    }
                 };
                 let mut body = Vec::new();
                 let outs = b.embed(&plan_of(&l.body), Some(&mut body))?;
@@ -547,7 +603,12 @@ fn assemble(checked: &Checked, pieces: &[Piece], cx: &Context, unfused: bool) ->
     b.plan.outputs = checked
         .program
         .output_names()
-        .map(|o| b.env.get(o).map(|&v| (o.to_string(), v)).ok_or_else(|| eqfuse_ir::error::internal(format!("no plan value for output `{o}`"))))
+        .map(|o| {
+            b.env
+                .get(o)
+                .map(|&v| (o.to_string(), v))
+                .ok_or_else(|| eqfuse_ir::error::internal(format!("no plan value for output `{o}`")))
+        })
         .collect::<Result<_>>()?;
     Ok(b.plan)
 }

@@ -48,7 +48,9 @@ pub(crate) struct LoopItem {
 
 /// Whether some item of `p` is a loop at its root (what [`cut`] handles).
 pub(crate) fn has_loop_items(p: &Program) -> bool {
-    p.items.iter().any(|it| crate::core::item_value(it).is_some_and(|e| matches!(e.kind, ExprKind::Loop { .. })))
+    p.items
+        .iter()
+        .any(|it| crate::core::item_value(it).is_some_and(|e| matches!(e.kind, ExprKind::Loop { .. })))
 }
 
 /// `p` cut into segments.

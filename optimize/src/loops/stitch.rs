@@ -22,7 +22,11 @@ pub(crate) struct Builder {
 impl Builder {
     /// A plan with no steps whose values are the program's inputs and sizes.
     pub fn new(inputs: &[(String, ElemType, usize)], sizes: &[String]) -> Builder {
-        let mut b = Builder { plan: Plan { values: Vec::new(), steps: Vec::new(), outputs: Vec::new() }, env: HashMap::new(), fresh: HashMap::new() };
+        let mut b = Builder {
+            plan: Plan { values: Vec::new(), steps: Vec::new(), outputs: Vec::new() },
+            env: HashMap::new(),
+            fresh: HashMap::new(),
+        };
         for (name, elem, rank) in inputs {
             b.value(name, *elem, *rank, Origin::Input);
         }
