@@ -45,11 +45,7 @@ fn config() -> ProptestConfig {
 }
 
 fn gen() -> GenConfig {
-    GenConfig {
-        allow_runtime_errors: true,
-        ops: eqfuse_ir::testgen::Ops { segments: false, ..eqfuse_ir::testgen::Ops::ALL },
-        ..GenConfig::default()
-    }
+    GenConfig { allow_runtime_errors: true, ..GenConfig::default() }
 }
 
 fn checked(case: &Case) -> Result<Checked, TestCaseError> {

@@ -769,6 +769,17 @@ impl<'a> Decoder<'a> {
 
 /// A literal in `.eqf` syntax, with its intended type in `ty` (for [`fix_literals`]).
 fn literal(l: Literal) -> Result<Expr> {
+    if let Literal::U64(v) = l {
+        if i64::try_from(v).is_err() {
+            // above every `i64`: a literal no context but `u64`'s may hold; `u64 (v as i64)`
+            // is the same value in every context (the conversion wraps)
+            let mut inner = mk(ExprKind::Lit(Lit::Int(i128::from(v as i64))));
+            inner.ty = Some(Type::Scalar(eqfuse_ir::types::ElemType::I64));
+            let mut e = call("u64", vec![inner]);
+            e.ty = Some(Type::Scalar(eqfuse_ir::types::ElemType::U64));
+            return Ok(e);
+        }
+    }
     let lit = match l {
         Literal::Bool(b) => Lit::Bool(b),
         Literal::I32(v) => Lit::Int(i128::from(v)),

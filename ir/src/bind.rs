@@ -120,6 +120,8 @@ pub fn bind_inputs<V: AsValueView>(
                         )
                     })?;
                     bind_size(&mut sizes, &mut bound_by, size, value, name)?;
+                    // the plain size the optimiser's program names this dimension by
+                    sizes.entry(Dim::affine_stand_in(size, *mul, *add)).or_insert(actual);
                 }
                 other => {
                     return Err(Error::input(format!(

@@ -176,6 +176,13 @@ pub enum Dim {
 }
 
 impl Dim {
+    /// The plain size name that stands for the affine dimension `mul * name + add` where a
+    /// stage knows plain size names only (the optimiser's rewrite of input types): the
+    /// binding of inputs binds it too, to the dimension's extent.
+    pub fn affine_stand_in(name: &str, mul: i64, add: i64) -> String {
+        format!("{name}'{mul}x{}", add.to_string().replace('-', "m"))
+    }
+
     /// Whether two dimensions are certainly equal (`Some(true)`), certainly different
     /// (`Some(false)`), or unknown until run time (`None`).
     pub fn agrees(&self, other: &Dim) -> Option<bool> {

@@ -186,6 +186,38 @@ struct Binding {
     output: bool,
 }
 
+/// A form of language version 2 the split into blocks does not take yet, in words: a loop
+/// over arrays (its body may need rows of other blocks), a tuple pattern, an input
+/// dimension with size arithmetic.
+fn version_2_form(checked: &Checked) -> Option<&'static str> {
+    if checked.inputs.values().any(|t| {
+        matches!(t, eqfuse_ir::Type::Array { shape, .. } if shape.iter().any(|d| matches!(d, eqfuse_ir::Dim::Affine { .. })))
+    }) {
+        return Some("an input's dimension is size arithmetic (`m + 1`)");
+    }
+    for it in &checked.program.items {
+        if matches!(it, Item::LetTuple { .. }) {
+            return Some("it destructures a tuple or a group");
+        }
+        let value = match it {
+            Item::Let { value, .. } | Item::LetTuple { value, .. } => Some(value),
+            Item::Output { value, .. } => value.as_ref(),
+            Item::Input { .. } => None,
+        };
+        let mut stack: Vec<&Expr> = value.into_iter().collect();
+        while let Some(e) = stack.pop() {
+            match &e.kind {
+                ExprKind::Loop { .. } => {
+                    return Some("it loops over arrays (`loop`), whose body may need rows of other blocks")
+                }
+                ExprKind::LetTuple { .. } => return Some("it destructures a tuple or a group"),
+                _ => stack.extend(e.kind.children()),
+            }
+        }
+    }
+    None
+}
+
 /// Splits a checked program for inputs chunked along the size name `axis`. `E-INPUT` when
 /// no input lies along `axis`, or when a value needs rows of other blocks (the message names
 /// it and why).
@@ -213,6 +245,11 @@ pub fn split(checked: &Checked, axis: &str) -> Result<ChunkPlan> {
         return Err(Error::input(format!("no input of the program has `{axis}` as its first dimension")));
     }
     let program = &checked.program;
+    if let Some(why) = version_2_form(checked) {
+        return Err(Error::input(format!(
+            "the program cannot be computed in blocks of `{axis}`: {why}; give the chunked inputs as one chunk"
+        )));
+    }
     if let Some(n) = program.items.iter().map(Item::name).find(|n| n.starts_with("__")) {
         return Err(Error::input(format!(
             "`{n}`: names that start with `__` are kept for the split into blocks"

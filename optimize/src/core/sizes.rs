@@ -24,7 +24,7 @@ pub(super) fn rename(p: &Program) -> Program {
         let Item::Input { ty: Type::Array { shape, .. }, .. } = it else { continue };
         for d in shape.iter_mut() {
             if let Dim::Affine { name, mul, add } = d {
-                let stand = format!("{name}'{}x{}", mul, add.to_string().replace('-', "m"));
+                let stand = Dim::affine_stand_in(name, *mul, *add);
                 affine.entry(name.clone()).or_insert((stand.clone(), *mul, *add));
                 *d = Dim::Size(stand);
             }

@@ -1,0 +1,50 @@
+//! Version-2 programs the random-program properties found failing on the CPU backend,
+//! each its smallest form, against the reference interpreter.
+
+#![allow(clippy::unwrap_used)]
+
+use eqfuse::{Arrays, Backend, Value};
+
+fn both(src: &str, inputs: &Arrays) {
+    let checked = eqfuse::check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse::run(&checked, Backend::Reference, inputs).unwrap();
+    for unfused in [false, true] {
+        let got = if unfused {
+            eqfuse::backend::run_unfused(&checked, Backend::Cpu, inputs)
+        } else {
+            eqfuse::run(&checked, Backend::Cpu, inputs)
+        };
+        assert_eq!(
+            got.unwrap_or_else(|e| panic!("unfused {unfused}: {e}\n{src}")),
+            want,
+            "unfused {unfused}\n{src}"
+        );
+    }
+}
+
+#[test]
+fn an_input_dimension_with_size_arithmetic_binds_on_the_cpu() {
+    // the optimiser names `m + 1` by a plain size the binding of inputs binds too
+    let mut inputs = Arrays::new();
+    inputs.insert("in1".into(), Value::from(ndarray::arr1(&[-1.93f32]).into_dyn()));
+    inputs.insert("off4".into(), Value::from(ndarray::arr1(&[0i64, 0, 1]).into_dyn()));
+    both(
+        "input in1 : f32[n]\ninput off4 : i64[m + 1]\noutput o = map (\\x -> x + 1.0) in1\noutput r = m\n",
+        &inputs,
+    );
+    both("input p : f32[2 * n]\noutput h = n\noutput s = reduce (+) 0 p\n", &{
+        let mut i = Arrays::new();
+        i.insert("p".into(), Value::from(ndarray::arr1(&[1.0f32, 2.0, 3.0, 4.0]).into_dyn()));
+        i
+    });
+}
+
+#[test]
+fn a_folded_u64_constant_above_every_i64_reads_back() {
+    let mut inputs = Arrays::new();
+    inputs.insert("in1".into(), Value::from(ndarray::arr1(&[2.5f32, 3.0]).into_dyn()));
+    both(
+        "input in1 : f32[n]\noutput t4 = u64 (0 - 11)\noutput t5 = map (\\x -> u64 (-(10 + 1)) + u64 (i64 x)) in1\n",
+        &inputs,
+    );
+}
