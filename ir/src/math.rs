@@ -402,33 +402,8 @@ pub fn log_f32(x: f32) -> f32 {
 /// `ln x` in `f64`.
 #[inline(always)]
 pub fn log_f64(x: f64) -> f64 {
-    // subnormal x: scale by 2^54 first
-    let sub = x < 2.2250738585072014e-308;
-    let xs = if sub { x * 18014398509481984.0 } else { x };
-    let bits = xs.to_bits();
-    let e0 = ((bits >> 52) & 0x7ff) as i64 - 1023 - if sub { 54 } else { 0 };
-    let m0 = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
-    let big = m0 > SQRT2;
-    let m = if big { m0 * 0.5 } else { m0 };
-    let e = if big { e0 + 1 } else { e0 };
-    let f = m - 1.0;
-    let s = f / (2.0 + f);
-    let z = s * s;
-    let w = z * z;
-    let t1 = w * (LG[1] + w * (LG[3] + w * LG[5]));
-    let t2 = z * (LG[0] + w * (LG[2] + w * (LG[4] + w * LG[6])));
-    let r = t2 + t1;
-    let hfsq = 0.5 * f * f;
-    let dk = small_int_to_f64(e);
-    let res = dk * LN2_HI - ((hfsq - (s * (hfsq + r) + dk * LN2_LO)) - f);
-    let res = if x == 0.0 { f64::NEG_INFINITY } else { res };
-    let res = if x < 0.0 { f64::NAN } else { res };
-    let res = if x == f64::INFINITY { f64::INFINITY } else { res };
-    if x.is_nan() {
-        x
-    } else {
-        res
-    }
+    let (dk, f, hfsq, sr) = logs::log_parts(x);
+    logs::log_specials(x, dk * LN2_HI - ((hfsq - (sr + dk * LN2_LO)) - f))
 }
 
 // ---- double-double helpers (exact transformations of basic operations) ----

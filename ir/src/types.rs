@@ -287,33 +287,27 @@ impl fmt::Display for Type {
                 }
                 f.write_str("]")
             }
-            Type::Tuple(ts) => {
-                f.write_str("(")?;
-                for (i, t) in ts.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                f.write_str(")")
-            }
+            Type::Tuple(ts) => write_parts(f, ts),
             Type::Func { params, ret } => {
                 for p in params {
                     write!(f, "{p} -> ")?;
                 }
                 write!(f, "{ret}")
             }
-            Type::Group(ts) => {
-                f.write_str("(")?;
-                for (i, t) in ts.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                f.write_str(")")
-            }
+            Type::Group(ts) => write_parts(f, ts),
             Type::ShapeArg(r) => write!(f, "shape of rank {r}"),
         }
     }
+}
+
+/// `(a, b, ...)`: the parts of a tuple or a group.
+fn write_parts<T: fmt::Display>(f: &mut fmt::Formatter<'_>, parts: &[T]) -> fmt::Result {
+    f.write_str("(")?;
+    for (i, t) in parts.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{t}")?;
+    }
+    f.write_str(")")
 }

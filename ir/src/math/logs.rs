@@ -33,7 +33,7 @@ const LOG10_2LO: f64 = 3.69423907715893078616e-13;
 /// `x = 2^k (1 + f)` with `1 + f` in `[sqrt(1/2), sqrt(2))`: `(k, f, hfsq, s (hfsq + R))`,
 /// `log(1 + f) = f - hfsq + s (hfsq + R)`. `x` positive and finite (subnormals scaled).
 #[inline(always)]
-fn log_parts(x: f64) -> (f64, f64, f64, f64) {
+pub(crate) fn log_parts(x: f64) -> (f64, f64, f64, f64) {
     let sub = x < 2.2250738585072014e-308;
     let xs = if sub { x * 18014398509481984.0 } else { x };
     let bits = xs.to_bits();
@@ -55,7 +55,7 @@ fn log_parts(x: f64) -> (f64, f64, f64, f64) {
 
 /// The special values of a logarithm: `-inf` at `±0`, NaN below 0, `inf` at `inf`, NaN kept.
 #[inline(always)]
-fn log_specials(x: f64, res: f64) -> f64 {
+pub(crate) fn log_specials(x: f64, res: f64) -> f64 {
     let res = if x == 0.0 { f64::NEG_INFINITY } else { res };
     let res = if x < 0.0 { f64::NAN } else { res };
     let res = if x == f64::INFINITY { f64::INFINITY } else { res };
