@@ -339,7 +339,12 @@ fn bind(src: &str, inputs: Vec<(&str, usize)>) -> Result<Vec<(String, i64)>, Err
 fn size_arithmetic_in_input_types() {
     let src = "input pairs : f32[2 * n]\noutput re = generate [n] (\\i -> pairs[2 * i])";
     assert_eq!(out(src, "re"), "f32[n]");
-    assert_eq!(bind(src, vec![("pairs", 8)]).unwrap(), vec![("n".to_string(), 4)]);
+    // `n`, and the plain size that names the dimension `2 * n` for the optimiser's program
+    // (`Dim::affine_stand_in`), bound to its extent
+    assert_eq!(
+        bind(src, vec![("pairs", 8)]).unwrap(),
+        vec![("n".to_string(), 4), (eqfuse_ir::Dim::affine_stand_in("n", 2, 0), 8)]
+    );
     let e = bind(src, vec![("pairs", 7)]).unwrap_err();
     assert_eq!(e.code, Code::Shape, "{e}");
     assert!(e.message.contains("2 * n") && e.message.contains('7'), "{e}");
@@ -347,7 +352,12 @@ fn size_arithmetic_in_input_types() {
     assert_eq!(out(src, "s"), "i64");
     assert_eq!(
         bind(src, vec![("a", 4), ("b", 3), ("c", 0)]).unwrap(),
-        vec![("m".to_string(), 3), ("k".to_string(), 2)]
+        vec![
+            ("m".to_string(), 3),
+            ("k".to_string(), 2),
+            (eqfuse_ir::Dim::affine_stand_in("m", 1, 1), 4),
+            (eqfuse_ir::Dim::affine_stand_in("k", 1, -2), 0)
+        ]
     );
     let e = bind(src, vec![("a", 4), ("b", 5), ("c", 0)]).unwrap_err();
     assert_eq!(e.code, Code::Shape, "{e}");
