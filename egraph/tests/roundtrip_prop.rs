@@ -1,5 +1,7 @@
 //! Random well-typed programs (testgen) survive encode → extract (AstSize) → decode: the
-//! decoded program checks and interprets bit-identically to the original.
+//! decoded program checks and interprets bit-identically to the original. (Programs with
+//! a version-2 form the encoder refuses have no round trip; the facade's properties,
+//! `tests/optimizer_props.rs`, run those through the optimiser's rewrites.)
 #![allow(clippy::unwrap_used)]
 
 use eqfuse_ir::check::check;
@@ -11,8 +13,14 @@ use proptest::prelude::*;
 
 fn run_case(case: &eqfuse_ir::testgen::Case, cfg_errors: bool) -> Result<(), TestCaseError> {
     let checked = check(&case.program).map_err(|e| TestCaseError::fail(format!("original: {e}")))?;
-    let decoded =
-        eqfuse_egraph::roundtrip(&checked).map_err(|e| TestCaseError::fail(format!("roundtrip: {e}")))?;
+    let decoded = match eqfuse_egraph::roundtrip(&checked) {
+        Ok(d) => d,
+        // a version-2 form the e-graph does not have (the optimiser rewrites what it can
+        // before encoding, `eqfuse_optimize::core`; the rest runs on the interpreter): no
+        // round trip to make
+        Err(e) if eqfuse_egraph::encode::is_unsupported(&e) => return Ok(()),
+        Err(e) => return Err(TestCaseError::fail(format!("roundtrip: {e}"))),
+    };
     let text = print_program(&decoded);
     let reparsed = parse(&text).map_err(|e| TestCaseError::fail(format!("decoded text: {e}\n{text}")))?;
     let dchecked =

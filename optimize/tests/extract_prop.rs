@@ -27,7 +27,11 @@ proptest! {
         ..GenConfig::default()
     })) {
         let checked = check(&case.program).unwrap();
-        let greedy = optimize(&checked, &OptimizeOptions::default()).unwrap();
+        let greedy = match optimize(&checked, &OptimizeOptions::default()) {
+            // a version-2 form the optimiser does not compile yet: nothing to extract
+            Err(e) if eqfuse_optimize::is_unsupported(&e) => return Err(TestCaseError::reject("not compiled yet")),
+            other => other.unwrap(),
+        };
         let exact_opts = OptimizeOptions {
             cost: CostContext { search: Search::Exact(12), ..CostContext::default() },
             ..OptimizeOptions::default()

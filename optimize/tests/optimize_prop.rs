@@ -72,6 +72,9 @@ fn config() -> ProptestConfig {
     ProptestConfig { cases, max_shrink_time: 120_000, rng_seed, ..ProptestConfig::default() }
 }
 
+/// The start of [`optimise_guarded`]'s reason for a program the optimiser does not compile.
+const UNSUPPORTED_CASE: &str = "not compiled yet: ";
+
 /// Optimises on a watchdog thread; `Err` says why there is no result (an optimiser error,
 /// a panic, or no answer within [`GUARD`], in which case the thread is left behind).
 fn optimise_guarded(checked: &Checked) -> Result<Optimized, String> {
@@ -82,6 +85,9 @@ fn optimise_guarded(checked: &Checked) -> Result<Optimized, String> {
     });
     match rx.recv_timeout(GUARD) {
         Ok(Ok(opt)) => Ok(opt),
+        // a version-2 form the optimiser does not compile yet: the case is rejected (the
+        // facade runs it on the reference interpreter, `tests/optimizer_props.rs`)
+        Ok(Err(e)) if eqfuse_optimize::is_unsupported(&e) => Err(format!("{UNSUPPORTED_CASE}{e}")),
         Ok(Err(e)) => Err(format!("optimize failed: {e}")),
         Err(mpsc::RecvTimeoutError::Timeout) => {
             Err(format!("optimize did not return within {} s", GUARD.as_secs()))
@@ -93,7 +99,13 @@ fn optimise_guarded(checked: &Checked) -> Result<Optimized, String> {
 fn optimised(case: &Case) -> Result<(Checked, Optimized), TestCaseError> {
     let checked =
         check(&case.program).map_err(|e| TestCaseError::fail(format!("original: {e}\n{}", case.text())))?;
-    let opt = optimise_guarded(&checked).map_err(|m| TestCaseError::fail(format!("{m}\n{}", case.text())))?;
+    let opt = optimise_guarded(&checked).map_err(|m| {
+        if m.starts_with(UNSUPPORTED_CASE) {
+            TestCaseError::reject(m)
+        } else {
+            TestCaseError::fail(format!("{m}\n{}", case.text()))
+        }
+    })?;
     Ok((checked, opt))
 }
 
