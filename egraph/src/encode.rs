@@ -278,6 +278,14 @@ impl<'p> Enc<'p> {
                         let l = literal(Lit::Float(std::f64::consts::PI), e)?;
                         self.add(ArrayLang::Lit(l))
                     }
+                    // a builtin function passed as a value to an operation the encoder
+                    // does not take (the optimiser's rewrites make it a lambda elsewhere)
+                    None if eqfuse_ir::ast::SCALAR_BUILTINS.contains(&name.as_str()) => {
+                        return Err(unsupported(
+                            format!("the builtin `{name}` passed as a function here"),
+                            e.span,
+                        ))
+                    }
                     None => return Err(internal(format!("`{name}` is not a value"))),
                 },
             },
