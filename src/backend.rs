@@ -188,6 +188,9 @@ pub struct Timings {
     pub compile: Option<(std::time::Duration, bool)>,
     /// Running the plan (or interpreting the program).
     pub execute: std::time::Duration,
+    /// The plan that ran: its [`crate::kernel_count`] and [`crate::plan_digest`]; `None`
+    /// where the reference interpreter ran the program.
+    pub plan: Option<(usize, String)>,
 }
 
 /// Runs a checked program as [`run_with`] does (or its unfused plan, as
@@ -245,6 +248,7 @@ pub fn run_timed(
             };
             t.optimise = start.elapsed();
             let plan = if unfused { &opt.result.unfused_plan } else { &opt.result.plan };
+            t.plan = Some((crate::kernel_count(plan), crate::plan_digest(plan)));
             if backend == Backend::Cpu && opts.codegen == eqfuse_exec_cpu::Codegen::C {
                 let start = std::time::Instant::now();
                 let report = eqfuse_exec_cpu::compile_plan(plan, opts);

@@ -367,17 +367,9 @@ pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Resul
     let prog = crate::parse(p.source)?;
     let checked = crate::check(&prog)?;
     let (inputs, elements, hw) = setup(p.name, opts.scale)?;
-    let sizes: std::collections::HashMap<String, u64> = {
-        let b = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())?;
-        b.sizes.iter().map(|(k, v)| (k.clone(), (*v).max(0) as u64)).collect()
-    };
     let cuda = backend == crate::Backend::Cuda;
-    // optimise for the sizes being run, with the backend's cost model
-    let params = if cuda { crate::CostParams::gpu_default() } else { crate::cpu_cost_params() };
-    let oopts = OptimizeOptions {
-        cost: crate::CostContext { params, sizes, ..Default::default() },
-        ..OptimizeOptions::default()
-    };
+    // the plan `eqfuse run` and Python run: the backend's cost model, the default sizes
+    let oopts = crate::plan_options(backend, OptimizeOptions::default());
     let opt = crate::optimize_checked(checked.clone(), &oopts)?;
     let bound = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())?;
     let ropts =

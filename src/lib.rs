@@ -94,7 +94,10 @@ pub use eqfuse_ir::{Code, Dim, ElemType, Error, Limits, Program, Result, Scalar,
 pub use eqfuse_lower::dag::{CostContext, Search};
 pub use eqfuse_lower::model::CostParams;
 pub use eqfuse_rules::catalogue;
-pub use optimize::{cpu_cost_params, optimize, optimize_checked, OptimizeOptions, Optimized, Variant};
+pub use optimize::{
+    cpu_cost_params, kernel_count, optimize, optimize_checked, plan_digest, plan_options, OptimizeOptions,
+    Optimized, Variant,
+};
 
 /// Named arrays, in order: the inputs and outputs of a run.
 pub type Arrays = indexmap::IndexMap<String, Value>;

@@ -12,6 +12,41 @@ pub fn cpu_cost_params() -> eqfuse_lower::model::CostParams {
     crate::calibrate::load_cpu()
 }
 
+/// The optimiser's options for the plan a program runs with on `backend`: `base` with the
+/// backend's cost parameters (those `eqfuse calibrate` saved for the CPU, an H100-class
+/// GPU's for CUDA) and no sizes, so that the cost model takes its default for every size
+/// name (2^20). The plan is chosen before any input is seen, as Python's `compile` must
+/// choose it; `eqfuse run`, `eqfuse bench` (built-in programs and `bench PROGRAM`) and
+/// Python all take their options from here, so the plan `bench` times is the plan `run`
+/// runs (docs/explain.md, "The plan that runs"). `explain --size` is the way to see another.
+pub fn plan_options(backend: Backend, base: OptimizeOptions) -> OptimizeOptions {
+    let params = match backend {
+        Backend::Cuda => eqfuse_lower::model::CostParams::gpu_default(),
+        Backend::Cpu | Backend::Reference => cpu_cost_params(),
+    };
+    let cost = eqfuse_lower::dag::CostContext { params, sizes: Default::default(), ..base.cost };
+    OptimizeOptions { cost, ..base }
+}
+
+/// The number of kernels of `plan`, the one count `explain` (text and `--json`: the length of
+/// its `kernels` list), `bench` and Python's `explain()["kernels"]` report: every kernel the
+/// plan numbers `k0`, `k1`, ... (both branches of an `if` included), each phase of a row
+/// block or a segment block counted, though a block runs its phases in one pass over memory
+/// (`passes` counts those). docs/explain.md, "Counting kernels".
+pub fn kernel_count(plan: &eqfuse_ir::plan::Plan) -> usize {
+    plan.kernels().len()
+}
+
+/// A short digest of `plan` (a hash of its text, as `explain` prints it): `run --timings`
+/// and `bench PROGRAM --json` print it, so that two commands can be seen to run one plan.
+pub fn plan_digest(plan: &eqfuse_ir::plan::Plan) -> String {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same text gives the same digest in every process
+    let mut h = std::hash::DefaultHasher::new();
+    plan.to_string().hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
 /// An optimised program: the extracted term, its kernels, the decoded program and the
 /// optimiser's report. Made by [`optimize`].
 #[derive(Clone, Debug)]
@@ -114,8 +149,9 @@ impl Optimized {
             "materialized": self.kernels.materialized,
             "kept": self.kernels.kept,
             "predicted_s": self.kernels.predicted_s,
+            "kernel_count": kernel_count(&self.result.plan),
             "unfused": {
-                "kernels": self.unfused.kernels.len(),
+                "kernels": kernel_count(&self.result.unfused_plan),
                 "predicted_s": self.unfused.predicted_s,
             },
         })
@@ -152,19 +188,20 @@ impl Optimized {
             self.result.stop_reason, nodes, classes, iterations
         );
         let _ = writeln!(s, "cost model: {}", self.result.cost_model);
-        // a row block or a scan block is one kernel (one launch, one pass over memory) of
-        // several phases
-        let n = self.kernels.kernels.len();
+        // the kernel count of docs/explain.md ([`kernel_count`]); a row block or a scan
+        // block runs several kernels in one pass over memory
+        let n = kernel_count(&self.result.plan);
         let passes = self.kernels.passes;
-        let phases = if passes < n {
-            format!(" ({n} phases; a {} block is one kernel)", self.kernels.blocks.join(" or "))
+        let in_passes = if passes < n {
+            let word = if passes == 1 { "pass" } else { "passes" };
+            format!(" in {passes} {word} (a {} block is one pass)", self.kernels.blocks.join(" or "))
         } else {
             String::new()
         };
         let _ = writeln!(
             s,
-            "kernels: {passes}{phases} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
-            self.unfused.kernels.len(),
+            "kernels: {n}{in_passes} (unfused: {}); predicted {:.3e} s (unfused {:.3e} s)",
+            kernel_count(&self.result.unfused_plan),
             self.kernels.predicted_s,
             self.unfused.predicted_s
         );

@@ -205,7 +205,7 @@ fn softmax_rows_is_one_kernel() {
     // one row block: the matrix crosses memory once, and `exp (m - max)` not at all
     assert_eq!(o.kernels.passes, 1, "{}", explain(&o));
     assert!(o.kernels.kernels.iter().all(|k| k.pass == 0));
-    assert!(explain(&o).contains("kernels: 1 (3 phases; a row block is one kernel)"), "{}", explain(&o));
+    assert!(explain(&o).contains("kernels: 3 in 1 pass (a row block is one pass)"), "{}", explain(&o));
     assert_eq!(o.kernels.kept, ["e"], "{}", explain(&o));
     insta::assert_snapshot!("softmax_rows", explain(&o));
 }
@@ -345,7 +345,7 @@ fn compaction_is_a_reduction_and_a_scan_block() {
 fn a_filter_and_the_reductions_of_its_input_are_one_pass() {
     let o = optimized("filter_sums");
     assert_eq!(o.kernels.passes, 1, "{}", explain(&o));
-    assert!(explain(&o).contains("; a filter block is one kernel)"), "{}", explain(&o));
+    assert!(explain(&o).contains("in 1 pass (a filter block is one pass)"), "{}", explain(&o));
     insta::assert_snapshot!("filter_sums", explain(&o));
 }
 

@@ -49,7 +49,7 @@ fn row_programs_run_in_one_pass() {
     let o = eqfuse::optimize(&eqfuse::parse(&softmax).unwrap(), &OptimizeOptions::default()).unwrap();
     assert_eq!(o.kernels.kept, vec!["e".to_string()]);
     assert!(!o.kernels.materialized.contains(&"e".to_string()), "{:?}", o.kernels.materialized);
-    assert!(o.explain_with(false).contains("kernels: 1 (3 phases; a row block is one kernel)"));
+    assert!(o.explain_with(false).contains("kernels: 3 in 1 pass (a row block is one pass)"));
     // a column reduction reads other rows: not a row block with its consumer
     let cols = "input x : f32[r, c]\nlet s = reduce (+) 0 (transpose x)\n\
         output y = generate [r, c] (\\i j -> x[i, j] - s[j])\n";

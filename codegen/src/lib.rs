@@ -203,6 +203,24 @@ pub fn check_op(op: &Func, ne: &Func, ty: ElemType) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a reduction over a group of component types `tys` (`w = tys.len()`): `op` takes
+/// the accumulator's `w` components then the element's and returns `w` of those types,
+/// `ne` takes nothing and returns `w`.
+pub fn check_group_op(op: &Func, ne: &Func, tys: &[ElemType]) -> Result<(), String> {
+    let ret_types = |f: &Func| -> Vec<Option<ElemType>> {
+        f.ret.iter().map(|&r| f.reg_types.get(r as usize).copied()).collect()
+    };
+    let want: Vec<Option<ElemType>> = tys.iter().map(|&t| Some(t)).collect();
+    let params: Vec<ElemType> = tys.iter().chain(tys).copied().collect();
+    if op.params != params || ret_types(op) != want {
+        return Err(format!("an operator over a group that is not {tys:?} -> {tys:?} -> {tys:?}"));
+    }
+    if !ne.params.is_empty() || ret_types(ne) != want {
+        return Err(format!("a neutral element that is not a {tys:?} constant function"));
+    }
+    Ok(())
+}
+
 /// The C expressions of a permute destination's extents: an array's dimensions, or a
 /// fill's extents (constants, host scalars). Both targets' permute skeletons check
 /// targets against these.

@@ -611,6 +611,24 @@ fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
             }
             None => Kind::Unknown,
         },
+        L::GReduce([_, ne, sh, _, _]) | L::GScan([_, ne, sh, _, _]) => match k(ne) {
+            Kind::Tuple(ts) => {
+                let shape = shape_of(eg.kind(*sh));
+                let reduces = matches!(node, L::GReduce(_));
+                Kind::Multi(
+                    ts.into_iter()
+                        .map(|t| {
+                            if reduces {
+                                reduced(Some(t), shape.clone())
+                            } else {
+                                array(Some(t), shape.clone())
+                            }
+                        })
+                        .collect(),
+                )
+            }
+            _ => Kind::Unknown,
+        },
         L::Proj([i, x]) => {
             let at = match eg.constant(*i) {
                 Some(Literal::I64(v)) => usize::try_from(v).ok(),

@@ -750,6 +750,15 @@ impl<'a> Decoder<'a> {
             L::Multi(_) | L::LaneGen(_) | L::LaneRed(_) => {
                 return Err(internal("a `multi` lane read other than by `proj`"))
             }
+            L::Proj([_, x]) if matches!(self.node(u(x)), L::GReduce(_) | L::GScan(_) | L::Iterate(_)) => {
+                return Err(crate::encode::unsupported(
+                    "writing back a reduction, scan or `iterate` over a tuple as a program",
+                    Span::default(),
+                ))
+            }
+            L::GReduce(_) | L::GScan(_) => {
+                return Err(internal("a reduction over a group read other than by `proj`"))
+            }
             L::Proj(_) => return Err(internal("`proj` of something that is not a `multi` or a tuple")),
             L::Lam(_) => return Err(internal("a lambda where a value is expected")),
             L::Params(_) => return Err(internal("parameter types where a value is expected")),

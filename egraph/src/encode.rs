@@ -12,6 +12,12 @@
 //! - Operator sections and `min`/`max` passed as an `op` become two-parameter lambdas;
 //!   applications of a lambda, a section or a named function become `app`.
 //! - Literals take the type the checker resolved.
+//! - Tuples and groups (version 2) are encoded by component ([`tuples`]): a tuple parameter
+//!   is one parameter per component, a tuple pattern binds each name to its component, a
+//!   group of arrays is its member arrays, and a reduction, scan or `iterate` over them is
+//!   one `greduce`, `gscan` or `iterate` node whose results are `proj`ections.
+
+mod tuples;
 
 use crate::analysis::Facts;
 use crate::lang::{ArrayLang, DeBruijn, InputName, Literal, ParamTypes, SizeName};
@@ -73,6 +79,11 @@ enum Local<'p> {
     Param { level: u32, ty: ElemType },
     /// A local `let`: its value, encoded on demand in the environment `env` it was bound in.
     Let { inst: usize, value: &'p Expr, env: Env<'p> },
+    /// A tuple parameter: components `level ..` of binder levels, one per type of `tys`.
+    TupleParam { level: u32, tys: Vec<ElemType> },
+    /// Component `k` of a tuple pattern's value (`let (a, b) = value in ..`), encoded on
+    /// demand in the environment `env` it was bound in.
+    Part { inst: usize, value: &'p Expr, env: Env<'p>, k: usize },
 }
 
 /// An immutable list of local bindings, innermost first.
@@ -117,6 +128,12 @@ struct Enc<'p> {
     globals: HashMap<&'p str, Id>,
     sizes: HashSet<&'p str>,
     memo: HashMap<(usize, u32), Id>,
+    /// The components of tuple-valued bindings, per (binding, depth).
+    parts_memo: HashMap<(usize, u32), Vec<Id>>,
+    /// The components of tuple-valued top-level `let`s and patterns.
+    global_parts: HashMap<&'p str, Vec<Id>>,
+    /// Named functions (top-level `let`s of lambdas), for applications that return a tuple.
+    global_funcs: HashMap<&'p str, &'p Expr>,
     next_inst: usize,
     spans: Vec<(Id, Span)>,
 }
@@ -134,6 +151,9 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
         globals: HashMap::new(),
         sizes: checked.sizes.iter().map(String::as_str).collect(),
         memo: HashMap::new(),
+        parts_memo: HashMap::new(),
+        global_parts: HashMap::new(),
+        global_funcs: HashMap::new(),
         next_inst: 0,
         spans: Vec::new(),
     };
@@ -147,8 +167,13 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
                 let id = enc.eg.add(ArrayLang::Input(InputName::new(name)));
                 enc.globals.insert(name, id);
             }
+            Item::Let { name, value, .. } if tuples::is_tuple_typed(value) => {
+                let ps = enc.parts(value, &top, 0)?;
+                enc.global_parts.insert(name, ps);
+            }
             Item::Let { name, value, .. } => {
                 let id = if matches!(value.kind, ExprKind::Lambda { .. }) {
+                    enc.global_funcs.insert(name, value);
                     enc.func(value, &top, 0)?
                 } else {
                     enc.expr(value, &top, 0)?
@@ -156,8 +181,23 @@ fn encode_inner(checked: &Checked) -> Result<Encoded> {
                 enc.globals.insert(name, id);
                 lets.push((id, name.clone()));
             }
-            Item::LetTuple { span, .. } => {
-                return Err(unsupported("a tuple pattern `let (a, b) = ...`", *span))
+            Item::LetTuple { names, value, span } => {
+                let ps = enc.parts(value, &top, 0)?;
+                if ps.len() != names.len() {
+                    return Err(internal(format!(
+                        "a pattern of {} names for {} parts",
+                        names.len(),
+                        ps.len()
+                    ))
+                    .or_at(Some(*span)));
+                }
+                for (name, id) in names.iter().zip(ps) {
+                    if tuples::is_wildcard(name) {
+                        continue;
+                    }
+                    enc.globals.insert(name, id);
+                    lets.push((id, name.clone()));
+                }
             }
             Item::Output { name, value, .. } => {
                 let id = match value {
@@ -252,8 +292,8 @@ impl<'p> Enc<'p> {
     }
 
     fn expr_here(&mut self, e: &'p Expr, env: &Env<'p>, d: u32) -> Result<Id> {
-        if let Some(Type::Group(_)) = &e.ty {
-            return Err(unsupported("a group of arrays (a tuple at array level)", e.span));
+        if tuples::is_tuple_typed(e) {
+            return Err(unsupported("a tuple or group where one value is expected", e.span));
         }
         Ok(match &e.kind {
             ExprKind::Lit(lit) => {
@@ -268,6 +308,13 @@ impl<'p> Enc<'p> {
                 Some(Local::Let { inst, value, env: cenv }) => {
                     let (inst, value, cenv) = (*inst, *value, cenv.clone());
                     self.let_value(inst, value, &cenv, d)?
+                }
+                Some(Local::Part { inst, value, env: cenv, k }) => {
+                    let (inst, value, cenv, k) = (*inst, *value, cenv.clone(), *k);
+                    self.part_value(inst, value, &cenv, d, k)?
+                }
+                Some(Local::TupleParam { .. }) => {
+                    return Err(internal(format!("the tuple parameter `{name}` as one value")))
                 }
                 None => match self.globals.get(name.as_str()) {
                     Some(id) => *id,
@@ -323,7 +370,11 @@ impl<'p> Enc<'p> {
                 let f = self.func(func, env, d)?;
                 let mut ch = vec![f];
                 for a in args {
-                    ch.push(self.expr(a, env, d)?);
+                    if tuples::is_tuple_typed(a) {
+                        ch.extend(self.parts(a, env, d)?);
+                    } else {
+                        ch.push(self.expr(a, env, d)?);
+                    }
                 }
                 self.add(ArrayLang::App(ch.into_boxed_slice()))
             }
@@ -342,8 +393,9 @@ impl<'p> Enc<'p> {
                 let ch = es.iter().map(|x| self.expr(x, env, d)).collect::<Result<Vec<_>>>()?;
                 self.add(ArrayLang::Shape(ch.into_boxed_slice()))
             }
-            ExprKind::LetTuple { .. } => {
-                return Err(unsupported("a tuple pattern `let (a, b) = ...`", e.span))
+            ExprKind::LetTuple { names, value, body } => {
+                let inner = self.bind_pattern(names, value, env);
+                self.expr(body, &inner, d)?
             }
             ExprKind::Loop { .. } => return Err(unsupported("a `loop`", e.span)),
         })
@@ -368,15 +420,13 @@ impl<'p> Enc<'p> {
     fn func(&mut self, f: &'p Expr, env: &Env<'p>, d: u32) -> Result<Id> {
         match &f.kind {
             ExprKind::Lambda { params, body } => {
-                let tys = param_types(f)?;
-                if tys.len() != params.len() {
-                    return Err(internal("lambda arity and type disagree"));
-                }
-                let mut inner = env.clone();
-                for (i, (p, ty)) in params.iter().zip(&tys).enumerate() {
-                    inner = inner.push(p, Local::Param { level: d + i as u32, ty: *ty });
-                }
-                let b = self.expr(body, &inner, d + params.len() as u32)?;
+                let (tys, inner, depth) = self.bind_params(f, params, env, d)?;
+                let b = if tuples::is_tuple_typed(body) {
+                    let ps = self.parts(body, &inner, depth)?;
+                    self.add(ArrayLang::Tuple(ps.into_boxed_slice()))
+                } else {
+                    self.expr(body, &inner, depth)?
+                };
                 Ok(self.lam(tys, b))
             }
             ExprKind::Section(op) => {
@@ -388,7 +438,9 @@ impl<'p> Enc<'p> {
                     let (inst, value, cenv) = (*inst, *value, cenv.clone());
                     self.let_value(inst, value, &cenv, d)
                 }
-                Some(Local::Param { .. }) => Err(internal(format!("parameter `{name}` used as a function"))),
+                Some(Local::Param { .. } | Local::TupleParam { .. } | Local::Part { .. }) => {
+                    Err(internal(format!("parameter `{name}` used as a function")))
+                }
                 None => match self.globals.get(name.as_str()) {
                     Some(id) => Ok(*id),
                     None => {
@@ -416,7 +468,14 @@ impl<'p> Enc<'p> {
         };
         let mut ch = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            ch.push(if fn_args.contains(&i) { self.func(a, env, d)? } else { self.expr(a, env, d)? });
+            if fn_args.contains(&i) {
+                ch.push(self.func(a, env, d)?);
+            } else if name == "map" && tuples::is_tuple_typed(a) {
+                // a group's members are the map's arrays, in order
+                ch.extend(self.parts(a, env, d)?);
+            } else {
+                ch.push(self.expr(a, env, d)?);
+            }
         }
         let arr = |n: usize| -> Result<[Id; 0]> {
             if ch.len() == n {
@@ -446,6 +505,10 @@ impl<'p> Enc<'p> {
             "iterate" => arr(3).map(|_| ArrayLang::Iterate([c(0), c(1), c(2)]))?,
             "length" => arr(1).map(|_| ArrayLang::Length([c(0)]))?,
             "size" => arr(2).map(|_| ArrayLang::Dim([c(0), c(1)]))?,
+            "argmin" | "argmax" => {
+                arr(1)?;
+                return self.argminmax(name == "argmax", &args[0], env, d);
+            }
             other if eqfuse_ir::ast::ARRAY_BUILTINS.contains(&other) => {
                 return Err(unsupported(format!("the builtin `{other}`"), Span::default()))
             }

@@ -66,6 +66,24 @@
 //!
 //! All decode to their definitions (`proj` of a `multi` to the lane's own operation).
 //!
+//! # Reductions and scans over groups (version 2; made by `encode`)
+//!
+//! A group of `w` arrays is never a value of the e-graph: its members are separate classes,
+//! and an operation over a group reads them through an index function.
+//!
+//! - `(greduce op ne shape f check)`: the reduction of the innermost dimension of the
+//!   group `generate shape f` (`f` returns a `(tuple ..)` of `w` components) with `op` (a
+//!   `lam` of `2w` parameters, the accumulator's `w` then the element's, returning `w`)
+//!   from `ne` (a `(tuple ..)` of `w`); its results are `(proj k g)`, `k < w`. `check`
+//!   (a literal `i64`): `1` for `argmin`, `2` for `argmax`, whose empty innermost dimension
+//!   is `E-SHAPE`; `0` otherwise.
+//! - `(gscan op ne shape f exclusive)`: the inclusive (`exclusive` a literal `false`) or
+//!   exclusive scan of the same, results `(proj k g)`.
+//! - `(iterate n f (tuple ..))`: `iterate` over a tuple state of `w` components (`f` a `lam`
+//!   of `w` parameters returning a `(tuple ..)` of `w`); its components are `(proj k it)`.
+//!
+//! A tuple parameter of a function is `w` parameters, its components in order.
+//!
 //! Index-space reads are `index` nodes: `(index (generate sh f) j..)` is what the beta rule
 //! of docs/design-decisions.md decision 1 rewrites to `(app f j..)`.
 
@@ -426,6 +444,9 @@ egg::define_language! {
         "lgen" = LaneGen([egg::Id; 1]),
         "lred" = LaneRed([egg::Id; 3]),
         "proj" = Proj([egg::Id; 2]),
+        // ---- reductions and scans over groups (version 2)
+        "greduce" = GReduce([egg::Id; 5]),
+        "gscan" = GScan([egg::Id; 5]),
         // ---- program root
         "outputs" = Outputs(Box<[egg::Id]>),
         // ---- leaves
@@ -605,8 +626,15 @@ impl ArrayLang {
             ArrayLang::Permutemap(_) => "permutemap",
             ArrayLang::Scanexomap(_) => "scanexomap",
             ArrayLang::Multi(_) => "multi",
+            ArrayLang::GReduce(_) => "greduce",
+            ArrayLang::GScan(_) => "gscan",
             _ => return None,
         })
+    }
+
+    /// Whether its results are `proj`ections of it: a `multi`, a `greduce` or a `gscan`.
+    pub fn has_results(&self) -> bool {
+        matches!(self, ArrayLang::Multi(_) | ArrayLang::GReduce(_) | ArrayLang::GScan(_))
     }
 
     /// Whether it is a leaf (literal, parameter, input, size, parameter types).

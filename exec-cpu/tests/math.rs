@@ -243,7 +243,8 @@ fn ulps64(got: f64, hi: f64, lo: f64) -> f64 {
 }
 
 /// One `f32` function's points through the C and Rust versions: the bits must agree; the
-/// error against `reference` (in `f64`) is reported; above 1 ulp, it is reported FAILED.
+/// error against `reference` (in `f64`) is reported; above 1 ulp (`atan2`: 2), it is reported
+/// FAILED.
 fn check_f32(
     exe: &Path,
     name: &str,
@@ -271,7 +272,8 @@ fn check_f32(
     }
     let a = &xs[args * worst.1..args * worst.1 + args];
     report.push(format!("{name}: {} points, max error {:.4} ulp at {a:?}", c.len(), worst.0));
-    if worst.0 > 1.0 {
+    let bound = if name.starts_with("atan2") { MAX_ULP_ATAN2_F32 } else { 1.0 };
+    if worst.0 > bound {
         report.push(format!("FAILED {name}: {:e} vs {:e}", rust(a), reference(a)));
     }
 }
@@ -552,6 +554,9 @@ const PAIRS: usize = 1 << 19;
 
 /// The documented bound of the `f64` functions.
 const MAX_ULP_F64: f64 = 1.0;
+
+/// The documented bound of `atan2` on `f32` (computed in `f32`; the other `f32` functions: 1).
+const MAX_ULP_ATAN2_F32: f64 = 2.0;
 
 /// One `f32` function's points through the C and Rust versions: the bits must agree; the
 /// error against the C library's `long double` function `reference` (rounded to `f64`) is

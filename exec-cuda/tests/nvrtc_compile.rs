@@ -13,7 +13,7 @@ use eqfuse_exec_cuda::nvrtc::{self, Target};
 use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::parse::parse;
-use eqfuse_ir::plan::Plan;
+use eqfuse_ir::plan::{LaneOp, Plan};
 use eqfuse_optimize::{optimize, OptimizeOptions};
 use std::path::{Path, PathBuf};
 
@@ -86,15 +86,38 @@ const EXTRA: &[(&str, &str)] = &[
     ("ints_i8_bool", "input a : i8[n]\ninput f : f32[n]\noutput o = map (\\x -> abs x + max x (i8 3) + i8 (x > 0)) a\noutput fl = map (\\x -> isnan x || isinf x) f\noutput c = map (\\x -> i8 x) f"),
 ];
 
+/// The conformance programs whose plans hold a reduction or scan over a group, which the
+/// CUDA generator refuses (issue 46): their group kernels are the only ones allowed to be
+/// refused, and each must be.
+const NOT_ON_CUDA: &[&str] = &[
+    "v2_argminmax_builtin",
+    "v2_err_argmin_empty",
+    "v2_group_argmin_reduce",
+    "v2_group_scan_runmax",
+    "v2_welford",
+];
+
 /// Compiles every kernel of `plan`; returns how many.
 fn compile_all(label: &str, plan: &Plan, opts: &CudaOptions, target: Target) -> usize {
     let mut n = 0;
+    let groups =
+        plan.kernels().iter().filter(|k| k.lanes.iter().any(|l| matches!(l.op, LaneOp::Part))).count();
+    let mut refused = 0;
     for (file, src) in kernel_sources(plan, opts) {
+        if src.contains("#error")
+            && src.contains("over a group")
+            && src.contains("is not generated for CUDA yet")
+        {
+            assert!(NOT_ON_CUDA.iter().any(|c| label.contains(c)), "{label}: {file} refused:\n{src}");
+            refused += 1;
+            continue;
+        }
         if let Err(e) = nvrtc::compile(&file, &src, target, opts.fast_math) {
             panic!("{label}: {file} does not compile:\n{e}\n--- source ---\n{src}");
         }
         n += 1;
     }
+    assert_eq!(refused, groups, "{label}: every group kernel is refused, and only they are");
     n
 }
 

@@ -33,9 +33,11 @@
 mod arity;
 mod arrays;
 mod builtins;
+mod did_you_mean;
 mod dims;
 mod expr;
-mod hints;
+mod hint_sites;
+pub mod hints;
 mod loops;
 mod neutral;
 mod sample;

@@ -11,15 +11,13 @@
 //! bit masks, which gcc vectorises even under `-ftrapping-math`). `sin`, `cos`, `tan`
 //! (module `trig`), `tanh`, `pow` and `atan2` are described in their modules, as are `log2`,
 //! `log10`, `log1p` (module `logs`), `exp2`, `expm1` (module `exps`, with the double-double
-//! exponential the tails of `erf` and `erfc` use), `erf`, `erfc` and `lgamma`; their `f32`
-//! versions compute in `f64` and round once.
+//! exponential the tails of `erf` and `erfc` use), `erf`, `erfc` and `lgamma`. On `f32`,
+//! `log`, `sin`, `cos`, `tan`, `tanh` and `atan2` compute in `f32` (module `single`, at twice
+//! `f64`'s vector width); `pow` and version 2's functions compute in `f64` and round once.
 //!
 //! - `exp_f32` computes in `f32`, as `exp_f64` below (a two-part `ln 2`, whose high part has
 //!   9 bits; a degree-7 Taylor polynomial; `2^k` in two halves), at twice `f64`'s vector
 //!   width: every `f32` argument was checked, at most 1 ulp (`ir/tests/exp_f32.rs`);
-//! - `log_f32` computes in `f64` (a polynomial far more precise than `f32` needs) and rounds
-//!   once to `f32`: the error is at most 0.5 ulp plus a rounding of the `f64` result,
-//!   measured at most 1 ulp (almost always the correctly rounded result);
 //! - `exp_f64`: `x = k ln2 + r` with a two-part `ln2` (Cody and Waite), a degree-13 Taylor
 //!   polynomial of `e^r` on `|r| <= ln2/2` (summed as `1 + (r + r^2 q(r))`), and `2^k` applied in two halves (so subnormal and
 //!   overflowing results are right);
@@ -38,11 +36,12 @@ mod exps;
 mod lgamma;
 mod logs;
 mod pow;
+mod single;
 mod tanh;
 mod trig;
 
 pub use atan2::{
-    atan2_f32, atan2_f64, ATAN2_BIG, ATAN2_DOWN, ATAN2_TINY, ATAN2_UP, ATAN_HI, ATAN_LO, ATAN_T, PI_HI, PI_LO,
+    atan2_f64, ATAN2_BIG, ATAN2_DOWN, ATAN2_TINY, ATAN2_UP, ATAN_HI, ATAN_LO, ATAN_T, PI_HI, PI_LO,
 };
 pub use erf::{erf_f32, erf_f64, erfc_f32, erfc_f64};
 pub use exps::{exp2_f32, exp2_f64, expm1_f32, expm1_f64};
@@ -51,10 +50,15 @@ pub use logs::{log10_f32, log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64};
 pub use pow::{
     pow_f32, pow_f64, CP, CP_H, CP_L, DP_H, DP_L, LG2, LG2_H, LG2_L, OVT, POW_L, POW_P, POW_YBIG, TWO53,
 };
-pub use tanh::{tanh_f32, tanh_f64, TANH_CLAMP, TANH_P, TANH_SMALL};
+pub use single::{
+    atan2_f32, cos_f32, log_f32, sin_f32, tan_f32, tanh_f32, ATAN_F32_HI, ATAN_F32_LO, ATAN_F32_T, COS_F32_C,
+    LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32, PIO4_F32, SIN_F32_S, TANH_F32_CLAMP, TANH_F32_P, TANH_F32_R,
+    TWO_OVER_PI_F32,
+};
+pub use tanh::{tanh_f64, TANH_CLAMP, TANH_P, TANH_SMALL};
 pub use trig::{
-    cos_f32, cos_f64, sin_f32, sin_f64, tan_f32, tan_f64, COS_C, PIO2_HI, PIO2_LO, PIO4, PIO4_BOUND, PIO4_LO,
-    SIN_S, TAN_BIG, TAN_T, TWO_OVER_PI,
+    cos_f64, sin_f64, tan_f64, COS_C, PIO2_HI, PIO2_LO, PIO4, PIO4_BOUND, PIO4_LO, SIN_S, TAN_BIG, TAN_T,
+    TWO_OVER_PI,
 };
 
 /// `1.5 * 2^52`: adding it rounds a small `f64` to an integer kept in the low mantissa bits.
@@ -105,16 +109,6 @@ pub const LN2_LO_F32: f32 = (std::f64::consts::LN_2 - 0.693359375) as f32;
 /// `1 / k!` for `k = 2 ..= 7` in `f32`: `exp_f32`'s `q(r)`, the Taylor polynomial of
 /// `(e^r - 1 - r) / r^2` (truncation error below `r^8 / 8! < 5.3e-9` on `|r| <= 0.347`).
 pub const EXP_F32_Q: [f32; 6] = [0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
-/// `2 / (2k + 1)` for `k = 0 ..= 6`: the series `log m = 2 atanh s` for `log_f32`.
-pub const LOG_F32_SERIES: [f64; 7] = [
-    2.0,
-    0.6666666666666666,
-    0.4,
-    0.2857142857142857,
-    0.2222222222222222,
-    0.18181818181818182,
-    0.15384615384615385,
-];
 /// fdlibm's `Lg1 ..= Lg7` (`log_f64`'s `R`), its digits kept as published.
 #[allow(clippy::excessive_precision)]
 pub const LG: [f64; 7] = [
@@ -370,35 +364,6 @@ pub(crate) fn small_int_to_f64(e: i64) -> f64 {
     f64::from_bits(SHIFT_BITS.wrapping_add(e as u64)) - SHIFT
 }
 
-/// `ln x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn log_f32(x: f32) -> f32 {
-    let xd = f64::from(x);
-    let bits = xd.to_bits();
-    let e0 = ((bits >> 52) & 0x7ff) as i64 - 1023;
-    let m0 = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
-    let big = m0 > SQRT2;
-    let m = if big { m0 * 0.5 } else { m0 };
-    let e = if big { e0 + 1 } else { e0 };
-    let s = (m - 1.0) / (m + 1.0);
-    let z = s * s;
-    let mut p = LOG_F32_SERIES[6];
-    let mut k = 6;
-    while k > 0 {
-        k -= 1;
-        p = p * z + LOG_F32_SERIES[k];
-    }
-    let res = (small_int_to_f64(e) * LN2 + s * p) as f32;
-    let res = if x == 0.0 { f32::NEG_INFINITY } else { res };
-    let res = if x < 0.0 { f32::NAN } else { res };
-    let res = if x == f32::INFINITY { f32::INFINITY } else { res };
-    if x.is_nan() {
-        x
-    } else {
-        res
-    }
-}
-
 /// `ln x` in `f64`.
 #[inline(always)]
 pub fn log_f64(x: f64) -> f64 {
@@ -652,25 +617,6 @@ fn build_c_source() -> String {
     out.push_str("  const double s2 = __longlong_as_double((long long)((unsigned long long)(kk - k1 + 1023) << 52));\n");
     out.push_str("  const double res = (p * s1) * s2;\n");
     out.push_str("  return eq_sel_f64(x != x, x, res);\n}\n");
-    // log_f32
-    out.push_str("static __device__ __forceinline__ float eq_log_f32(float x) {\n");
-    out.push_str("  const double xd = (double)x;\n");
-    out.push_str("  const unsigned long long bits = (unsigned long long)__double_as_longlong(xd);\n");
-    out.push_str("  const long long e0 = (long long)((bits >> 52) & 0x7ffULL) - 1023;\n");
-    out.push_str(
-        "  const double m0 = __longlong_as_double((long long)((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL));\n",
-    );
-    out.push_str(&format!("  const bool big = m0 > {};\n", d(SQRT2)));
-    out.push_str("  const double m = eq_sel_f64(big, m0 * 0.5, m0);\n");
-    out.push_str("  const long long e = big ? e0 + 1 : e0;\n");
-    out.push_str("  const double s = (m - 1.0) / (m + 1.0);\n");
-    out.push_str("  const double z = s * s;\n");
-    out.push_str(&horner(&LOG_F32_SERIES, "z", "p"));
-    out.push_str(&format!("  float res = (float)(eq_small_int_f64(e) * {} + s * p);\n", d(LN2)));
-    out.push_str("  res = eq_sel_f32(x == 0.0f, -__int_as_float(0x7f800000), res);\n");
-    out.push_str("  res = eq_sel_f32(x < 0.0f, __int_as_float(0x7fc00000), res);\n");
-    out.push_str("  res = eq_sel_f32(x == __int_as_float(0x7f800000), __int_as_float(0x7f800000), res);\n");
-    out.push_str("  return eq_sel_f32(x != x, x, res);\n}\n");
     // log_f64
     out.push_str("static __device__ __forceinline__ double eq_log_f64(double x) {\n");
     out.push_str("  const bool sub = x < 2.2250738585072014e-308;\n");
@@ -722,6 +668,7 @@ fn build_c_source() -> String {
     out.push_str(&tanh::c_source());
     out.push_str(&atan2::c_source());
     out.push_str(&tail_c_source());
+    out.push_str(&single::c_source());
     out
 }
 
@@ -749,9 +696,6 @@ mod tests {
                 f *= k as f64;
             }
             assert_eq!(*c, 1.0 / f, "1/{k}!");
-        }
-        for (k, c) in LOG_F32_SERIES.iter().enumerate() {
-            assert_eq!(*c, 2.0 / (2 * k + 1) as f64);
         }
         assert_eq!(SHIFT.to_bits(), SHIFT_BITS);
         assert_eq!(LN2_HI.to_bits() & 0x1f_ffff, 0, "k * LN2_HI exact");

@@ -620,10 +620,49 @@ impl<'a> Parser<'a> {
         while matches!(self.cur.tok, Tok::LBracket) && !self.cur.space_before {
             let open = self.cur.span;
             self.advance()?;
-            let indices = self.list(open, Close::Bracket, "an index")?;
+            let indices = match self.list(open, Close::Bracket, "an index") {
+                Err(error) if self.cur.tok == Tok::Colon => return Err(self.numpy_slice(&e, open, error)),
+                other => other?,
+            };
             e = self.mk_index(e, indices)?;
         }
         Ok(e)
+    }
+
+    /// `error` (a `:` inside `a[...]`, at the current token) with the help for NumPy's
+    /// `a[start:stop]` on a rank-1 array: `slice a start (stop - start)`, worded as
+    /// `check::hints::HintKind::NumpySlice` reads it. No help where the bracket holds a
+    /// `,` before the `:` or the stop does not parse up to `]`.
+    #[cold]
+    #[inline(never)]
+    fn numpy_slice(&mut self, array: &Expr, open: Span, error: Box<Error>) -> Box<Error> {
+        let start = self.src.get(open.end..self.cur.span.start).unwrap_or(",").trim().to_string();
+        if start.contains(',') || self.advance().is_err() {
+            return error;
+        }
+        let stop = if self.cur.tok == Tok::RBracket {
+            None
+        } else {
+            match self.expr() {
+                Ok(s) if self.cur.tok == Tok::RBracket => Some(self.text(s.span).trim().to_string()),
+                _ => return error,
+            }
+        };
+        let a = self.text(array.span).to_string();
+        let a = if matches!(array.kind, ExprKind::Var(_)) { a } else { format!("({a})") };
+        let simple = |t: &str| t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '\'');
+        let paren = |t: &str| if simple(t) { t.to_string() } else { format!("({t})") };
+        let stop = stop.unwrap_or_else(|| format!("length {a}"));
+        let (start, len) = match (start.parse::<i64>(), stop.parse::<i64>()) {
+            (Ok(s), Ok(t)) if s <= t => (s.to_string(), (t - s).to_string()),
+            _ if start.is_empty() || start == "0" => ("0".to_string(), paren(&stop)),
+            _ => (paren(&start), format!("({} - {})", stop, paren(&start))),
+        };
+        let mut error = error;
+        error.notes.push(format!(
+            "help: NumPy slices are written with `slice` (rank 1: start and length): `slice {a} {start} {len}`"
+        ));
+        error
     }
 
     /// Comma-separated expressions after an opening delimiter, through the closing one;

@@ -889,3 +889,6 @@ output m = t
     assert!(text.contains("  h: i64[_] = permute r1 into zeros\n    target(r0) { r1 = ks[r0]; r2 = 4; r3 = r1 < r2; r5 = if r3 { } -> r1 else { r4 = -1 } -> r4 } -> r5\n    op(r0, r1) { r2 = r0 + r1 } -> r2\n"), "{text}");
     assert_eq!(format!("{}", op_func(I64, BinOp::Add)), "(r0, r1) { r2 = r0 + r1 } -> r2");
 }
+
+#[path = "plan_eval/groups.rs"]
+mod groups;

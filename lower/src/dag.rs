@@ -324,6 +324,9 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
         | L::Reshape([sh, _]) => (dims_points(&eg[*sh].data.kind, sizes), Vec::new()),
         L::Permutemap([_, d, _, sh, _]) => (dims_points(&eg[*sh].data.kind, sizes), vec![*d]),
         L::Multi(c) => (c.first().map_or(1.0, |sh| dims_points(&eg[*sh].data.kind, sizes)), Vec::new()),
+        L::GReduce([_, _, sh, _, _]) | L::GScan([_, _, sh, _, _]) => {
+            (dims_points(&eg[*sh].data.kind, sizes), Vec::new())
+        }
         L::Iota(_) | L::Transpose(_) | L::Reverse(_) | L::Slice(_) | L::Concat(_) => (1.0, Vec::new()),
         _ => (1.0, Vec::new()),
     };

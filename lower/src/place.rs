@@ -269,7 +269,7 @@ impl<'a> Placer<'a> {
     /// A kernel (or the result of one: a lane of a multi-output kernel).
     fn is_kernel(&self, i: usize) -> bool {
         match &self.nodes[i] {
-            ArrayLang::Proj([_, m]) => matches!(self.nodes[usize::from(*m)], ArrayLang::Multi(_)),
+            ArrayLang::Proj([_, m]) => self.nodes[usize::from(*m)].has_results(),
             n => n.array_op().is_some(),
         }
     }

@@ -603,6 +603,10 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     } else if Instant::now() >= deadline {
         stop_reason = first_stop(stop_reason, StopReason::TimeLimit(Stage::Decoding));
         checked.program.clone()
+    } else if !decodable(&term) {
+        // reductions over groups and tuple `iterate`s have no decoded form yet: the source
+        // program computes the same values
+        checked.program.clone()
     } else {
         decode_term(&enc, &facts, &term)?
     };
@@ -623,7 +627,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // round over a wide program of independent `map`s is all cost and no gain
     let unchanged = kernel_structure(&plan) == kernel_structure(&unfused_plan);
     for round in 1..MAX_ROUNDS {
-        if term.expr == source.expr || Instant::now() >= phases_deadline {
+        if term.expr == source.expr || Instant::now() >= phases_deadline || !decodable(&term) {
             break;
         }
         let t = Instant::now();
@@ -731,6 +735,20 @@ fn source_term(enc: &Encoded) -> Result<Term> {
 }
 
 /// `term` decoded to a program, its shared classes named after the term's `let`s.
+/// Whether the decoder writes `term` back as a program: not yet where it holds a reduction
+/// or scan over a group, or a projection of a tuple that is not a `multi`'s or a `tuple`'s
+/// (an `iterate` over a tuple).
+fn decodable(term: &Term) -> bool {
+    let nodes = term.expr.as_ref();
+    !nodes.iter().any(|n| match n {
+        ArrayLang::GReduce(_) | ArrayLang::GScan(_) => true,
+        ArrayLang::Proj([_, x]) => {
+            !matches!(nodes[usize::from(*x)], ArrayLang::Multi(_) | ArrayLang::Tuple(_))
+        }
+        _ => false,
+    })
+}
+
 fn decode_term(enc: &Encoded, facts: &Facts, term: &Term) -> Result<Program> {
     let loaded = load(facts, &term.expr);
     let root = *loaded.ids.last().ok_or_else(|| eqfuse_ir::error::internal("empty term"))?;

@@ -44,6 +44,12 @@ from ._errors import (
 
 __all__ = [
     "compile",
+    "jit",
+    "fori_loop",
+    "while_loop",
+    "numpy",
+    "TraceError",
+    "ProgramNotFoundError",
     "Program",
     "Arg",
     "Error",
@@ -294,6 +300,34 @@ class Program:
         return ("eqfuse.Program", self.source, self.fast_math, self.backend)
 
 
+class ProgramNotFoundError(Error, FileNotFoundError):
+    """``E-INPUT``: :func:`compile` was given the path of an ``.eqf`` file that does not
+    exist (also a ``FileNotFoundError``; ``filename`` is the path)."""
+
+    def __init__(self, path: str, message: str | None = None, rendered: str | None = None) -> None:
+        if message is None:
+            full = os.path.abspath(path)
+            message = f"the program file {path} does not exist (looked for {full}, relative to {os.getcwd()})"
+        Error.__init__(self, "E-INPUT", message, rendered)
+        self.filename = path
+        self.code = "E-INPUT"
+
+    def __str__(self) -> str:
+        return self.rendered
+
+    def __reduce__(self):
+        return (type(self), (self.filename, self.message, self.rendered))
+
+
+def _is_path(source: Any) -> bool:
+    """Whether ``compile`` reads ``source`` as a file's path rather than as text."""
+    if isinstance(source, os.PathLike):
+        return True
+    if not isinstance(source, str) or "\n" in source:
+        return False
+    return source.strip().endswith(".eqf") or os.path.isfile(source)
+
+
 @functools.lru_cache(maxsize=64)
 def _recompile(source: str, fast_math: bool, backend: str) -> Program:
     """A pickled program, compiled again where it is unpickled (once per process)."""
@@ -303,8 +337,11 @@ def _recompile(source: str, fast_math: bool, backend: str) -> Program:
 def compile(source: str | os.PathLike[str], *, fast_math: bool = False, backend: str = "auto") -> Program:
     """Parses, checks and optimises an ``.eqf`` program, once.
 
-    ``source`` is the program's text, or a path to an ``.eqf`` file (a ``pathlib.Path``, or
-    a ``str`` naming a file that exists). ``fast_math`` turns on the rewrites that change
+    ``source`` is the program's text, or a path to an ``.eqf`` file, relative to the current
+    directory: a ``pathlib.Path`` (any ``os.PathLike``), a one-line ``str`` ending in
+    ``.eqf``, or a one-line ``str`` naming a file that exists. A path whose file is missing
+    raises :class:`ProgramNotFoundError` (an ``InputError``-coded ``FileNotFoundError``)
+    naming it; any other ``str`` is the program's text. ``fast_math`` turns on the rewrites that change
     float results; ``backend`` is ``"auto"`` (the GPU where there is one, else the CPU),
     ``"cpu"``, ``"cuda"`` or ``"reference"`` (the interpreter, the oracle).
 
@@ -312,11 +349,13 @@ def compile(source: str | os.PathLike[str], *, fast_math: bool = False, backend:
     that is not valid, with the message the command line prints.
     """
     file = "<source>"
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and os.path.isfile(source)):
+    if _is_path(source):
         file = os.fspath(source)
         try:
             with open(file, encoding="utf-8") as f:
                 text = f.read()
+        except FileNotFoundError:
+            raise ProgramNotFoundError(file) from None
         except OSError as e:
             raise input_error(f"cannot read the program {file}: {e.strerror}") from None
     elif isinstance(source, str):
@@ -330,3 +369,11 @@ def compile(source: str | os.PathLike[str], *, fast_math: bool = False, backend:
     else:
         return Program(native, fast_math)
     raise err
+
+
+# the NumPy front end: eqfuse.numpy, eqfuse.jit and the loops (imported last: they use
+# compile above)
+from . import numpy  # noqa: E402
+from ._trace.errors import TraceError  # noqa: E402
+from ._trace.jit import jit  # noqa: E402
+from ._trace.loops import fori_loop, while_loop  # noqa: E402

@@ -1,5 +1,9 @@
 import os
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple, TypeVar
+
+from . import numpy as numpy
+
+_T = TypeVar("_T")
 
 import numpy as np
 
@@ -44,3 +48,22 @@ class DivisionByZeroError(Error, ZeroDivisionError): ...
 class LimitError(Error, MemoryError): ...
 class DeviceError(Error, RuntimeError): ...
 class OutputError(Error, OSError): ...
+class ProgramNotFoundError(Error, FileNotFoundError):
+    filename: str
+    def __init__(self, path: str, message: str | None = ..., rendered: str | None = ...) -> None: ...
+
+class TraceError(Error, TypeError):
+    """A function under eqfuse.jit does what cannot be traced into one program."""
+
+class Jitted:
+    """A function compiled by eqfuse.jit: call it on NumPy arrays."""
+
+    compilations: int
+    backend: str
+    fast_math: bool
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def source(self, *args: Any, **kwargs: Any) -> str: ...
+
+def jit(fun: Callable[..., Any] | None = ..., *, backend: str = ..., fast_math: bool = ...) -> Any: ...
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, _T], _T], init_val: _T) -> _T: ...
+def while_loop(cond_fun: Callable[[_T], Any], body_fun: Callable[[_T], _T], init_val: _T) -> _T: ...

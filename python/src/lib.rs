@@ -83,15 +83,9 @@ fn compile(
         on_big_stack(|| {
             let program = eqfuse::parse(&source)?;
             let checked = eqfuse::check(&program)?;
-            let params = match backend {
-                Backend::Cuda => eqfuse::CostParams::gpu_default(),
-                Backend::Cpu | Backend::Reference => eqfuse::cpu_cost_params(),
-            };
-            let opts = eqfuse::OptimizeOptions {
-                fast_math,
-                cost: eqfuse::CostContext { params, ..Default::default() },
-                ..Default::default()
-            };
+            // the plan `eqfuse run` and `eqfuse bench` choose ([`eqfuse::plan_options`])
+            let opts =
+                eqfuse::plan_options(backend, eqfuse::OptimizeOptions { fast_math, ..Default::default() });
             match eqfuse::optimize_checked(checked.clone(), &opts) {
                 Ok(opt) => Ok((Some(opt), checked, None)),
                 Err(e) if eqfuse_optimize::is_unsupported(&e) => {

@@ -15,6 +15,10 @@ pub fn table(sets: RuleSets, gas: &Gas) -> Vec<Rule> {
     let mut v = crate::scalar::table();
     v.extend(crate::index::table());
     v.extend(crate::fusion::table(gas));
+    v.extend(crate::filters::table(gas));
+    v.extend(crate::selects::table());
+    v.extend(crate::scans::table(gas));
+    v.extend(crate::hoist::table(gas));
     v.extend(crate::horizontal::table());
     v.extend(crate::loops::table());
     if sets.fast_math {

@@ -54,7 +54,12 @@ impl Gas {
 }
 
 /// A node rule that spends gas when its builder succeeds.
-fn gassed(name: &str, gas: &Gas, select: Select, f: fn(&mut EG, Id, &ArrayLang) -> Option<Id>) -> Rewrite {
+pub(crate) fn gassed(
+    name: &str,
+    gas: &Gas,
+    select: Select,
+    f: fn(&mut EG, Id, &ArrayLang) -> Option<Id>,
+) -> Rewrite {
     let gas = gas.clone();
     let build: Build = Arc::new(move |eg: &mut EG, at: Id, n: &ArrayLang| {
         if gas.left() == Some(0) {

@@ -179,11 +179,16 @@ mod tests {
         let simplify = PHASES.iter().find(|s| s.phase == Phase::Simplify).expect("a simplify phase");
         let [fuse_rules] = rules_of(fuse, &table, &table).try_into().expect("one stage");
         let [simplify_rules] = rules_of(simplify, &table, &table).try_into().expect("one stage");
+        let of = |t: Vec<crate::rule::Rule>| t.into_iter().map(|r| r.name().to_string()).collect::<Vec<_>>();
         let mut want = names(&crate::scalar::rules());
         want.extend(names(&crate::index::rules()));
+        want.extend(of(crate::selects::table()));
         want.extend(names(&crate::fast_math::rules()));
         assert_eq!(names(&simplify_rules), want);
         want.extend(names(&crate::fusion::rules(&gas)));
+        want.extend(of(crate::filters::table(&gas)));
+        want.extend(of(crate::scans::table(&gas)));
+        want.extend(of(crate::hoist::table(&gas)));
         assert_eq!(names(&fuse_rules), want);
     }
 

@@ -20,12 +20,30 @@ pub enum Theme {
     Loops,
     /// Identities that change float results, only with fast math (`fast_math.rs`).
     FastMath,
+    /// The size and the reductions of a `filter` computed from its input (`filters.rs`).
+    Filters,
+    /// Selects in one form: negated conditions (`selects.rs`).
+    Selects,
+    /// A scan's forms: an exclusive scan combined with its input (`scans.rs`).
+    Scans,
+    /// A sub-expression over fewer indices than its space materialised over those (`hoist.rs`).
+    Hoist,
 }
 
 impl Theme {
     /// Every theme, in the order the catalogue lists them.
-    pub const ALL: [Theme; 6] =
-        [Theme::Scalar, Theme::Index, Theme::Fusion, Theme::Horizontal, Theme::Loops, Theme::FastMath];
+    pub const ALL: [Theme; 10] = [
+        Theme::Scalar,
+        Theme::Index,
+        Theme::Fusion,
+        Theme::Filters,
+        Theme::Selects,
+        Theme::Scans,
+        Theme::Hoist,
+        Theme::Horizontal,
+        Theme::Loops,
+        Theme::FastMath,
+    ];
 
     /// Its name, as `eqfuse rules` prints it.
     pub fn as_str(self) -> &'static str {
@@ -36,6 +54,10 @@ impl Theme {
             Theme::Horizontal => "horizontal",
             Theme::Loops => "loops",
             Theme::FastMath => "fast-math",
+            Theme::Filters => "filters",
+            Theme::Selects => "selects",
+            Theme::Scans => "scans",
+            Theme::Hoist => "hoist",
         }
     }
 
@@ -48,6 +70,10 @@ impl Theme {
             Theme::Horizontal => "rules/src/horizontal.rs",
             Theme::Loops => "rules/src/loops.rs",
             Theme::FastMath => "rules/src/fast_math.rs",
+            Theme::Filters => "rules/src/filters.rs",
+            Theme::Selects => "rules/src/selects.rs",
+            Theme::Scans => "rules/src/scans.rs",
+            Theme::Hoist => "rules/src/hoist.rs",
         }
     }
 
@@ -60,6 +86,12 @@ impl Theme {
             Theme::Horizontal => "independent kernels over one index space in one pass; diagonal fusion",
             Theme::Loops => "a chain of applications of one function becomes an `iterate`; joined loops",
             Theme::FastMath => "identities that change float results; only with fast math",
+            Theme::Filters => "the size and the reductions of a filter computed from its input",
+            Theme::Selects => "selects in one form",
+            Theme::Scans => "an exclusive scan combined with its input is the inclusive scan",
+            Theme::Hoist => {
+                "a sub-expression over fewer indices than its space materialised over those indices"
+            }
         }
     }
 }

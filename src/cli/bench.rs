@@ -5,7 +5,10 @@
 //! and greatest time), the compile time of their native code reported apart.
 //! `--dump-inputs DIR` writes each chosen program's generated inputs instead
 //! (`DIR/PROGRAM/INPUT.npy`, what `eqfuse run --inputs` reads), so that other tools
-//! (`benches/peers/`) compute on exactly the benchmarked data.
+//! (`benches/peers/`) compute on exactly the benchmarked data; with PROGRAM, its inputs
+//! (`DIR/INPUT.npy`, as `eqfuse run --save-inputs DIR` writes them). `--json` prints one
+//! JSON object for PROGRAM, a list for the built-in programs. Every plan is chosen by
+//! [`eqfuse::plan_options`], as `eqfuse run` chooses it.
 
 use super::CmdResult;
 use clap::Args;
@@ -38,7 +41,8 @@ pub struct BenchArgs {
     /// Only the programs whose name contains this.
     #[arg(long, value_name = "NAME")]
     filter: Option<String>,
-    /// Print a JSON list of objects (docs/design-decisions.md) instead of a table.
+    /// Print JSON instead of a table: a list of objects (docs/design-decisions.md) for the
+    /// built-in programs, one object for PROGRAM.
     #[arg(long)]
     json: bool,
     /// Scale every size by this factor (1.0: the documented sizes).
@@ -48,7 +52,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "MS", default_value_t = 400)]
     min_time_ms: u64,
     /// Write each chosen program's inputs (at `--scale`) to `DIR/PROGRAM/INPUT.npy` and
-    /// time nothing.
+    /// time nothing; with PROGRAM, its inputs to `DIR/INPUT.npy` (as `eqfuse run
+    /// --save-inputs DIR`).
     #[arg(long, value_name = "DIR")]
     dump_inputs: Option<PathBuf>,
 }
@@ -147,40 +152,105 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
     Ok(())
 }
 
-/// `eqfuse bench PROGRAM`: the user's program, optimised and unfused, on the CPU.
+/// One plan's row of `bench PROGRAM`.
+struct Row {
+    /// `optimised` or `unfused`.
+    label: &'static str,
+    /// [`eqfuse::kernel_count`].
+    kernels: usize,
+    /// [`eqfuse::plan_digest`].
+    digest: String,
+    /// Kernels run as native code (the CPU); `None` on the GPU.
+    native: Option<usize>,
+    /// The compile time in milliseconds, `None` when the code came from the cache.
+    compile_ms: Option<f64>,
+    /// Least, median and greatest time in seconds; or why the plan was not run.
+    times: Result<(f64, f64, f64), String>,
+}
+
+impl Row {
+    fn text(&self) -> String {
+        let Row { label, kernels, native, compile_ms, times, .. } = self;
+        let (lo, med, hi) = match times {
+            Ok(t) => *t,
+            Err(why) => return format!("{label:<10} {kernels:>8} not run: {why}"),
+        };
+        let native = native.map_or_else(|| "-".to_string(), |n| n.to_string());
+        let compile = compile_ms.map_or_else(|| "cached".to_string(), |ms| format!("{ms:.1}ms"));
+        format!(
+            "{label:<10} {kernels:>8} {native:>8} {compile:>12} {:>10.3}ms {:>10.3}ms {:>10.3}ms",
+            lo * 1e3,
+            med * 1e3,
+            hi * 1e3
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let (t, why) = match &self.times {
+            Ok((lo, med, hi)) => (Some([lo * 1e3, med * 1e3, hi * 1e3]), None),
+            Err(why) => (None, Some(why.clone())),
+        };
+        serde_json::json!({
+            "plan": self.label, "kernels": self.kernels, "digest": self.digest, "native": self.native,
+            "compile_ms": self.compile_ms, "min_ms": t.map(|t| t[0]), "median_ms": t.map(|t| t[1]),
+            "max_ms": t.map(|t| t[2]), "not_run": why,
+        })
+    }
+}
+
 /// One row of `bench PROGRAM --backend cuda` ([`eqfuse::bench::on_device`]: the first run,
 /// which compiles the kernels, reported as `compile`).
 fn bench_on_device(
-    label: &str,
+    label: &'static str,
     plan: &eqfuse::ir::plan::Plan,
     inputs: &indexmap::IndexMap<String, eqfuse::ir::value::Value>,
     sizes: &indexmap::IndexMap<String, i64>,
     opts: &BenchOptions,
-) -> CmdResult {
-    let kernels = plan.kernels().len();
-    let (first, (lo, med, hi)) = match eqfuse::bench::on_device(plan, inputs, sizes, opts) {
-        Ok(t) => t,
+) -> std::result::Result<Row, Error> {
+    let (kernels, digest) = (eqfuse::kernel_count(plan), eqfuse::plan_digest(plan));
+    let row =
+        |compile_ms, times| Row { label, kernels, digest: digest.clone(), native: None, compile_ms, times };
+    match eqfuse::bench::on_device(plan, inputs, sizes, opts) {
+        Ok((first, t)) => Ok(row(Some(first * 1e3), Ok(t))),
         // the unfused plan may not fit where the optimised one does (above)
-        Err(e) if label != "optimised" => {
-            println!("{label:<10} {kernels:>8} not run: {e}");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let compile = format!("{:.1}ms", first * 1e3);
-    println!(
-        "{label:<10} {kernels:>8} {:>8} {compile:>12} {:>10.3}ms {:>10.3}ms {:>10.3}ms",
-        "-",
-        lo * 1e3,
-        med * 1e3,
-        hi * 1e3
-    );
-    Ok(())
+        Err(e) if label != "optimised" => Ok(row(None, Err(e.to_string()))),
+        Err(e) => Err(e),
+    }
 }
 
+/// One row of `bench PROGRAM` on the CPU.
+fn bench_on_cpu(
+    label: &'static str,
+    plan: &eqfuse::ir::plan::Plan,
+    inputs: &indexmap::IndexMap<String, eqfuse::ir::value::Value>,
+    sizes: &indexmap::IndexMap<String, i64>,
+    opts: &BenchOptions,
+) -> std::result::Result<Row, Error> {
+    let ropts =
+        eqfuse_exec_cpu::RunOptions { codegen: opts.cpu_codegen, ..eqfuse_exec_cpu::RunOptions::default() };
+    let (kernels, digest) = (eqfuse::kernel_count(plan), eqfuse::plan_digest(plan));
+    let report = eqfuse_exec_cpu::compile_plan(plan, &ropts);
+    if let Some(why) = &report.failure {
+        eprintln!("bench: {label}: no native code: {why}");
+    }
+    let native = Some(report.native.len());
+    let compile_ms = (!report.cached).then_some(report.compile_seconds * 1e3);
+    if let Err(e) = eqfuse_exec_cpu::run(plan, inputs, sizes, &ropts) {
+        // the unfused plan may not fit where the optimised one does (a matrix product
+        // materialises its n·m·k products): the optimised row stands on its own
+        if label == "optimised" {
+            return Err(e);
+        }
+        return Ok(Row { label, kernels, digest, native, compile_ms, times: Err(e.to_string()) });
+    }
+    let times = eqfuse::bench::spread(opts, || eqfuse_exec_cpu::run(plan, inputs, sizes, &ropts));
+    Ok(Row { label, kernels, digest, native, compile_ms, times: Ok(times) })
+}
+
+/// `eqfuse bench PROGRAM`: the user's program, optimised and unfused, on the chosen backend.
 fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) -> CmdResult {
     use eqfuse::random_inputs::{self, RandomInputs};
-    let cuda = a.backend == BenchBackend::Cuda;
+    let backend = if a.backend == BenchBackend::Cuda { eqfuse::Backend::Cuda } else { eqfuse::Backend::Cpu };
     let limits = eqfuse::Limits::default();
     let checked = super::load_with(program, &limits)?;
     let inputs = match a.random_inputs {
@@ -199,58 +269,42 @@ fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) 
         }
     };
     let bound = eqfuse::ir::bind::bind_inputs(&checked, &inputs, &limits)?;
-    let sizes = bound.sizes.iter().map(|(k, v)| (k.clone(), (*v).max(0) as u64)).collect();
-    let oopts = eqfuse::OptimizeOptions {
-        cost: eqfuse::CostContext {
-            params: if cuda { eqfuse::CostParams::gpu_default() } else { eqfuse::cpu_cost_params() },
-            sizes,
-            ..Default::default()
-        },
-        ..eqfuse::OptimizeOptions::default()
-    };
+    if let Some(dir) = &a.dump_inputs {
+        for path in eqfuse::files::write_outputs(dir, &inputs)? {
+            println!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
+    // the plan `eqfuse run` runs: the same options, whatever the inputs' sizes
+    let oopts = eqfuse::plan_options(backend, eqfuse::OptimizeOptions::default());
     let t0 = std::time::Instant::now();
     let opt = eqfuse::optimize_checked(checked.clone(), &oopts)?;
     let optimise_s = t0.elapsed().as_secs_f64();
-    let ropts =
-        eqfuse_exec_cpu::RunOptions { codegen: opts.cpu_codegen, ..eqfuse_exec_cpu::RunOptions::default() };
+    let mut rows = Vec::with_capacity(2);
+    for (label, plan) in [("optimised", &opt.result.plan), ("unfused", &opt.result.unfused_plan)] {
+        rows.push(if backend == eqfuse::Backend::Cuda {
+            bench_on_device(label, plan, &inputs, &bound.sizes, opts)?
+        } else {
+            bench_on_cpu(label, plan, &inputs, &bound.sizes, opts)?
+        });
+    }
+    if a.json {
+        let j = serde_json::json!({
+            "program": program.display().to_string(),
+            "backend": backend.name(),
+            "optimise_ms": optimise_s * 1e3,
+            "plans": rows.iter().map(Row::json).collect::<Vec<_>>(),
+        });
+        println!("{j:#}");
+        return Ok(());
+    }
     println!("{}: optimised in {:.1} ms", program.display(), optimise_s * 1e3);
     println!(
         "{:<10} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12}",
         "plan", "kernels", "native", "compile", "min", "median", "max"
     );
-    for (label, plan) in [("optimised", &opt.result.plan), ("unfused", &opt.result.unfused_plan)] {
-        if cuda {
-            bench_on_device(label, plan, &inputs, &bound.sizes, opts)?;
-            continue;
-        }
-        let report = eqfuse_exec_cpu::compile_plan(plan, &ropts);
-        if let Some(why) = &report.failure {
-            eprintln!("bench: {label}: no native code: {why}");
-        }
-        if let Err(e) = eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts) {
-            // the unfused plan may not fit where the optimised one does (a matrix product
-            // materialises its n·m·k products): the optimised row stands on its own
-            if label == "optimised" {
-                return Err(e.into());
-            }
-            println!("{label:<10} {:>8} not run: {e}", plan.kernels().len());
-            continue;
-        }
-        let (lo, med, hi) =
-            eqfuse::bench::spread(opts, || eqfuse_exec_cpu::run(plan, &inputs, &bound.sizes, &ropts));
-        let compile = if report.cached {
-            "cached".to_string()
-        } else {
-            format!("{:.1}ms", report.compile_seconds * 1e3)
-        };
-        println!(
-            "{label:<10} {:>8} {:>8} {compile:>12} {:>10.3}ms {:>10.3}ms {:>10.3}ms",
-            plan.kernels().len(),
-            report.native.len(),
-            lo * 1e3,
-            med * 1e3,
-            hi * 1e3
-        );
+    for r in &rows {
+        println!("{}", r.text());
     }
     Ok(())
 }

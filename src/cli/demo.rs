@@ -11,6 +11,9 @@ use std::time::Duration;
 const SHOWN: [&str; 5] = ["dotp", "map_chain", "softmax_rows", "blackscholes", "nbody"];
 const SCALE: f64 = 1.0 / 8.0;
 
+/// The most lines of a program the demo lists.
+const LISTED: usize = 8;
+
 /// Runs the demo programs.
 pub fn demo() -> CmdResult {
     let backend = Backend::auto();
@@ -27,15 +30,16 @@ pub fn demo() -> CmdResult {
         let checked = eqfuse::check(&eqfuse::parse(p.source)?)?;
         let (inputs, elements, _) = setup(p.name, SCALE)?;
         println!("== {name} ({elements} elements)");
-        for line in p.source.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("--")).take(8) {
-            println!("   {line}");
-        }
-        let opt = eqfuse::optimize_checked(checked.clone(), &OptimizeOptions::default())?;
+        print!("{}", listing(p.source));
+        let opt = eqfuse::optimize_checked(
+            checked.clone(),
+            &eqfuse::plan_options(backend, OptimizeOptions::default()),
+        )?;
         println!(
             "   optimised in {:.1} ms: {} kernel(s) instead of {}; materialised: {}",
             opt.result.optimize_ms,
-            opt.kernels.kernels.len(),
-            opt.unfused.kernels.len(),
+            eqfuse::kernel_count(&opt.result.plan),
+            eqfuse::kernel_count(&opt.result.unfused_plan),
             if opt.kernels.materialized.is_empty() {
                 "nothing".to_string()
             } else {
@@ -78,4 +82,28 @@ pub fn demo() -> CmdResult {
         );
     }
     Ok(())
+}
+
+/// The lines of a program's listing the demo shows: at most [`LISTED`] lines of code
+/// (comments and blank lines left out), then `   …` when there are more.
+fn listing(source: &str) -> String {
+    let code: Vec<&str> = source.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("--")).collect();
+    let mut s: String = code.iter().take(LISTED).map(|l| format!("   {l}\n")).collect();
+    if code.len() > LISTED {
+        s.push_str("   …\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cut_listing_ends_with_an_ellipsis() {
+        let long: String = (0..10).map(|i| format!("let a{i} = {i}\n")).collect();
+        let shown = super::listing(&long);
+        assert_eq!(shown.lines().count(), super::LISTED + 1, "{shown}");
+        assert!(shown.ends_with("   …\n"), "{shown}");
+        let short = super::listing("-- a comment\ninput xs : f32[n]\noutput y = xs\n");
+        assert_eq!(short, "   input xs : f32[n]\n   output y = xs\n");
+    }
 }

@@ -1,5 +1,6 @@
-//! `eqfuse run PROGRAM [--inputs DIR] [--input NAME=FILE]... [--random-inputs SEED [--size NAME=N]...]
-//! [--out DIR] [--backend B] [--no-opt] [--timings] [LIMITS]` (`LIMITS`: see [`super::limits::LimitArgs`])
+//! `eqfuse run PROGRAM [--inputs DIR] [--input NAME=FILE]... [--random-inputs SEED [--size NAME=N]...
+//! [--save-inputs DIR]] [--out DIR] [--backend B] [--no-opt] [--timings] [LIMITS]` (`LIMITS`: see
+//! [`super::limits::LimitArgs`])
 
 use super::limits::LimitArgs;
 use super::{load_with, show, CmdResult};
@@ -29,7 +30,12 @@ pub struct RunArgs {
     /// 1000).
     #[arg(long = "size", value_name = "NAME=N", value_parser = parse_size, requires = "random_inputs")]
     size: Vec<(String, i64)>,
-    /// Write each output to `DIR/NAME.npy` (otherwise print a summary of each).
+    /// With `--random-inputs`: also write each generated input to `DIR/NAME.npy` (what
+    /// `--inputs DIR` reads back, and NumPy's `np.load`), before running.
+    #[arg(long, value_name = "DIR", requires = "random_inputs")]
+    save_inputs: Option<PathBuf>,
+    /// Write each output to `DIR/NAME.npy` (otherwise print each as NumPy does: whole up to
+    /// 1000 elements, else the first and last 3 entries of every long dimension).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Where to run: `auto` (the best present), `cpu`, `cuda`, or `reference` (the
@@ -57,6 +63,11 @@ pub fn run(a: &RunArgs) -> CmdResult {
     let load_time = start.elapsed();
     let backend: Backend = a.backend.parse()?;
     let start = Instant::now();
+    if a.save_inputs.is_some() && a.random_inputs.is_none() {
+        let e = "--save-inputs DIR writes the inputs `--random-inputs SEED` generates; inputs read from files are \
+                 already saved";
+        return Err(eqfuse::Error::input(e).into());
+    }
     let inputs = match a.random_inputs {
         Some(seed) => {
             let mut opts = RandomInputs::new(seed);
@@ -66,7 +77,13 @@ pub fn run(a: &RunArgs) -> CmdResult {
             let sizes: Vec<String> = sizes.iter().map(|(n, v)| format!("{n} = {v}")).collect();
             let sizes = if sizes.is_empty() { String::new() } else { format!(", {}", sizes.join(", ")) };
             eprintln!("random inputs (seed {seed}{sizes})");
-            random_inputs::random_inputs(&checked, &opts)?
+            let inputs = random_inputs::random_inputs(&checked, &opts)?;
+            if let Some(dir) = &a.save_inputs {
+                for path in files::write_outputs(dir, &inputs)? {
+                    eprintln!("wrote {}", path.display());
+                }
+            }
+            inputs
         }
         None if a.inputs.is_none() && a.input.is_empty() && !checked.inputs.is_empty() => {
             return Err(no_inputs(&a.program, &checked).into());
@@ -76,7 +93,9 @@ pub fn run(a: &RunArgs) -> CmdResult {
     // `--no-opt` runs the unfused plan (one kernel per operation) on the chosen executor; the
     // reference interpreter never fuses.
     let read_time = start.elapsed();
-    let (optimize, run_opts) = (a.limits.optimize_options(), a.limits.run_options());
+    // the plan `bench` times: one choice of options for both ([`eqfuse::plan_options`])
+    let (optimize, run_opts) =
+        (eqfuse::plan_options(backend, a.limits.optimize_options()), a.limits.run_options());
     let (outputs, timings) =
         eqfuse::backend::run_timed(&checked, backend, &inputs, &optimize, &run_opts, a.no_opt)?;
     let start = Instant::now();
@@ -118,6 +137,9 @@ fn timings_table(load: Duration, read: Duration, t: &Timings, write: Duration) -
         ("total", ms(total)),
     ] {
         s.push_str(&format!("  {what:<16}{text}\n"));
+    }
+    if let Some((kernels, digest)) = &t.plan {
+        s.push_str(&format!("plan: {kernels} kernels, digest {digest}\n"));
     }
     s
 }

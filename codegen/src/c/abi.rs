@@ -10,7 +10,7 @@
 //!
 //! | kernel | entry points |
 //! | --- | --- |
-//! | generate and reduce lanes, any rank (maps, gathers, full and row reductions, multi-output kernels) | [`RUN`]: rows `[r0, r1)` of the space (every dimension but the innermost), innermost indices `[j0, j1)`, a reduce lane's result of row `row` to `red[lane][row - r0]`; [`COMBINE`]: folds `n` partial results of a reduce lane in order |
+//! | generate and reduce lanes, any rank (maps, gathers, full and row reductions, multi-output kernels) | [`RUN`]: rows `[r0, r1)` of the space (every dimension but the innermost), innermost indices `[j0, j1)`, a reduce lane's result of row `row` to `red[lane][row - r0]` (every component of a reduction over a group to its own lane's); [`COMBINE`]: folds `n` partial results of a reduction (over a group: all its lanes') in order |
 //! | a scan (one lane), any rank | [`SCAN`], [`FOLD`], [`PREFIX`]: rows in parallel, or a long row as segments: fold each, the carries in order, scan each from its carry |
 //! | a filter over a 1-d space | [`COUNT`], [`WRITE`]: segments counted in parallel, offsets on the host, then written in parallel |
 //! | a permute (one lane), any rank | [`PERMUTE`]: elements `[j0, j1)` combined into `dst` at their targets; [`MERGE`]: a partial merged in; [`SHARED`], where the operator allows it: combined atomically into a result shared by every call (see [`super::PermuteCode`]) |
@@ -62,10 +62,12 @@ entry_points! {
     /// kernel of generate and reduce lanes; a reduce lane's row results to `red[lane]`.
     RUN, RunFn: "run" ("long long r0, long long r1, long long j0, long long j1, void* const* red")
         (i64, i64, i64, i64, *const *mut u8);
-    /// `combine(A, lane, parts, n, dst)`: `n` partial results of reduce lane `lane` folded in
-    /// order into `dst`.
-    COMBINE, CombineFn: "combine" ("long long lane, const void* parts, long long n, void* dst")
-        (i64, *const u8, i64, *mut u8);
+    /// `combine(A, lane, parts, n, dst)`: the `n` partial results of the reduction headed
+    /// by lane `lane` (`parts[l]`: lane `l`'s, one pointer per lane) folded in order into
+    /// `dst[l]` (every component of a reduction over a group); nothing for a
+    /// [`eqfuse_ir::plan::LaneOp::Part`] lane (its head's call writes it).
+    COMBINE, CombineFn: "combine" ("long long lane, const void* const* parts, long long n, void* const* dst")
+        (i64, *const *const u8, i64, *const *mut u8);
     /// `scan(A, r0, r1, j0, j1, carry)`: a scan over rows `[r0, r1)`, innermost indices
     /// `[j0, j1)`, from `*carry` (the neutral element where `carry` is null).
     SCAN, ScanFn: "scan" ("long long r0, long long r1, long long j0, long long j1, const void* carry")
@@ -108,6 +110,7 @@ mod tests {
             "void*" | "unsigned char*" => "*mut u8",
             "const void*" | "const unsigned char*" => "*const u8",
             "void* const*" => "*const *mut u8",
+            "const void* const*" => "*const *const u8",
             _ => "?",
         }
     }

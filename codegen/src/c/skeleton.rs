@@ -134,8 +134,17 @@ fn classify<'k>(
 ) -> Result<(Kind<'k>, Vec<Option<ElemType>>), String> {
     let mut reduce = Vec::new();
     let mut kind = Kind::Lanes;
-    for (lane, &t) in k.lanes.iter().zip(types) {
+    let groups =
+        k.groups().ok_or_else(|| format!("kernel k{index}: a part lane that does not follow its head"))?;
+    for (h, w) in groups {
+        let (lane, t) = (&k.lanes[h], types[h]);
         match &lane.op {
+            LaneOp::Reduce { op, ne } if w > 1 => {
+                crate::check_group_op(op, ne, &types[h..h + w])
+                    .map_err(|e| format!("kernel k{index}: {e}"))?;
+                reduce.extend(types[h..h + w].iter().map(|&t| Some(t)));
+            }
+            LaneOp::Scan { .. } if w > 1 => return Err("a scan over a group runs on the VM".into()),
             LaneOp::Generate => reduce.push(None),
             LaneOp::Reduce { op, ne } => {
                 crate::check_op(op, ne, t).map_err(|e| format!("kernel k{index}: {e}"))?;
@@ -165,6 +174,9 @@ fn classify<'k>(
                 kind = Kind::Permute { op, dest, target, t };
             }
             LaneOp::Permute { .. } => return Err("a permute beside other lanes runs on the VM".into()),
+            LaneOp::Part => {
+                return Err(format!("kernel k{index}: a part lane that does not follow its head"))
+            }
         }
     }
     Ok((kind, reduce))
@@ -234,11 +246,14 @@ fn scan_kernel(
 fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     let k = u.k;
     let mut commutative = true;
+    // per lane: the width of the reduction it heads (0: a part, or a generate lane)
+    let mut widths = vec![0; k.lanes.len()];
     for (i, lane) in k.lanes.iter().enumerate() {
         if let LaneOp::Reduce { op, ne } = &lane.op {
             u.func(&format!("op{i}"), op, &format!("lane {i}: the operator"), false)?;
             u.func(&format!("ne{i}"), ne, &format!("lane {i}: the neutral element"), false)?;
             commutative &= known_op(op).is_some();
+            widths[i] = lane.op.width();
         }
     }
     let outs: Vec<Option<String>> = k
@@ -252,23 +267,44 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
         .collect();
     let exts = u.exts();
     let reds: Vec<usize> = (0..k.lanes.len()).filter(|&i| u.reduce[i].is_some()).collect();
-    let mut e = run_entry(&u, &exts, &outs, &reds, commutative);
-    let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &reds));
+    let mut e = run_entry(&u, &exts, &outs, &widths, commutative);
+    let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
     let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine };
     Ok(u.finish(entries, &e))
 }
 
+/// The call `<prefix>_<f><h>(A, -1, ins.., &outs..)` of a reduction's operator or neutral
+/// element headed by lane `h` of width `w`: `ins` names each input component's variable
+/// (of the lane it belongs to), `outs` each result's.
+fn group_call(prefix: &str, f: &str, h: usize, w: usize, ins: &[&str], out: &str) -> String {
+    let mut call = format!("ok &= {prefix}_{f}{h}(A, -1");
+    for i in ins {
+        for l in h..h + w {
+            let _ = write!(call, ", {}", i.replace('@', &l.to_string()));
+        }
+    }
+    for l in h..h + w {
+        let _ = write!(call, ", &{}", out.replace('@', &l.to_string()));
+    }
+    call.push_str(");");
+    call
+}
+
 /// The `run` entry of a kernel of generate and reduce lanes: the generate lanes written to
-/// `outs` (their output arrays), the reduce lanes `reds` folded per row (into independent
-/// accumulators where every operator is `commutative`).
+/// `outs` (their output arrays), the reductions (heads of `widths[h]` lanes, over a group
+/// when more than one: accumulator `s<l>` holds lane `l`'s component) folded per row (into
+/// independent accumulators where every operator is `commutative`).
 fn run_entry(
     u: &Unit<'_>,
     exts: &[String],
     outs: &[Option<String>],
-    reds: &[usize],
+    widths: &[usize],
     commutative: bool,
 ) -> String {
     let (prefix, types) = (&u.prefix, &u.types);
+    let reds: Vec<usize> = (0..types.len()).filter(|&i| u.reduce[i].is_some()).collect();
+    let heads: Vec<(usize, usize)> =
+        widths.iter().enumerate().filter(|(_, &w)| w > 0).map(|(h, &w)| (h, w)).collect();
     let rank = exts.len();
     let mut e = String::new();
     w!(e, "{}", abi::RUN.header(prefix, &u.name));
@@ -277,10 +313,11 @@ fn run_entry(
     w!(e, "  for (long long row = r0; row < r1; ++row) {{");
     outer_indices(&mut e, exts, "    ");
     w!(e, "    const long long base = row * L;");
-    for &i in reds {
-        let t = cty(types[i]);
-        w!(e, "    {t} ne{i};");
-        w!(e, "    ok &= {prefix}_ne{i}(A, -1, &ne{i});");
+    for &i in &reds {
+        w!(e, "    {} ne{i};", cty(types[i]));
+    }
+    for &(h, w) in &heads {
+        w!(e, "    {}", group_call(prefix, "ne", h, w, &[], "ne@"));
     }
     let inner = rank - 1;
     // One element at inner index `iL`: compute, write the generate lanes, fold with `fold`.
@@ -301,7 +338,12 @@ fn run_entry(
         for (i, o) in outs.iter().enumerate() {
             match o {
                 Some(o) => w!(s, "{ind}{o}[base + iL] = x{i};"),
-                None => w!(s, "{ind}{}", fold(i)),
+                None => {
+                    let f = fold(i);
+                    if !f.is_empty() {
+                        w!(s, "{ind}{f}");
+                    }
+                }
             }
         }
         s
@@ -310,7 +352,7 @@ fn run_entry(
     if !reds.is_empty() && commutative {
         // independent accumulators: element j into accumulator j mod W
         let wn = reds.iter().map(|&i| accumulators(types[i].size_bytes())).max().unwrap_or(16);
-        for &i in reds {
+        for &i in &reds {
             w!(e, "    {} acc{i}[{wn}];", cty(types[i]));
             w!(e, "    for (int w = 0; w < {wn}; ++w) acc{i}[w] = ne{i};");
         }
@@ -322,20 +364,24 @@ fn run_entry(
         }));
         w!(e, "      }}");
         w!(e, "    }}");
-        for &i in reds {
+        for &i in &reds {
             w!(e, "    {} s{i} = acc{i}[0];", cty(types[i]));
             w!(e, "    for (int w = 1; w < {wn}; ++w) ok &= {prefix}_op{i}(A, -1, s{i}, acc{i}[w], &s{i});");
         }
     } else {
-        for &i in reds {
+        for &i in &reds {
             w!(e, "    {} s{i} = ne{i};", cty(types[i]));
         }
     }
     w!(e, "    for (; j < j1; ++j) {{");
     w!(e, "      const long long iL = j;");
-    e.push_str(&body("      ", &|i| format!("ok &= {prefix}_op{i}(A, -1, s{i}, x{i}, &s{i});")));
+    // a part lane's component is folded by its head's call
+    e.push_str(&body("      ", &|i| match widths[i] {
+        0 => String::new(),
+        w => group_call(prefix, "op", i, w, &["s@", "x@"], "s@"),
+    }));
     w!(e, "    }}");
-    for &i in reds {
+    for &i in &reds {
         w!(e, "    (({}*)red[{i}])[row - r0] = s{i};", cty(types[i]));
     }
     w!(e, "  }}");
@@ -344,22 +390,32 @@ fn run_entry(
     e
 }
 
-/// Appends the `combine` entry of a kernel with reduce lanes `reds` to `e`: `n` partial
-/// results of one lane folded in order. Returns its symbol.
-fn combine_entry(e: &mut String, u: &Unit<'_>, reds: &[usize]) -> String {
+/// Appends the `combine` entry of a kernel whose reductions head `widths[h]` lanes (0: not
+/// a head) to `e`: `n` partial results of one reduction (every component of a group's)
+/// folded in order; a part lane's call does nothing. Returns its symbol.
+fn combine_entry(e: &mut String, u: &Unit<'_>, widths: &[usize]) -> String {
     let prefix = &u.prefix;
     w!(e, "{}", abi::COMBINE.header(prefix, &u.name));
     w!(e, "  int ok = 1;");
     w!(e, "  switch (lane) {{");
-    for &i in reds {
-        let t = cty(u.types[i]);
-        w!(e, "  case {i}: {{");
-        w!(e, "    const {t}* p = (const {t}*)parts;");
-        w!(e, "    {t} s = p[0];");
-        w!(e, "    for (long long q = 1; q < n; ++q) ok &= {prefix}_op{i}(A, -1, s, p[q], &s);");
-        w!(e, "    *({t}*)dst = s;");
+    for (h, &w) in widths.iter().enumerate().filter(|(_, &w)| w > 0) {
+        w!(e, "  case {h}: {{");
+        for l in h..h + w {
+            let t = cty(u.types[l]);
+            w!(e, "    const {t}* p{l} = (const {t}*)parts[{l}];");
+            w!(e, "    {t} s{l} = p{l}[0];");
+        }
+        w!(e, "    for (long long q = 1; q < n; ++q) {{");
+        w!(e, "      {}", group_call(prefix, "op", h, w, &["s@", "p@[q]"], "s@"));
+        w!(e, "    }}");
+        for l in h..h + w {
+            w!(e, "    *({}*)dst[{l}] = s{l};", cty(u.types[l]));
+        }
         w!(e, "    break;");
         w!(e, "  }}");
+        for l in h + 1..h + w {
+            w!(e, "  case {l}: break;");
+        }
     }
     w!(e, "  default: ok = 0;");
     w!(e, "  }}");

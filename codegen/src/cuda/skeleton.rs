@@ -198,6 +198,13 @@ impl<'a> Gen<'a> {
         let elem = &self.k.elem;
         self.func(&self.name("eq_elem"), elem, "the element function")?;
         let lanes = &self.k.lanes;
+        if lanes.iter().any(|l| matches!(l.op, LaneOp::Part)) {
+            return Err(format!(
+                "kernel k{}: a reduction or scan over a group (a tuple of {} components) is not generated for CUDA yet",
+                self.index,
+                lanes.iter().map(|l| l.op.width()).max().unwrap_or(1)
+            ));
+        }
         let all_gen = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate));
         let gen_or_reduce = lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }));
         if all_gen {
@@ -222,7 +229,7 @@ impl<'a> Gen<'a> {
             }
             LaneOp::Filter { pred } => self.filter(pred),
             LaneOp::Permute { op, dest, target } => self.permute(op, dest, target),
-            LaneOp::Generate | LaneOp::Reduce { .. } => Err("unreachable lane kind".into()),
+            LaneOp::Generate | LaneOp::Reduce { .. } | LaneOp::Part => Err("unreachable lane kind".into()),
         }
     }
 

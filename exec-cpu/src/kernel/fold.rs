@@ -2,9 +2,8 @@
 //! chunks of long rows whose partial results are combined in order.
 
 use super::comb::Comb;
-use super::{
-    block_len, blocks, check_ret, count, first_error, full, min_len, neutral, run_block, write, Ctx,
-};
+use super::grouped::{group_cols, lane_types, GroupComb};
+use super::{block_len, blocks, count, first_error, min_len, neutral, run_block, write, Ctx};
 use crate::col::{Col, ColMut};
 use crate::compile::compile;
 use crate::internal;
@@ -40,39 +39,19 @@ pub(super) fn folds(
         shape.split_last().ok_or_else(|| internal(format!("kernel k{kidx} over an empty space")))?;
     let rows = count(kind, outer)?;
     let prog = compile(&k.elem, env, Some(shape))?;
-    // per lane: its type and, for a reduction, its operator and neutral element
-    let mut lanes: Vec<(ElemType, Option<(Comb<'_>, Scalar)>)> = Vec::with_capacity(k.lanes.len());
-    for (li, lane) in k.lanes.iter().enumerate() {
-        let ty = env.0.elem(lane.dst)?;
-        check_ret(&prog, li, ty, kind)?;
-        match &lane.op {
-            LaneOp::Generate => {
-                check_alloc(kind, ty, total, ctx.max_bytes)?;
-                lanes.push((ty, None));
-            }
-            LaneOp::Reduce { op, ne } => {
-                let ne = neutral(env, ne, ty)?;
-                check_alloc(kind, ty, rows, ctx.max_bytes)?;
-                lanes.push((ty, Some((Comb::new(op, ty, env)?, ne))));
-            }
-            _ => {
-                return Err(internal(format!(
-                    "kernel k{kidx} has several lanes that are not all generate or reduce"
-                )))
-            }
-        }
-    }
+    let lanes = lane_folds(env, k, kidx, &prog, rows, total, ctx)?;
     let mut gen_cols: Vec<Col> = Vec::new();
     let mut red_cols: Vec<Col> = Vec::new();
-    for (ty, red) in &lanes {
-        match red {
-            None => gen_cols.push(Col::zeros(*ty, total)),
-            Some((_, ne)) => {
-                let mut c = Col::new(*ty);
-                for _ in 0..rows {
-                    c.push(*ne);
+    for lane in &lanes {
+        match lane {
+            LaneFold::Gen(ty) => gen_cols.push(Col::zeros(*ty, total)),
+            LaneFold::Red(_, nes) | LaneFold::Group(_, nes) => {
+                for ne in nes {
+                    red_cols.push(
+                        Col::filled(ne.elem_type(), rows, *ne)
+                            .ok_or_else(|| internal("a neutral element of another type"))?,
+                    );
                 }
-                red_cols.push(c);
             }
         }
     }
@@ -123,54 +102,30 @@ pub(super) fn folds(
             partials.push(r?);
         }
         if chunked {
-            // combine each row's partials, in order
-            let cpr = b.chunks_per_row;
-            let mut vm = None;
-            let mut j = 0;
-            for (_, red) in &lanes {
-                let Some((comb, _)) = red else { continue };
-                let out = red_cols.get_mut(j).ok_or_else(|| internal("no reduction output"))?;
-                let mut out = out.as_mut();
-                for r in 0..rows {
-                    let mut acc: Option<Scalar> = None;
-                    for c in 0..cpr {
-                        let p = partials
-                            .get(r * cpr + c)
-                            .and_then(|v| v.get(j))
-                            .copied()
-                            .ok_or_else(|| internal("a missing partial result"))?;
-                        acc = Some(match acc {
-                            None => p,
-                            Some(a) => comb.apply(&mut vm, a, p)?,
-                        });
-                    }
-                    if let Some(a) = acc {
-                        out.set(r, a);
-                    }
-                }
-                j += 1;
-            }
+            combine_partials(&lanes, &partials, rows, b.chunks_per_row, &mut red_cols)?;
         }
     }
-    let mut out = Vec::with_capacity(lanes.len());
+    let mut out = Vec::with_capacity(k.lanes.len());
     let (mut gi, mut ri) = (gen_cols.into_iter(), red_cols.into_iter());
-    for (_, red) in &lanes {
-        let next = if red.is_some() {
-            ri.next().map(|c| (outer.to_vec(), c))
-        } else {
-            gi.next().map(|c| (shape.to_vec(), c))
-        };
-        out.push(next.ok_or_else(|| internal("a lane without its output"))?);
+    for lane in &lanes {
+        for _ in 0..lane.width() {
+            let next = match lane {
+                LaneFold::Gen(_) => gi.next().map(|c| (shape.to_vec(), c)),
+                _ => ri.next().map(|c| (outer.to_vec(), c)),
+            };
+            out.push(next.ok_or_else(|| internal("a lane without its output"))?);
+        }
     }
     Ok(out)
 }
 
-/// One block of a generate/reduce pass: returns the partial result of each reduction when
-/// the block is a chunk of a row (`chunked`), else writes the block's rows.
+/// One block of a generate/reduce pass: returns the partial results of the reductions
+/// (every component of a group's) when the block is a chunk of a row (`chunked`), else
+/// writes the block's rows.
 #[allow(clippy::too_many_arguments)]
 fn fold_block(
     prog: &Program<'_>,
-    lanes: &[(ElemType, Option<(Comb<'_>, Scalar)>)],
+    lanes: &[LaneFold<'_>],
     shape: &[usize],
     kind: &str,
     inner: usize,
@@ -183,30 +138,161 @@ fn fold_block(
         return Err(first_error(vm, prog, shape, kind, item.start, item.len, e, &mut |_, _| Ok(())));
     }
     let mut partials = Vec::new();
-    let (mut gi, mut ri) = (0, 0);
-    for (li, ((_, red), cvm)) in lanes.iter().zip(cvms.iter_mut()).enumerate() {
-        let r = *prog.ret.get(li).ok_or_else(|| internal("no result register"))?;
-        let (col, uni) = vm.reg(prog, r).map_err(|e| e.err)?;
-        let col = full(col, uni, item.len)?;
-        match red {
-            None => {
+    let (mut gi, mut ri, mut li) = (0, 0, 0);
+    for (lane, cvm) in lanes.iter().zip(cvms.iter_mut()) {
+        let w = lane.width();
+        let cols = group_cols(vm, prog, li, w, item.len)?;
+        li += w;
+        match lane {
+            LaneFold::Gen(_) => {
                 let dst = item.gens.get_mut(gi).ok_or_else(|| internal("no generate output"))?;
-                write(dst, &col)?;
+                write(dst, &cols[0])?;
                 gi += 1;
             }
-            Some((comb, ne)) => {
-                if chunked {
-                    partials.push(comb.fold(cvm, *ne, &col, 0..item.len)?);
-                } else {
-                    let dst = item.reds.get_mut(ri).ok_or_else(|| internal("no reduction output"))?;
-                    if dst.len() != item.rows {
-                        return Err(internal("a reduction output of another length than its rows"));
-                    }
-                    comb.fold_rows(cvm, *ne, &col, inner, dst)?;
-                    ri += 1;
-                }
+            LaneFold::Red(comb, ne) if chunked => {
+                partials.push(comb.fold(cvm, ne[0], &cols[0], 0..item.len)?)
+            }
+            LaneFold::Group(comb, ne) if chunked => {
+                let mut acc = ne.clone();
+                comb.fold(cvm, &mut acc, &cols, 0..item.len)?;
+                partials.extend(acc);
+            }
+            LaneFold::Red(comb, ne) => {
+                let dsts = row_outputs(&mut item, ri, w)?;
+                comb.fold_rows(cvm, ne[0], &cols[0], inner, &mut dsts[0])?;
+                ri += w;
+            }
+            LaneFold::Group(comb, ne) => {
+                let dsts = row_outputs(&mut item, ri, w)?;
+                comb.fold_rows(cvm, ne, &cols, inner, dsts)?;
+                ri += w;
             }
         }
     }
     Ok(partials)
+}
+
+/// The block's row outputs `ri .. ri + w` (one reduction or one group's components).
+fn row_outputs<'a, 'o>(item: &'a mut FoldItem<'o>, ri: usize, w: usize) -> Result<&'a mut [ColMut<'o>]> {
+    let rows = item.rows;
+    let dsts = item.reds.get_mut(ri..ri + w).ok_or_else(|| internal("no reduction output"))?;
+    if dsts.iter().any(|d| d.len() != rows) {
+        return Err(internal("a reduction output of another length than its rows"));
+    }
+    Ok(dsts)
+}
+
+/// What one lane group of a generate/reduce pass does: a generate of its type, a reduction
+/// (its operator and neutral element), or a reduction over a group (its `w` neutral
+/// components).
+enum LaneFold<'s> {
+    Gen(ElemType),
+    Red(Comb<'s>, Vec<Scalar>),
+    Group(GroupComb<'s>, Vec<Scalar>),
+}
+
+impl LaneFold<'_> {
+    /// How many lanes it covers.
+    fn width(&self) -> usize {
+        match self {
+            LaneFold::Gen(_) | LaneFold::Red(..) => 1,
+            LaneFold::Group(_, ne) => ne.len(),
+        }
+    }
+}
+
+/// The kernel's lane groups (validated: parts follow their heads), their outputs checked
+/// against the memory limit.
+fn lane_folds<'s>(
+    env: &StoreRef<'s, '_>,
+    k: &Kernel,
+    kidx: usize,
+    prog: &Program<'_>,
+    rows: usize,
+    total: usize,
+    ctx: &Ctx,
+) -> Result<Vec<LaneFold<'s>>> {
+    let kind = k.kind.as_str();
+    let groups = k.groups().ok_or_else(|| {
+        internal(format!("kernel k{kidx}: a part lane that does not follow its group's head"))
+    })?;
+    let mut lanes = Vec::with_capacity(groups.len());
+    for (head, w) in groups {
+        let tys = lane_types(env, k, prog, head, w)?;
+        match &k.lanes[head].op {
+            LaneOp::Generate => {
+                check_alloc(kind, tys[0], total, ctx.max_bytes)?;
+                lanes.push(LaneFold::Gen(tys[0]));
+            }
+            LaneOp::Reduce { op, ne } if w == 1 => {
+                let ne = neutral(env, ne, tys[0])?;
+                check_alloc(kind, tys[0], rows, ctx.max_bytes)?;
+                lanes.push(LaneFold::Red(Comb::new(op, tys[0], env)?, vec![ne]));
+            }
+            LaneOp::Reduce { op, ne } => {
+                let (comb, ne) = GroupComb::new(op, ne, &tys, env)?;
+                for &t in &tys {
+                    check_alloc(kind, t, rows, ctx.max_bytes)?;
+                }
+                lanes.push(LaneFold::Group(comb, ne));
+            }
+            _ => {
+                return Err(internal(format!(
+                    "kernel k{kidx} has several lanes that are not all generate or reduce"
+                )))
+            }
+        }
+    }
+    Ok(lanes)
+}
+
+/// Combines each row's chunk partials in order into the reduction outputs `red_cols` (one
+/// per reduce or part lane, in lane order): `partials[block]` holds every reduction's
+/// components in that order.
+fn combine_partials(
+    lanes: &[LaneFold<'_>],
+    partials: &[Vec<Scalar>],
+    rows: usize,
+    cpr: usize,
+    red_cols: &mut [Col],
+) -> Result<()> {
+    let mut vm = None;
+    let mut j = 0;
+    for lane in lanes {
+        let w = lane.width();
+        let part = |r: usize, c: usize| -> Result<&[Scalar]> {
+            partials
+                .get(r * cpr + c)
+                .and_then(|v| v.get(j..j + w))
+                .ok_or_else(|| internal("a missing partial result"))
+        };
+        match lane {
+            LaneFold::Gen(_) => continue,
+            LaneFold::Red(comb, _) => {
+                let mut out = red_cols.get_mut(j).ok_or_else(|| internal("no reduction output"))?.as_mut();
+                for r in 0..rows {
+                    let mut acc = part(r, 0)?[0];
+                    for c in 1..cpr {
+                        acc = comb.apply(&mut vm, acc, part(r, c)?[0])?;
+                    }
+                    out.set(r, acc);
+                }
+            }
+            LaneFold::Group(comb, _) => {
+                let outs = red_cols.get_mut(j..j + w).ok_or_else(|| internal("no reduction output"))?;
+                let mut gvm = None;
+                for r in 0..rows {
+                    let mut acc = part(r, 0)?.to_vec();
+                    for c in 1..cpr {
+                        comb.apply(&mut gvm, &mut acc, part(r, c)?)?;
+                    }
+                    for (o, a) in outs.iter_mut().zip(&acc) {
+                        o.as_mut().set(r, *a);
+                    }
+                }
+            }
+        }
+        j += w;
+    }
+    Ok(())
 }

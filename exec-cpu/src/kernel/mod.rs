@@ -5,8 +5,11 @@
 //!   rows (many short rows: each row is reduced inside its block, in parallel over blocks)
 //!   or chunks of one long row (few long rows: each chunk gives a partial, and a row's
 //!   partials are combined in order). A full reduction (1-d space) is one long row.
+//!   A reduction over a group (a head lane and its parts) folds its `w` components together,
+//!   its partials combined in order too.
 //! - **Scans** along the innermost dimension: rows in parallel, or for long rows a scan per
-//!   chunk, a scan of the chunks' totals (the carries), and a parallel fix-up.
+//!   chunk, a scan of the chunks' totals (the carries), and a parallel fix-up; over a group
+//!   alike, `w` components at a time.
 //! - **Filters**: each block keeps its elements; the blocks' results are concatenated in
 //!   order.
 //! - **Permutes**: each thread combines its share of the elements into a partial result
@@ -21,6 +24,7 @@
 mod comb;
 mod filter;
 mod fold;
+mod grouped;
 mod permute;
 mod scan;
 
@@ -37,6 +41,7 @@ use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
 use filter::filter;
 use fold::folds;
+use grouped::group_scan;
 use permute::permute;
 use scan::scan;
 use std::borrow::Cow;
@@ -80,7 +85,13 @@ pub(crate) fn run(env: &StoreRef<'_, '_>, k: &Kernel, kidx: usize, ctx: &Ctx) ->
             }
             _ => folds(env, k, kidx, &shape, total, ctx),
         },
-        _ => folds(env, k, kidx, &shape, total, ctx),
+        [head, ..] => match &head.op {
+            // a scan over a group: its head and parts are the kernel's only lanes
+            LaneOp::Scan { op, ne, exclusive } if k.groups().is_some_and(|g| g.len() == 1) => {
+                group_scan(env, k, op, ne, *exclusive, &shape, total, ctx)
+            }
+            _ => folds(env, k, kidx, &shape, total, ctx),
+        },
     }
 }
 

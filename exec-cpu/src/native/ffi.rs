@@ -251,21 +251,26 @@ impl Entry {
         unsafe { run(a, r0 as i64, r1 as i64, j0 as i64, j1 as i64, red.as_ptr()) != 0 }
     }
 
-    /// `combine(A, lane, parts, n, dst)`: `n` partial results of reduce lane `lane` at
-    /// `parts` folded in order into `dst`. `false` when an element failed or the kernel has
-    /// no `combine`. The caller keeps the module's condition: `parts` holds `n` elements
-    /// and `dst` one, this call's alone.
+    /// `combine(A, lane, parts, n, dst)`: the `n` partial results of the reduction headed
+    /// by lane `lane` (`parts[l]`: lane `l`'s) folded in order into `dst[l]`, every lane of
+    /// a reduction over a group (a part lane's call does nothing). `false` when an element
+    /// failed or the kernel has no `combine`. The caller keeps the module's condition:
+    /// `parts` and `dst` have a pointer per lane, each of the reduction's `parts[l]` holds
+    /// `n` elements and each `dst[l]` one, this call's alone.
     pub(crate) fn combine(
         &self,
         a: *const u64,
         lane: usize,
-        parts: *const u8,
+        parts: &[*const u8],
         n: usize,
-        dst: *mut u8,
+        dst: &[*mut u8],
     ) -> bool {
         let Fns::Lanes { combine: Some(combine), .. } = self.fns else { return false };
+        if parts.len() < self.code.reduce.len() || dst.len() < self.code.reduce.len() {
+            return false;
+        }
         // SAFETY: the module's condition, kept by the caller.
-        unsafe { combine(a, lane as i64, parts, n as i64, dst) != 0 }
+        unsafe { combine(a, lane as i64, parts.as_ptr(), n as i64, dst.as_ptr()) != 0 }
     }
 
     /// `scan(A, r0, r1, j0, j1, carry)`: the scan over rows `[r0, r1)`, innermost indices

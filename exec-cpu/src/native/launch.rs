@@ -354,21 +354,18 @@ impl Entry {
                     }
                 });
                 if combine && ok.load(Ordering::Relaxed) {
-                    for (l, t) in self.code.reduce.iter().enumerate() {
-                        let Some(t) = t else { continue };
-                        let sz = t.size_bytes();
-                        let (pb, ob) = (part_base[l], red_base[l]);
+                    let sizes: Vec<usize> =
+                        self.code.reduce.iter().map(|t| t.map_or(0, |t| t.size_bytes())).collect();
+                    for l in (0..nlanes).filter(|&l| self.code.reduce[l].is_some()) {
                         (0..rows).into_par_iter().for_each(|row| {
-                            // row `row`'s partials are read and its result slot written by
-                            // this call alone
-                            let r = self.combine(
-                                a.get() as *const u64,
-                                l,
-                                pb.get().wrapping_add(row * segs * sz),
-                                segs,
-                                ob.get().wrapping_add(row * sz),
-                            );
-                            if !r {
+                            // row `row`'s partials (of every lane) are read and its result
+                            // slots written by this call alone
+                            let ps: Vec<*const u8> = (0..nlanes)
+                                .map(|m| part_base[m].get().wrapping_add(row * segs * sizes[m]) as *const u8)
+                                .collect();
+                            let ds: Vec<*mut u8> =
+                                (0..nlanes).map(|m| red_base[m].get().wrapping_add(row * sizes[m])).collect();
+                            if !self.combine(a.get() as *const u64, l, &ps, segs, &ds) {
                                 ok.store(false, Ordering::Relaxed);
                             }
                         });
@@ -677,22 +674,14 @@ impl<'a> Segmented<'a> {
             return false;
         }
         let segs = self.len.div_ceil(self.seg).max(1);
+        let ds: Vec<*mut u8> = outs.iter_mut().map(|c| col_ptr(c) as *mut u8).collect();
+        let ps: Vec<*const u8> = self.part_base.iter().map(|p| p.get() as *const u8).collect();
         for (l, (r, out)) in self.entry.code.reduce.iter().zip(outs.iter_mut()).enumerate() {
             match r {
                 Some(_) => {
-                    if !combine {
-                        return false;
-                    }
-                    // the lane's `segs` partials are read and its one result slot (a reduce
-                    // lane's column of one row) written
-                    let r = self.entry.combine(
-                        self.args.as_ptr(),
-                        l,
-                        self.part_base[l].get(),
-                        segs,
-                        col_ptr(out) as *mut u8,
-                    );
-                    if !r {
+                    // the lanes' `segs` partials are read and their one result slot each (a
+                    // reduce lane's column of one row) written
+                    if !combine || !self.entry.combine(self.args.as_ptr(), l, &ps, segs, &ds) {
                         return false;
                     }
                 }

@@ -94,6 +94,20 @@ fn kernels_are_not_loaded_from_the_old_shared_directory() {
     assert_eq!(before, after, "the emulator wrote into {}", old.display());
 }
 
+/// The cases whose plans hold a reduction or scan over a group (`argmin`, Welford), which
+/// the CUDA generator refuses (issue 46): each must be refused with [`GROUPS_REFUSED`], so
+/// that a case that starts to run, or fails otherwise, fails the test until the list says so.
+const NOT_ON_CUDA: &[&str] = &[
+    "v2_argminmax_builtin",
+    "v2_err_argmin_empty",
+    "v2_group_argmin_reduce",
+    "v2_group_scan_runmax",
+    "v2_welford",
+];
+
+/// What the CUDA generator's refusal of a group's lanes says.
+const GROUPS_REFUSED: &str = "is not generated for CUDA yet";
+
 /// Every conformance case under `tests/conformance`, optimised and unfused, through the
 /// generated kernels on the emulator: the expected outputs within tolerance, or the
 /// expected error code.
@@ -133,6 +147,17 @@ fn conformance_cases_on_the_emulator() {
             let got = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())
                 .and_then(|b| crate::runtime::run(&emu, plan, &inputs, &b.sizes, &opts));
             eprintln!("{name} ({label}): {:.2} s", t.elapsed().as_secs_f64());
+            let refused = |e: &eqfuse_ir::Error| e.message.contains(GROUPS_REFUSED);
+            if NOT_ON_CUDA.contains(&name.as_str()) {
+                match got {
+                    Err(e) if refused(&e) => {}
+                    other => failures.push(format!(
+                        "{name} ({label}): in NOT_ON_CUDA, but gave {:?}: update the list",
+                        other.map(|_| ())
+                    )),
+                }
+                continue;
+            }
             match (&spec.error, got) {
                 (Some(code), Err(e)) if e.code.as_str() == code => {}
                 (Some(code), other) => {

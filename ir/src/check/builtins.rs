@@ -205,7 +205,8 @@ impl Checker {
         }
         match arity(name) {
             Some(k) if k != n => {
-                return Err(err(e, format!("`{name}` takes {}, given {n}", arity_text(name))));
+                let error = err(e, format!("`{name}` takes {}, given {n}", arity_text(name)));
+                return Err(self.one_argument_hint(name, args, cx, error));
             }
             None if n < 2 => {
                 return Err(err(e, format!("`{name}` takes {}, given {n}", arity_text(name))));
@@ -213,7 +214,10 @@ impl Checker {
             _ => {}
         }
         let mut c = Call { e, name, args, kids: (0..n).map(|_| None).collect(), cx };
-        let result = self.builtin_result(&mut c)?;
+        let result = match self.builtin_result(&mut c) {
+            Ok(r) => r,
+            Err(error) => return Err(self.count_true_hint(name, args, cx, error)),
+        };
         let kids: Vec<TNode> = c
             .kids
             .into_iter()
@@ -255,7 +259,12 @@ impl Checker {
             n if is_scalar_fn(n) => {
                 let mut args = Vec::with_capacity(c.args.len());
                 for i in 0..c.args.len() {
-                    args.push(IT::Scalar(self.arg_scalar(c, i)?));
+                    let it = self.arg_value(c, i)?;
+                    let what = format!("the {} argument of `{name}`", ordinal(i));
+                    match self.scalar_of(&it, c.arg(i)?, &what) {
+                        Ok(v) => args.push(IT::Scalar(v)),
+                        Err(error) => return Err(self.scalar_fn_hint(name, c.args, c.cx, error)),
+                    }
                 }
                 let who = c.who();
                 self.builtin_as_fn(name, &args, e, &who)?
@@ -345,7 +354,10 @@ impl Checker {
                     }
                 }
                 let elems: Vec<IT> = arrays.iter().map(|a| IT::Scalar(a.0)).collect();
-                let f = self.arg_fn(c, 0, &elems, FnPos::Arg)?;
+                let f = match self.arg_fn(c, 0, &elems, FnPos::Arg) {
+                    Ok(f) => f,
+                    Err(error) => return Err(self.broadcast_in_lambda_hint(c.args, c.cx, &shape, error)),
+                };
                 let r = self.elementwise_result(&f, shape, c)?;
                 c.put(0, f);
                 r

@@ -1,9 +1,10 @@
 //! Checking expressions: names and scopes, operators, `if`, indexing, lambdas, application.
 
 use super::arity::{arity, arity_text};
+use super::hints::Arg;
 use super::text::{err, internal, plural, show};
 use super::unify::{Clash, Class, Vars, IT, V};
-use crate::ast::{is_builtin, BinOp, Expr, ExprKind, Lit, UnOp};
+use crate::ast::{is_builtin, BinOp, Expr, ExprKind, Lit, UnOp, ARRAY_BUILTINS, SCALAR_BUILTINS};
 use crate::error::{Error, Result};
 use crate::types::{Dim, ElemType};
 use indexmap::IndexMap;
@@ -201,18 +202,47 @@ impl Checker {
         Found::Unbound
     }
 
-    /// The error for an unbound `name` at `e`, applied to `arg` first when it is applied
-    /// (for the help on NumPy names: `sum xs`).
-    pub fn unbound(&self, e: &Expr, name: &str, arg: Option<&Expr>) -> Error {
+    /// The error for an unbound `name` at `e`, applied to `args` (of kinds `kinds`, for the
+    /// help on NumPy names: `where c a b`, and the nearest name: `mapp`).
+    pub fn unbound(&self, e: &Expr, name: &str, args: &[&Expr], kinds: &[Arg]) -> Error {
         match self.item_lines.get(name) {
             Some(line) => Error::ty(e.span, format!("`{name}` is used before its definition on line {line}")),
             None => {
                 let error = Error::ty(e.span, format!("unbound name `{name}`"));
-                match super::hints::unbound(name, arg) {
+                let scope = self.locals.iter().rev().map(|(n, _)| n.as_str());
+                let names = scope
+                    .chain(self.globals.keys().map(String::as_str))
+                    .chain(self.sizes.keys().map(String::as_str))
+                    .chain(ARRAY_BUILTINS.iter().copied())
+                    .chain(SCALAR_BUILTINS.iter().copied());
+                match super::hints::unbound(name, args, kinds, names) {
                     Some(help) => error.with_note(help),
                     None => error,
                 }
             }
+        }
+    }
+
+    /// What a hint needs to know of each of `args`, checked one by one (`Unknown` where one
+    /// does not check).
+    pub(crate) fn arg_kinds(&mut self, args: &[&Expr], cx: Cx) -> Vec<Arg> {
+        args.iter()
+            .map(|a| match self.check_expr(a, cx) {
+                Ok(n) => self.arg_kind(&n.it),
+                Err(_) => Arg::Unknown,
+            })
+            .collect()
+    }
+
+    /// What a hint needs to know of a value of type `it`.
+    pub(crate) fn arg_kind(&mut self, it: &IT) -> Arg {
+        let mut float = |v: V| {
+            matches!(self.vars.describe(v).as_str(), "f32" | "f64" | "a float type" | "a float literal")
+        };
+        match it {
+            IT::Scalar(v) => Arg::Scalar { float: float(*v) },
+            IT::Array { elem, shape } => Arg::Array { rank: shape.len(), float: float(*elem) },
+            _ => Arg::Unknown,
         }
     }
 
@@ -310,8 +340,20 @@ impl Checker {
             self.scalar_of(&l.it, e, &what).and_then(|lv| Ok((lv, self.scalar_of(&r.it, e, &what)?)));
         let (lv, rv) = match scalars {
             Ok(vs) => vs,
+            Err(error) if (la || ra) && cx.in_lambda => return Err(error.with_note(super::hints::IN_LAMBDA)),
             Err(error) if la || ra => {
-                return Err(error.with_note(super::hints::array_operands(sym, lhs, la, rhs, ra)))
+                let (kl, kr) = (self.arg_kind(&l.it), self.arg_kind(&r.it));
+                let big = match (&l.it, &r.it) {
+                    (IT::Array { shape: a, .. }, IT::Array { shape: b, .. }) if b.len() > a.len() => {
+                        b.clone()
+                    }
+                    (IT::Array { shape, .. }, _) | (_, IT::Array { shape, .. }) => shape.clone(),
+                    _ => Vec::new(),
+                };
+                return Err(match super::hints::array_operands(sym, (lhs, kl), (rhs, kr), &big) {
+                    Some(help) => error.with_note(help),
+                    None => error,
+                });
             }
             Err(error) => return Err(error),
         };
@@ -352,6 +394,9 @@ impl Checker {
         let what = format!("the operand of unary `{}`", op.symbol());
         let v = match self.scalar_of(&o.it, e, &what) {
             Ok(v) => v,
+            Err(error) if matches!(o.it, IT::Array { .. }) && cx.in_lambda => {
+                return Err(error.with_note(super::hints::IN_LAMBDA))
+            }
             Err(error) if matches!(o.it, IT::Array { .. }) => {
                 return Err(error.with_note(super::hints::array_operand(op.symbol(), operand)))
             }
@@ -424,7 +469,7 @@ impl Checker {
                 e,
                 format!("the builtin `{name}` must be applied to {}", arity_text(name)),
             )),
-            Found::Unbound => Err(self.unbound(e, name, None)),
+            Found::Unbound => Err(self.unbound(e, name, &[], &[])),
         }
     }
 
@@ -504,7 +549,11 @@ impl Checker {
         if let ExprKind::Var(name) = &func.kind {
             match self.lookup(name) {
                 Found::Builtin => return self.check_builtin(e, func, name, args, cx),
-                Found::Unbound => return Err(self.unbound(func, name, args.first())),
+                Found::Unbound => {
+                    let args: Vec<&Expr> = args.iter().collect();
+                    let kinds = self.arg_kinds(&args, cx);
+                    return Err(self.unbound(func, name, &args, &kinds));
+                }
                 Found::Size => return Err(err(e, format!("`{name}` is a size (an i64), not a function"))),
                 Found::Value(IT::Func { .. }) => {}
                 Found::Value(it) if is_builtin(name) => return Err(self.shadowed(e, name, &it)),
@@ -576,7 +625,7 @@ impl Checker {
                     Err(err(site, format!("`{name}` is not a function (it is {s})")))
                 }
                 Found::Size => Err(err(site, format!("`{name}` is a size (an i64), not a function"))),
-                Found::Unbound => Err(self.unbound(f, name, None)),
+                Found::Unbound => Err(self.unbound(f, name, &[], &[])),
             },
             ExprKind::Section(op) if pos != FnPos::Arg => {
                 let [IT::Scalar(a), IT::Scalar(b)] = want else {

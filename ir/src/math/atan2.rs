@@ -145,12 +145,6 @@ pub fn atan2_f64(y: f64, x: f64) -> f64 {
     }
 }
 
-/// `atan2(y, x)` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn atan2_f32(y: f32, x: f32) -> f32 {
-    atan2_f64(f64::from(y), f64::from(x)) as f32
-}
-
 const C_TEXT: &str = r#"static __device__ __forceinline__ double eq_atan2_f64(double y, double x) {
   const double ay0 = __longlong_as_double((long long)((unsigned long long)__double_as_longlong(y) & 0x7fffffffffffffffULL));
   const double ax0 = __longlong_as_double((long long)((unsigned long long)__double_as_longlong(x) & 0x7fffffffffffffffULL));
@@ -226,10 +220,9 @@ const C_TEXT: &str = r#"static __device__ __forceinline__ double eq_atan2_f64(do
   const double nan = x + y;
   return eq_sel_f64(x != x | y != y, nan, res);
 }
-static __device__ __forceinline__ float eq_atan2_f32(float y, float x) { return (float)eq_atan2_f64((double)y, (double)x); }
 "#;
 
-/// The C text of `eq_atan2_f64` and `eq_atan2_f32`.
+/// The C text of `eq_atan2_f64` (`eq_atan2_f32` is in `single`).
 pub(crate) fn c_source() -> String {
     let mut consts: Vec<(String, f64)> = vec![
         ("PI_HI".into(), PI_HI),

@@ -68,12 +68,6 @@ pub fn tanh_f64(x: f64) -> f64 {
     }
 }
 
-/// `tanh x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn tanh_f32(x: f32) -> f32 {
-    tanh_f64(f64::from(x)) as f32
-}
-
 const C_TEXT: &str = r#"static __device__ __forceinline__ double eq_tanh_f64(double x) {
   const bool neg = ((unsigned long long)__double_as_longlong(x) >> 63) != 0ULL;
   const double a = __longlong_as_double((long long)((unsigned long long)__double_as_longlong(x) & 0x7fffffffffffffffULL));
@@ -104,10 +98,9 @@ const C_TEXT: &str = r#"static __device__ __forceinline__ double eq_tanh_f64(dou
   const double res = eq_neg_if(neg, eq_sel_f64(a < @TANH_SMALL@, small, large));
   return eq_sel_f64(x != x, x, res);
 }
-static __device__ __forceinline__ float eq_tanh_f32(float x) { return (float)eq_tanh_f64((double)x); }
 "#;
 
-/// The C text of `eq_tanh_f64` and `eq_tanh_f32`.
+/// The C text of `eq_tanh_f64` (`eq_tanh_f32` is in `single`).
 pub(crate) fn c_source() -> String {
     let t = C_TEXT
         .replace("@POLY@", &super::c_horner(&TANH_P, "z"))

@@ -232,24 +232,6 @@ pub fn tan_f64(x: f64) -> f64 {
     }
 }
 
-/// `sin x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn sin_f32(x: f32) -> f32 {
-    sin_f64(f64::from(x)) as f32
-}
-
-/// `cos x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn cos_f32(x: f32) -> f32 {
-    cos_f64(f64::from(x)) as f32
-}
-
-/// `tan x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn tan_f32(x: f32) -> f32 {
-    tan_f64(f64::from(x)) as f32
-}
-
 const C_TEXT: &str = r#"typedef struct eq_red { unsigned long long q; double hi; double lo; bool neg; bool fin; } eq_red;
 static __device__ __forceinline__ eq_red eq_reduce_pio2(double x) {
   const unsigned long long xb = (unsigned long long)__double_as_longlong(x);
@@ -361,12 +343,9 @@ static __device__ __forceinline__ double eq_tan_f64(double x) {
   const double v = eq_neg_if(rd.neg, eq_k_tan(rd.hi, rd.lo, (rd.q & 1ULL) != 0ULL));
   return eq_sel_f64(rd.fin, v, __longlong_as_double(0x7ff8000000000000LL));
 }
-static __device__ __forceinline__ float eq_sin_f32(float x) { return (float)eq_sin_f64((double)x); }
-static __device__ __forceinline__ float eq_cos_f32(float x) { return (float)eq_cos_f64((double)x); }
-static __device__ __forceinline__ float eq_tan_f32(float x) { return (float)eq_tan_f64((double)x); }
 "#;
 
-/// The C text of `eq_sin_f64`, `eq_cos_f64`, `eq_tan_f64` and their `f32` versions.
+/// The C text of `eq_sin_f64`, `eq_cos_f64`, `eq_tan_f64` (their `f32` versions are in `single`).
 pub(crate) fn c_source() -> String {
     let mut out = String::from("static __device__ const unsigned int eq_two_over_pi[39] = {");
     for (k, w) in TWO_OVER_PI.iter().enumerate() {

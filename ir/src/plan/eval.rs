@@ -14,6 +14,8 @@
 //! value read before it is computed, a type that disagrees) is an `E-LIMIT` error whose
 //! message starts with "internal error", never a panic.
 
+mod folds;
+
 use super::exec::{Executor, KernelId};
 use super::{Block, Func, Inst, Kernel, Lane, LaneOp, Origin, PermuteDest, Plan, Reg, ValueId};
 use crate::ast::Limits;
@@ -21,6 +23,7 @@ use crate::error::{Code, Error, Result, Span};
 use crate::interp::scalar::{binary, unary};
 use crate::types::ElemType;
 use crate::value::{Scalar, Value};
+use folds::folds;
 use indexmap::IndexMap;
 
 /// Runs `plan` on `inputs` (by name, as checked by [`crate::bind::bind_inputs`]) and the
@@ -698,97 +701,6 @@ fn kernel(store: &Store<'_>, k: &Kernel, kidx: usize, max_bytes: u64) -> Result<
         },
         _ => folds(store, k, kidx, &shape, total, max_bytes),
     }
-}
-
-/// What one lane of a [`folds`] pass does with its element.
-enum Fold<'f> {
-    Generate,
-    Reduce { op: Runner<'f>, ne: Scalar, acc: Scalar },
-    Scan { op: Runner<'f>, ne: Scalar, acc: Scalar, exclusive: bool },
-}
-
-/// Generate, reduce and scan lanes (any number: several are a multi-output kernel), in one
-/// pass over the space: the element function runs once per index, each reduction or scan
-/// folds sequentially along the innermost dimension from its neutral element.
-fn folds(
-    store: &Store<'_>,
-    k: &Kernel,
-    kidx: usize,
-    shape: &[usize],
-    total: usize,
-    max_bytes: u64,
-) -> Result<Vec<Arr>> {
-    let kind = k.kind.as_str();
-    let (outer, inner) = match shape.split_last() {
-        Some((&inner, outer)) => (outer, inner),
-        None => return Err(internal(format!("kernel k{kidx} over an empty space"))),
-    };
-    let rows = count(kind, outer)?;
-    let mut lanes = Vec::with_capacity(k.lanes.len());
-    let mut outs = Vec::with_capacity(k.lanes.len());
-    for lane in &k.lanes {
-        let elem = store.elem(lane.dst)?;
-        let (fold, n, out_shape) = match &lane.op {
-            LaneOp::Generate => (Fold::Generate, total, shape.to_vec()),
-            LaneOp::Reduce { op, ne } => {
-                let ne = Runner::new(ne).call1(store, &[])?;
-                (Fold::Reduce { op: Runner::new(op), ne, acc: ne }, rows, outer.to_vec())
-            }
-            LaneOp::Scan { op, ne, exclusive } if k.lanes.len() == 1 => {
-                let ne = Runner::new(ne).call1(store, &[])?;
-                let fold = Fold::Scan { op: Runner::new(op), ne, acc: ne, exclusive: *exclusive };
-                (fold, total, shape.to_vec())
-            }
-            _ => {
-                return Err(internal(format!(
-                    "kernel k{kidx} has several lanes that are not all generate or reduce"
-                )))
-            }
-        };
-        check_alloc(kind, elem, n, max_bytes)?;
-        lanes.push(fold);
-        outs.push(Arr { shape: out_shape, data: Vec::with_capacity(n) });
-    }
-    let mut f = Runner::new(&k.elem);
-    let mut walk = Walk::new(shape);
-    let mut xs = Vec::with_capacity(k.lanes.len());
-    let mut flat = 0usize;
-    // With an empty innermost dimension only the reductions have rows to write (`ne`).
-    let any_reduce = lanes.iter().any(|l| matches!(l, Fold::Reduce { .. }));
-    let rows = if inner == 0 && !any_reduce { 0 } else { rows };
-    for _ in 0..rows {
-        for fold in &mut lanes {
-            if let Fold::Reduce { ne, acc, .. } | Fold::Scan { ne, acc, .. } = fold {
-                *acc = *ne;
-            }
-        }
-        for _ in 0..inner {
-            f.call_all(store, &walk.args, &mut xs).map_err(|e| at_element(e, kind, shape, flat))?;
-            for ((fold, out), &x) in lanes.iter_mut().zip(&mut outs).zip(&xs) {
-                match fold {
-                    Fold::Generate => out.data.push(x),
-                    Fold::Reduce { op, acc, .. } => *acc = op.call1(store, &[*acc, x])?,
-                    Fold::Scan { op, acc, exclusive, .. } => {
-                        if *exclusive {
-                            out.data.push(*acc);
-                        }
-                        *acc = op.call1(store, &[*acc, x])?;
-                        if !*exclusive {
-                            out.data.push(*acc);
-                        }
-                    }
-                }
-            }
-            walk.advance();
-            flat += 1;
-        }
-        for (fold, out) in lanes.iter().zip(&mut outs) {
-            if let Fold::Reduce { acc, .. } = fold {
-                out.data.push(*acc);
-            }
-        }
-    }
-    Ok(outs)
 }
 
 /// A filter lane (1-d space): the elements whose predicate holds, in order.

@@ -63,3 +63,168 @@ pub fn malformed_else() -> Plan {
         outputs: vec![("out".into(), 3)],
     }
 }
+
+/// The operator of an argmin over `(value, index)` groups of `t` values:
+/// `\(a, i) (b, j) -> if (if b == a then j < i else b < a) then (b, j) else (a, i)`, with
+/// `w = 2` results.
+pub fn argmin_op(t: ElemType) -> Func {
+    let (i, b) = (ElemType::I64, ElemType::Bool);
+    let pick = |dst: u32, then_ret: u32, else_ret: u32| Inst::If {
+        dst,
+        cond: 7,
+        then_block: Block { insts: vec![] },
+        then_ret,
+        else_block: Block { insts: vec![] },
+        else_ret,
+    };
+    Func {
+        params: vec![t, i, t, i],
+        reg_types: vec![t, i, t, i, b, b, b, b, t, i],
+        body: Block {
+            insts: vec![
+                Inst::Binary { dst: 4, op: crate::ast::BinOp::Lt, a: 2, b: 0 },
+                Inst::Binary { dst: 5, op: crate::ast::BinOp::Eq, a: 2, b: 0 },
+                Inst::Binary { dst: 6, op: crate::ast::BinOp::Lt, a: 3, b: 1 },
+                Inst::If {
+                    dst: 7,
+                    cond: 5,
+                    then_block: Block { insts: vec![] },
+                    then_ret: 6,
+                    else_block: Block { insts: vec![] },
+                    else_ret: 4,
+                },
+                pick(8, 2, 0),
+                pick(9, 3, 1),
+            ],
+        },
+        ret: vec![8, 9],
+        spans: vec![],
+    }
+}
+
+/// `(inf, i64::MAX)`: the neutral element of [`argmin_op`] on `f32`.
+pub fn argmin_ne() -> Func {
+    Func {
+        params: vec![],
+        reg_types: vec![ElemType::F32, ElemType::I64],
+        body: Block {
+            insts: vec![
+                Inst::Const { dst: 0, value: Scalar::F32(f32::INFINITY) },
+                Inst::Const { dst: 1, value: Scalar::I64(i64::MAX) },
+            ],
+        },
+        ret: vec![0, 1],
+        spans: vec![],
+    }
+}
+
+/// A plan over `xs : f32[r, c]` (sizes `r`, `c`) with one kernel over `[r, c]` of element
+/// `(xs[p, q], q)` and two lanes: a group of two (the head lane `op` over [`argmin_op`],
+/// [`argmin_ne`], and its [`LaneOp::Part`]) writing `val` and `idx`, each of rank 1 (per row).
+/// `scan`: the lanes scan (`running` minimum and its index, rank 2) instead of reducing.
+pub fn group_argmin(scan: bool) -> Plan {
+    let v = |name: &str, elem, rank, origin| ValueInfo { name: name.into(), elem, rank, origin, span: None };
+    let (op, ne) = (argmin_op(ElemType::F32), argmin_ne());
+    let head = if scan { LaneOp::Scan { op, ne, exclusive: false } } else { LaneOp::Reduce { op, ne } };
+    let rank = if scan { 2 } else { 1 };
+    let elem = Func {
+        params: vec![ElemType::I64, ElemType::I64],
+        reg_types: vec![ElemType::I64, ElemType::I64, ElemType::F32],
+        body: Block { insts: vec![Inst::Read { dst: 2, array: 0, index: vec![0, 1] }] },
+        ret: vec![2, 1],
+        spans: vec![],
+    };
+    Plan {
+        values: vec![
+            v("xs", ElemType::F32, 2, Origin::Input),
+            v("r", ElemType::I64, 0, Origin::Size),
+            v("c", ElemType::I64, 0, Origin::Size),
+            v("val", ElemType::F32, rank, Origin::Computed),
+            v("idx", ElemType::I64, rank, Origin::Computed),
+        ],
+        steps: vec![Step::Kernel(Kernel {
+            kind: if scan { KernelKind::Scan } else { KernelKind::Reduce },
+            space: vec![Arg::Value(1), Arg::Value(2)],
+            elem,
+            lanes: vec![Lane { dst: 3, op: head }, Lane { dst: 4, op: LaneOp::Part }],
+            span: None,
+            contraction: None,
+        })],
+        outputs: vec![("val".into(), 3), ("idx".into(), 4)],
+    }
+}
+
+/// The composition of affine maps `x -> m x + c` over `(m, c)` groups of `i64` (wrapping):
+/// `\(m1, c1) (m2, c2) -> (m1 * m2, c1 * m2 + c2)`, associative and not commutative, so a
+/// fold that combines out of order gives another result.
+pub fn affine_op() -> Func {
+    use crate::ast::BinOp::{Add, Mul};
+    let i = ElemType::I64;
+    Func {
+        params: vec![i; 4],
+        reg_types: vec![i; 7],
+        body: Block {
+            insts: vec![
+                Inst::Binary { dst: 4, op: Mul, a: 0, b: 2 },
+                Inst::Binary { dst: 5, op: Mul, a: 1, b: 2 },
+                Inst::Binary { dst: 6, op: Add, a: 5, b: 3 },
+            ],
+        },
+        ret: vec![4, 6],
+        spans: vec![],
+    }
+}
+
+/// A plan over `a, b : i64[r, c]` with one kernel over `[r, c]` of element `(a[p, q],
+/// b[p, q])` folded by [`affine_op`] from `(1, 0)` into `m` and `k`: per row (rank 1), or
+/// scanned (`scan`, rank 2; `exclusive` for an exclusive scan).
+pub fn group_affine(scan: bool, exclusive: bool) -> Plan {
+    let v = |name: &str, elem, rank, origin| ValueInfo { name: name.into(), elem, rank, origin, span: None };
+    let i = ElemType::I64;
+    let ne = Func {
+        params: vec![],
+        reg_types: vec![i, i],
+        body: Block {
+            insts: vec![
+                Inst::Const { dst: 0, value: Scalar::I64(1) },
+                Inst::Const { dst: 1, value: Scalar::I64(0) },
+            ],
+        },
+        ret: vec![0, 1],
+        spans: vec![],
+    };
+    let op = affine_op();
+    let head = if scan { LaneOp::Scan { op, ne, exclusive } } else { LaneOp::Reduce { op, ne } };
+    let rank = if scan { 2 } else { 1 };
+    let elem = Func {
+        params: vec![i, i],
+        reg_types: vec![i; 4],
+        body: Block {
+            insts: vec![
+                Inst::Read { dst: 2, array: 0, index: vec![0, 1] },
+                Inst::Read { dst: 3, array: 1, index: vec![0, 1] },
+            ],
+        },
+        ret: vec![2, 3],
+        spans: vec![],
+    };
+    Plan {
+        values: vec![
+            v("a", i, 2, Origin::Input),
+            v("b", i, 2, Origin::Input),
+            v("r", i, 0, Origin::Size),
+            v("c", i, 0, Origin::Size),
+            v("m", i, rank, Origin::Computed),
+            v("k", i, rank, Origin::Computed),
+        ],
+        steps: vec![Step::Kernel(Kernel {
+            kind: if scan { KernelKind::Scan } else { KernelKind::Reduce },
+            space: vec![Arg::Value(2), Arg::Value(3)],
+            elem,
+            lanes: vec![Lane { dst: 4, op: head }, Lane { dst: 5, op: LaneOp::Part }],
+            span: None,
+            contraction: None,
+        })],
+        outputs: vec![("m".into(), 4), ("k".into(), 5)],
+    }
+}

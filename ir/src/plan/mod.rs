@@ -354,7 +354,9 @@ pub struct Kernel {
     /// multi-output kernel share it, so what they have in common is computed once.
     pub elem: Func,
     /// The results computed in this pass (more than one: a multi-output kernel). Every lane
-    /// of a kernel with several lanes is a `Generate` or a `Reduce`.
+    /// of a kernel with several lanes is a `Generate`, a `Reduce` or a [`LaneOp::Part`] of a
+    /// reduction over a group; a scan over a group is the only other kernel of several lanes
+    /// (its head lane and its parts).
     pub lanes: Vec<Lane>,
     /// Where in the program text the operation the kernel computes is: the position of its
     /// own errors (a negative size, a permute target out of bounds), and of an element's
@@ -382,13 +384,22 @@ pub enum LaneOp {
     Generate,
     /// `dst[outer] = ne op e(outer, 0) op ... op e(outer, last)`: the innermost dimension
     /// is reduced (`dst` has rank `space.len() - 1`; a scalar for a 1-d space).
+    ///
+    /// **Over a group** (version 2's `reduce` over `(a, b, ..)`, `argmin`): when `op` has
+    /// `w > 1` results the lane is the head of `w` lanes that fold together: `op` takes `2w`
+    /// parameters (the accumulator's `w` components, then the element's `w`) and returns `w`,
+    /// `ne` returns `w`; the element is `elem.ret[h .. h + w]` (`h` this lane's index), and the
+    /// next `w - 1` lanes of the kernel are [`LaneOp::Part`]s receiving components `1 .. w`
+    /// of the result (this lane's `dst` receives component 0). The group's components are
+    /// separate arrays and separate registers: a tuple never reaches memory as a struct.
     Reduce {
-        /// The associative operator: two parameters, one result.
+        /// The associative operator: two parameters, one result (`2w` and `w` over a group).
         op: Func,
         /// The neutral element: no parameters.
         ne: Func,
     },
-    /// An inclusive (`exclusive: false`) or exclusive scan along the innermost dimension.
+    /// An inclusive (`exclusive: false`) or exclusive scan along the innermost dimension
+    /// (over a group as [`LaneOp::Reduce`] is: `op` with `w > 1` results heads `w` lanes).
     Scan {
         /// The associative operator.
         op: Func,
@@ -397,6 +408,10 @@ pub enum LaneOp {
         /// `scan_exclusive`.
         exclusive: bool,
     },
+    /// Component `j` of the group reduction or scan `j` lanes before it
+    /// ([`LaneOp::Reduce`]): `dst` receives that component of the result. Its element is
+    /// `elem.ret` at its own index, which the head lane's operator folds.
+    Part,
     /// 1-d space only: `dst` holds the elements for which `pred(elem(i))` holds, in order.
     Filter {
         /// The predicate: one parameter (the element), a `bool` result.
@@ -688,11 +703,20 @@ impl Inst {
 }
 
 impl LaneOp {
+    /// How many lanes this lane heads: a reduction or scan over a group of `w` components
+    /// heads `w` (itself and `w - 1` [`LaneOp::Part`]s); every other lane 1.
+    pub fn width(&self) -> usize {
+        match self {
+            LaneOp::Reduce { op, .. } | LaneOp::Scan { op, .. } => op.ret.len().max(1),
+            _ => 1,
+        }
+    }
+
     /// The lane's own functions: a reduction's or scan's operator and neutral element, a
     /// filter's predicate, a permute's operator and target (none for a generate).
     pub fn funcs(&self) -> Vec<&Func> {
         match self {
-            LaneOp::Generate => Vec::new(),
+            LaneOp::Generate | LaneOp::Part => Vec::new(),
             LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => vec![op, ne],
             LaneOp::Filter { pred } => vec![pred],
             LaneOp::Permute { op, target, .. } => vec![op, target],
@@ -700,10 +724,11 @@ impl LaneOp {
     }
 
     /// What the lane does, in one word: `generate`, `reduce`, `scan`, `scan_exclusive`,
-    /// `filter` or `permute`.
+    /// `part`, `filter` or `permute`.
     pub fn name(&self) -> &'static str {
         match self {
             LaneOp::Generate => "generate",
+            LaneOp::Part => "part",
             LaneOp::Reduce { .. } => "reduce",
             LaneOp::Scan { exclusive: false, .. } => "scan",
             LaneOp::Scan { exclusive: true, .. } => "scan_exclusive",
@@ -714,6 +739,29 @@ impl LaneOp {
 }
 
 impl Kernel {
+    /// The lanes of the kernel as groups: `(head, w)` per lane that is not a
+    /// [`LaneOp::Part`], in order (`w` = [`LaneOp::width`]). `None` when the parts do not
+    /// follow their heads exactly (a plan no optimiser makes).
+    ///
+    /// A kernel whose lanes are a generate, a reduction over a group of two (its head and
+    /// its part) and a reduction has groups `(0, 1)`, `(1, 2)` and `(3, 1)`.
+    pub fn groups(&self) -> Option<Vec<(usize, usize)>> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.lanes.len() {
+            let w = self.lanes[i].op.width();
+            if matches!(self.lanes[i].op, LaneOp::Part) || i + w > self.lanes.len() {
+                return None;
+            }
+            if !self.lanes[i + 1..i + w].iter().all(|l| matches!(l.op, LaneOp::Part)) {
+                return None;
+            }
+            out.push((i, w));
+            i += w;
+        }
+        Some(out)
+    }
+
     /// The space as a shape and its element count, the host scalars among its extents read
     /// with `load` (and named with `name` in errors): `E-SHAPE` for a negative extent,
     /// `E-LIMIT` when the count overflows `i64` or does not fit in memory. An empty space or
@@ -842,7 +890,11 @@ impl Plan {
             k.lanes.iter().any(|l| {
                 let float =
                     plan.values.get(l.dst).is_some_and(|v| matches!(v.elem, ElemType::F32 | ElemType::F64));
-                float && matches!(l.op, LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. })
+                float
+                    && matches!(
+                        l.op,
+                        LaneOp::Reduce { .. } | LaneOp::Scan { .. } | LaneOp::Permute { .. } | LaneOp::Part
+                    )
             })
         }
         fn walk(steps: &[Step], plan: &Plan) -> bool {

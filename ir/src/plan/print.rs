@@ -183,12 +183,17 @@ fn write_kernel(
         write!(f, "{ind}  {}: {} = ", name(names, lane.dst), value_type(names, lane.dst))?;
         let what = lane.op.name();
         f.write_str(what)?;
-        match k.elem.ret.get(i) {
-            Some(r) => write!(f, " r{r}")?,
+        let w = lane.op.width();
+        match k.elem.ret.get(i..i + w) {
+            Some([r]) => write!(f, " r{r}")?,
+            Some(rs) => {
+                let rs: Vec<String> = rs.iter().map(|r| format!("r{r}")).collect();
+                write!(f, " ({})", rs.join(", "))?
+            }
             None => f.write_str(" ?")?,
         }
         let funcs: Vec<(&str, &Func)> = match &lane.op {
-            LaneOp::Generate => vec![],
+            LaneOp::Generate | LaneOp::Part => vec![],
             LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => {
                 vec![("op", op), ("ne", ne)]
             }

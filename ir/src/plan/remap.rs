@@ -68,7 +68,7 @@ fn remap_kernel(k: &mut Kernel, f: &mut dyn FnMut(ValueId) -> ValueId) {
     for lane in &mut k.lanes {
         lane.dst = f(lane.dst);
         match &mut lane.op {
-            LaneOp::Generate => {}
+            LaneOp::Generate | LaneOp::Part => {}
             LaneOp::Reduce { op, ne } | LaneOp::Scan { op, ne, .. } => {
                 remap_func(op, f);
                 remap_func(ne, f);

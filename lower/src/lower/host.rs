@@ -234,7 +234,7 @@ impl Lowerer<'_> {
         match &self.nodes[i] {
             ArrayLang::Input(s) => self.input(s.as_str()),
             _ if self.branching.contains(&i) => self.branch_if(i),
-            ArrayLang::Proj([_, m]) if matches!(self.nodes[usize::from(*m)], ArrayLang::Multi(_)) => {
+            ArrayLang::Proj([_, m]) if self.nodes[usize::from(*m)].has_results() => {
                 let m = usize::from(*m);
                 let before = self.lane_wanted.replace(i);
                 let r = self.kernel(m);

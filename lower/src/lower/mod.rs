@@ -349,7 +349,12 @@ fn drop_unread_lanes(steps: &mut [Step], live: &HashSet<ValueId>) {
     for st in steps.iter_mut().rev() {
         match st {
             Step::Kernel(k) if k.lanes.len() > 1 && k.lanes.len() == k.elem.ret.len() => {
-                let keep: Vec<bool> = k.lanes.iter().map(|l| live.contains(&l.dst)).collect();
+                let mut keep: Vec<bool> = k.lanes.iter().map(|l| live.contains(&l.dst)).collect();
+                // a group's lanes fold together: all or none
+                for (h, w) in k.groups().unwrap_or_default() {
+                    let any = keep[h..h + w].contains(&true);
+                    keep[h..h + w].iter_mut().for_each(|x| *x = any);
+                }
                 if keep.contains(&true) && keep.contains(&false) {
                     let mut it = keep.iter();
                     k.lanes.retain(|_| *it.next().unwrap_or(&true));

@@ -168,8 +168,9 @@ impl FuncBuilder {
         }
     }
 
-    /// Runs `f` in a new nested block; the block and `f`'s result register.
-    pub(in crate::lower) fn block(&mut self, f: impl FnOnce(&mut FuncBuilder) -> Reg) -> (Block, Reg) {
+    /// Runs `f` in a new nested block; the block and `f`'s result (its register, or
+    /// registers).
+    pub(in crate::lower) fn block<T>(&mut self, f: impl FnOnce(&mut FuncBuilder) -> T) -> (Block, T) {
         self.blocks.push(Block::default());
         self.memo.push(HashMap::new());
         self.strict.push(HashSet::new());
@@ -179,16 +180,16 @@ impl FuncBuilder {
         (self.blocks.pop().unwrap_or_default(), r)
     }
 
-    pub(in crate::lower) fn try_block(
+    pub(in crate::lower) fn try_block<T: Default>(
         &mut self,
-        f: impl FnOnce(&mut FuncBuilder) -> Result<Reg>,
-    ) -> Result<(Block, Reg)> {
+        f: impl FnOnce(&mut FuncBuilder) -> Result<T>,
+    ) -> Result<(Block, T)> {
         let mut err = None;
         let (b, r) = self.block(|fb| match f(fb) {
             Ok(r) => r,
             Err(e) => {
                 err = Some(e);
-                0
+                T::default()
             }
         });
         match err {

@@ -32,23 +32,37 @@ impl Lowerer<'_> {
         [n, f, init]: [Id; 3],
         env: &[Reg],
     ) -> Result<Reg> {
+        let rs = self.iterate_all(fb, [n, f, init], env)?;
+        match rs[..] {
+            [r] => Ok(r),
+            _ => Err(internal("iterate of a function that is not unary")),
+        }
+    }
+
+    /// `iterate n f init` over a state of one variable or a tuple of them (`init` a
+    /// `tuple`, `f` a function of one parameter per component returning a `tuple`): a `Loop`
+    /// of `n` rounds of `f`'s body; the registers of the final state.
+    pub(super) fn iterate_all(
+        &mut self,
+        fb: &mut FuncBuilder,
+        [n, f, init]: [Id; 3],
+        env: &[Reg],
+    ) -> Result<Vec<Reg>> {
         let count = self.scalar(fb, usize::from(n), env)?;
-        let rinit = self.scalar(fb, usize::from(init), env)?;
+        let inits = self.result(fb, usize::from(init), env)?;
         let (tys, body) = self.lam(f)?;
-        let [t] = tys[..] else { return Err(internal("iterate of a function that is not unary")) };
-        let var = fb.new_reg(t);
+        if tys.len() != inits.len() {
+            return Err(internal("iterate of a function whose arity is not its state's"));
+        }
+        let vars: Vec<Reg> = tys.iter().map(|t| fb.new_reg(*t)).collect();
         let mut inner = env.to_vec();
-        inner.push(var);
-        let (block, next) = fb.try_block(|fb| self.scalar(fb, body, &inner))?;
-        let dst = fb.new_reg(t);
-        fb.push(Inst::Loop {
-            dsts: vec![dst],
-            count,
-            inits: vec![rinit],
-            vars: vec![var],
-            body: block,
-            nexts: vec![next],
-        });
-        Ok(dst)
+        inner.extend(&vars);
+        let (block, nexts) = fb.try_block(|fb| self.result(fb, body, &inner))?;
+        if nexts.len() != vars.len() {
+            return Err(internal("iterate of a function whose result is not its state"));
+        }
+        let dsts: Vec<Reg> = tys.iter().map(|t| fb.new_reg(*t)).collect();
+        fb.push(Inst::Loop { dsts: dsts.clone(), count, inits, vars, body: block, nexts });
+        Ok(dsts)
     }
 }

@@ -24,6 +24,11 @@ use eqfuse_ir::plan::{Arg, Inst, Reg, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
 
+/// The memo of component `k` of a tuple `iterate` is its node's key with the register
+/// `TUPLE_PART - k` appended (no register is numbered so high: placeholders count down from
+/// `Reg::MAX`, one per argument).
+const TUPLE_PART: Reg = Reg::MAX / 2;
+
 impl Lowerer<'_> {
     /// The registers of node `i`'s result (several for a tuple), under environment `env`
     /// (`env[len-1-k]` holds `$k`).
@@ -42,6 +47,30 @@ impl Lowerer<'_> {
             ArrayLang::App(c) if matches!(self.kinds[i], Kind::Tuple(_)) => {
                 let (body, inner) = self.app_env(fb, &c.clone(), env)?;
                 self.result(fb, body, &inner)
+            }
+            // `iterate` over a tuple: one loop, whichever component is asked for first
+            ArrayLang::Iterate(c) if matches!(self.kinds[i], Kind::Tuple(_)) => {
+                let c = *c;
+                let key =
+                    key_of(&self.free, i, env).ok_or_else(|| internal("a free parameter out of scope"))?;
+                let part = |k: usize| {
+                    let mut kk = key.clone();
+                    kk.1.push(TUPLE_PART - k as Reg);
+                    kk
+                };
+                let w = match &self.kinds[i] {
+                    Kind::Tuple(ts) => ts.len(),
+                    _ => 0,
+                };
+                let known: Option<Vec<Reg>> = (0..w).map(|k| fb.lookup(&part(k))).collect();
+                if let Some(rs) = known {
+                    return Ok(rs);
+                }
+                let rs = self.iterate_all(fb, c, env)?;
+                for (k, r) in rs.iter().enumerate() {
+                    fb.remember(part(k), *r);
+                }
+                Ok(rs)
             }
             _ => Ok(vec![self.scalar(fb, i, env)?]),
         }
@@ -128,7 +157,7 @@ impl Lowerer<'_> {
             L::Dim([a, k]) => self.dim(fb, a, k, env),
             L::App(c) => self.app(fb, &c, env),
             // a scalar lane of a multi-output kernel (a reduction grouped with others)
-            L::Proj([_, m]) if matches!(self.nodes[usize::from(m)], L::Multi(_)) => self.load_result(fb, i),
+            L::Proj([_, m]) if self.nodes[usize::from(m)].has_results() => self.load_result(fb, i),
             L::Proj([k, t]) => self.proj(fb, k, t, env),
             // a kernel's scalar result (a reduction to a scalar) read inside another kernel
             _ if self.is_kernel(i) => self.load_result(fb, i),

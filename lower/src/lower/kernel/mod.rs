@@ -6,6 +6,7 @@
 
 mod checks;
 mod filter;
+mod group;
 mod index_ops;
 mod map;
 mod multi;
@@ -55,6 +56,8 @@ impl Lowerer<'_> {
             L::Concat([a, b]) => self.concat(i, a, b),
             L::Reshape([sh, a]) => self.reshape(i, sh, a),
             L::Multi(c) => self.multi(i, &c),
+            L::GReduce(c) => self.group(i, c, false),
+            L::GScan(c) => self.group(i, c, true),
             n => Err(internal(format!("not a kernel: {n:?}"))),
         }
     }

@@ -1,0 +1,170 @@
+//! The `f32` functions that compute in `f32` (`log`, `sin`, `cos`, `tan`, `tanh`, `atan2`)
+//! against their `f64` versions (within one `f64` ulp, about `2^-29` of an `f32` ulp), over
+//! every 251st bit pattern of the whole `f32` range (both signs, subnormals, huge arguments,
+//! the infinities and NaNs), a fresh random sample of bit patterns (its seed printed; set
+//! `EQFUSE_SEED` to replay one), and special values. Each function's largest error must stay
+//! within the bound `docs/math.md` states.
+
+use eqfuse_ir::math as m;
+use eqfuse_ir::math::ulps_f32;
+
+/// A seed from the clock, or `EQFUSE_SEED`; printed so that a failure can be replayed.
+fn seed() -> u64 {
+    let s = std::env::var("EQFUSE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    });
+    println!("seed {s} (EQFUSE_SEED={s} replays it)");
+    s
+}
+
+/// A small generator (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Special arguments: zeros, the subnormal and normal edges, the largest float, the
+/// infinities and NaN, and the floats next to multiples of `π/2` (and to 1).
+fn specials() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        f32::from_bits(1),
+        f32::from_bits(0x007f_ffff),
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+        1.0,
+        0.5,
+        0.55,
+        std::f32::consts::FRAC_PI_4,
+        16_367_173.0 * 2f32.powi(72),
+    ];
+    for k in 1..20_000 {
+        let x = (k as f64 * std::f64::consts::FRAC_PI_2) as f32;
+        v.extend([x, f32::from_bits(x.to_bits() + 1), f32::from_bits(x.to_bits() - 1)]);
+    }
+    for e in -60..=127 {
+        v.push(2f32.powi(e) * std::f32::consts::FRAC_PI_2);
+    }
+    let neg: Vec<f32> = v.iter().map(|x| -x).collect();
+    v.extend(neg);
+    v
+}
+
+/// Every `STRIDE`th bit pattern, then the special values, then `n` random bit patterns.
+const STRIDE: usize = 251;
+
+/// The largest error of `f` against `reference` over `xs`, and where.
+fn worst(xs: &[f32], f: fn(f32) -> f32, reference: fn(f64) -> f64) -> (f64, f32) {
+    let mut w = (0.0f64, 0.0f32);
+    for &x in xs {
+        let e = ulps_f32(f(x), reference(f64::from(x)));
+        if e > w.0 || e.is_nan() {
+            w = (e, x);
+        }
+    }
+    w
+}
+
+/// A unary function's points in two halves on two threads.
+fn measure(name: &str, f: fn(f32) -> f32, reference: fn(f64) -> f64, rng: &mut Rng, bound: f64) -> String {
+    let mut xs: Vec<f32> = (0..=u32::MAX).step_by(STRIDE).map(f32::from_bits).collect();
+    xs.extend(specials());
+    xs.extend((0..1 << 20).map(|_| f32::from_bits(rng.next() as u32)));
+    let (a, b) = xs.split_at(xs.len() / 2);
+    let (wa, wb) = std::thread::scope(|s| {
+        let h = s.spawn(|| worst(a, f, reference));
+        let wb = worst(b, f, reference);
+        (h.join().expect("thread"), wb)
+    });
+    let (err, at) = if wb.0 > wa.0 || wb.0.is_nan() { wb } else { wa };
+    let line = format!(
+        "{name}: {} points, max error {err:.4} ulp at {at:e} ({:#010x}); bound {bound}",
+        xs.len(),
+        at.to_bits()
+    );
+    assert!(err <= bound, "{line}: {name}({at:e}) = {:e}, f64 {:e}", f(at), reference(f64::from(at)));
+    line
+}
+
+/// A function to measure: its name, the `f32` function, its `f64` reference, the bound.
+type Case = (&'static str, fn(f32) -> f32, fn(f64) -> f64, f64);
+
+#[test]
+fn f32_functions_are_within_their_bounds_against_f64() {
+    let mut rng = Rng(seed());
+    let cases: [Case; 5] = [
+        ("log_f32", m::log_f32, m::log_f64, LOG_BOUND),
+        ("sin_f32", m::sin_f32, m::sin_f64, SIN_COS_BOUND),
+        ("cos_f32", m::cos_f32, m::cos_f64, SIN_COS_BOUND),
+        ("tan_f32", m::tan_f32, m::tan_f64, TAN_BOUND),
+        ("tanh_f32", m::tanh_f32, m::tanh_f64, TANH_BOUND),
+    ];
+    let lines: Vec<String> = cases.iter().map(|(n, f, r, b)| measure(n, *f, *r, &mut rng, *b)).collect();
+    println!("{}", lines.join("\n"));
+}
+
+#[test]
+fn atan2_f32_is_within_its_bound_against_f64() {
+    let mut rng = Rng(seed());
+    let sp = specials();
+    let few: Vec<f32> = sp.iter().step_by(97).copied().chain([0.0, -0.0, f32::INFINITY, -1.0]).collect();
+    let mut pairs: Vec<(f32, f32)> = few.iter().flat_map(|&y| few.iter().map(move |&x| (y, x))).collect();
+    let n = 600;
+    for i in 0..n {
+        for j in 0..n {
+            pairs.push((-10.0 + 20.0 * i as f32 / n as f32, -10.0 + 20.0 * j as f32 / n as f32));
+        }
+    }
+    while pairs.len() < 4 << 20 {
+        let x = f32::from_bits(rng.next() as u32);
+        let y = match rng.next() % 3 {
+            0 => f32::from_bits(rng.next() as u32),
+            // y = x t, t across the reduction's intervals
+            _ => x * (((rng.next() >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0),
+        };
+        pairs.push((y, x));
+    }
+    let mut w = (0.0f64, (0.0f32, 0.0f32));
+    for &(y, x) in &pairs {
+        let e = ulps_f32(m::atan2_f32(y, x), m::atan2_f64(f64::from(y), f64::from(x)));
+        if e > w.0 || e.is_nan() {
+            w = (e, (y, x));
+        }
+    }
+    let (err, (y, x)) = w;
+    println!(
+        "atan2_f32: {} pairs, max error {err:.4} ulp at ({y:e}, {x:e}); bound {ATAN2_BOUND}",
+        pairs.len()
+    );
+    assert!(err <= ATAN2_BOUND, "atan2_f32({y:e}, {x:e}) = {:e}", m::atan2_f32(y, x));
+}
+
+#[test]
+fn the_c_text_of_the_f32_functions_computes_in_f32() {
+    let src = m::c_source();
+    for (name, args) in [("log", "float x"), ("sin", "float x"), ("cos", "float x"), ("tan", "float x")]
+        .into_iter()
+        .chain([("tanh", "float x"), ("atan2", "float y, float x")])
+    {
+        let head = format!("float eq_{name}_f32({args}) {{");
+        let at = src.find(&head).unwrap_or_else(|| panic!("no {head}"));
+        let body = &src[at..at + src[at..].find("\n}\n").expect("the function's end")];
+        assert!(!body.contains(&format!("eq_{name}_f64")), "{name}_f32 calls the f64 function: {body}");
+        assert!(!body.contains("(double)x"), "{name}_f32 widens its argument: {body}");
+    }
+}
+
+/// The bounds of `docs/math.md` (ulps), each the largest error measured rounded up.
+const LOG_BOUND: f64 = 1.0;
+const SIN_COS_BOUND: f64 = 1.0;
+const TAN_BOUND: f64 = 1.0;
+const TANH_BOUND: f64 = 1.0;
+const ATAN2_BOUND: f64 = 2.0;

@@ -1,0 +1,243 @@
+//! Sub-expressions over fewer indices than their space, materialised over those indices
+//! (loop-invariant code motion for index spaces). In
+//! `generate [h, w, 20] (\y x k -> .. cos ang[k] ..)` the cosine depends on `k` alone: it is
+//! the same value `h * w` times. `hoist-invariant` adds the form that computes it once per
+//! `k`, `generate [20] (\k -> cos ang[k])`, and reads it (`c[k]`); the beta rule keeps the
+//! inline form, and the cost model picks. A factor of a contraction's element function that
+//! depends on the indices of one side (`e[i, j] / z[i]` in
+//! `generate [n, d, n] (\i c j -> e[i, j] / z[i] * v[j, c])`) becomes the matrix that makes
+//! the product a GEMM call. The values are the same operations on the same operands:
+//! bit for bit.
+//!
+//! A sub-expression is taken when it holds an operation dearer than a read (a division, a
+//! square root, a transcendental), mentions some but not all of the space's indices, is not
+//! under a branch (an `if`'s `then`/`else`, `&&`, `||`) or a lambda, and cannot fail
+//! ([`safe`]): its reads are at plain indices of the space whose arrays certainly have that
+//! extent, and it divides no integers. The materialised form evaluates it at every point of
+//! the smaller space, also where the full space is empty: what it computes there fails
+//! nowhere.
+//!
+//! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
+
+use crate::build::{dims, is_dim_of, lam, lit_i64, param};
+use crate::fusion::gassed;
+use crate::node_rule::{kinds, Select};
+use crate::phase::Phase;
+use crate::rule::{Rule, Theme};
+use crate::subst::{lam_body, rebind, walk, Step, Visitor};
+use crate::{Gas, EG};
+use egg::{Id, Language};
+use eqfuse_egraph::{ArrayLang, Kind, SymDim};
+use eqfuse_ir::types::ElemType;
+use std::collections::HashMap;
+
+/// The hoisting rules, sharing `gas`, each with its identity ([`crate::catalogue`]).
+pub fn table(gas: &Gas) -> Vec<Rule> {
+    vec![Rule {
+        identity: r"generate sh (\i.. -> .. e ..) == generate sh (\i.. -> .. c[j..] ..) with c = generate [sh at j..] (\j.. -> e), when e mentions only the indices j.. (some, not all), is dearer than a read and cannot fail (also redomap)",
+        theme: Theme::Hoist,
+        spends_gas: true,
+        rewrite: gassed("hoist-invariant", gas, Select::kinds(kinds![Generate, Redomap]), hoist),
+        in_phases: vec![Phase::Fuse],
+    }]
+}
+
+/// The most classes one look at a sub-expression visits.
+const LOOK_LIMIT: usize = 256;
+
+/// The index space of a `generate` or `redomap` node: its dimensions (classes and what the
+/// analysis knows of them) and its index function.
+struct Space {
+    dim_ids: Vec<Id>,
+    dims: Vec<SymDim>,
+    f: Id,
+}
+
+fn space_of(eg: &EG, n: &ArrayLang) -> Option<Space> {
+    let (sh, f) = match *n {
+        ArrayLang::Generate([sh, f]) => (sh, f),
+        ArrayLang::Redomap([_, _, sh, f]) => (sh, f),
+        _ => return None,
+    };
+    let dim_ids = eg[sh].nodes.iter().find_map(|m| match m {
+        ArrayLang::Shape(ds) => Some(ds.to_vec()),
+        _ => None,
+    })?;
+    let dims = dims(eg, sh)?;
+    (dims.len() == dim_ids.len() && !dims.is_empty()).then_some(Space { dim_ids, dims, f })
+}
+
+/// Whether the smallest term of `c` holds an operation dearer than a read (outside lambdas).
+fn dear(eg: &EG, c: Id) -> bool {
+    let mut stack = vec![eg.find(c)];
+    let mut seen = 0;
+    while let Some(c) = stack.pop() {
+        seen += 1;
+        if seen > LOOK_LIMIT {
+            return false;
+        }
+        let node = &eg[c].data.best;
+        match node {
+            ArrayLang::Lam(_) => continue,
+            ArrayLang::Div(_)
+            | ArrayLang::Sqrt(_)
+            | ArrayLang::Exp(_)
+            | ArrayLang::Log(_)
+            | ArrayLang::Sin(_)
+            | ArrayLang::Cos(_)
+            | ArrayLang::Tan(_)
+            | ArrayLang::Tanh(_)
+            | ArrayLang::Pow(_)
+            | ArrayLang::Atan2(_)
+            | ArrayLang::Log2(_)
+            | ArrayLang::Log10(_)
+            | ArrayLang::Exp2(_)
+            | ArrayLang::Expm1(_)
+            | ArrayLang::Log1p(_)
+            | ArrayLang::Erf(_)
+            | ArrayLang::Erfc(_)
+            | ArrayLang::Lgamma(_) => return true,
+            _ => stack.extend(node.children().iter().map(|k| eg.find(*k))),
+        }
+    }
+    false
+}
+
+/// Whether the smallest term of scalar class `c`, at depth 0 of an index function over
+/// `space`, certainly evaluates without an error at every point of the space's indices it
+/// mentions: no call, lambda, loop or integer division, and reads only at plain index
+/// parameters of the space whose arrays certainly have the space's extent there.
+fn safe(eg: &EG, c: Id, space: &[SymDim]) -> bool {
+    let r = space.len();
+    let mut stack = vec![eg.find(c)];
+    let mut seen = 0;
+    while let Some(c) = stack.pop() {
+        seen += 1;
+        if seen > LOOK_LIMIT || !matches!(eg[c].data.kind, Kind::Scalar(_)) {
+            return false;
+        }
+        let node = &eg[c].data.best;
+        match node {
+            ArrayLang::App(_) | ArrayLang::Lam(_) | ArrayLang::Iterate(_) | ArrayLang::Proj(_) => {
+                return false
+            }
+            ArrayLang::Div([a, _]) | ArrayLang::Rem([a, _])
+                if !eg[*a].data.kind.elem().is_some_and(|t| t.is_float()) =>
+            {
+                return false
+            }
+            ArrayLang::Index(ks) => {
+                let Some((&a, ix)) = ks.split_first() else { return false };
+                let plain = ix.iter().enumerate().all(|(q, i)| match eg[*i].data.best {
+                    ArrayLang::Param(p) if (p.index as usize) < r => {
+                        is_dim_of(eg, &space[r - 1 - p.index as usize], a, q)
+                    }
+                    _ => false,
+                });
+                if !plain || !matches!(eg[a].data.kind, Kind::Array { .. }) {
+                    return false;
+                }
+            }
+            _ => stack.extend(node.children().iter().map(|k| eg.find(*k))),
+        }
+    }
+    true
+}
+
+/// The index parameters (De Bruijn, below `r`) class `c` mentions.
+fn indices(eg: &EG, c: Id, r: u32) -> Vec<u32> {
+    eg[c].data.free.iter().filter(|i| *i < r).collect()
+}
+
+/// The sub-expressions of `body` to hoist: the outermost that mention some but not all of
+/// the `r` indices, are [`dear`] and [`safe`], outside branches and lambdas.
+fn candidates(eg: &EG, body: Id, space: &[SymDim]) -> Vec<Id> {
+    let r = space.len() as u32;
+    let mut out = Vec::new();
+    let mut stack = vec![eg.find(body)];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(c) = stack.pop() {
+        if !seen.insert(c) || seen.len() > LOOK_LIMIT {
+            continue;
+        }
+        let ix = indices(eg, c, r);
+        if ix.is_empty() {
+            continue;
+        }
+        if (ix.len() as u32) < r && dear(eg, c) && safe(eg, c, space) {
+            out.push(c);
+            continue;
+        }
+        match &eg[c].data.best {
+            ArrayLang::Lam(_) | ArrayLang::And(_) | ArrayLang::Or(_) => {}
+            ArrayLang::If([cond, _, _]) => stack.push(eg.find(*cond)),
+            n => stack.extend(n.children().iter().map(|k| eg.find(*k))),
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Replaces classes at depth 0 by their reads of the materialised forms.
+struct Replace<'a>(&'a HashMap<Id, Id>);
+
+impl Visitor for Replace<'_> {
+    fn step(&mut self, eg: &mut EG, c: Id, depth: u32) -> Option<Step> {
+        if depth == 0 {
+            if let Some(&r) = self.0.get(&c) {
+                return Some(Step::Replace(r));
+            }
+        }
+        Some(match eg[c].data.best {
+            _ if eg[c].data.free.is_empty() => Step::Keep,
+            ArrayLang::Lam(_) => Step::Keep,
+            _ => Step::Descend,
+        })
+    }
+}
+
+/// `e` (mentioning the indices `ix`, De Bruijn below `r`) as a read of
+/// `generate [dims at ix] (\j.. -> e)` at those indices.
+fn materialised(eg: &mut EG, e: Id, ix: &[u32], space: &Space) -> Option<Id> {
+    let r = space.dims.len();
+    // source positions of the indices, outermost first
+    let mut pos: Vec<usize> = ix.iter().map(|i| r - 1 - *i as usize).collect();
+    pos.sort_unstable();
+    let m = pos.len();
+    let params: Vec<Id> = (0..r)
+        .map(|j| match pos.iter().position(|p| *p == j) {
+            Some(q) => param(eg, (m - 1 - q) as u32, ElemType::I64),
+            None => lit_i64(eg, 0),
+        })
+        .collect();
+    let inner = rebind(eg, e, &params, m as u32)?;
+    let f = lam(eg, vec![ElemType::I64; m], inner);
+    let sh = eg.add(ArrayLang::Shape(pos.iter().map(|p| space.dim_ids[*p]).collect()));
+    let g = eg.add(ArrayLang::Generate([sh, f]));
+    let mut read = vec![g];
+    read.extend(pos.iter().map(|p| param(eg, (r - 1 - p) as u32, ElemType::I64)));
+    Some(eg.add(ArrayLang::Index(read.into())))
+}
+
+fn hoist(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let space = space_of(eg, n)?;
+    let r = space.dims.len();
+    let body = lam_body(eg, space.f, r)?;
+    let found = candidates(eg, body, &space.dims);
+    if found.is_empty() {
+        return None;
+    }
+    let mut reads = HashMap::new();
+    for e in found {
+        let ix = indices(eg, e, r as u32);
+        let read = materialised(eg, e, &ix, &space)?;
+        reads.insert(eg.find(e), read);
+    }
+    let new_body = walk(eg, body, &mut Replace(&reads))?;
+    let f = lam(eg, vec![ElemType::I64; r], new_body);
+    Some(match *n {
+        ArrayLang::Generate([sh, _]) => eg.add(ArrayLang::Generate([sh, f])),
+        ArrayLang::Redomap([op, ne, sh, _]) => eg.add(ArrayLang::Redomap([op, ne, sh, f])),
+        _ => return None,
+    })
+}
