@@ -611,24 +611,9 @@ fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
             }
             None => Kind::Unknown,
         },
-        L::GReduce([_, ne, sh, _, _]) | L::GScan([_, ne, sh, _, _]) => match k(ne) {
-            Kind::Tuple(ts) => {
-                let shape = shape_of(eg.kind(*sh));
-                let reduces = matches!(node, L::GReduce(_));
-                Kind::Multi(
-                    ts.into_iter()
-                        .map(|t| {
-                            if reduces {
-                                reduced(Some(t), shape.clone())
-                            } else {
-                                array(Some(t), shape.clone())
-                            }
-                        })
-                        .collect(),
-                )
-            }
-            _ => Kind::Unknown,
-        },
+        L::GReduce([_, ne, sh, _, _]) | L::GScan([_, ne, sh, _, _]) => {
+            group_kind(k(ne), shape_of(eg.kind(*sh)), matches!(node, L::GReduce(_)))
+        }
         L::Proj([i, x]) => {
             let at = match eg.constant(*i) {
                 Some(Literal::I64(v)) => usize::try_from(v).ok(),
@@ -641,6 +626,21 @@ fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
             }
         }
         L::Outputs(_) => Kind::Outputs,
+    }
+}
+
+/// The results of a reduction (`reduces`) or scan over a group whose neutral element is of
+/// kind `ne`, over `shape`: one array (a scalar for a reduction of rank 1) per component.
+fn group_kind(ne: Kind, shape: Option<Vec<SymDim>>, reduces: bool) -> Kind {
+    match ne {
+        Kind::Tuple(ts) => Kind::Multi(
+            ts.into_iter()
+                .map(
+                    |t| if reduces { reduced(Some(t), shape.clone()) } else { array(Some(t), shape.clone()) },
+                )
+                .collect(),
+        ),
+        _ => Kind::Unknown,
     }
 }
 
