@@ -12,7 +12,7 @@
 //! - Operator sections and `min`/`max` passed as an `op` become two-parameter lambdas;
 //!   applications of a lambda, a section or a named function become `app`.
 //! - Literals take the type the checker resolved.
-//! - Tuples and groups (version 2) are encoded by component ([`tuples`]): a tuple parameter
+//! - Tuples and groups (version 2) are encoded by component (`encode/tuples.rs`): a tuple parameter
 //!   is one parameter per component, a tuple pattern binds each name to its component, a
 //!   group of arrays is its member arrays, and a reduction, scan or `iterate` over them is
 //!   one `greduce`, `gscan` or `iterate` node whose results are `proj`ections.

@@ -12,7 +12,7 @@
 //! A sub-expression is taken when it holds an operation dearer than a read (a division, a
 //! square root, a transcendental), mentions some but not all of the space's indices, is not
 //! under a branch (an `if`'s `then`/`else`, `&&`, `||`) or a lambda, and cannot fail
-//! ([`safe`]): its reads are at plain indices of the space whose arrays certainly have that
+//! (`safe`): its reads are at plain indices of the space whose arrays certainly have that
 //! extent, and it divides no integers. The materialised form evaluates it at every point of
 //! the smaller space, also where the full space is empty: what it computes there fails
 //! nowhere.

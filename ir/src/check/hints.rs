@@ -1,9 +1,9 @@
 //! "Did you mean" help for the habits of NumPy users: each hint is a note added to an error,
-//! `help: <what> ...: `<fragment>``, whose fragment is `.eqf` text that, written in place
+//! `help: <what> ...: <fragment>`, whose fragment is `.eqf` text that, written in place
 //! of the expression the error points at (or, for [`HintKind::BroadcastInLambda`], the
 //! whole `map`), checks, runs, and gives the value the NumPy expression would
 //! (`ir/tests/hints_run.rs` substitutes and runs every kind). Where no such fragment exists
-//! the checker adds no hint, or a note in words only ([`IN_LAMBDA`]).
+//! the checker adds no hint, or a note in words only (`IN_LAMBDA`).
 
 use crate::ast::{Expr, ExprKind};
 use crate::types::Dim;
