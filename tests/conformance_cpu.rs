@@ -16,13 +16,7 @@ use std::process::Command;
 
 /// The project's cases the optimiser refuses (`eqfuse_optimize::is_unsupported`): they run
 /// on the reference interpreter on the CPU backend. Each needs a form named here.
-const INTERPRETED: &[(&str, &str)] = &[
-    ("v2_csr_spmv", "reduce_segments"),
-    ("v2_err_offsets_decreasing", "reduce_segments"),
-    ("v2_err_offsets_start", "reduce_segments"),
-    ("v2_scan_segments", "scan_segments"),
-    ("v2_size_arith", "reduce_segments"),
-];
+const INTERPRETED: &[(&str, &str)] = &[];
 
 /// Which plan of the program runs.
 #[derive(Clone, Copy, Debug)]

@@ -596,21 +596,10 @@ fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
         L::LaneGen([f]) => ret_elem(f).map_or(Kind::Unknown, |elem| Kind::Lane { elem, reduces: false }),
         L::LaneRed([_, ne, _]) => elem(ne).map_or(Kind::Unknown, |elem| Kind::Lane { elem, reduces: true }),
         L::Multi(c) => match c.split_first() {
-            Some((sh, lanes)) => {
-                let shape = shape_of(eg.kind(*sh));
-                Kind::Multi(
-                    lanes
-                        .iter()
-                        .map(|l| match k(l) {
-                            Kind::Lane { elem, reduces: false } => array(Some(elem), shape.clone()),
-                            Kind::Lane { elem, reduces: true } => reduced(Some(elem), shape.clone()),
-                            _ => Kind::Unknown,
-                        })
-                        .collect(),
-                )
-            }
+            Some((sh, lanes)) => multi_kind(shape_of(eg.kind(*sh)), lanes.iter().map(k)),
             None => Kind::Unknown,
         },
+        L::SegCheck([off, _, _]) => k(off),
         L::GReduce([_, ne, sh, _, _]) | L::GScan([_, ne, sh, _, _]) => {
             group_kind(k(ne), shape_of(eg.kind(*sh)), matches!(node, L::GReduce(_)))
         }
@@ -627,6 +616,20 @@ fn kind_of(eg: &impl Known, node: &ArrayLang) -> Kind {
         }
         L::Outputs(_) => Kind::Outputs,
     }
+}
+
+/// A `multi`'s kind: each lane's result over `shape` (a reducing lane's without its
+/// innermost dimension).
+fn multi_kind(shape: Option<Vec<SymDim>>, lanes: impl Iterator<Item = Kind>) -> Kind {
+    Kind::Multi(
+        lanes
+            .map(|l| match l {
+                Kind::Lane { elem, reduces: false } => array(Some(elem), shape.clone()),
+                Kind::Lane { elem, reduces: true } => reduced(Some(elem), shape.clone()),
+                _ => Kind::Unknown,
+            })
+            .collect(),
+    )
 }
 
 /// The results of a reduction (`reduces`) or scan over a group whose neutral element is of

@@ -759,6 +759,12 @@ impl<'a> Decoder<'a> {
             L::GReduce(_) | L::GScan(_) => {
                 return Err(internal("a reduction over a group read other than by `proj`"))
             }
+            L::SegCheck(_) => {
+                return Err(crate::encode::unsupported(
+                    "writing back `reduce_segments` or `scan_segments` as a program",
+                    Span::default(),
+                ))
+            }
             L::Proj(_) => return Err(internal("`proj` of something that is not a `multi` or a tuple")),
             L::Lam(_) => return Err(internal("a lambda where a value is expected")),
             L::Params(_) => return Err(internal("parameter types where a value is expected")),

@@ -17,6 +17,7 @@
 //!   group of arrays is its member arrays, and a reduction, scan or `iterate` over them is
 //!   one `greduce`, `gscan` or `iterate` node whose results are `proj`ections.
 
+mod segments;
 mod tuples;
 
 use crate::analysis::Facts;
@@ -459,6 +460,13 @@ impl<'p> Enc<'p> {
     }
 
     fn builtin(&mut self, name: &str, args: &'p [Expr], env: &Env<'p>, d: u32) -> Result<Id> {
+        if let "reduce_segments" | "scan_segments" = name {
+            let parts = self.segments(name == "scan_segments", args, env, d)?;
+            return match parts[..] {
+                [one] => Ok(one),
+                _ => Err(internal(format!("`{name}` of {} components where one is expected", parts.len()))),
+            };
+        }
         // which arguments are functions
         let fn_args: &[usize] = match name {
             "map" | "reduce" | "scan" | "scan_exclusive" | "filter" => &[0],

@@ -447,6 +447,8 @@ egg::define_language! {
         // ---- reductions and scans over groups (version 2)
         "greduce" = GReduce([egg::Id; 5]),
         "gscan" = GScan([egg::Id; 5]),
+        // ---- the offsets of `reduce_segments` / `scan_segments`, checked (version 2)
+        "segcheck" = SegCheck([egg::Id; 3]),
         // ---- program root
         "outputs" = Outputs(Box<[egg::Id]>),
         // ---- leaves
@@ -628,6 +630,7 @@ impl ArrayLang {
             ArrayLang::Multi(_) => "multi",
             ArrayLang::GReduce(_) => "greduce",
             ArrayLang::GScan(_) => "gscan",
+            ArrayLang::SegCheck(_) => "segcheck",
             _ => return None,
         })
     }

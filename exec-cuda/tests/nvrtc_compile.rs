@@ -13,7 +13,7 @@ use eqfuse_exec_cuda::nvrtc::{self, Target};
 use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
 use eqfuse_ir::check::check;
 use eqfuse_ir::parse::parse;
-use eqfuse_ir::plan::{LaneOp, Plan};
+use eqfuse_ir::plan::Plan;
 use eqfuse_optimize::{optimize, OptimizeOptions};
 use std::path::{Path, PathBuf};
 
@@ -86,38 +86,15 @@ const EXTRA: &[(&str, &str)] = &[
     ("ints_i8_bool", "input a : i8[n]\ninput f : f32[n]\noutput o = map (\\x -> abs x + max x (i8 3) + i8 (x > 0)) a\noutput fl = map (\\x -> isnan x || isinf x) f\noutput c = map (\\x -> i8 x) f"),
 ];
 
-/// The conformance programs whose plans hold a reduction or scan over a group, which the
-/// CUDA generator refuses (issue 46): their group kernels are the only ones allowed to be
-/// refused, and each must be.
-const NOT_ON_CUDA: &[&str] = &[
-    "v2_argminmax_builtin",
-    "v2_err_argmin_empty",
-    "v2_group_argmin_reduce",
-    "v2_group_scan_runmax",
-    "v2_welford",
-];
-
 /// Compiles every kernel of `plan`; returns how many.
 fn compile_all(label: &str, plan: &Plan, opts: &CudaOptions, target: Target) -> usize {
     let mut n = 0;
-    let groups =
-        plan.kernels().iter().filter(|k| k.lanes.iter().any(|l| matches!(l.op, LaneOp::Part))).count();
-    let mut refused = 0;
     for (file, src) in kernel_sources(plan, opts) {
-        if src.contains("#error")
-            && src.contains("over a group")
-            && src.contains("is not generated for CUDA yet")
-        {
-            assert!(NOT_ON_CUDA.iter().any(|c| label.contains(c)), "{label}: {file} refused:\n{src}");
-            refused += 1;
-            continue;
-        }
         if let Err(e) = nvrtc::compile(&file, &src, target, opts.fast_math) {
             panic!("{label}: {file} does not compile:\n{e}\n--- source ---\n{src}");
         }
         n += 1;
     }
-    assert_eq!(refused, groups, "{label}: every group kernel is refused, and only they are");
     n
 }
 
@@ -194,6 +171,42 @@ fn fast_math_ptx_and_hopper_targets_compile() {
     let small = CudaOptions { block_size: 64, ..CudaOptions::default() };
     let (plan, _) = plans(EXTRA[0].1).unwrap().unwrap();
     assert!(compile_all("scan_rows block 64", &plan, &small, Target::Cubin(70)) > 0);
+}
+
+/// Programs with reductions and scans over groups: argmin and argmax (rank 1 and per row,
+/// `u8`), Welford's `(count, mean, M2)`, segmented scans over a `bool` flag (1-d and along
+/// rows, inclusive and exclusive), a group beside an ordinary reduction.
+const GROUPS: &[(&str, &str)] = &[
+    ("argminmax", "input xs : f32[n]\ninput m : u8[r, c]\noutput i = argmin xs\noutput j = argmax xs\noutput s = reduce (+) 0 xs\noutput k = argmin m"),
+    ("welford", "input xs : f64[n]\ninput m : f64[r, c]\nlet comb = \\(na, ma, qa) (nb, mb, qb) -> let nn = na + nb in if nn == 0.0 then (0.0, 0.0, 0.0) else let dd = mb - ma in (nn, ma + dd * nb / nn, qa + qb + dd * dd * na * nb / nn)\nlet (c1, m1, q1) = reduce comb (0.0, 0.0, 0.0) (map (\\x -> (1.0, x, 0.0)) xs)\noutput v1 = q1 / c1\nlet (c2, m2, q2) = reduce comb (0.0, 0.0, 0.0) (map (\\x -> (1.0, x, 0.0)) m)\noutput m2"),
+    ("segscan", "input fl : bool[n]\ninput ys : i64[n]\ninput gl : bool[r, c]\ninput m : i32[r, c]\nlet (f, v) = scan (\\(f1, v1) (f2, v2) -> (f1 || f2, if f2 then v2 else v1 + v2)) (false, 0) (fl, ys)\noutput v\nlet (g, w) = scan_exclusive (\\(f1, v1) (f2, v2) -> (f1 || f2, if f2 then v2 else v1 + v2)) (false, 0) (gl, m)\noutput w\nlet (h, u) = scan_exclusive (\\(f1, v1) (f2, v2) -> (f1 || f2, if f2 then v2 else v1 + v2)) (false, 0) (fl, ys)\noutput u"),
+];
+
+/// The kernels of reductions and scans over groups compile at every block size, for old
+/// and new architectures, and are generated (no refusal).
+#[test]
+fn group_kernels_compile_at_every_block_size() {
+    if !require_nvrtc() {
+        return;
+    }
+    for (name, src) in GROUPS {
+        let (plan, _) = plans(src).unwrap().unwrap();
+        let groups = plan
+            .kernels()
+            .iter()
+            .filter(|k| k.lanes.iter().any(|l| matches!(l.op, eqfuse_ir::plan::LaneOp::Part)))
+            .count();
+        assert!(groups > 0, "{name}: no group in\n{plan}");
+        for (block_size, target) in
+            [(32, Target::Cubin(70)), (64, Target::Cubin(90)), (1024, Target::Cubin(80))]
+        {
+            let opts = CudaOptions { block_size, ..CudaOptions::default() };
+            let with_groups =
+                kernel_sources(&plan, &opts).iter().filter(|(_, s)| s.contains("struct EqG")).count();
+            assert_eq!(with_groups, groups, "{name}: every group kernel generated");
+            assert!(compile_all(&format!("{name} block {block_size}"), &plan, &opts, target) > 0);
+        }
+    }
 }
 
 #[test]

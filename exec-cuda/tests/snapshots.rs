@@ -2,7 +2,8 @@
 //! optimised plans, each file without the shared prelude): what the skeletons look like
 //! for a full reduction (dotp), row reductions and 2-d generates (softmax_rows, then its row
 //! block as one kernel), a permute
-//! with atomics (histogram), scans (scans) and a loop (iterate_builtin).
+//! with atomics (histogram), scans (scans) and a loop (iterate_builtin); reductions and scans
+//! over groups (version 2's `v2_group_argmin_reduce`, `v2_group_scan_runmax`).
 #![allow(clippy::unwrap_used)]
 
 use eqfuse_exec_cuda::{kernel_sources, CudaOptions};
@@ -13,8 +14,8 @@ use std::path::Path;
 
 /// The kernels of `name`'s optimised plan, each as its header and what follows the prelude.
 fn sources(name: &str) -> String {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance").join(name).join("program.eqf");
+    let dir = if name.starts_with("v2_") { "../tests/conformance-v2" } else { "../tests/conformance" };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name).join("program.eqf");
     let src = std::fs::read_to_string(path).unwrap();
     let checked = check(&parse(&src).unwrap()).unwrap();
     let plan = optimize(&checked, &OptimizeOptions::default()).unwrap().plan;
@@ -50,4 +51,14 @@ fn scans() {
 #[test]
 fn iterate_builtin() {
     insta::assert_snapshot!(sources("iterate_builtin"));
+}
+
+#[test]
+fn v2_group_argmin_reduce() {
+    insta::assert_snapshot!(sources("v2_group_argmin_reduce"));
+}
+
+#[test]
+fn v2_group_scan_runmax() {
+    insta::assert_snapshot!(sources("v2_group_scan_runmax"));
 }

@@ -252,6 +252,33 @@ fn dims_points(kind: &Kind, sizes: &HashMap<String, u64>) -> f64 {
     }
 }
 
+/// The mean trip count of a segment's loop (`reduce_segments`), whose count is
+/// `chk[s + 1] - chk[s]` over the offsets of a `segcheck`: the values per segment, `n / m`.
+fn segment_trips(eg: &EGraph<ArrayLang, Facts>, k: Id, sizes: &HashMap<String, u64>) -> Option<f64> {
+    use ArrayLang as L;
+    let (hi, lo) = eg[k].nodes.iter().find_map(|n| match n {
+        L::Sub([a, b]) => Some((*a, *b)),
+        _ => None,
+    })?;
+    let read_of = |x: Id| {
+        eg[x].nodes.iter().find_map(|n| match n {
+            L::Index(c) if c.len() == 2 => Some(eg.find(c[0])),
+            _ => None,
+        })
+    };
+    let chk = read_of(hi)?;
+    if read_of(lo)? != chk {
+        return None;
+    }
+    let [off, shn, _] = eg[chk].nodes.iter().find_map(|n| match n {
+        L::SegCheck(c) => Some(*c),
+        _ => None,
+    })?;
+    let n = dims_points(&eg[shn].data.kind, sizes);
+    let m = (dims_points(&eg[off].data.kind, sizes) - 1.0).max(1.0);
+    Some((n / m).max(1e-3))
+}
+
 /// The tree cost of one node in seconds: a scalar node per evaluation, a kernel node its
 /// whole pass (its element functions times its points).
 fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f64) -> f64 {
@@ -296,10 +323,10 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
         // model charges code size), a little, so that of two loops with no trips the one
         // with the smaller body wins rather than whichever was found first
         if let L::Iterate([k, f, init]) = n {
-            let trips = eg[*k]
-                .data
-                .constant
-                .map_or(crate::model::UNKNOWN_TRIPS, |l| l.to_scalar().as_f64().max(1e-3));
+            let trips = match eg[*k].data.constant {
+                Some(l) => l.to_scalar().as_f64().max(1e-3),
+                None => segment_trips(eg, *k, sizes).unwrap_or(crate::model::UNKNOWN_TRIPS),
+            };
             return 1e-12 + child(*k) + child(*init) + trips * child(*f);
         }
         return own + 1e-12 + n.children().iter().map(|c| child(*c)).sum::<f64>();
@@ -313,6 +340,7 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
             (points(*a), vec![*a])
         }
         L::Permute([_, d, _, a]) => (points(*a), vec![*a, *d]),
+        L::SegCheck([off, _, _]) => (points(*off), vec![*off]),
         L::Gather([a, idx]) => (points(*idx), vec![*a, *idx]),
         L::Generate([sh, _])
         | L::Fill([sh, _])

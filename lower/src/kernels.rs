@@ -104,7 +104,7 @@ pub fn kernel_kind(n: &ArrayLang, lanes_reduce: bool) -> Option<KernelKind> {
             KernelKind::Gather
         }
         L::Reshape(_) => KernelKind::Copy,
-        L::GReduce(_) => KernelKind::Reduce,
+        L::GReduce(_) | L::SegCheck(_) => KernelKind::Reduce,
         L::GScan(_) => KernelKind::Scan,
         L::Multi(_) if lanes_reduce => KernelKind::Reduce,
         L::Multi(_) => KernelKind::Generate,

@@ -741,7 +741,7 @@ fn source_term(enc: &Encoded) -> Result<Term> {
 fn decodable(term: &Term) -> bool {
     let nodes = term.expr.as_ref();
     !nodes.iter().any(|n| match n {
-        ArrayLang::GReduce(_) | ArrayLang::GScan(_) => true,
+        ArrayLang::GReduce(_) | ArrayLang::GScan(_) | ArrayLang::SegCheck(_) => true,
         ArrayLang::Proj([_, x]) => {
             !matches!(nodes[usize::from(*x)], ArrayLang::Multi(_) | ArrayLang::Tuple(_))
         }

@@ -142,12 +142,12 @@ pub fn table(gas: &Gas) -> Vec<Rule> {
             gassed("recast-concat", gas, Select::kinds(kinds![Concat]), recast_concat),
         ),
         spends(
-            r"generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..) for a = generate sh' f, every j provably inside sh' (also in redomap, scanomap, scanexomap, filtermap, permutemap, and in a permute's target function, an index function over the space the permute traverses)",
+            r"generate sh (\i.. -> .. a[j..] ..) == generate sh (\i.. -> .. f j.. ..) for a = generate sh' f, every j provably inside sh' (also in redomap, scanomap, scanexomap, filtermap, permutemap, a reduction or scan over a group, and in a permute's target function, an index function over the space the permute traverses)",
             gassed(
                 "fuse-read",
                 gas,
                 Select::kinds(kinds![
-                    Generate, Redomap, Scanomap, Scanexomap, Filtermap, Permutemap, Permute
+                    Generate, Redomap, Scanomap, Scanexomap, Filtermap, Permutemap, Permute, GReduce, GScan
                 ]),
                 fuse_read,
             ),
@@ -419,6 +419,7 @@ fn index_space(n: &ArrayLang) -> Option<(Id, Id)> {
         | ArrayLang::Scanexomap([_, _, sh, f]) => (sh, f),
         ArrayLang::Filtermap([_, sh, f]) => (sh, f),
         ArrayLang::Permutemap([_, _, _, sh, f]) => (sh, f),
+        ArrayLang::GReduce([_, _, sh, f, _]) | ArrayLang::GScan([_, _, sh, f, _]) => (sh, f),
         _ => return None,
     })
 }

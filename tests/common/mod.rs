@@ -63,3 +63,32 @@ pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         state
     }
 }
+
+/// A fresh seed (printed, so that a failure can be replayed) and a xorshift generator from
+/// it.
+pub fn rng() -> (u64, impl FnMut() -> u64) {
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    eprintln!("seed {seed}");
+    let mut state = seed | 1;
+    (seed, move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    })
+}
+
+/// `src` parsed and optimised with the default options (a failure panics, naming it).
+pub fn optimise(src: &str) -> eqfuse::Optimized {
+    let p = eqfuse::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    eqfuse::optimize(&p, &eqfuse::OptimizeOptions::default()).unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+/// A plan's kernels, top level.
+pub fn kernels(steps: &[eqfuse::ir::plan::Step]) -> Vec<&eqfuse::ir::plan::Kernel> {
+    steps
+        .iter()
+        .filter_map(|s| if let eqfuse::ir::plan::Step::Kernel(k) = s { Some(k) } else { None })
+        .collect()
+}

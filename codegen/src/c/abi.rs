@@ -11,7 +11,7 @@
 //! | kernel | entry points |
 //! | --- | --- |
 //! | generate and reduce lanes, any rank (maps, gathers, full and row reductions, multi-output kernels) | [`RUN`]: rows `[r0, r1)` of the space (every dimension but the innermost), innermost indices `[j0, j1)`, a reduce lane's result of row `row` to `red[lane][row - r0]` (every component of a reduction over a group to its own lane's); [`COMBINE`]: folds `n` partial results of a reduction (over a group: all its lanes') in order |
-//! | a scan (one lane), any rank | [`SCAN`], [`FOLD`], [`PREFIX`]: rows in parallel, or a long row as segments: fold each, the carries in order, scan each from its carry |
+//! | a scan (one lane, or a group: its head and its parts), any rank | [`SCAN`], [`FOLD`], [`PREFIX`]: rows in parallel, or a long row as segments: fold each, the carries in order, scan each from its carry; a carry or total is passed by component, one pointer each |
 //! | a filter over a 1-d space | [`COUNT`], [`WRITE`]: segments counted in parallel, offsets on the host, then written in parallel |
 //! | a permute (one lane), any rank | [`PERMUTE`]: elements `[j0, j1)` combined into `dst` at their targets; [`MERGE`]: a partial merged in; [`SHARED`], where the operator allows it: combined atomically into a result shared by every call (see [`super::PermuteCode`]) |
 
@@ -69,15 +69,18 @@ entry_points! {
     COMBINE, CombineFn: "combine" ("long long lane, const void* const* parts, long long n, void* const* dst")
         (i64, *const *const u8, i64, *const *mut u8);
     /// `scan(A, r0, r1, j0, j1, carry)`: a scan over rows `[r0, r1)`, innermost indices
-    /// `[j0, j1)`, from `*carry` (the neutral element where `carry` is null).
-    SCAN, ScanFn: "scan" ("long long r0, long long r1, long long j0, long long j1, const void* carry")
-        (i64, i64, i64, i64, *const u8);
-    /// `fold(A, row, j0, j1, part)`: the total of a scan's segment `[j0, j1)` of row `row`.
-    FOLD, FoldFn: "fold" ("long long row, long long j0, long long j1, void* part")
-        (i64, i64, i64, *mut u8);
-    /// `prefix(A, parts, n, carries)`: the exclusive prefix of `n` segment totals.
-    PREFIX, PrefixFn: "prefix" ("const void* parts, long long n, void* carries")
-        (*const u8, i64, *mut u8);
+    /// `[j0, j1)`, from the carry whose component `l` is `*carry[l]` (the neutral element
+    /// where `carry` is null); a scan over a group of `w` components has `w`.
+    SCAN, ScanFn: "scan" ("long long r0, long long r1, long long j0, long long j1, const void* const* carry")
+        (i64, i64, i64, i64, *const *const u8);
+    /// `fold(A, row, j0, j1, part)`: the total of a scan's segment `[j0, j1)` of row `row`,
+    /// component `l` to `*part[l]`.
+    FOLD, FoldFn: "fold" ("long long row, long long j0, long long j1, void* const* part")
+        (i64, i64, i64, *const *mut u8);
+    /// `prefix(A, parts, n, carries)`: the exclusive prefix of `n` segment totals, in
+    /// order (`parts[l]` and `carries[l]`: component `l`'s `n` elements).
+    PREFIX, PrefixFn: "prefix" ("const void* const* parts, long long n, void* const* carries")
+        (*const *const u8, i64, *const *mut u8);
     /// `count(A, j0, j1, n)`: how many of a filter's elements `[j0, j1)` are kept.
     COUNT, CountFn: "count" ("long long j0, long long j1, long long* n")
         (i64, i64, *mut i64);

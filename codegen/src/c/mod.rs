@@ -10,16 +10,21 @@
 //! `_scan`, `_fold` and `_prefix` for a scan, `_count` and `_write` for a filter,
 //! `_permute`, `_merge` and `_shared` for a permute.
 //!
-//! A scan or permute beside other lanes, and a filter of rank above 1, run on the VM
+//! A scan over a group (its head lane and its parts) is one scan whose carry has a
+//! component per lane. A scan or permute beside other lanes, and a filter of rank above 1,
+//! run on the VM
 //! ([`PlanCode::kernels`] says why for each).
 //!
 //! Rows are the unit of work: the host splits a kernel's rows into tasks of whole rows, or
 //! a long row into fixed-size segments whose partial results `eq_k<i>_combine` folds in
 //! order. The split depends only on the shape, so results do not depend on the thread
-//! count. A reduce lane whose operator is a known commutative one (`+`, `*`, `min`, `max`)
-//! folds a row into [`ACCUMULATORS`] independent accumulators (element `j` into
-//! accumulator `j mod W`), combined in a fixed order at the row's end: the compiler
-//! vectorises that; other operators fold in order.
+//! count. A reduce lane whose operator is a known commutative one (`+`, `*`, `min`, `max`),
+//! and a reduction over a group that is a keyed selection (`argmin`, `argmax`: module
+//! `interleave`), fold a row into [`ACCUMULATORS`] independent accumulators (element `j`
+//! into accumulator `j mod W`), combined in a fixed order at the row's end: the compiler
+//! vectorises that; other operators fold in order. A reduction's or scan's operator has
+//! its `bool` `if`s of pure arms written as `bool` operators (module `eager`), which the
+//! compiler vectorises where it leaves `c ? t : e` alone.
 //!
 //! An element that fails (a read out of bounds, an integer division by zero) does not
 //! stop the loop: the entry point returns 0 and the host reruns the kernel on the
@@ -27,6 +32,8 @@
 //! backends do.
 
 pub mod abi;
+mod eager;
+mod interleave;
 pub mod prelude;
 mod skeleton;
 
@@ -135,9 +142,12 @@ pub struct FilterCode {
 }
 
 /// A scan's entry points: `scan(A, r0, r1, j0, j1, carry)` (rows `[r0, r1)`,
-/// innermost indices `[j0, j1)`, starting from `*carry`, or the neutral element when
+/// innermost indices `[j0, j1)`, starting from the carry, or the neutral element when
 /// `carry` is null): `fold(A, row, j0, j1, part)` writes a segment's total, `prefix(A,
-/// parts, n, carries)` the exclusive prefix of `n` totals.
+/// parts, n, carries)` the exclusive prefix of `n` totals, in order (the operator need not
+/// commute). A scan over a group of `w` components (its head lane and `w - 1`
+/// [`eqfuse_ir::plan::LaneOp::Part`]s) passes every carry, total and partial by
+/// component: one pointer per component, each to its own array.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScanCode {
     /// `scan`'s symbol.
@@ -146,8 +156,8 @@ pub struct ScanCode {
     pub fold: String,
     /// `prefix`'s symbol.
     pub prefix: String,
-    /// The element type.
-    pub ty: ElemType,
+    /// The components' element types, one per lane (one for a scan of one lane).
+    pub tys: Vec<ElemType>,
 }
 
 /// A plan's C translation unit.

@@ -17,12 +17,14 @@ macro_rules! w {
     }};
 }
 
+mod scan;
+
 /// Which skeleton a kernel's lanes take, with what it needs of them.
 enum Kind<'k> {
     /// Generate and reduce lanes.
     Lanes,
-    /// One scan lane.
-    Scan { op: &'k Func, ne: &'k Func, exclusive: bool, t: ElemType },
+    /// One scan: a lane, or a group of `w` lanes (the kernel's only lanes).
+    Scan { op: &'k Func, ne: &'k Func, exclusive: bool, w: usize },
     /// One filter lane over a 1-d space.
     Filter { pred: &'k Func, t: ElemType },
     /// One permute lane.
@@ -119,7 +121,7 @@ pub(crate) fn generate(
     match kind {
         Kind::Filter { pred, t } => filter_kernel(u, pred, t),
         Kind::Permute { op, dest, target, t } => permute_kernel(u, op, dest, target, t),
-        Kind::Scan { op, ne, exclusive, t } => scan_kernel(u, op, ne, exclusive, t),
+        Kind::Scan { op, ne, exclusive, w } => scan_kernel(u, op, ne, exclusive, w),
         Kind::Lanes => lanes_kernel(u),
     }
 }
@@ -144,16 +146,20 @@ fn classify<'k>(
                     .map_err(|e| format!("kernel k{index}: {e}"))?;
                 reduce.extend(types[h..h + w].iter().map(|&t| Some(t)));
             }
-            LaneOp::Scan { .. } if w > 1 => return Err("a scan over a group runs on the VM".into()),
             LaneOp::Generate => reduce.push(None),
             LaneOp::Reduce { op, ne } => {
                 crate::check_op(op, ne, t).map_err(|e| format!("kernel k{index}: {e}"))?;
                 reduce.push(Some(t));
             }
-            LaneOp::Scan { op, ne, exclusive } if k.lanes.len() == 1 => {
-                crate::check_op(op, ne, t).map_err(|e| format!("kernel k{index}: {e}"))?;
-                reduce.push(None);
-                kind = Kind::Scan { op, ne, exclusive: *exclusive, t };
+            LaneOp::Scan { op, ne, exclusive } if k.lanes.len() == w => {
+                let checked = if w > 1 {
+                    crate::check_group_op(op, ne, &types[h..h + w])
+                } else {
+                    crate::check_op(op, ne, t)
+                };
+                checked.map_err(|e| format!("kernel k{index}: {e}"))?;
+                reduce.extend((0..w).map(|_| None));
+                kind = Kind::Scan { op, ne, exclusive: *exclusive, w };
             }
             LaneOp::Scan { .. } => return Err("a scan beside other lanes runs on the VM".into()),
             LaneOp::Filter { pred } if k.lanes.len() == 1 && k.space.len() == 1 => {
@@ -219,24 +225,27 @@ fn permute_kernel(
     Ok(u.finish(entries, &e))
 }
 
-/// A scan kernel: its operator and neutral element, then [`scan_entries`].
+/// A scan kernel of `w` lanes (one, or a group): its operator and neutral element, then
+/// [`scan::scan_entries`].
 fn scan_kernel(
     mut u: Unit<'_>,
     op: &Func,
     ne: &Func,
     exclusive: bool,
-    t: ElemType,
+    w: usize,
 ) -> Result<(KernelCode, String), String> {
-    u.func("op0", op, "the scan's operator", false)?;
+    u.func("op0", &super::eager::eager_bools(op), "the scan's operator", false)?;
     u.func("ne0", ne, "the scan's neutral element", false)?;
-    let out = u.layout.out(0, t, &crate::value_name(u.plan, u.k.lanes[0].dst));
+    let tys = u.types[..w].to_vec();
+    let outs: Vec<String> =
+        (0..w).map(|l| u.layout.out(l, tys[l], &crate::value_name(u.plan, u.k.lanes[l].dst))).collect();
     let exts = u.exts();
-    let e = scan_entries(&u.prefix, &u.name, &exts, &out, cty(t), exclusive);
+    let e = scan::scan_entries(&u.prefix, &u.name, &exts, &outs, &tys, exclusive);
     let entries = Entries::Scan(ScanCode {
         scan: abi::SCAN.symbol(&u.prefix),
         fold: abi::FOLD.symbol(&u.prefix),
         prefix: abi::PREFIX.symbol(&u.prefix),
-        ty: t,
+        tys,
     });
     Ok(u.finish(entries, &e))
 }
@@ -250,10 +259,15 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     let mut widths = vec![0; k.lanes.len()];
     for (i, lane) in k.lanes.iter().enumerate() {
         if let LaneOp::Reduce { op, ne } = &lane.op {
-            u.func(&format!("op{i}"), op, &format!("lane {i}: the operator"), false)?;
+            let eager = super::eager::eager_bools(op);
+            u.func(&format!("op{i}"), &eager, &format!("lane {i}: the operator"), false)?;
             u.func(&format!("ne{i}"), ne, &format!("lane {i}: the neutral element"), false)?;
-            commutative &= known_op(op).is_some();
             widths[i] = lane.op.width();
+            commutative &= match widths[i] {
+                1 => known_op(op).is_some(),
+                2 => super::interleave::keyed_selection(op, &k.elem, i),
+                _ => false,
+            };
         }
     }
     let outs: Vec<Option<String>> = k
@@ -267,7 +281,22 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
         .collect();
     let exts = u.exts();
     let reds: Vec<usize> = (0..k.lanes.len()).filter(|&i| u.reduce[i].is_some()).collect();
-    let mut e = run_entry(&u, &exts, &outs, &widths, commutative);
+    // a kernel of generate lanes whose element tests the innermost index against the edges
+    // (a stencil's boundary) runs the interior with those tests answered: straight-line code
+    let edges = match (reds.is_empty(), k.space.last()) {
+        (true, Some(&len)) => k.elem.edge_split(k.space.len() - 1, len),
+        _ => None,
+    };
+    if let Some(s) = &edges {
+        u.func(
+            "elem_in",
+            &s.interior,
+            "the element function away from the innermost dimension's edges",
+            true,
+        )?;
+    }
+    let edges = edges.map(|s| (s.head, s.tail));
+    let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges);
     let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
     let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine };
     Ok(u.finish(entries, &e))
@@ -293,13 +322,16 @@ fn group_call(prefix: &str, f: &str, h: usize, w: usize, ins: &[&str], out: &str
 /// The `run` entry of a kernel of generate and reduce lanes: the generate lanes written to
 /// `outs` (their output arrays), the reductions (heads of `widths[h]` lanes, over a group
 /// when more than one: accumulator `s<l>` holds lane `l`'s component) folded per row (into
-/// independent accumulators where every operator is `commutative`).
+/// independent accumulators where every operator is `commutative`). With `edges` (`head`,
+/// `tail`: no reductions) the first `head` and last `tail` points of each row call the
+/// element function and the points between `<prefix>_elem_in` ([`eqfuse_ir::plan::EdgeSplit`]).
 fn run_entry(
     u: &Unit<'_>,
     exts: &[String],
     outs: &[Option<String>],
     widths: &[usize],
     commutative: bool,
+    edges: Option<(usize, usize)>,
 ) -> String {
     let (prefix, types) = (&u.prefix, &u.types);
     let reds: Vec<usize> = (0..types.len()).filter(|&i| u.reduce[i].is_some()).collect();
@@ -321,12 +353,12 @@ fn run_entry(
     }
     let inner = rank - 1;
     // One element at inner index `iL`: compute, write the generate lanes, fold with `fold`.
-    let body = |ind: &str, fold: &dyn Fn(usize) -> String| -> String {
+    let body = |ind: &str, fold: &dyn Fn(usize) -> String, elem: &str| -> String {
         let mut s = String::new();
         for (i, t) in types.iter().enumerate() {
             w!(s, "{ind}{} x{i};", cty(*t));
         }
-        let mut call = format!("{prefix}_elem(A, base + iL");
+        let mut call = format!("{prefix}_{elem}(A, base + iL");
         for d in 0..inner {
             let _ = write!(call, ", i{d}");
         }
@@ -350,7 +382,8 @@ fn run_entry(
     };
     w!(e, "    long long j = j0;");
     if !reds.is_empty() && commutative {
-        // independent accumulators: element j into accumulator j mod W
+        // independent accumulators: element j into accumulator j mod W (every component
+        // of a group's in its own array), combined in order at the end
         let wn = reds.iter().map(|&i| accumulators(types[i].size_bytes())).max().unwrap_or(16);
         for &i in &reds {
             w!(e, "    {} acc{i}[{wn}];", cty(types[i]));
@@ -359,28 +392,51 @@ fn run_entry(
         w!(e, "    for (; j + {wn} <= j1; j += {wn}) {{");
         w!(e, "      for (int w = 0; w < {wn}; ++w) {{");
         w!(e, "        const long long iL = j + w;");
-        e.push_str(&body("        ", &|i| {
-            format!("ok &= {prefix}_op{i}(A, -1, acc{i}[w], x{i}, &acc{i}[w]);")
-        }));
+        e.push_str(&body(
+            "        ",
+            &|i| match widths[i] {
+                0 => String::new(),
+                w => group_call(prefix, "op", i, w, &["acc@[w]", "x@"], "acc@[w]"),
+            },
+            "elem",
+        ));
         w!(e, "      }}");
         w!(e, "    }}");
         for &i in &reds {
             w!(e, "    {} s{i} = acc{i}[0];", cty(types[i]));
-            w!(e, "    for (int w = 1; w < {wn}; ++w) ok &= {prefix}_op{i}(A, -1, s{i}, acc{i}[w], &s{i});");
+        }
+        for &(h, w) in &heads {
+            let call = group_call(prefix, "op", h, w, &["s@", "acc@[w]"], "s@");
+            w!(e, "    for (int w = 1; w < {wn}; ++w) {call}");
         }
     } else {
         for &i in &reds {
             w!(e, "    {} s{i} = ne{i};", cty(types[i]));
         }
     }
-    w!(e, "    for (; j < j1; ++j) {{");
-    w!(e, "      const long long iL = j;");
     // a part lane's component is folded by its head's call
-    e.push_str(&body("      ", &|i| match widths[i] {
+    let fold = |i: usize| match widths[i] {
         0 => String::new(),
         w => group_call(prefix, "op", i, w, &["s@", "x@"], "s@"),
-    }));
-    w!(e, "    }}");
+    };
+    let pieces: Vec<(&str, &str)> = match edges {
+        Some((head, tail)) => {
+            // [j, jh) and [jt, j1) at the edges, [jh, jt) between (any may be empty)
+            w!(e, "    long long jh = j1 < {head}LL ? j1 : {head}LL;");
+            w!(e, "    if (jh < j) jh = j;");
+            w!(e, "    long long jt = L - {tail}LL;");
+            w!(e, "    if (jt > j1) jt = j1;");
+            w!(e, "    if (jt < jh) jt = jh;");
+            vec![("jh", "elem"), ("jt", "elem_in"), ("j1", "elem")]
+        }
+        None => vec![("j1", "elem")],
+    };
+    for (end, elem) in pieces {
+        w!(e, "    for (; j < {end}; ++j) {{");
+        w!(e, "      const long long iL = j;");
+        e.push_str(&body("      ", &fold, elem));
+        w!(e, "    }}");
+    }
     for &i in &reds {
         w!(e, "    (({}*)red[{i}])[row - r0] = s{i};", cty(types[i]));
     }
@@ -638,66 +694,6 @@ fn outer_indices(e: &mut String, exts: &[String], ind: &str) {
             }
         }
     }
-}
-
-/// A scan's entry points: `fold` (a segment's total), `prefix` (the segments' carries) and
-/// `scan` (rows or segments from a carry).
-fn scan_entries(prefix: &str, name: &str, exts: &[String], out: &str, t: &str, exclusive: bool) -> String {
-    let rank = exts.len();
-    let mut call = format!("{prefix}_elem(A, base + j");
-    for d in 0..rank - 1 {
-        let _ = write!(call, ", i{d}");
-    }
-    call.push_str(", j, &x)");
-    let mut e = String::new();
-    w!(e, "{}", abi::FOLD.header(prefix, name));
-    w!(e, "  int ok = 1;");
-    w!(e, "  const long long L = {};", exts[rank - 1]);
-    outer_indices(&mut e, exts, "  ");
-    w!(e, "  const long long base = row * L;");
-    w!(e, "  {t} s;");
-    w!(e, "  ok &= {prefix}_ne0(A, -1, &s);");
-    w!(e, "  for (long long j = j0; j < j1; ++j) {{");
-    w!(e, "    {t} x;");
-    w!(e, "    ok &= {call};");
-    w!(e, "    ok &= {prefix}_op0(A, -1, s, x, &s);");
-    w!(e, "  }}");
-    w!(e, "  *({t}*)part = s;");
-    w!(e, "  return ok;");
-    w!(e, "}}");
-    w!(e, "{}", abi::PREFIX.header(prefix, name));
-    w!(e, "  int ok = 1;");
-    w!(e, "  {t} s;");
-    w!(e, "  ok &= {prefix}_ne0(A, -1, &s);");
-    w!(e, "  for (long long q = 0; q < n; ++q) {{");
-    w!(e, "    (({t}*)carries)[q] = s;");
-    w!(e, "    ok &= {prefix}_op0(A, -1, s, ((const {t}*)parts)[q], &s);");
-    w!(e, "  }}");
-    w!(e, "  return ok;");
-    w!(e, "}}");
-    w!(e, "{}", abi::SCAN.header(prefix, name));
-    w!(e, "  int ok = 1;");
-    w!(e, "  const long long L = {};", exts[rank - 1]);
-    w!(e, "  for (long long row = r0; row < r1; ++row) {{");
-    outer_indices(&mut e, exts, "    ");
-    w!(e, "    const long long base = row * L;");
-    w!(e, "    {t} s;");
-    w!(e, "    if (carry) s = *(const {t}*)carry; else ok &= {prefix}_ne0(A, -1, &s);");
-    w!(e, "    for (long long j = j0; j < j1; ++j) {{");
-    w!(e, "      {t} x;");
-    w!(e, "      ok &= {call};");
-    if exclusive {
-        w!(e, "      {out}[base + j] = s;");
-        w!(e, "      ok &= {prefix}_op0(A, -1, s, x, &s);");
-    } else {
-        w!(e, "      ok &= {prefix}_op0(A, -1, s, x, &s);");
-        w!(e, "      {out}[base + j] = s;");
-    }
-    w!(e, "    }}");
-    w!(e, "  }}");
-    w!(e, "  return ok;");
-    w!(e, "}}");
-    e
 }
 
 #[cfg(test)]

@@ -25,6 +25,14 @@
 //! and scans keep their operands in order (the language requires only associativity);
 //! when the operator is a recognised commutative one (`+`, `*`, `min`, `max`) the elements
 //! are dealt to threads in strides (coalesced), otherwise in contiguous chunks.
+//!
+//! A reduction or scan over a group (version 2's `argmin`, Welford, `reduce`/`scan` over a
+//! tuple: a head lane and its [`LaneOp::Part`](eqfuse_ir::plan::LaneOp::Part)s) takes the
+//! same skeletons (full and row reductions, beside other lanes; 1-d and row scans) on the
+//! group's value, a struct of its components that lives in registers only; every component
+//! has its own shared array, scratch buffer and output. Its operator never commutes for
+//! the skeletons (contiguous chunks, lower index on the left), and the primitives over
+//! groups ([`prelude::GROUPS`]) are in the files of such kernels only.
 
 pub mod prelude;
 pub mod rowblock;
@@ -130,9 +138,10 @@ pub fn generate(
     let skel = g.build()?;
     let (layout, funcs, kernels, scratch, in_space) = g.finish();
     let head = format!("kernel k{index}, {}", crate::describe(plan, kernel));
+    let groups = kernel.lanes.iter().any(|l| l.op.width() > 1);
     Ok(KernelCode {
         file: file_name(index, kernel),
-        source: assemble(&head, opts, &layout, &funcs, &kernels),
+        source: assemble(&head, opts, groups, &layout, &funcs, &kernels),
         skeleton: skel,
         slots: layout.slots(),
         scratch,
@@ -140,9 +149,17 @@ pub fn generate(
     })
 }
 
-/// A file's source: the head comment, the options' defines, the prelude, the argument
-/// block, the device functions and the entry points.
-fn assemble(head: &str, opts: GenOptions, layout: &crate::Layout, funcs: &str, kernels: &str) -> String {
+/// A file's source: the head comment, the options' defines, the prelude (with
+/// [`prelude::GROUPS`] where the kernel reduces or scans over a group), the argument block,
+/// the device functions and the entry points.
+fn assemble(
+    head: &str,
+    opts: GenOptions,
+    groups: bool,
+    layout: &crate::Layout,
+    funcs: &str,
+    kernels: &str,
+) -> String {
     let mut src = String::new();
     let _ = writeln!(src, "// eqfuse: {head}");
     let _ = writeln!(src, "// generated CUDA C; compiled by NVRTC on its own (no #include).");
@@ -159,10 +176,16 @@ fn assemble(head: &str, opts: GenOptions, layout: &crate::Layout, funcs: &str, k
         crate::prelude_ints::BIT_COUNTS,
         crate::prelude_ints::SCALAR_INTS,
         eqfuse_ir::math::c_source(),
-        prelude::TAIL,
     ] {
         src.push_str(part);
     }
+    let end = "// ---- end of prelude ----";
+    let (tail, last) = prelude::TAIL.split_at(prelude::TAIL.rfind(end).unwrap_or(prelude::TAIL.len()));
+    src.push_str(tail);
+    if groups {
+        src.push_str(prelude::GROUPS);
+    }
+    src.push_str(last);
     src.push('\n');
     src.push_str(&layout.declaration());
     src.push('\n');

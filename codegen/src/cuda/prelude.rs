@@ -250,3 +250,109 @@ template <typename T, typename Op> __device__ __forceinline__ void eq_atomic_cas
 
 // ---- end of prelude ----
 "#;
+
+/// The warp and block primitives over groups, placed before the prelude's last line in the
+/// files of kernels with a reduction or scan over a group: [`TAIL`]'s reductions, scan and
+/// look-back for a group's value `V`, a struct of its components that lives in registers
+/// and brings its own shuffles (`V::shfl_down`, `V::shfl_up`: one per component), with
+/// storage `S`, a view of one array per component (`get`, `put`, `get_volatile`), in shared
+/// or global memory: a group never reaches memory as a struct. The operands stay in order
+/// (the lower index on the left), as in [`TAIL`].
+pub const GROUPS: &str = r#"// ---- reductions and scans over groups ----
+template <typename V, typename Op> __device__ __forceinline__ V eq_gwarp_reduce(V v, const Op& op) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    V o = V::shfl_down(v, off);
+    if ((lane & (2 * off - 1)) == 0) v = op(v, o);
+  }
+  return v;
+}
+
+template <typename V, typename Op, typename S>
+__device__ __forceinline__ V eq_gblock_reduce(V v, V ne, const Op& op, const S& sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = eq_gwarp_reduce(v, op);
+  if (lane == 0) sh.put(warp, v);
+  __syncthreads();
+  V r = ne;
+  if (warp == 0) {
+    r = lane < EQ_WARPS ? sh.get(lane) : ne;
+    r = eq_gwarp_reduce(r, op);
+  }
+  __syncthreads();
+  return r;
+}
+
+template <typename V, typename Op, typename S>
+__device__ __forceinline__ void eq_gblock_scan(V x, V carry, V ne, const Op& op, const S& sh, V& inc, V& exc, V& total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    V y = V::shfl_up(x, off);
+    if (lane >= off) x = op(y, x);
+  }
+  if (lane == 31) sh.put(warp, x);
+  __syncthreads();
+  if (warp == 0) {
+    V w = lane < EQ_WARPS ? sh.get(lane) : ne;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      V y = V::shfl_up(w, off);
+      if (lane >= off) w = op(y, w);
+    }
+    if (lane < EQ_WARPS) sh.put(lane, w);
+  }
+  __syncthreads();
+  const V prefix = warp > 0 ? op(carry, sh.get(warp - 1)) : carry;
+  const V xe = V::shfl_up(x, 1);
+  inc = op(prefix, x);
+  exc = lane > 0 ? op(prefix, xe) : prefix;
+  total = op(carry, sh.get(EQ_WARPS - 1));
+  __syncthreads();
+}
+
+template <typename V, typename Op, typename S>
+__device__ __forceinline__ V eq_glookback(long long tile, V agg, V ne, const Op& op, unsigned int* flags, const S& aggs, const S& incs) {
+  const int lane = threadIdx.x & 31;
+  V prefix = ne;
+  if (tile > 0) {
+    if (lane == 0) {
+      aggs.put(tile, agg);
+      __threadfence();
+      *(volatile unsigned int*)&flags[tile] = 1u;
+    }
+    for (long long base = tile; base > 0; base -= 32) {
+      const long long p = base - 32 + lane;
+      unsigned int fl = 2u;
+      if (p >= 0) {
+        do { fl = *(volatile unsigned int*)&flags[p]; } while (fl == 0u);
+      }
+      __threadfence();
+      int k = (fl == 2u && p >= 0) || p < 0 ? lane : -1;
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        const int o = __shfl_down_sync(EQ_FULL_MASK, k, off);
+        k = o > k ? o : k;
+      }
+      k = __shfl_sync(EQ_FULL_MASK, k, 0);
+      V v = ne;
+      if (p >= 0 && lane > k) v = aggs.get_volatile(p);
+      if (p >= 0 && lane == k) v = incs.get_volatile(p);
+      v = eq_gwarp_reduce(v, op);
+      prefix = op(v, prefix);
+      if (k >= 0) break;
+    }
+  }
+#ifdef EQ_LOOKBACK_SPARSE
+  if (tile % 40 != 0) return prefix;
+#endif
+  if (lane == 0) {
+    incs.put(tile, op(prefix, agg));
+    __threadfence();
+    *(volatile unsigned int*)&flags[tile] = 2u;
+  }
+  return prefix;
+}
+
+"#;

@@ -112,7 +112,8 @@ pub fn generate(
             return Ok(None);
         }
         let reduces = k.lanes.iter().filter(|l| matches!(l.op, LaneOp::Reduce { .. })).count();
-        let lanes_ok = k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. }));
+        let lanes_ok =
+            k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate | LaneOp::Reduce { .. } | LaneOp::Part));
         if !lanes_ok || (!row_phase && reduces > 0) {
             return Ok(None);
         }
@@ -134,13 +135,13 @@ pub fn generate(
             s.push_str(&g.fold_body("f", "        "));
             w!(s, "      }}");
             for &i in &reds {
-                w!(s, "      acc{i} = eq_block_reduce(acc{i}, ne{i}, op{i}, eq_sh{i});");
+                w!(s, "      acc{i} = {}(acc{i}, ne{i}, op{i}, eq_sh{i});", g.reduce_fn(i, true));
             }
             if !reds.is_empty() {
                 w!(s, "      if (threadIdx.x == 0) {{");
                 for &i in &reds {
-                    let o = g.out(i);
-                    w!(s, "        {o}[row] = acc{i};");
+                    let o = g.outs_of(i);
+                    s.push_str(&g.store_value(i, &format!("acc{i}"), &o, "row", "        "));
                 }
                 w!(s, "      }}");
             }
@@ -193,7 +194,8 @@ pub fn generate(
     w!(body, "  }}");
     w!(body, "}}\n");
     let head = format!("row block k{first}..k{}: {}", first + kernels.len() - 1, described.join("; "));
-    let source = super::assemble(&head, opts, &layout, &funcs, &body);
+    let groups = kernels.iter().flat_map(|k| &k.lanes).any(|l| l.op.width() > 1);
+    let source = super::assemble(&head, opts, groups, &layout, &funcs, &body);
     Ok(Some(KernelCode {
         file: file_name(first),
         source,

@@ -219,7 +219,7 @@ impl<'p> Enc<'p> {
     }
 
     /// The components of function `f`'s body, each as a `lam` of `f`'s flat parameters.
-    fn component_lams(&mut self, f: &'p Expr, env: &Env<'p>, d: u32) -> Result<Vec<Id>> {
+    pub(super) fn component_lams(&mut self, f: &'p Expr, env: &Env<'p>, d: u32) -> Result<Vec<Id>> {
         let (params, body, typed, def_env) = self
             .resolve_lambda(f, env)
             .ok_or_else(|| unsupported("a function returning a tuple that is not a lambda", f.span))?;
@@ -229,7 +229,7 @@ impl<'p> Enc<'p> {
     }
 
     /// An array operand that may be a group: its arrays.
-    fn flat_arrays(&mut self, a: &'p Expr, env: &Env<'p>, d: u32) -> Result<Vec<Id>> {
+    pub(super) fn flat_arrays(&mut self, a: &'p Expr, env: &Env<'p>, d: u32) -> Result<Vec<Id>> {
         if is_tuple_typed(a) {
             self.parts(a, env, d)
         } else {
@@ -273,6 +273,7 @@ impl<'p> Enc<'p> {
                 };
                 Ok(self.projections(g, w))
             }
+            ("reduce_segments" | "scan_segments", _) => self.segments(name == "scan_segments", args, env, d),
             ("map", [f, arrays @ ..]) if !arrays.is_empty() => {
                 let lams = self.component_lams(f, env, d)?;
                 let mut flat = Vec::new();
@@ -307,17 +308,10 @@ impl<'p> Enc<'p> {
             .collect()
     }
 
-    /// The shape of `grp` (a group, or one array) and an index function over it whose body
-    /// is `body(enc, members, index params)` as a `(tuple ..)`: the members (arrays) read at
-    /// the function's indices. Members whose shapes are not known to agree are refused.
-    fn index_function(
-        &mut self,
-        grp: &'p Expr,
-        env: &Env<'p>,
-        d: u32,
-        body: impl FnOnce(&mut Self, Vec<Id>, &[Id]) -> Vec<Id>,
-    ) -> Result<(Id, Id)> {
-        let shapes: Vec<&Vec<Dim>> = match &grp.ty {
+    /// The shape of `grp` (a group, or one array): its members' shape, which must be known
+    /// to agree (else refused).
+    pub(super) fn group_shape(&self, grp: &'p Expr) -> Result<&'p Vec<Dim>> {
+        let shapes: Vec<&'p Vec<Dim>> = match &grp.ty {
             Some(Type::Group(ms)) => ms
                 .iter()
                 .map(|m| match m {
@@ -340,6 +334,20 @@ impl<'p> Enc<'p> {
         if !shapes.iter().all(agree) {
             return Err(unsupported("a group whose members' shapes are not known to agree", grp.span));
         }
+        Ok(first)
+    }
+
+    /// The shape of `grp` (a group, or one array) and an index function over it whose body
+    /// is `body(enc, members, index params)` as a `(tuple ..)`: the members (arrays) read at
+    /// the function's indices. Members whose shapes are not known to agree are refused.
+    fn index_function(
+        &mut self,
+        grp: &'p Expr,
+        env: &Env<'p>,
+        d: u32,
+        body: impl FnOnce(&mut Self, Vec<Id>, &[Id]) -> Vec<Id>,
+    ) -> Result<(Id, Id)> {
+        let first = self.group_shape(grp)?;
         let r = first.len();
         let mut dims = Vec::with_capacity(r);
         let mut here: Option<Id> = None;

@@ -1,11 +1,13 @@
 //! Reductions and scans over groups (a head lane and its [`LaneOp::Part`]s, `w` components
 //! folded together by an operator of `2w` parameters and `w` results): the operator through
 //! the VM, one element at a time and in order (associative, not necessarily commutative),
-//! and a group scan with the two-pass scheme of [`super::scan`].
+//! and a group scan by the two passes the scan of one lane uses ([`two_pass`], generic over
+//! the carry: here one scalar per component).
 //!
 //! [`LaneOp::Part`]: eqfuse_ir::plan::LaneOp::Part
 
-use super::{block_len, blocks, check_ret, count, first_error, full, min_len, run_block, Ctx};
+use super::scan::{two_pass, ScanComb};
+use super::{check_ret, full, Ctx};
 use crate::col::{Col, ColMut};
 use crate::compile::compile;
 use crate::internal;
@@ -16,7 +18,6 @@ use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::{Func, Kernel};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
-use rayon::prelude::*;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -245,8 +246,7 @@ fn split_by_block<'a>(outs: &'a mut [Col], lens: &[usize]) -> Result<Vec<Vec<Col
 }
 
 /// A scan over a group (the kernel's only lanes: its head and its parts), along the
-/// innermost dimension: rows in parallel, or for long rows a scan per chunk, a scan of the
-/// chunks' totals (the carries) and a parallel fix-up.
+/// innermost dimension, by the two passes of [`two_pass`].
 #[allow(clippy::too_many_arguments)]
 pub(super) fn group_scan(
     env: &StoreRef<'_, '_>,
@@ -259,8 +259,6 @@ pub(super) fn group_scan(
     ctx: &Ctx,
 ) -> Result<Results> {
     let kind = k.kind.as_str();
-    let (&inner, outer) = shape.split_last().ok_or_else(|| internal("a scan over an empty space"))?;
-    let rows = count(kind, outer)?;
     let prog = compile(&k.elem, env, Some(shape))?;
     let w = k.lanes.len();
     let tys = lane_types(env, k, &prog, 0, w)?;
@@ -271,96 +269,42 @@ pub(super) fn group_scan(
         outs.push(Col::zeros(ty, total));
     }
     if total > 0 {
-        let bs = block_len(ctx.block, prog.live);
-        let b = blocks(rows, inner, bs)?;
-        let lens: Vec<usize> = b.list.iter().map(|x| x.1).collect();
-        let chunked = b.chunks_per_row > 0;
-        let min = min_len(b.list.len(), ctx.threads);
-        let parts = split_by_block(&mut outs, &lens)?;
-        let results: Vec<Result<Vec<Scalar>>> = b
-            .list
-            .par_iter()
-            .zip(parts)
-            .with_min_len(min)
-            .map_init(
-                || (Vm::new(&prog), None),
-                |(vm, cvm), (&(start, len, _, nrows), mut dst)| -> Result<Vec<Scalar>> {
-                    ctx.cancel.check()?;
-                    if let Err(e) = run_block(vm, &prog, shape, start, len) {
-                        return Err(first_error(vm, &prog, shape, kind, start, len, e, &mut |_, _| Ok(())));
-                    }
-                    let cols = group_cols(vm, &prog, 0, w, len)?;
-                    let mut acc = ne.clone();
-                    if chunked {
-                        comb.scan(cvm, &mut acc, &cols, 0..len, &mut dst, exclusive)?;
-                    } else {
-                        for row in 0..nrows {
-                            acc.copy_from_slice(&ne);
-                            comb.scan(
-                                cvm,
-                                &mut acc,
-                                &cols,
-                                row * inner..(row + 1) * inner,
-                                &mut dst,
-                                exclusive,
-                            )?;
-                        }
-                    }
-                    Ok(acc)
-                },
-            )
-            .collect();
-        let mut totals = Vec::with_capacity(results.len());
-        for r in results {
-            totals.push(r?);
-        }
-        if chunked {
-            fix_chunks(&comb, &ne, &totals, b.chunks_per_row, &mut outs, &lens, min, ctx)?;
-        }
+        two_pass(&comb, &ne, &prog, shape, outs.as_mut_slice(), exclusive, kind, ctx)?;
     }
     Ok(outs.into_iter().map(|c| (shape.to_vec(), c)).collect())
 }
 
-/// The second pass of a chunked group scan: each chunk's carry (the scan of the row's
-/// earlier chunks' totals) combined into its elements, in parallel.
-#[allow(clippy::too_many_arguments)]
-fn fix_chunks(
-    comb: &GroupComb<'_>,
-    ne: &[Scalar],
-    totals: &[Vec<Scalar>],
-    cpr: usize,
-    outs: &mut [Col],
-    lens: &[usize],
-    min: usize,
-    ctx: &Ctx,
-) -> Result<()> {
-    let mut carries = Vec::with_capacity(totals.len());
-    let mut vm = None;
-    for row in totals.chunks(cpr) {
-        let mut carry = ne.to_vec();
-        for (c, t) in row.iter().enumerate() {
-            carries.push(carry.clone());
-            if c + 1 < row.len() {
-                comb.apply(&mut vm, &mut carry, t)?;
-            }
-        }
+impl ScanComb for GroupComb<'_> {
+    type Carry = Vec<Scalar>;
+    type Outs = [Col];
+    type Dst<'a> = Vec<ColMut<'a>>;
+    type Cols<'v> = Vec<Cow<'v, Col>>;
+
+    fn block_cols<'v>(&self, vm: &'v Vm, prog: &Program<'_>, len: usize) -> Result<Vec<Cow<'v, Col>>> {
+        group_cols(vm, prog, 0, self.w, len)
     }
-    let parts = split_by_block(outs, lens)?;
-    let fixed: Vec<Result<()>> = parts
-        .into_par_iter()
-        .zip(carries)
-        .enumerate()
-        .with_min_len(min)
-        .map_init(
-            || None,
-            |cvm, (i, (mut dst, carry))| {
-                ctx.cancel.check()?;
-                if i % cpr == 0 {
-                    return Ok(());
-                }
-                comb.fix_up(cvm, &carry, &mut dst)
-            },
-        )
-        .collect();
-    fixed.into_iter().collect()
+
+    fn scan_range(
+        &self,
+        vm: &mut Option<Vm>,
+        acc: &mut Vec<Scalar>,
+        cols: &Vec<Cow<'_, Col>>,
+        range: Range<usize>,
+        dst: &mut Vec<ColMut<'_>>,
+        exclusive: bool,
+    ) -> Result<()> {
+        self.scan(vm, acc, cols, range, dst, exclusive)
+    }
+
+    fn carry_op(&self, vm: &mut Option<Vm>, carry: &mut Vec<Scalar>, total: &Vec<Scalar>) -> Result<()> {
+        self.apply(vm, carry, total)
+    }
+
+    fn fix_block(&self, vm: &mut Option<Vm>, carry: &Vec<Scalar>, dst: &mut Vec<ColMut<'_>>) -> Result<()> {
+        self.fix_up(vm, carry, dst)
+    }
+
+    fn split_outs<'a>(outs: &'a mut [Col], lens: &[usize]) -> Result<Vec<Vec<ColMut<'a>>>> {
+        split_by_block(outs, lens)
+    }
 }

@@ -273,10 +273,21 @@ impl Entry {
         unsafe { combine(a, lane as i64, parts.as_ptr(), n as i64, dst.as_ptr()) != 0 }
     }
 
+    /// How many components a scan's carry has (one per lane; 0 for a kernel that is no
+    /// scan).
+    fn scan_width(&self) -> usize {
+        match (&self.fns, &self.code.entries) {
+            (Fns::Scan { .. }, Entries::Scan(sc)) => sc.tys.len(),
+            _ => 0,
+        }
+    }
+
     /// `scan(A, r0, r1, j0, j1, carry)`: the scan over rows `[r0, r1)`, innermost indices
-    /// `[j0, j1)`, from `*carry` (the neutral element where `carry` is null). `false` when
-    /// an element failed or the kernel is no scan. The caller keeps the module's condition:
-    /// the range's elements of the output are this call's alone.
+    /// `[j0, j1)`, from the carry whose component `l` is `*carry[l]` (the neutral element
+    /// where `carry` is `None`). `false` when an element failed, the kernel is no scan or
+    /// `carry` has not a pointer per component. The caller keeps the module's condition:
+    /// the range's elements of the outputs are this call's alone, and each pointer of
+    /// `carry` holds its component.
     pub(crate) fn scan(
         &self,
         a: *const u64,
@@ -284,28 +295,45 @@ impl Entry {
         r1: usize,
         j0: usize,
         j1: usize,
-        carry: *const u8,
+        carry: Option<&[*const u8]>,
     ) -> bool {
         let Fns::Scan { scan, .. } = self.fns else { return false };
-        // SAFETY: the module's condition, kept by the caller.
-        unsafe { scan(a, r0 as i64, r1 as i64, j0 as i64, j1 as i64, carry) != 0 }
+        let c = match carry {
+            Some(c) if c.len() != self.scan_width() => return false,
+            Some(c) => c.as_ptr(),
+            None => std::ptr::null(),
+        };
+        // SAFETY: the module's condition, kept by the caller; `carry` is null or has a
+        // pointer per component.
+        unsafe { scan(a, r0 as i64, r1 as i64, j0 as i64, j1 as i64, c) != 0 }
     }
 
-    /// `fold(A, row, j0, j1, part)`: the total of a scan's segment `[j0, j1)` of row `row`
-    /// into `*part`. The caller keeps the module's condition: `part` is this call's alone.
-    pub(crate) fn fold(&self, a: *const u64, row: usize, j0: usize, j1: usize, part: *mut u8) -> bool {
+    /// `fold(A, row, j0, j1, part)`: the total of a scan's segment `[j0, j1)` of row `row`,
+    /// component `l` into `*part[l]`. `false` when an element failed, the kernel is no scan
+    /// or `part` has not a pointer per component. The caller keeps the module's condition:
+    /// `part`'s slots are this call's alone.
+    pub(crate) fn fold(&self, a: *const u64, row: usize, j0: usize, j1: usize, part: &[*mut u8]) -> bool {
         let Fns::Scan { fold, .. } = self.fns else { return false };
-        // SAFETY: the module's condition, kept by the caller.
-        unsafe { fold(a, row as i64, j0 as i64, j1 as i64, part) != 0 }
+        if part.len() != self.scan_width() {
+            return false;
+        }
+        // SAFETY: the module's condition, kept by the caller; a pointer per component.
+        unsafe { fold(a, row as i64, j0 as i64, j1 as i64, part.as_ptr()) != 0 }
     }
 
-    /// `prefix(A, parts, n, carries)`: the exclusive prefix of `n` segment totals. The
-    /// caller keeps the module's condition: `parts` and `carries` hold `n` elements each,
-    /// `carries` this call's alone.
-    pub(crate) fn prefix(&self, a: *const u64, parts: *const u8, n: usize, carries: *mut u8) -> bool {
+    /// `prefix(A, parts, n, carries)`: the exclusive prefix of `n` segment totals, in
+    /// order (`parts[l]`, `carries[l]`: component `l`'s). `false` when the kernel is no
+    /// scan or either has not a pointer per component. The caller keeps the module's
+    /// condition: each of `parts` and `carries` holds `n` elements, `carries` this call's
+    /// alone.
+    pub(crate) fn prefix(&self, a: *const u64, parts: &[*const u8], n: usize, carries: &[*mut u8]) -> bool {
         let Fns::Scan { prefix, .. } = self.fns else { return false };
-        // SAFETY: the module's condition, kept by the caller.
-        unsafe { prefix(a, parts, n as i64, carries) != 0 }
+        let w = self.scan_width();
+        if parts.len() != w || carries.len() != w {
+            return false;
+        }
+        // SAFETY: the module's condition, kept by the caller; a pointer per component.
+        unsafe { prefix(a, parts.as_ptr(), n as i64, carries.as_ptr()) != 0 }
     }
 
     /// `count(A, j0, j1, n)`: how many of a filter's elements `[j0, j1)` are kept, into

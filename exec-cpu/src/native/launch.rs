@@ -8,6 +8,7 @@
 //! The cancel flag ([`Cancel`]) is polled before each call, so a run stops within one
 //! block's time of it.
 
+use super::carry::Carries;
 use super::ffi::{col_ptr, mark_written, Entry, Kind};
 use crate::cancel::Cancel;
 use crate::col::Col;
@@ -198,14 +199,14 @@ impl Entry {
         ok.load(Ordering::Relaxed)
     }
 
-    /// Runs a scan kernel over `rows` rows of `len` elements into `_out` (`rows * len`
-    /// elements), which `args`' output field points into: it is borrowed mutably so that
-    /// nothing else reads or writes it while the calls write through that pointer. `false`
-    /// when an element failed.
+    /// Runs a scan kernel (one lane, or a group) over `rows` rows of `len` elements into
+    /// `outs` (one column per component, `rows * len` elements each), which `args`' output
+    /// fields point into: they are borrowed mutably so that nothing else reads or writes
+    /// them while the calls write through those pointers. `false` when an element failed.
     pub(crate) fn launch_scan(
         &self,
         args: &[u64],
-        out: &mut Col,
+        outs: &mut [Col],
         rows: usize,
         len: usize,
         split: Split,
@@ -214,6 +215,9 @@ impl Entry {
         let (Kind::Scan, Entries::Scan(sc)) = (self.kind(), &self.code.entries) else {
             return false;
         };
+        if outs.len() != sc.tys.len() {
+            return false;
+        }
         let ok = AtomicBool::new(true);
         let fail = |r: bool| {
             if !r {
@@ -230,56 +234,49 @@ impl Entry {
                     }
                     let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
                     // rows [r0, r1) are this call's alone
-                    fail(self.scan(a.get() as *const u64, r0, r1, 0, len, std::ptr::null()));
+                    fail(self.scan(a.get() as *const u64, r0, r1, 0, len, None));
                 });
             }
             Split::Segments { seg, segs } => {
-                let sz = sc.ty.size_bytes();
-                let mut parts = Col::zeros(sc.ty, rows * segs);
-                let mut carries = Col::zeros(sc.ty, rows * segs);
-                let (pb, cb) = (Ptr(col_ptr(&mut parts) as *mut u8), Ptr(col_ptr(&mut carries) as *mut u8));
+                let carry = Carries::new(&sc.tys, rows * segs);
                 let seg_range = |t: usize| {
                     let (row, s) = (t / segs, t % segs);
-                    (row, s, s * seg, ((s + 1) * seg).min(len))
+                    (row, s * seg, ((s + 1) * seg).min(len))
                 };
                 (0..rows * segs).into_par_iter().for_each(|t| {
                     if stopped(cancel, &ok) {
                         return;
                     }
-                    let (row, _, j0, j1) = seg_range(t);
-                    // partial slot `t` is this call's alone
-                    fail(self.fold(a.get() as *const u64, row, j0, j1, pb.get().wrapping_add(t * sz)));
+                    let (row, j0, j1) = seg_range(t);
+                    // partial slot `t` of each component is this call's alone
+                    fail(self.fold(a.get() as *const u64, row, j0, j1, &carry.parts_at(t)));
                 });
                 (0..rows).into_par_iter().for_each(|row| {
                     // row `row`'s partials are read and its carries written by this call alone
+                    let at = row * segs;
                     fail(self.prefix(
                         a.get() as *const u64,
-                        pb.get().wrapping_add(row * segs * sz),
+                        &carry.parts_read(at),
                         segs,
-                        cb.get().wrapping_add(row * segs * sz),
+                        &carry.carries_at(at),
                     ));
                 });
                 (0..rows * segs).into_par_iter().for_each(|t| {
                     if stopped(cancel, &ok) {
                         return;
                     }
-                    let (row, _, j0, j1) = seg_range(t);
-                    // segment `t` of the output is this call's alone
-                    fail(self.scan(
-                        a.get() as *const u64,
-                        row,
-                        row + 1,
-                        j0,
-                        j1,
-                        cb.get().wrapping_add(t * sz),
-                    ));
+                    let (row, j0, j1) = seg_range(t);
+                    // segment `t` of the outputs is this call's alone; its carry was written
+                    fail(self.scan(a.get() as *const u64, row, row + 1, j0, j1, Some(&carry.carry_at(t))));
                 });
-                drop((parts, carries));
+                carry.release();
             }
         }
         let ok = ok.load(Ordering::Relaxed);
         if ok {
-            mark_written(out, rows * len);
+            for out in outs.iter_mut() {
+                mark_written(out, rows * len);
+            }
         }
         ok
     }
@@ -289,6 +286,44 @@ impl Entry {
     /// fields point into `outs`; `outs` holds one column per lane: a generate lane's of
     /// `rows * len` elements, a reduce lane's of `rows`. Returns `false` when an element
     /// failed (the outputs are then partly written).
+    /// Runs a kernel of generate lanes over one row cut at `bounds` (`0 = b0 < .. < bk`, the
+    /// row's length last: [`eqfuse_ir::plan::balanced_bounds`]), one call per piece on rayon
+    /// threads: a segmented reduction split by its work, not by its point count. `outs` as
+    /// for [`Entry::launch`]; `false` when an element failed or a lane reduces.
+    pub(crate) fn launch_bounds(
+        &self,
+        args: &[u64],
+        outs: &mut [Col],
+        bounds: &[usize],
+        cancel: &Cancel,
+    ) -> bool {
+        let Kind::Lanes { .. } = self.kind() else { return false };
+        if self.code.reduce.iter().any(Option::is_some) {
+            return false;
+        }
+        let ok = AtomicBool::new(true);
+        let a = Ptr(args.as_ptr() as *mut u8);
+        let lanes = self.code.reduce.len();
+        (0..bounds.len().saturating_sub(1)).into_par_iter().for_each(|t| {
+            if stopped(cancel, &ok) {
+                return;
+            }
+            let red: Vec<*mut u8> = vec![std::ptr::null_mut(); lanes];
+            // points [bounds[t], bounds[t + 1]) of the row are this call's alone
+            if !self.run(a.get() as *const u64, 0, 1, bounds[t], bounds[t + 1], &red) {
+                ok.store(false, Ordering::Relaxed);
+            }
+        });
+        let ok = ok.load(Ordering::Relaxed);
+        if ok {
+            let len = bounds.last().copied().unwrap_or(0);
+            for c in outs.iter_mut() {
+                mark_written(c, len);
+            }
+        }
+        ok
+    }
+
     pub(crate) fn launch(
         &self,
         args: &[u64],
@@ -483,7 +518,7 @@ pub(crate) fn launch_row_blocks(
             let r = match (p.entry.kind(), p.row_phase) {
                 (Kind::Lanes { .. }, true) => p.entry.run(a, r0, r1, 0, p.len, &red),
                 (Kind::Lanes { .. }, false) => p.entry.run(a, 0, 1, r0, r1, &red),
-                (Kind::Scan, true) => p.entry.scan(a, r0, r1, 0, p.len, std::ptr::null()),
+                (Kind::Scan, true) => p.entry.scan(a, r0, r1, 0, p.len, None),
                 _ => false,
             };
             if !r {
@@ -539,7 +574,6 @@ pub(crate) fn launch_scan_block(
     };
     let seg = seg.max(1);
     let segs = n.div_ceil(seg);
-    let sz = sc.ty.size_bytes();
     let ok = AtomicBool::new(true);
     let fail = |r: bool| {
         if !r {
@@ -547,23 +581,21 @@ pub(crate) fn launch_scan_block(
         }
     };
     let range = |t: usize| (t * seg, ((t + 1) * seg).min(n));
-    let mut parts = Col::zeros(sc.ty, segs);
-    let mut carries = Col::zeros(sc.ty, segs);
-    let (pb, cb) = (Ptr(col_ptr(&mut parts) as *mut u8), Ptr(col_ptr(&mut carries) as *mut u8));
+    let carry = Carries::new(&sc.tys, segs);
     let a0 = Ptr(first.args.as_ptr() as *mut u8);
     (0..segs).into_par_iter().for_each(|t| {
         if stopped(cancel, &ok) {
             return;
         }
         let (j0, j1) = range(t);
-        // partial slot `t` is this call's alone
-        fail(first.entry.fold(a0.get() as *const u64, 0, j0, j1, pb.get().wrapping_add(t * sz)));
+        // partial slot `t` of each component is this call's alone
+        fail(first.entry.fold(a0.get() as *const u64, 0, j0, j1, &carry.parts_at(t)));
     });
     if !ok.load(Ordering::Relaxed) {
         return false;
     }
     // `segs` partials are read and `segs` carries written
-    fail(first.entry.prefix(a0.get() as *const u64, pb.get(), segs, cb.get()));
+    fail(first.entry.prefix(a0.get() as *const u64, &carry.parts_read(0), segs, &carry.carries_at(0)));
     if !ok.load(Ordering::Relaxed) {
         return false;
     }
@@ -593,9 +625,7 @@ pub(crate) fn launch_scan_block(
             // the call touches only points [j0, j1) of it (the address is computed in
             // integers; the C code only ever forms in-bounds ones).
             let r = match (p.entry.kind(), p.dst) {
-                (Kind::Scan, None) => {
-                    p.entry.scan(a, 0, 1, j0, j1, cb.get().wrapping_add(t * sz) as *const u8)
-                }
+                (Kind::Scan, None) => p.entry.scan(a, 0, 1, j0, j1, Some(&carry.carry_at(t))),
                 (Kind::Lanes { .. }, None) => p.entry.run(a, 0, 1, j0, j1, &nulls),
                 (Kind::Permute { shared: true }, Some(dst)) => p.entry.shared(a, j0, j1, dst.get()),
                 _ => false,
@@ -606,7 +636,7 @@ pub(crate) fn launch_scan_block(
             }
         }
     });
-    drop((parts, carries));
+    carry.release();
     ok.load(Ordering::Relaxed)
 }
 

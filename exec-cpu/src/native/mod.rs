@@ -10,6 +10,7 @@
 
 mod build;
 mod cache;
+mod carry;
 mod compile;
 mod ffi;
 mod launch;
@@ -214,6 +215,25 @@ pub(crate) fn run_kernel(
     r
 }
 
+/// Where a segment kernel ([`Kernel::segment_offsets`]: a segmented reduction) of one row
+/// of `len` points is cut into calls of about `segment` units of work: by its segments'
+/// lengths, so that a giant segment is a call of its own while the others share theirs.
+/// `None` for any other kernel, or offsets that are not its `len + 1` (checked before).
+fn segment_bounds(
+    store: &Store<'_>,
+    k: &Kernel,
+    rows: usize,
+    len: usize,
+    segment: usize,
+) -> Option<Vec<usize>> {
+    let off = k.segment_offsets()?;
+    if rows != 1 {
+        return None;
+    }
+    let crate::col::Data::I64(offsets) = &store.get(off).ok()?.data else { return None };
+    eqfuse_ir::plan::balanced_bounds(offsets, len, segment)
+}
+
 fn run_native(
     prep: &Prepared,
     store: &Store<'_>,
@@ -270,11 +290,11 @@ fn run_native(
     } else {
         launch::Split::Segments { seg: segment, segs: len.div_ceil(segment) }
     };
-    let ok = if matches!(entry.code.entries, Entries::Scan(_)) {
-        match outs.first_mut() {
-            Some(out) => entry.launch_scan(&args, out, rows, len, split, cancel),
-            None => false,
-        }
+    let bounds = segment_bounds(store, k, rows, len, segment);
+    let ok = if let Some(bounds) = bounds {
+        entry.launch_bounds(&args, &mut outs, &bounds, cancel)
+    } else if matches!(entry.code.entries, Entries::Scan(_)) {
+        entry.launch_scan(&args, &mut outs, rows, len, split, cancel)
     } else {
         entry.launch(&args, &mut outs, rows, len, split, cancel)
     };

@@ -9,6 +9,8 @@ use eqfuse_optimize::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use std::path::Path;
 
+mod groups;
+
 fn emu() -> Option<Emu> {
     let e = Emu::new();
     if e.is_none() {
@@ -94,17 +96,6 @@ fn kernels_are_not_loaded_from_the_old_shared_directory() {
     assert_eq!(before, after, "the emulator wrote into {}", old.display());
 }
 
-/// The cases whose plans hold a reduction or scan over a group (`argmin`, Welford), which
-/// the CUDA generator refuses (issue 46): each must be refused with [`GROUPS_REFUSED`], so
-/// that a case that starts to run, or fails otherwise, fails the test until the list says so.
-/// (`v2_err_argmin_empty` is not here: its empty dimension's `E-SHAPE` comes first, as
-/// expected.)
-const NOT_ON_CUDA: &[&str] =
-    &["v2_argminmax_builtin", "v2_group_argmin_reduce", "v2_group_scan_runmax", "v2_welford"];
-
-/// What the CUDA generator's refusal of a group's lanes says.
-const GROUPS_REFUSED: &str = "is not generated for CUDA yet";
-
 /// Every conformance case under `tests/conformance`, optimised and unfused, through the
 /// generated kernels on the emulator: the expected outputs within tolerance, or the
 /// expected error code.
@@ -144,17 +135,6 @@ fn conformance_cases_on_the_emulator() {
             let got = eqfuse_ir::bind::bind_inputs(&checked, &inputs, &eqfuse_ir::Limits::default())
                 .and_then(|b| crate::runtime::run(&emu, plan, &inputs, &b.sizes, &opts));
             eprintln!("{name} ({label}): {:.2} s", t.elapsed().as_secs_f64());
-            let refused = |e: &eqfuse_ir::Error| e.message.contains(GROUPS_REFUSED);
-            if NOT_ON_CUDA.contains(&name.as_str()) {
-                match got {
-                    Err(e) if refused(&e) => {}
-                    other => failures.push(format!(
-                        "{name} ({label}): in NOT_ON_CUDA, but gave {:?}: update the list",
-                        other.map(|_| ())
-                    )),
-                }
-                continue;
-            }
             match (&spec.error, got) {
                 (Some(code), Err(e)) if e.code.as_str() == code => {}
                 (Some(code), other) => {
@@ -507,7 +487,8 @@ fn tiles_cover_every_element() {
 }
 
 /// Single-pass scans and filters over many tiles (a tile is 8 elements per thread, 256
-/// at 32 threads), commutative or not, inclusive and exclusive, with every tile
+/// at 32 threads), commutative or not (a segmented scan over a group), inclusive and
+/// exclusive, with every tile
 /// publishing its inclusive prefix and, with `EQ_LOOKBACK_SPARSE`, only every fortieth
 /// (so that the look-back folds aggregates across more than one 32-tile window),
 /// against the interpreter.
@@ -521,6 +502,7 @@ fn lookback_scans_and_filters_over_many_tiles() {
         ("scan_f32_max", "input xs : f32[n]\noutput m = scan max (-inf) xs"),
         ("filter", "input xs : f32[n]\noutput k = filter (\\x -> x > 0.5) xs\noutput c = reduce (+) 0 (map (\\x -> if x > 0.5 then 1 else 0) xs)"),
         ("filter_then_scan", "input ks : i64[n]\noutput s = scan (+) 0 (filter (\\k -> k % 3 == 1) ks)"),
+        ("scan_group", "input ks : i64[n]\nlet seg = \\(f1, v1) (f2, v2) -> (f1 || f2, if f2 then v2 else v1 + v2)\nlet (f, v) = scan seg (false, 0) (map (\\k -> k == 3) ks, ks)\noutput v\nlet (g, w) = scan_exclusive seg (false, 0) (map (\\k -> k == 3) ks, ks)\noutput w"),
     ];
     let opts = CudaOptions { block_size: 32, disk_cache: false, ..CudaOptions::default() };
     let mut problems = Vec::new();

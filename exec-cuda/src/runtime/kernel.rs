@@ -84,11 +84,15 @@ impl<G: Gpu> Run<'_, G> {
                 vals.push(self.fill_dest(k, shape, *value, *span)?)
             }
             _ => {
+                // a part lane has its head's shape (a reduction's or a scan's over a group)
+                let mut reducing = false;
                 for (i, lane) in k.lanes.iter().enumerate() {
-                    let shape = match lane.op {
-                        LaneOp::Reduce { .. } => sp.outer.clone(),
-                        _ => sp.space.clone(),
+                    reducing = match lane.op {
+                        LaneOp::Reduce { .. } => true,
+                        LaneOp::Part => reducing,
+                        _ => false,
                     };
+                    let shape = if reducing { sp.outer.clone() } else { sp.space.clone() };
                     vals.push(self.new_output(k, i, shape)?);
                 }
             }

@@ -45,6 +45,8 @@ impl<G: Gpu> Run<'_, G> {
                 let shape = match lane.op {
                     LaneOp::Generate => sp.clone(),
                     LaneOp::Reduce { .. } if row_phase => outer.clone(),
+                    // a component of the reduction over a group before it
+                    LaneOp::Part if row_phase => outer.clone(),
                     _ => return Ok(false),
                 };
                 shapes.push((lane.dst, shape));

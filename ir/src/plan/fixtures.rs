@@ -4,6 +4,7 @@
 use super::{
     Arg, Block, Func, Inst, Kernel, KernelKind, Lane, LaneOp, Origin, Plan, Step, ValueId, ValueInfo,
 };
+use crate::ast::BinOp;
 use crate::types::ElemType;
 use crate::value::Scalar;
 
@@ -82,9 +83,9 @@ pub fn argmin_op(t: ElemType) -> Func {
         reg_types: vec![t, i, t, i, b, b, b, b, t, i],
         body: Block {
             insts: vec![
-                Inst::Binary { dst: 4, op: crate::ast::BinOp::Lt, a: 2, b: 0 },
-                Inst::Binary { dst: 5, op: crate::ast::BinOp::Eq, a: 2, b: 0 },
-                Inst::Binary { dst: 6, op: crate::ast::BinOp::Lt, a: 3, b: 1 },
+                Inst::Binary { dst: 4, op: BinOp::Lt, a: 2, b: 0 },
+                Inst::Binary { dst: 5, op: BinOp::Eq, a: 2, b: 0 },
+                Inst::Binary { dst: 6, op: BinOp::Lt, a: 3, b: 1 },
                 Inst::If {
                     dst: 7,
                     cond: 5,
@@ -158,7 +159,7 @@ pub fn group_argmin(scan: bool) -> Plan {
 /// `\(m1, c1) (m2, c2) -> (m1 * m2, c1 * m2 + c2)`, associative and not commutative, so a
 /// fold that combines out of order gives another result.
 pub fn affine_op() -> Func {
-    use crate::ast::BinOp::{Add, Mul};
+    use BinOp::{Add, Mul};
     let i = ElemType::I64;
     Func {
         params: vec![i; 4],
@@ -227,4 +228,85 @@ pub fn group_affine(scan: bool, exclusive: bool) -> Plan {
         })],
         outputs: vec![("m".into(), 4), ("k".into(), 5)],
     }
+}
+
+/// A plan over `off : i64[m + 1]` and `xs : f64[n]` with one kernel over `[m]` whose point
+/// `s` sums `xs[off[s] .. off[s + 1]]` in a loop of `off[s + 1] - off[s]` trips, into `y`
+/// (a segmented sum, as `reduce_segments (+) 0 off xs` lowers; the size `m` is an input).
+pub fn segment_sum() -> Plan {
+    let v = |name: &str, elem, rank, origin| ValueInfo { name: name.into(), elem, rank, origin, span: None };
+    let (i, f) = (ElemType::I64, ElemType::F64);
+    let bin = |dst, op, a, b| Inst::Binary { dst, op, a, b };
+    let elem = Func {
+        params: vec![i],
+        reg_types: vec![i, i, i, i, i, i, f, i, f, i, f, f, i, f],
+        body: Block {
+            insts: vec![
+                Inst::Const { dst: 1, value: Scalar::I64(1) },
+                bin(2, BinOp::Add, 0, 1),
+                Inst::Read { dst: 3, array: 0, index: vec![2] },
+                Inst::Read { dst: 4, array: 0, index: vec![0] },
+                bin(5, BinOp::Sub, 3, 4),
+                Inst::Const { dst: 6, value: Scalar::F64(0.0) },
+                Inst::Loop {
+                    dsts: vec![12, 13],
+                    count: 5,
+                    inits: vec![4, 6],
+                    vars: vec![7, 8],
+                    body: Block {
+                        insts: vec![
+                            bin(9, BinOp::Add, 7, 1),
+                            Inst::Read { dst: 10, array: 1, index: vec![7] },
+                            bin(11, BinOp::Add, 8, 10),
+                        ],
+                    },
+                    nexts: vec![9, 11],
+                },
+            ],
+        },
+        ret: vec![13],
+        spans: vec![],
+    };
+    Plan {
+        values: vec![
+            v("off", i, 1, Origin::Input),
+            v("xs", f, 1, Origin::Input),
+            v("m", i, 0, Origin::Size),
+            v("y", f, 1, Origin::Computed),
+        ],
+        steps: vec![Step::Kernel(Kernel {
+            kind: KernelKind::Generate,
+            space: vec![Arg::Value(2)],
+            elem,
+            lanes: vec![Lane { dst: 3, op: LaneOp::Generate }],
+            span: None,
+            contraction: None,
+        })],
+        outputs: vec![("y".into(), 3)],
+    }
+}
+
+/// An element function over `[h, w]` (parameters `i`, `j`; `w` is value 3) returning the
+/// edge tests of a stencil: `j == 0`, `j == w - 1` and `i == 0` ([`Func::edge_split`]).
+pub fn edge_stencil() -> (Func, Arg) {
+    let (i, b) = (ElemType::I64, ElemType::Bool);
+    let bin = |dst, op, a, b| Inst::Binary { dst, op, a, b };
+    let f = Func {
+        params: vec![i, i],
+        reg_types: vec![i, i, i, b, i, i, i, b, b],
+        body: Block {
+            insts: vec![
+                Inst::Const { dst: 2, value: Scalar::I64(0) },
+                bin(3, BinOp::Eq, 1, 2),
+                Inst::Load { dst: 4, value: 3 },
+                Inst::Const { dst: 5, value: Scalar::I64(1) },
+                bin(6, BinOp::Sub, 4, 5),
+                bin(7, BinOp::Eq, 6, 1),
+                bin(8, BinOp::Eq, 0, 2),
+            ],
+        },
+        ret: vec![3, 7, 8],
+        spans: vec![],
+    };
+    (f, Arg::Value(3))
 }

@@ -43,8 +43,10 @@
 //! ```
 
 mod assert;
+mod balance;
 pub mod contract;
 pub mod dot;
+mod edges;
 pub mod eval;
 pub mod exec;
 #[cfg(any(test, feature = "testgen"))]
@@ -56,6 +58,8 @@ pub mod remap;
 
 pub use crate::interp::named_shape;
 pub use assert::assert_error;
+pub use balance::balanced_bounds;
+pub use edges::EdgeSplit;
 pub use exec::KernelId;
 pub use loops::{LoopKind, LoopStep};
 
@@ -804,12 +808,14 @@ fn extents_shape(
 }
 
 impl Block {
-    /// Calls `f` on every instruction, nested blocks included (iteratively).
-    pub fn visit(&self, f: &mut dyn FnMut(&Inst)) {
+    /// Every instruction, nested blocks included (iteratively; a block's own before those
+    /// of the blocks nested in it).
+    pub fn all_insts(&self) -> Vec<&Inst> {
+        let mut out = Vec::new();
         let mut stack: Vec<&Block> = vec![self];
         while let Some(b) = stack.pop() {
             for i in &b.insts {
-                f(i);
+                out.push(i);
                 match i {
                     Inst::If { then_block, else_block, .. } => {
                         stack.push(then_block);
@@ -820,6 +826,12 @@ impl Block {
                 }
             }
         }
+        out
+    }
+
+    /// Calls `f` on every instruction, nested blocks included (iteratively).
+    pub fn visit(&self, f: &mut dyn FnMut(&Inst)) {
+        self.all_insts().into_iter().for_each(f);
     }
 }
 

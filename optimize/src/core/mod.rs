@@ -60,13 +60,29 @@ pub fn to_core(checked: &Checked) -> Result<Option<Checked>> {
     if let Some(what) = unsupported(&program) {
         return Err(unsupported_error(&what));
     }
-    let limits = eqfuse_ir::Limits::default();
+    // the rewrites nest deeper than the source (a `let` of a 3-tuple is three `let`s): the
+    // source was held to the user's limit, its rewriting is checked as deep as it goes
+    let mut limits = eqfuse_ir::Limits::default();
+    limits.max_depth = limits.max_depth.max(nesting(&program));
     let core = eqfuse_ir::check::check_with(&program, &limits).map_err(|e| {
         eqfuse_ir::error::internal(format!(
             "the program rewritten for the optimiser does not check ({e}):\n{program}"
         ))
     })?;
     Ok(Some(core))
+}
+
+/// How deep `p`'s expressions nest (iteratively: no deep recursion).
+fn nesting(p: &Program) -> u32 {
+    let mut deepest = 0u32;
+    for e in p.items.iter().filter_map(item_value) {
+        let mut stack = vec![(e, 1u32)];
+        while let Some((n, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            stack.extend(n.kind.children().map(|c| (c, d.saturating_add(1))));
+        }
+    }
+    deepest
 }
 
 /// Part `k` of a tuple or group expression that can be taken apart (a tuple literal, an
@@ -139,12 +155,6 @@ pub fn unsupported(p: &Program) -> Option<String> {
 fn unsupported_node(e: &Expr) -> Option<&'static str> {
     match &e.kind {
         ExprKind::Loop { .. } => Some("a loop over arrays (`loop ... for` / `while`)"),
-        ExprKind::Apply { func, .. } => match &func.kind {
-            ExprKind::Var(f) if matches!(f.as_str(), "reduce_segments" | "scan_segments") => {
-                Some("segmented reductions and scans")
-            }
-            _ => None,
-        },
         _ => None,
     }
 }

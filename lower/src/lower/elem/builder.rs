@@ -40,7 +40,8 @@ pub(in crate::lower) struct FuncBuilder {
     params: Vec<ElemType>,
     reg_types: Vec<ElemType>,
     blocks: Vec<Block>,
-    memo: Vec<HashMap<MemoKey, Reg>>,
+    /// Per block: the register each (node, environment) has there.
+    pub(in crate::lower) memo: Vec<HashMap<MemoKey, Reg>>,
     consts: HashMap<String, Reg>,
     /// Per block: the (node, environment) pairs it computes on every path.
     pub(in crate::lower) strict: Vec<HashSet<MemoKey>>,

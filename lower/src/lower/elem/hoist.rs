@@ -19,7 +19,7 @@ impl Lowerer<'_> {
         if !self.has_cond {
             return;
         }
-        let FuncBuilder { strict, lazy, .. } = fb;
+        let FuncBuilder { strict, lazy, memo, .. } = fb;
         let Some(will) = strict.last_mut() else { return };
         let view =
             View { nodes: self.nodes, kinds: &self.kinds, free: &self.free, branching: &self.branching };
@@ -28,7 +28,10 @@ impl Lowerer<'_> {
         while let Some((root, e)) = work.pop() {
             self.strict.walk(&view, root, &mut |n| {
                 let Some(k) = key_of(free, n, &e) else { return false };
-                if !will.insert(k) {
+                // a value an enclosing block has computed is there, and so is what it
+                // needed: nothing below it is this block's to compute (without this stop,
+                // a chain of `if`s walks the whole chain again in every branch)
+                if memo.iter().any(|m| m.contains_key(&k)) || !will.insert(k) {
                     return false;
                 }
                 if let Some(arg) = lazy_arg(nodes, lazy, n, &e) {
@@ -49,7 +52,7 @@ impl Lowerer<'_> {
         while let Some((root, e)) = work.pop() {
             for &n in self.strict.of(&view, root).iter() {
                 let Some(k) = key_of(&self.free, n, &e) else { continue };
-                if out.contains_key(&k) {
+                if out.contains_key(&k) || fb.lookup(&k).is_some() {
                     continue;
                 }
                 if let Some(arg) = lazy_arg(self.nodes, &fb.lazy, n, &e) {

@@ -12,6 +12,7 @@ mod map;
 mod multi;
 mod permute;
 mod reduce_scan;
+mod segments;
 
 pub(super) use permute::fill_dests;
 
@@ -58,6 +59,7 @@ impl Lowerer<'_> {
             L::Multi(c) => self.multi(i, &c),
             L::GReduce(c) => self.group(i, c, false),
             L::GScan(c) => self.group(i, c, true),
+            L::SegCheck(c) => self.segcheck(i, c),
             n => Err(internal(format!("not a kernel: {n:?}"))),
         }
     }
