@@ -59,11 +59,22 @@ static __device__ __forceinline__ int eq_abs_i32(int a) { return a < 0 ? eq_neg_
 // b != 0 here; MIN / -1 == MIN and MIN % -1 == 0.
 static __device__ __forceinline__ int eq_div_i32(int a, int b) { return b == -1 ? eq_neg_i32(a) : a / b; }
 static __device__ __forceinline__ int eq_rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }
+// With EQ_WRAPV (the CPU build: -fwrapv makes signed overflow wrap) the plain operators,
+// which the vectoriser sees as affine in an index (`t[i, j + 1]` a contiguous load, not a
+// gather); the same bits as the unsigned form either way.
 static __device__ __forceinline__ long long eq_add_i64(long long a, long long b) {
+#ifdef EQ_WRAPV
+  return a + b;
+#else
   return (long long)((unsigned long long)a + (unsigned long long)b);
+#endif
 }
 static __device__ __forceinline__ long long eq_sub_i64(long long a, long long b) {
+#ifdef EQ_WRAPV
+  return a - b;
+#else
   return (long long)((unsigned long long)a - (unsigned long long)b);
+#endif
 }
 static __device__ __forceinline__ long long eq_mul_i64(long long a, long long b) {
   return (long long)((unsigned long long)a * (unsigned long long)b);

@@ -51,6 +51,11 @@ pub struct FnCtx<'a> {
     /// caller loaded it with the neighbouring elements in one vector load) instead of from
     /// memory. The parameters follow the index parameters, in this order.
     pub tile: &'a [ValueId],
+    /// For the interior of an edge split ([`eqfuse_ir::plan::EdgeSplit`]), run only where
+    /// parameter `p` is in `[head, extent - tail)` (`margins[p] = (head, tail)`): a read at
+    /// `p + c` with `-head <= c <= tail` is in `[0, extent)` too, so it is unchecked like a
+    /// read at `p` (and listed in [`FnCtx::in_space`] the same way). Empty: none.
+    pub margins: &'a [(usize, usize)],
 }
 
 /// An array read without bounds checks, and for each of its axes the parameter (an axis of
@@ -497,9 +502,40 @@ impl Emitter<'_, '_> {
         let ok = self.cx.in_space.is_some()
             && self.params_fixed
             && !index.is_empty()
-            && self.rank(array).is_ok_and(|r| r == index.len())
-            && index.iter().all(|&r| (r as usize) < params);
-        ok.then(|| index.iter().map(|&r| r as usize).collect())
+            && self.rank(array).is_ok_and(|r| r == index.len());
+        if !ok {
+            return None;
+        }
+        index
+            .iter()
+            .map(|&r| if (r as usize) < params { Some(r as usize) } else { self.within_margin(r) })
+            .collect()
+    }
+
+    /// The parameter `p` when register `r` is `p + c` or `p - c` for a constant `c` within
+    /// `p`'s margins ([`FnCtx::margins`]).
+    fn within_margin(&self, r: Reg) -> Option<usize> {
+        if self.cx.margins.is_empty() {
+            return None;
+        }
+        let insts = self.func.body.all_insts();
+        let def = |r: Reg| insts.iter().find(|i| i.dsts().contains(&r)).copied();
+        let konst = |r: Reg| match def(r) {
+            Some(Inst::Const { value: Scalar::I64(c), .. }) => Some(*c),
+            _ => None,
+        };
+        let param = |r: Reg| ((r as usize) < self.func.params.len()).then_some(r as usize);
+        let (p, c) = match def(r)? {
+            Inst::Binary { op: BinOp::Add, a, b, .. } => match (param(*a), param(*b)) {
+                (Some(p), _) => (p, konst(*b)?),
+                (_, Some(p)) => (p, konst(*a)?),
+                _ => return None,
+            },
+            Inst::Binary { op: BinOp::Sub, a, b, .. } => (param(*a)?, konst(*b)?.checked_neg()?),
+            _ => return None,
+        };
+        let &(head, tail) = self.cx.margins.get(p)?;
+        (-(head as i64) <= c && c <= tail as i64).then_some(p)
     }
 
     fn rank(&self, v: ValueId) -> Result<usize, String> {

@@ -49,6 +49,8 @@ struct Unit<'a> {
     types: Vec<ElemType>,
     /// Per lane: `Some(t)` for a reduce lane.
     reduce: Vec<Option<ElemType>>,
+    /// While the interior of an edge split is emitted: its margins ([`FnCtx::margins`]).
+    margins: Vec<(usize, usize)>,
 }
 
 impl Unit<'_> {
@@ -58,8 +60,14 @@ impl Unit<'_> {
     fn func(&mut self, suffix: &str, f: &Func, what: &str, elem: bool) -> Result<(), String> {
         let fname = format!("{}_{suffix}", self.prefix);
         let in_space = if elem { Some(&mut self.in_space) } else { None };
-        let mut cx =
-            FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout, in_space, tile: &[] };
+        let mut cx = FnCtx {
+            plan: self.plan,
+            host: self.host,
+            layout: &mut self.layout,
+            in_space,
+            tile: &[],
+            margins: &self.margins,
+        };
         let text = emit(&mut cx, &fname, f)?;
         w!(self.funcs, "// {what}");
         self.funcs.push_str(&text);
@@ -116,6 +124,7 @@ pub(crate) fn generate(
         in_space: Vec::new(),
         types,
         reduce,
+        margins: Vec::new(),
     };
     u.func("elem", &k.elem, "the element function", true)?;
     match kind {
@@ -283,19 +292,13 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     let reds: Vec<usize> = (0..k.lanes.len()).filter(|&i| u.reduce[i].is_some()).collect();
     // a kernel of generate lanes whose element tests the innermost index against the edges
     // (a stencil's boundary) runs the interior with those tests answered: straight-line code
-    let edges = match (reds.is_empty(), k.space.last()) {
-        (true, Some(&len)) => k.elem.edge_split(k.space.len() - 1, len),
-        _ => None,
-    };
+    let edges = if reds.is_empty() { k.elem.edge_split(&k.space) } else { None };
     if let Some(s) = &edges {
-        u.func(
-            "elem_in",
-            &s.interior,
-            "the element function away from the innermost dimension's edges",
-            true,
-        )?;
+        u.margins = s.margins.clone();
+        u.func("elem_in", &s.interior, "the element function inside the edges of the space", true)?;
+        u.margins.clear();
     }
-    let edges = edges.map(|s| (s.head, s.tail));
+    let edges = edges.map(|s| s.margins);
     let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges);
     let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
     let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine };
@@ -322,16 +325,18 @@ fn group_call(prefix: &str, f: &str, h: usize, w: usize, ins: &[&str], out: &str
 /// The `run` entry of a kernel of generate and reduce lanes: the generate lanes written to
 /// `outs` (their output arrays), the reductions (heads of `widths[h]` lanes, over a group
 /// when more than one: accumulator `s<l>` holds lane `l`'s component) folded per row (into
-/// independent accumulators where every operator is `commutative`). With `edges` (`head`,
-/// `tail`: no reductions) the first `head` and last `tail` points of each row call the
-/// element function and the points between `<prefix>_elem_in` ([`eqfuse_ir::plan::EdgeSplit`]).
+/// independent accumulators where every operator is `commutative`). With `edges` (per
+/// dimension, the points at its start and end where the element's edge tests may hold: no
+/// reductions) a row inside the outer dimensions' margins calls `<prefix>_elem_in` for its
+/// points inside the innermost margins, and the element function for the rest
+/// ([`eqfuse_ir::plan::EdgeSplit`]).
 fn run_entry(
     u: &Unit<'_>,
     exts: &[String],
     outs: &[Option<String>],
     widths: &[usize],
     commutative: bool,
-    edges: Option<(usize, usize)>,
+    edges: Option<Vec<(usize, usize)>>,
 ) -> String {
     let (prefix, types) = (&u.prefix, &u.types);
     let reds: Vec<usize> = (0..types.len()).filter(|&i| u.reduce[i].is_some()).collect();
@@ -419,17 +424,21 @@ fn run_entry(
         0 => String::new(),
         w => group_call(prefix, "op", i, w, &["s@", "x@"], "s@"),
     };
-    let pieces: Vec<(&str, &str)> = match edges {
-        Some((head, tail)) => {
-            // [j, jh) and [jt, j1) at the edges, [jh, jt) between (any may be empty)
+    let pieces: Vec<(&str, &str)> = match edges.as_deref() {
+        Some([outer @ .., (head, tail)]) => {
+            // [j, jh) and [jt, j1) at the edges, [jh, jt) between (any may be empty; all of
+            // the row at the edges when the row is inside an outer dimension's margin)
             w!(e, "    long long jh = j1 < {head}LL ? j1 : {head}LL;");
             w!(e, "    if (jh < j) jh = j;");
             w!(e, "    long long jt = L - {tail}LL;");
             w!(e, "    if (jt > j1) jt = j1;");
             w!(e, "    if (jt < jh) jt = jh;");
+            for (d, (h, t)) in outer.iter().enumerate().filter(|(_, m)| **m != (0, 0)) {
+                w!(e, "    if (i{d} < {h}LL || i{d} >= {} - {t}LL) jh = jt = j1;", exts[d]);
+            }
             vec![("jh", "elem"), ("jt", "elem_in"), ("j1", "elem")]
         }
-        None => vec![("j1", "elem")],
+        _ => vec![("j1", "elem")],
     };
     for (end, elem) in pieces {
         w!(e, "    for (; j < {end}; ++j) {{");

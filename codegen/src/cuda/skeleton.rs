@@ -114,8 +114,14 @@ impl<'a> Gen<'a> {
     pub(crate) fn func(&mut self, fname: &str, func: &Func, what: &str) -> Result<(), String> {
         let elem = fname == self.name("eq_elem") && self.opts.unchecked;
         let in_space = if elem { Some(&mut self.in_space) } else { None };
-        let mut cx =
-            FnCtx { plan: self.plan, host: self.host, layout: &mut self.layout, in_space, tile: &[] };
+        let mut cx = FnCtx {
+            plan: self.plan,
+            host: self.host,
+            layout: &mut self.layout,
+            in_space,
+            tile: &[],
+            margins: &[],
+        };
         let text = emit(&mut cx, fname, func)?;
         w!(self.funcs, "// {what}");
         self.funcs.push_str(&text);
@@ -279,6 +285,7 @@ impl<'a> Gen<'a> {
             layout: &mut self.layout,
             in_space: Some(&mut unused),
             tile: &ids,
+            margins: &[],
         };
         let text = emit(&mut cx, "eq_elem_v", &self.k.elem)?;
         w!(self.funcs, "// the element function, its tiled arrays' elements passed in");

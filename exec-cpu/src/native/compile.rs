@@ -12,7 +12,10 @@
 //! `(double)(long long)x` into `trunc(x)` (which keeps the sign of -0.0 that the integer
 //! drops): the prelude's integer-to-float conversions clear the sign bit when the integer is
 //! 0, which undoes it (`a_conversion_through_an_integer_drops_the_sign_of_zero` in
-//! `exec-cpu/tests/blocked_vm.rs` guards this).
+//! `exec-cpu/tests/blocked_vm.rs` guards this). `-fwrapv` makes signed overflow wrap, as
+//! the language's integers do; with `-DEQ_WRAPV` the prelude then writes `i64` addition and
+//! subtraction as the plain operators, which the vectoriser takes as affine in an index (a
+//! stencil's `t[i, j + 1]` is a contiguous load, not a gather), with the same bits.
 //!
 //! Shared objects are cached on disk (`cache.rs`: where, and what is checked before one is
 //! loaded), named by the SHA-256 of the source, the compiler's path and version, the flags
@@ -33,6 +36,8 @@ pub(crate) const FLAGS: &[&str] = &[
     "-ffp-contract=off",
     "-fno-math-errno",
     "-fno-trapping-math",
+    "-fwrapv",
+    "-DEQ_WRAPV",
     "-fPIC",
     "-shared",
     "-fvisibility=hidden",

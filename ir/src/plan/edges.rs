@@ -1,14 +1,14 @@
-//! Index-set splitting of the innermost dimension: a stencil's element function tests the
-//! innermost index against the edges (`j == 0`, `j == w - 1`, `j < 2`), so every point
-//! takes a branch and no compiler vectorises the loop. Away from the edges those tests
-//! have one answer. [`Func::edge_split`] finds them: how many points at each end of the
-//! dimension the tests can hold at, and the element function for the points between, with
-//! the tests replaced by their answer there. An executor runs the edges with the function
-//! as it is and the interior with the specialised one, so the interior's loop is
-//! straight-line code (the row's own tests, the same for the whole row, are hoisted by the
-//! compiler).
+//! Index-set splitting: a stencil's element function tests its indices against the edges
+//! of the space (`i == 0`, `j == w - 1`, `j < 2`), so every point takes a branch and no
+//! compiler vectorises the loop. Away from the edges those tests have one answer.
+//! [`Func::edge_split`] finds them: per dimension, how many points at each end the tests
+//! can hold at, and the element function for the points inside those margins, with the
+//! tests replaced by their answer there. An executor runs the margins with the function as
+//! it is and the interior with the specialised one, whose loop is straight-line code; and
+//! a read there at an index within the margins of a parameter (`t[i - 1, j + 1]`) is in
+//! bounds wherever a read at the parameter itself is.
 
-use super::{Arg, Block, Func, Inst, Reg};
+use super::{Arg, Block, Func, Inst, Reg, ValueId};
 use crate::ast::BinOp;
 use crate::value::Scalar;
 use std::collections::HashMap;
@@ -19,72 +19,70 @@ const MAX_EDGE: i64 = 8;
 /// The result of [`Func::edge_split`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct EdgeSplit {
-    /// How many points at the start of the dimension run the function as it is.
-    pub head: usize,
-    /// How many points at the end run it as it is.
-    pub tail: usize,
-    /// The function for the points `[head, len - tail)`: every edge test replaced by its
-    /// answer there.
+    /// Per dimension of the space: how many points at its start and at its end the element
+    /// function's edge tests may hold at (`(0, 0)`: none tested).
+    pub margins: Vec<(usize, usize)>,
+    /// The function for the points inside every dimension's margins: every edge test
+    /// replaced by its answer there.
     pub interior: Func,
 }
 
-/// What a register is, as far as an edge test needs: the innermost index, a constant, or
-/// the innermost extent minus a constant.
+/// What a register is, as far as an edge test needs: a parameter (an index of the space),
+/// a constant, or a host value minus a constant (an extent minus `k`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Term {
-    Index,
+    Index(usize),
     Const(i64),
-    /// `len - k`.
-    FromEnd(i64),
+    /// `value - k`.
+    FromEnd(ValueId, i64),
 }
 
 impl Func {
-    /// The edge split of this element function over a space whose innermost dimension is
-    /// parameter `inner` with extent `len`: `None` when it tests the innermost index against
-    /// no edge.
+    /// The edge split of this element function over `space` (its parameters are the
+    /// space's indices): `None` when it tests no index against an edge.
     ///
     /// ```
     /// use eqfuse_ir::plan::fixtures::edge_stencil;
-    /// let (elem, len) = edge_stencil();
-    /// let s = elem.edge_split(1, len).unwrap();
-    /// assert_eq!((s.head, s.tail), (1, 1));
+    /// let (elem, space) = edge_stencil();
+    /// let s = elem.edge_split(&space).unwrap();
+    /// assert_eq!(s.margins, [(1, 0), (1, 1)]);
     /// ```
-    pub fn edge_split(&self, inner: usize, len: Arg) -> Option<EdgeSplit> {
+    pub fn edge_split(&self, space: &[Arg]) -> Option<EdgeSplit> {
         let defs = definitions(&self.body);
+        let dims = space.len().min(self.params.len());
         let term = |r: Reg| -> Option<Term> {
-            if r as usize == inner && inner < self.params.len() {
-                return Some(Term::Index);
+            if (r as usize) < dims {
+                return Some(Term::Index(r as usize));
             }
             match defs.get(&r)? {
                 Inst::Const { value: Scalar::I64(k), .. } => Some(Term::Const(*k)),
-                Inst::Binary { op: BinOp::Sub, a, b, .. } => {
-                    let k = match defs.get(b)? {
-                        Inst::Const { value: Scalar::I64(k), .. } => *k,
-                        _ => return None,
-                    };
-                    let is_len = match (defs.get(a)?, len) {
-                        (Inst::Load { value, .. }, Arg::Value(v)) => *value == v,
-                        _ => false,
-                    };
-                    is_len.then_some(Term::FromEnd(k))
-                }
+                Inst::Binary { op: BinOp::Sub, a, b, .. } => match (defs.get(a)?, defs.get(b)?) {
+                    (Inst::Load { value, .. }, Inst::Const { value: Scalar::I64(k), .. }) => {
+                        Some(Term::FromEnd(*value, *k))
+                    }
+                    _ => None,
+                },
                 _ => None,
             }
         };
-        let (mut head, mut tail) = (0i64, 0i64);
+        let mut margins = vec![(0i64, 0i64); dims];
         let mut answers: HashMap<Reg, bool> = HashMap::new();
         self.body.visit(&mut |i| {
             let Inst::Binary { dst, op, a, b } = i else { return };
             let (Some(ta), Some(tb)) = (term(*a), term(*b)) else { return };
             // written `index op other`
-            let (op, other) = match (ta, tb) {
-                (Term::Index, t) if t != Term::Index => (*op, t),
-                (t, Term::Index) if t != Term::Index => (flip(*op), t),
+            let (d, op, other) = match (ta, tb) {
+                (Term::Index(d), t) if !matches!(t, Term::Index(_)) => (d, *op, t),
+                (t, Term::Index(d)) if !matches!(t, Term::Index(_)) => (d, flip(*op), t),
                 _ => return,
             };
+            // an end is the extent of the index's own dimension
+            let other = match other {
+                Term::FromEnd(v, _) if space[d] != Arg::Value(v) => return,
+                t => t,
+            };
             if let Some((h, t, answer)) = edge_test(op, other) {
-                head = head.max(h);
-                tail = tail.max(t);
+                margins[d] = (margins[d].0.max(h), margins[d].1.max(t));
                 answers.insert(*dst, answer);
             }
         });
@@ -93,7 +91,8 @@ impl Func {
         }
         let mut interior = self.clone();
         replace(&mut interior.body, &answers);
-        Some(EdgeSplit { head: head as usize, tail: tail as usize, interior })
+        let margins = margins.into_iter().map(|(h, t)| (h as usize, t as usize)).collect();
+        Some(EdgeSplit { margins, interior })
     }
 }
 
@@ -128,7 +127,7 @@ fn edge_test(op: BinOp, other: Term) -> Option<(i64, i64, bool)> {
             BinOp::Ge => Some((k, 0, true)),
             _ => None,
         },
-        Term::FromEnd(k) if (1..=MAX_EDGE).contains(&k) => match op {
+        Term::FromEnd(_, k) if (1..=MAX_EDGE).contains(&k) => match op {
             // j == len - k: the last k points
             BinOp::Eq => Some((0, k, false)),
             BinOp::Ne => Some((0, k, true)),
@@ -173,27 +172,29 @@ mod tests {
 
     #[test]
     fn a_stencils_edge_tests_are_answered_in_the_interior() {
-        let (elem, len) = edge_stencil();
-        let s = elem.edge_split(1, len).unwrap();
-        assert_eq!((s.head, s.tail), (1, 1));
-        // the tests of j are constants now; the tests of i are not
+        let (elem, space) = edge_stencil();
+        let s = elem.edge_split(&space).unwrap();
+        assert_eq!(s.margins, [(1, 0), (1, 1)]);
+        // the tests of j and of i are constants now
         let mut consts = 0;
         s.interior.body.visit(&mut |i| {
             if matches!(i, Inst::Const { value: Scalar::Bool(false), .. }) {
                 consts += 1;
             }
         });
-        assert_eq!(consts, 2);
-        // against the outer index nothing is split
-        assert_eq!(elem.edge_split(5, len), None);
+        assert_eq!(consts, 3);
+        // over a space of one dimension `i` alone is tested; an end that is not its
+        // dimension's extent is not an edge
+        assert_eq!(elem.edge_split(&space[..1]).unwrap().margins, [(1, 0)]);
+        assert_eq!(elem.edge_split(&[space[1], space[0]]).unwrap().margins, [(1, 0), (1, 0)]);
     }
 
     #[test]
     fn each_test_says_where_it_may_hold() {
         // j < 3 holds at 0, 1, 2; j >= len - 2 at the last two
         assert_eq!(edge_test(BinOp::Lt, Term::Const(3)), Some((3, 0, false)));
-        assert_eq!(edge_test(BinOp::Ge, Term::FromEnd(2)), Some((0, 2, false)));
-        assert_eq!(edge_test(BinOp::Ne, Term::FromEnd(1)), Some((0, 1, true)));
+        assert_eq!(edge_test(BinOp::Ge, Term::FromEnd(0, 2)), Some((0, 2, false)));
+        assert_eq!(edge_test(BinOp::Ne, Term::FromEnd(0, 1)), Some((0, 1, true)));
         assert_eq!(edge_test(BinOp::Eq, Term::Const(MAX_EDGE)), None);
         assert_eq!(edge_test(BinOp::Add, Term::Const(0)), None);
     }

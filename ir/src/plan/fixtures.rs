@@ -286,9 +286,10 @@ pub fn segment_sum() -> Plan {
     }
 }
 
-/// An element function over `[h, w]` (parameters `i`, `j`; `w` is value 3) returning the
-/// edge tests of a stencil: `j == 0`, `j == w - 1` and `i == 0` ([`Func::edge_split`]).
-pub fn edge_stencil() -> (Func, Arg) {
+/// An element function over `[h, w]` (parameters `i`, `j`; `h` is value 2, `w` value 3)
+/// returning the edge tests of a stencil: `j == 0`, `j == w - 1` and `i == 0`
+/// ([`Func::edge_split`]), and the space.
+pub fn edge_stencil() -> (Func, Vec<Arg>) {
     let (i, b) = (ElemType::I64, ElemType::Bool);
     let bin = |dst, op, a, b| Inst::Binary { dst, op, a, b };
     let f = Func {
@@ -308,5 +309,5 @@ pub fn edge_stencil() -> (Func, Arg) {
         ret: vec![3, 7, 8],
         spans: vec![],
     };
-    (f, Arg::Value(3))
+    (f, vec![Arg::Value(2), Arg::Value(3)])
 }
