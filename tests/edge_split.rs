@@ -7,6 +7,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::rng;
 use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
 
 const STENCILS: &str = "input t : f32[h, w]
@@ -40,17 +43,7 @@ fn stencil_edges_split_and_agree_with_the_reference_at_every_small_shape() {
         assert!(k.elem.edge_split(&k.space).is_some(), "not split:\n{}", opt.result.plan);
     }
     let checked = eqfuse::check(&p).unwrap();
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-            | 1;
-    eprintln!("seed {seed}");
-    let mut s = seed;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let (seed, mut next) = rng();
     let mut shapes: Vec<(usize, usize)> = (1..6).flat_map(|h| (1..7).map(move |w| (h, w))).collect();
     shapes.extend((0..4).map(|_| (1 + (next() % 40) as usize, 1 + (next() % 3000) as usize)));
     for (h, w) in shapes {

@@ -39,34 +39,32 @@ impl<'p> Enc<'p> {
         let [op, ne, offsets, a] = args else {
             return Err(internal("a segmented operation without four arguments"));
         };
-        let tys = member_types(a)?;
+        let s = Seg { op, ne, offsets, a, tys: member_types(a)? };
         self.group_shape(a)?;
         if scan {
-            self.scan_segments(op, ne, offsets, a, &tys, env, d)
+            self.scan_segments(&s, env, d)
         } else {
-            self.reduce_segments(op, ne, offsets, a, &tys, env, d)
+            self.reduce_segments(&s, env, d)
         }
     }
 
-    /// The checked offsets at depth `d`, and the shape `[n]` of the values.
-    fn checked_offsets(
-        &mut self,
-        scan: bool,
-        offsets: &'p Expr,
-        a: &'p Expr,
-        env: &Env<'p>,
-        d: u32,
-    ) -> Result<(Id, Id)> {
-        let off = self.expr(offsets, env, d)?;
-        let a0 = self.flat_arrays(a, env, d)?[0];
+    /// `[n]`, the shape of the values, at depth `d`.
+    fn value_shape(&mut self, s: &Seg<'p>, env: &Env<'p>, d: u32) -> Result<Id> {
+        let a0 = self.flat_arrays(s.a, env, d)?[0];
         let n = self.add(ArrayLang::Length([a0]));
-        let shn = self.add(ArrayLang::Shape(vec![n].into_boxed_slice()));
+        Ok(self.add(ArrayLang::Shape(vec![n].into_boxed_slice())))
+    }
+
+    /// The checked offsets at depth `d` (`scan`: of `scan_segments`, for the messages).
+    fn checked_offsets(&mut self, scan: bool, s: &Seg<'p>, env: &Env<'p>, d: u32) -> Result<Id> {
+        let off = self.expr(s.offsets, env, d)?;
+        let shn = self.value_shape(s, env, d)?;
         let which = self.add(ArrayLang::Lit(Literal::I64(i64::from(scan))));
         let chk = self.add(ArrayLang::SegCheck([off, shn, which]));
-        if !offsets.span.is_dummy() {
-            self.spans.push((chk, offsets.span));
+        if !s.offsets.span.is_dummy() {
+            self.spans.push((chk, s.offsets.span));
         }
-        Ok((chk, shn))
+        Ok(chk)
     }
 
     /// `[m]`: one less than the number of offsets.
@@ -115,23 +113,14 @@ impl<'p> Enc<'p> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn reduce_segments(
-        &mut self,
-        op: &'p Expr,
-        ne: &'p Expr,
-        offsets: &'p Expr,
-        a: &'p Expr,
-        tys: &[ElemType],
-        env: &Env<'p>,
-        d: u32,
-    ) -> Result<Vec<Id>> {
+    fn reduce_segments(&mut self, seg: &Seg<'p>, env: &Env<'p>, d: u32) -> Result<Vec<Id>> {
+        let Seg { op, ne, offsets, a, ref tys } = *seg;
         let g = tys.len();
         let shm = self.segment_count(offsets, env, d)?;
         // inside `\s ->`
         let d1 = d + 1;
         let s = self.param(0, ElemType::I64);
-        let (chk, _) = self.checked_offsets(false, offsets, a, env, d1)?;
+        let chk = self.checked_offsets(false, seg, env, d1)?;
         let (lo, hi) = self.bounds(chk, s);
         let count = self.add(ArrayLang::Sub([hi, lo]));
         let mut init = vec![lo];
@@ -208,14 +197,14 @@ impl<'p> Enc<'p> {
 
     /// The head flags of the segments at depth `d`: `true` at each non-empty segment's first
     /// element.
-    fn segment_heads(&mut self, offsets: &'p Expr, a: &'p Expr, env: &Env<'p>, d: u32) -> Result<Id> {
-        let (_, shn) = self.checked_offsets(true, offsets, a, env, d)?;
-        let shm = self.segment_count(offsets, env, d)?;
+    fn segment_heads(&mut self, seg: &Seg<'p>, env: &Env<'p>, d: u32) -> Result<Id> {
+        let shn = self.value_shape(seg, env, d)?;
+        let shm = self.segment_count(seg.offsets, env, d)?;
         let or = self.binary_lam(|x, y| ArrayLang::Or([x, y]), &[ElemType::Bool, ElemType::Bool])?;
         let no = self.add(ArrayLang::Lit(Literal::Bool(false)));
         let dest = self.add(ArrayLang::Fill([shn, no]));
         let s = self.param(0, ElemType::I64);
-        let (chk, _) = self.checked_offsets(true, offsets, a, env, d + 1)?;
+        let chk = self.checked_offsets(true, seg, env, d + 1)?;
         let (lo, hi) = self.bounds(chk, s);
         let nonempty = self.add(ArrayLang::Lt([lo, hi]));
         let drop = self.lit_i64(-1);
@@ -226,22 +215,13 @@ impl<'p> Enc<'p> {
         Ok(self.add(ArrayLang::Permute([or, dest, target, src])))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn scan_segments(
-        &mut self,
-        op: &'p Expr,
-        ne: &'p Expr,
-        offsets: &'p Expr,
-        a: &'p Expr,
-        tys: &[ElemType],
-        env: &Env<'p>,
-        d: u32,
-    ) -> Result<Vec<Id>> {
+    fn scan_segments(&mut self, s: &Seg<'p>, env: &Env<'p>, d: u32) -> Result<Vec<Id>> {
+        let Seg { op, ne, a, ref tys, .. } = *s;
         let g = tys.len();
-        let (_, shn) = self.checked_offsets(true, offsets, a, env, d)?;
+        let shn = self.value_shape(s, env, d)?;
         // the group's index function: \i -> (heads[i], a[i]..)
         let i = self.param(0, ElemType::I64);
-        let heads = self.segment_heads(offsets, a, env, d + 1)?;
+        let heads = self.segment_heads(s, env, d + 1)?;
         let mut elem = vec![self.add(ArrayLang::Index(vec![heads, i].into_boxed_slice()))];
         for m in self.flat_arrays(a, env, d + 1)? {
             elem.push(self.add(ArrayLang::Index(vec![m, i].into_boxed_slice())));
@@ -277,6 +257,16 @@ impl<'p> Enc<'p> {
             })
             .collect())
     }
+}
+
+/// A segmented operation's arguments: the operator, the neutral element, the offsets, the
+/// values (an array or a group), and the values' element types.
+struct Seg<'p> {
+    op: &'p Expr,
+    ne: &'p Expr,
+    offsets: &'p Expr,
+    a: &'p Expr,
+    tys: Vec<ElemType>,
 }
 
 /// Whether arrays `xs` are rank-1, of one element count known before the run.

@@ -143,25 +143,13 @@ fn edge_test(op: BinOp, other: Term) -> Option<(i64, i64, bool)> {
 
 /// Every instruction writing a register of `answers` made the constant answer.
 fn replace(b: &mut Block, answers: &HashMap<Reg, bool>) {
-    let mut stack: Vec<&mut Block> = vec![b];
-    while let Some(b) = stack.pop() {
-        for i in &mut b.insts {
-            if let Inst::Binary { dst, .. } = i {
-                if let Some(&v) = answers.get(dst) {
-                    *i = Inst::Const { dst: *dst, value: Scalar::Bool(v) };
-                    continue;
-                }
-            }
-            match i {
-                Inst::If { then_block, else_block, .. } => {
-                    stack.push(then_block);
-                    stack.push(else_block);
-                }
-                Inst::Loop { body, .. } => stack.push(body),
-                _ => {}
+    b.visit_mut(&mut |i| {
+        if let Inst::Binary { dst, .. } = *i {
+            if let Some(&v) = answers.get(&dst) {
+                *i = Inst::Const { dst, value: Scalar::Bool(v) };
             }
         }
-    }
+    });
 }
 
 #[cfg(test)]

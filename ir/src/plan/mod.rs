@@ -833,6 +833,25 @@ impl Block {
     pub fn visit(&self, f: &mut dyn FnMut(&Inst)) {
         self.all_insts().into_iter().for_each(f);
     }
+
+    /// Calls `f` on every instruction, nested blocks included (iteratively), each before
+    /// the blocks nested in it (which `f` may have replaced).
+    pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Inst)) {
+        let mut stack: Vec<&mut Block> = vec![self];
+        while let Some(b) = stack.pop() {
+            for i in &mut b.insts {
+                f(i);
+                match i {
+                    Inst::If { then_block, else_block, .. } => {
+                        stack.push(then_block);
+                        stack.push(else_block);
+                    }
+                    Inst::Loop { body, .. } => stack.push(body),
+                    _ => {}
+                }
+            }
+        }
+    }
 }
 
 impl Plan {
