@@ -20,6 +20,7 @@
 pub mod c;
 pub mod cache;
 pub mod cuda;
+mod flat;
 pub mod layout;
 pub mod prelude;
 pub mod prelude_ints;

@@ -25,13 +25,16 @@
 //! from zero (`roundf`/`round`); the rest is the CUDA math library in the operand's
 //! precision (`expf` for `f32`).
 
+mod range;
+
 use crate::site::site_code;
 use crate::{cty, suffix, Dialect, Layout};
 use eqfuse_ir::ast::{BinOp, UnOp};
 use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Block, Func, Inst, Plan, Reg, ValueId};
+use eqfuse_ir::plan::{Arg, Block, Func, Inst, Plan, Reg, ValueId};
 use eqfuse_ir::types::ElemType;
 use eqfuse_ir::value::Scalar;
+use range::Ranges;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -56,6 +59,12 @@ pub struct FnCtx<'a> {
     /// `p + c` with `-head <= c <= tail` is in `[0, extent)` too, so it is unchecked like a
     /// read at `p` (and listed in [`FnCtx::in_space`] the same way). Empty: none.
     pub margins: &'a [(usize, usize)],
+    /// The kernel's space, when the function is its element function (its parameters are
+    /// the space's indices): with [`FnCtx::in_space`], a read whose every index is proven
+    /// in `[0, extent)` of some parameter (`a[clamp (i - 1) 0 (h - 1)]`, `a[(i + 1) % h]`,
+    /// `a[i - 1]` under `if i > 0`) is unchecked and listed as a read at that parameter
+    /// would be, and remainders by a proven extent lose their checks. Empty: none known.
+    pub space: &'a [Arg],
 }
 
 /// An array read without bounds checks, and for each of its axes the parameter (an axis of
@@ -98,7 +107,11 @@ pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, Strin
     let dialect = cx.layout.dialect();
     let args_type = cx.layout.type_name().to_string();
     let params_fixed = params_never_written(&func.body, func.params.len());
-    let mut e = Emitter { cx, func, out: String::new(), loops: 0, params_fixed };
+    // the range analysis, for an element function whose indices are fixed
+    let ranges = (cx.in_space.is_some() && params_fixed && !cx.space.is_empty())
+        .then(|| Ranges::new(func, cx.space, cx.margins));
+    let mut e =
+        Emitter { cx, func, out: String::new(), loops: 0, params_fixed, ranges, depth: 0, spec: None };
     let mut sig = match dialect {
         Dialect::Cuda => {
             format!("static __device__ __forceinline__ bool {name}(const EqArgs& A, const long long ef")
@@ -226,6 +239,13 @@ struct Emitter<'c, 'a> {
     /// No instruction writes a parameter's register: a parameter register read anywhere
     /// holds the element's index.
     params_fixed: bool,
+    /// The range analysis of an element function ([`FnCtx::space`]).
+    ranges: Option<Ranges>,
+    /// How many `if` arms enclose the instruction being emitted.
+    depth: usize,
+    /// While the arms of an `if` are computed unconditionally: the depth of the outermost
+    /// such arms (a proof relying on their guards does not hold there).
+    spec: Option<usize>,
 }
 
 /// The most iterations of a loop the C dialect unrolls whole.
@@ -355,7 +375,16 @@ impl Emitter<'_, '_> {
             }
             Inst::Binary { dst, op, a, b } => self.binary(*dst, *op, *a, *b, ind)?,
             Inst::Call { dst, f, args } => {
-                let e = self.call(*f, args)?;
+                // a `clamp` (`min`, `max`) proven to leave an argument as it is: that
+                // argument (an index the C compiler then sees as affine)
+                let pick = self.ranges.as_ref().and_then(|r| r.pick(*dst));
+                let e = match pick {
+                    Some((r, level)) if self.spec.is_none_or(|s| level < s) => {
+                        self.call(*f, args)?;
+                        format!("r{r}")
+                    }
+                    _ => self.call(*f, args)?,
+                };
                 self.line(ind, &format!("r{dst} = {e};"));
             }
             Inst::Read { dst, array, index } => self.read(*dst, *array, index, ind)?,
@@ -387,13 +416,27 @@ impl Emitter<'_, '_> {
             }
             Inst::If { dst, cond, then_block, then_ret, else_block, else_ret } => {
                 let mut budget = SPECULATE_BUDGET;
-                if self.speculable(then_block, &mut budget) && self.speculable(else_block, &mut budget) {
+                let s = self.spec.unwrap_or(self.depth + 1);
+                self.depth += 1;
+                if self.speculable(then_block, &mut budget, s) && self.speculable(else_block, &mut budget, s)
+                {
                     // Neither arm can fail: both are computed and one is selected, so that
                     // the loop around this element has no control flow and the C compiler
                     // vectorises it (and a GPU warp does not diverge).
+                    let outer = self.spec.replace(s);
                     self.block(then_block, ind)?;
                     self.block(else_block, ind)?;
-                    self.line(ind, &format!("r{dst} = r{cond} ? r{then_ret} : r{else_ret};"));
+                    self.spec = outer;
+                    self.depth -= 1;
+                    // a floating-point select by bit masks: gcc vectorises a reduction
+                    // over it where it leaves one over `?:` scalar (an `argmin` written as
+                    // `reduce min` of `if d[i] == m then f32 i else inf` ran 3x slower)
+                    let sel = match self.ty(*dst)? {
+                        ElemType::F32 => format!("eq_sel_f32(r{cond}, r{then_ret}, r{else_ret})"),
+                        ElemType::F64 => format!("eq_sel_f64(r{cond}, r{then_ret}, r{else_ret})"),
+                        _ => format!("r{cond} ? r{then_ret} : r{else_ret}"),
+                    };
+                    self.line(ind, &format!("r{dst} = {sel};"));
                 } else {
                     self.line(ind, &format!("if (r{cond}) {{"));
                     self.block(then_block, ind + 1)?;
@@ -402,6 +445,7 @@ impl Emitter<'_, '_> {
                     self.block(else_block, ind + 1)?;
                     self.line(ind + 1, &format!("r{dst} = r{else_ret};"));
                     self.line(ind, "}");
+                    self.depth -= 1;
                 }
             }
             Inst::Loop { dsts, count, inits, vars, body, nexts } => {
@@ -450,8 +494,10 @@ impl Emitter<'_, '_> {
 
     /// Whether `b` can run whatever its guard says: no instruction in it can fail (no
     /// checked read, integer division, `size` or loop), and it is small (at most `budget`
-    /// instructions, nested arms included).
-    fn speculable(&self, b: &Block, budget: &mut usize) -> bool {
+    /// instructions, nested arms included). `s`: the depth of the outermost arms computed
+    /// unconditionally ([`Emitter::spec`]): a proof may not rely on their guards, except a
+    /// read's, which is then masked ([`Emitter::read`]).
+    fn speculable(&self, b: &Block, budget: &mut usize, s: usize) -> bool {
         for inst in &b.insts {
             if *budget == 0 {
                 return false;
@@ -459,12 +505,13 @@ impl Emitter<'_, '_> {
             *budget -= 1;
             let ok = match inst {
                 Inst::Const { .. } | Inst::Unary { .. } | Inst::Call { .. } | Inst::Load { .. } => true,
-                Inst::Binary { op, a, .. } => {
+                Inst::Binary { dst, op, a, .. } => {
                     !(matches!(op, BinOp::Div | BinOp::Rem) && self.ty(*a).is_ok_and(|t| t.is_int()))
+                        || self.div_proven(*dst, |p| p.nonzero, Some(s))
                 }
-                Inst::Read { array, index, .. } => self.unchecked_read(*array, index).is_some(),
+                Inst::Read { dst, array, index } => self.read_proof(*dst, *array, index).is_some(),
                 Inst::If { then_block, else_block, .. } => {
-                    self.speculable(then_block, budget) && self.speculable(else_block, budget)
+                    self.speculable(then_block, budget, s) && self.speculable(else_block, budget, s)
                 }
                 Inst::Dim { .. } | Inst::Loop { .. } => false,
             };
@@ -494,10 +541,12 @@ impl Emitter<'_, '_> {
         (n > 0 && n <= UNROLL_MAX_COUNT && n.saturating_mul(size) <= UNROLL_MAX_INSTS).then_some(n)
     }
 
-    /// Whether a read of `array` at `index` needs no check: each index is one of the
-    /// function's parameters (an index of the space), and the host checks the space's
-    /// extents against the array's shape. `Some(axes)`: the parameter of each index.
-    fn unchecked_read(&self, array: ValueId, index: &[Reg]) -> Option<Vec<usize>> {
+    /// Whether a read of `array` at `index`, writing `dst`, needs no check: each index is
+    /// one of the function's parameters (an index of the space) or proven in `[0, extent)`
+    /// of one ([`range`]), and the host checks the space's extents against the array's
+    /// shape. `Some((axes, level))`: the parameter of each index, and how many enclosing
+    /// `if` arms' guards the proof relies on.
+    fn read_proof(&self, dst: Reg, array: ValueId, index: &[Reg]) -> Option<(Vec<usize>, usize)> {
         let params = self.func.params.len();
         let ok = self.cx.in_space.is_some()
             && self.params_fixed
@@ -506,36 +555,24 @@ impl Emitter<'_, '_> {
         if !ok {
             return None;
         }
-        index
-            .iter()
-            .map(|&r| if (r as usize) < params { Some(r as usize) } else { self.within_margin(r) })
-            .collect()
+        if index.iter().all(|&r| (r as usize) < params) {
+            return Some((index.iter().map(|&r| r as usize).collect(), 0));
+        }
+        let proof = self.ranges.as_ref()?.read(dst)?;
+        Some((proof.axes.clone(), proof.level))
     }
 
-    /// The parameter `p` when register `r` is `p + c` or `p - c` for a constant `c` within
-    /// `p`'s margins ([`FnCtx::margins`]).
-    fn within_margin(&self, r: Reg) -> Option<usize> {
-        if self.cx.margins.is_empty() {
-            return None;
-        }
-        let insts = self.func.body.all_insts();
-        let def = |r: Reg| insts.iter().find(|i| i.dsts().contains(&r)).copied();
-        let konst = |r: Reg| match def(r) {
-            Some(Inst::Const { value: Scalar::I64(c), .. }) => Some(*c),
-            _ => None,
-        };
-        let param = |r: Reg| ((r as usize) < self.func.params.len()).then_some(r as usize);
-        let (p, c) = match def(r)? {
-            Inst::Binary { op: BinOp::Add, a, b, .. } => match (param(*a), param(*b)) {
-                (Some(p), _) => (p, konst(*b)?),
-                (_, Some(p)) => (p, konst(*a)?),
-                _ => return None,
-            },
-            Inst::Binary { op: BinOp::Sub, a, b, .. } => (param(*a)?, konst(*b)?.checked_neg()?),
-            _ => return None,
-        };
-        let &(head, tail) = self.cx.margins.get(p)?;
-        (-(head as i64) <= c && c <= tail as i64).then_some(p)
+    /// Whether the range analysis proves what `what` picks of the integer division or
+    /// remainder writing `dst`, at a level that holds where it runs: below `spec` (the
+    /// depth of arms computed unconditionally; `None`: every guard holds).
+    fn div_proven(
+        &self,
+        dst: Reg,
+        what: impl Fn(&range::DivProof) -> Option<usize>,
+        spec: Option<usize>,
+    ) -> bool {
+        let Some(level) = self.ranges.as_ref().and_then(|r| r.div(dst)).and_then(what) else { return false };
+        spec.is_none_or(|s| level < s)
     }
 
     fn rank(&self, v: ValueId) -> Result<usize, String> {
@@ -566,6 +603,24 @@ impl Emitter<'_, '_> {
                 }
             }
             BinOp::Div | BinOp::Rem => match t {
+                _ if t.is_int() && self.div_proven(dst, |p| p.identity, self.spec) => {
+                    // 0 <= a < b: the remainder is `a`
+                    format!("r{a}")
+                }
+                _ if t.is_int() && self.div_proven(dst, |p| p.shift, self.spec) => {
+                    // b <= a < 2b: the remainder is `a - b`
+                    format!("eq_sub_{}(r{a}, r{b})", suffix(t))
+                }
+                _ if t.is_int() && self.div_proven(dst, |p| p.wrap, self.spec) => {
+                    // 0 <= a < 2b (a wrap-around index, `(i + 1) % n`): a select, which
+                    // vectorises where a 64-bit `%` does not
+                    format!("(r{a} >= r{b} ? eq_sub_{s}(r{a}, r{b}) : r{a})", s = suffix(t))
+                }
+                _ if t.is_int() && self.div_proven(dst, |p| p.nonzero, self.spec) => {
+                    // a proven nonzero divisor (an extent): no check
+                    let name = if op == BinOp::Div { "div" } else { "rem" };
+                    format!("eq_{name}_{}(r{a}, r{b})", suffix(t))
+                }
                 _ if t.is_int() => {
                     let (code, name) =
                         if op == BinOp::Div { ("EQ_ERR_DIV", "div") } else { ("EQ_ERR_REM", "rem") };
@@ -701,16 +756,26 @@ impl Emitter<'_, '_> {
             .map(|(r, d)| format!("(unsigned long long)r{r} < (unsigned long long){d}"))
             .collect();
         let ix: Vec<String> = index.iter().map(|r| format!("(long long)r{r}")).collect();
-        if let Some(axes) = self.unchecked_read(array, index) {
-            if axes == [0] && self.cx.tile.contains(&array) {
+        let mut masked = false;
+        if let Some((axes, level)) = self.read_proof(dst, array, index) {
+            // at the point itself (`a[i]`; `a[i, j, k]` over the space in a flat run)
+            let at_point = index.len() == self.func.params.len()
+                && index.iter().enumerate().all(|(k, &r)| r as usize == k);
+            if at_point && self.cx.tile.contains(&array) {
                 self.line(ind, &format!("r{dst} = eq_t{array};  // loaded with its neighbours"));
                 return Ok(());
             }
+            // proven only under the guard of arms computed unconditionally: where the guard
+            // fails the index may be anything, so the load is masked (its value unused)
+            masked = self.spec.is_some_and(|s| level >= s);
             if let Some(list) = self.cx.in_space.as_deref_mut() {
                 let entry = InSpace { array, axes };
                 if !list.contains(&entry) {
                     list.push(entry);
                 }
+            }
+            // else the masked load below, without a failure
+            if !masked {
                 let mut flat = format!("(long long)r{}", index[0]);
                 for (r, d) in index.iter().zip(&dims).skip(1) {
                     flat = format!("({flat} * {d} + (long long)r{r})");
@@ -723,13 +788,19 @@ impl Emitter<'_, '_> {
                 return Ok(());
             }
         }
-        let fail = self.fail("EQ_ERR_INDEX", dst, &array.to_string(), &ix);
+        let fail =
+            if masked { String::new() } else { self.fail("EQ_ERR_INDEX", dst, &array.to_string(), &ix) };
         let mut flat = format!("(long long)r{}", index[0]);
         for (r, d) in index.iter().zip(&dims).skip(1) {
             flat = format!("({flat} * {d} + (long long)r{r})");
         }
         let e = load(&flat);
         match dialect {
+            _ if masked => {
+                // no read out of bounds and no failure: the guard that proves it fails here
+                self.line(ind, &format!("const bool eq_in{dst} = {};", checks.join(" && ")));
+                self.line(ind, &format!("r{dst} = eq_in{dst} ? {e} : r{dst};"));
+            }
             Dialect::Cuda => {
                 self.line(ind, &format!("if (!({})) {fail}", checks.join(" && ")));
                 self.line(ind, &format!("r{dst} = {e};"));

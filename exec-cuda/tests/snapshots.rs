@@ -62,3 +62,19 @@ fn v2_group_argmin_reduce() {
 fn v2_group_scan_runmax() {
     insta::assert_snapshot!(sources("v2_group_scan_runmax"));
 }
+
+/// A map over `[a, b, c]` reading only at its own point: one flat run of 16-byte tiles,
+/// index `(0, 0, f)` where the arrays have the space's extents, the flat index divided
+/// otherwise.
+#[test]
+fn flat_map() {
+    let src = "input p : f32[a, b, c]\noutput o = map (\\x -> sqrt (0.0 - log x)) p";
+    let checked = check(&parse(src).unwrap()).unwrap();
+    let plan = optimize(&checked, &OptimizeOptions::default()).unwrap().plan;
+    let mut out = String::new();
+    for (file, text) in kernel_sources(&plan, &CudaOptions::default()) {
+        let (_, rest) = text.split_once("// ---- end of prelude ----\n").unwrap();
+        out.push_str(&format!("===== {file}\n{rest}"));
+    }
+    insta::assert_snapshot!(out);
+}

@@ -53,7 +53,7 @@ pub use pow::{
 pub use single::{
     atan2_f32, cos_f32, log_f32, sin_f32, tan_f32, tanh_f32, ATAN_F32_HI, ATAN_F32_LO, ATAN_F32_T, COS_F32_C,
     LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32, PIO4_F32, SIN_F32_S, TANH_F32_CLAMP, TANH_F32_P, TANH_F32_R,
-    TWO_OVER_PI_F32,
+    TWO_OVER_PI_F32_WORDS,
 };
 pub use tanh::{tanh_f64, TANH_CLAMP, TANH_P, TANH_SMALL};
 pub use trig::{

@@ -162,6 +162,30 @@ fn the_c_text_of_the_f32_functions_computes_in_f32() {
     }
 }
 
+/// The body of the C function whose head (up to its `{`) is `head`.
+fn c_body<'a>(src: &'a str, head: &str) -> &'a str {
+    let at = src.find(head).unwrap_or_else(|| panic!("no {head}"));
+    &src[at..at + src[at..].find("\n}\n").expect("the function's end")]
+}
+
+/// What keeps the `f32` loops fast (docs/math.md, issue 43): the reduction of `sin`, `cos`,
+/// `tan` reads no memory (a table read is a gather, emulated lane by lane by gcc on AVX-512)
+/// and converts no 64-bit integer to a float (which gcc does not vectorise on AVX2); `tanh`
+/// and `tan` divide once.
+#[test]
+fn the_c_text_of_the_f32_loops_keeps_out_of_gathers_and_slow_operations() {
+    let src = m::c_source();
+    let red = c_body(src, "eq_red32 eq_reduce_pio2_f32(float x) {");
+    assert!(!red.contains('['), "the f32 reduction reads a table: {red}");
+    for wide in ["(double)(long long)", "(double)(unsigned long long)", "(double)hi", "(double)g"] {
+        assert!(!red.contains(wide), "the f32 reduction converts a 64-bit integer ({wide}): {red}");
+    }
+    for name in ["tanh", "tan"] {
+        let body = c_body(src, &format!("float eq_{name}_f32(float x) {{"));
+        assert_eq!(body.matches(" / ").count(), 1, "eq_{name}_f32 divides more than once: {body}");
+    }
+}
+
 /// The bounds of `docs/math.md` (ulps), each the largest error measured rounded up.
 const LOG_BOUND: f64 = 1.0;
 const SIN_COS_BOUND: f64 = 1.0;

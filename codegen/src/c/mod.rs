@@ -37,6 +37,8 @@ mod interleave;
 pub mod prelude;
 mod skeleton;
 
+pub use skeleton::COLUMNS;
+
 use crate::Slot;
 use eqfuse_ir::plan::Plan;
 use eqfuse_ir::types::ElemType;
@@ -80,6 +82,11 @@ pub enum Entries {
         run: String,
         /// `combine`'s symbol (kernels with reduce lanes).
         combine: Option<String>,
+        /// `run` called with 2 to [`COLUMNS`] rows folds them side by side, inner
+        /// index by inner index (a reduction reading across the rows of an array): an
+        /// executor should give it many rows per call, splitting the innermost dimension
+        /// instead.
+        columns: bool,
     },
     /// A scan ([`ScanCode`]).
     Scan(ScanCode),

@@ -17,7 +17,10 @@ macro_rules! w {
     }};
 }
 
+mod columns;
 mod scan;
+
+pub use columns::COLUMNS;
 
 /// Which skeleton a kernel's lanes take, with what it needs of them.
 enum Kind<'k> {
@@ -67,6 +70,7 @@ impl Unit<'_> {
             in_space,
             tile: &[],
             margins: &self.margins,
+            space: &self.k.space,
         };
         let text = emit(&mut cx, &fname, f)?;
         w!(self.funcs, "// {what}");
@@ -299,9 +303,19 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
         u.margins.clear();
     }
     let edges = edges.map(|s| s.margins);
-    let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges);
+    // reductions of a 2-d space reading across rows fold several rows side by side
+    let columns =
+        k.space.len() == 2 && !reds.is_empty() && widths.iter().all(|&w| w == 1) && k.elem.walks_columns();
+    let fast = if columns {
+        Fast::Columns(columns::columns_path(&u.prefix, &u.types))
+    } else if reds.is_empty() && edges.is_none() {
+        flat_condition(&mut u, &exts).map_or(Fast::None, Fast::Flat)
+    } else {
+        Fast::None
+    };
+    let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges, fast);
     let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
-    let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine };
+    let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine, columns };
     Ok(u.finish(entries, &e))
 }
 
@@ -329,7 +343,7 @@ fn group_call(prefix: &str, f: &str, h: usize, w: usize, ins: &[&str], out: &str
 /// dimension, the points at its start and end where the element's edge tests may hold: no
 /// reductions) a row inside the outer dimensions' margins calls `<prefix>_elem_in` for its
 /// points inside the innermost margins, and the element function for the rest
-/// ([`eqfuse_ir::plan::EdgeSplit`]).
+/// ([`eqfuse_ir::plan::EdgeSplit`]). `fast`: a path taken first where it applies.
 fn run_entry(
     u: &Unit<'_>,
     exts: &[String],
@@ -337,6 +351,7 @@ fn run_entry(
     widths: &[usize],
     commutative: bool,
     edges: Option<Vec<(usize, usize)>>,
+    fast: Fast,
 ) -> String {
     let (prefix, types) = (&u.prefix, &u.types);
     let reds: Vec<usize> = (0..types.len()).filter(|&i| u.reduce[i].is_some()).collect();
@@ -347,15 +362,6 @@ fn run_entry(
     w!(e, "{}", abi::RUN.header(prefix, &u.name));
     w!(e, "  int ok = 1;");
     w!(e, "  const long long L = {};", exts[rank - 1]);
-    w!(e, "  for (long long row = r0; row < r1; ++row) {{");
-    outer_indices(&mut e, exts, "    ");
-    w!(e, "    const long long base = row * L;");
-    for &i in &reds {
-        w!(e, "    {} ne{i};", cty(types[i]));
-    }
-    for &(h, w) in &heads {
-        w!(e, "    {}", group_call(prefix, "ne", h, w, &[], "ne@"));
-    }
     let inner = rank - 1;
     // One element at inner index `iL`: compute, write the generate lanes, fold with `fold`.
     let body = |ind: &str, fold: &dyn Fn(usize) -> String, elem: &str| -> String {
@@ -385,6 +391,32 @@ fn run_entry(
         }
         s
     };
+    if let Fast::Columns(text) = &fast {
+        e.push_str(text);
+    }
+    if let Fast::Flat(cond) = fast {
+        // the whole rows as one loop: the element function reads every array at the
+        // point's offset in the flattened space, which index `(0, .., 0, f)` gives
+        w!(e, "  if (j0 == 0 && j1 == L && {cond}) {{");
+        w!(e, "    const long long base = 0;");
+        for d in 0..inner {
+            w!(e, "    const long long i{d} = 0;");
+        }
+        w!(e, "    for (long long iL = r0 * L; iL < r1 * L; ++iL) {{");
+        e.push_str(&body("      ", &|_| String::new(), "elem"));
+        w!(e, "    }}");
+        w!(e, "    return ok;");
+        w!(e, "  }}");
+    }
+    w!(e, "  for (long long row = r0; row < r1; ++row) {{");
+    outer_indices(&mut e, exts, "    ");
+    w!(e, "    const long long base = row * L;");
+    for &i in &reds {
+        w!(e, "    {} ne{i};", cty(types[i]));
+    }
+    for &(h, w) in &heads {
+        w!(e, "    {}", group_call(prefix, "ne", h, w, &[], "ne@"));
+    }
     w!(e, "    long long j = j0;");
     if !reds.is_empty() && commutative {
         // independent accumulators: element j into accumulator j mod W (every component
@@ -453,6 +485,22 @@ fn run_entry(
     w!(e, "  return ok;");
     w!(e, "}}");
     e
+}
+
+/// A path of a `run` entry taken before its loop over rows, where it applies.
+enum Fast {
+    /// None.
+    None,
+    /// Where this C condition holds (with whole rows), the rows as one loop over their
+    /// points ([`flat_condition`]).
+    Flat(String),
+    /// The rows' reductions folded side by side: this text ([`columns::columns_path`]).
+    Columns(String),
+}
+
+/// [`crate::flat::flat_condition`] for kernel `u`.
+fn flat_condition(u: &mut Unit<'_>, exts: &[String]) -> Option<String> {
+    crate::flat::flat_condition(u.plan, &mut u.layout, &u.k.elem, &u.in_space, exts)
 }
 
 /// Appends the `combine` entry of a kernel whose reductions head `widths[h]` lanes (0: not

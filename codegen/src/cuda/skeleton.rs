@@ -52,6 +52,9 @@ mod scan;
 struct Tile {
     /// Elements per step: 16 bytes over the widest element.
     w: usize,
+    /// Over a space of several dimensions: the C condition under which its points may be
+    /// taken as one flat run ([`crate::flat::flat_condition`]).
+    flat: Option<String>,
     /// The arrays loaded a vector at a time, with their element types.
     arrays: Vec<(ValueId, ElemType)>,
     /// The lanes stored a vector at a time: the generate lanes of 4- and 8-byte elements (the
@@ -121,6 +124,7 @@ impl<'a> Gen<'a> {
             in_space,
             tile: &[],
             margins: &[],
+            space: &self.k.space,
         };
         let text = emit(&mut cx, fname, func)?;
         w!(self.funcs, "// {what}");
@@ -255,13 +259,35 @@ impl<'a> Gen<'a> {
     /// `eq_elem_v` emitted; `None` when nothing would be loaded or stored a vector at a
     /// time. Call after `eq_elem` (whose unchecked reads it uses).
     fn tile(&mut self) -> Result<Option<Tile>, String> {
-        if self.rank() != 1 || !self.opts.unchecked {
+        let rank = self.rank();
+        if !self.opts.unchecked {
             return Ok(None);
         }
+        // over several dimensions, a map whose element reads only at its own point, taken
+        // as one flat run of points where every such array has the space's extents
+        let flat = if rank >= 2 {
+            if !self.k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate)) {
+                return Ok(None);
+            }
+            let exts: Vec<String> = (0..rank).map(|d| self.layout.extent(d)).collect();
+            match crate::flat::flat_condition(
+                self.plan,
+                &mut self.layout,
+                &self.k.elem,
+                &self.in_space,
+                &exts,
+            ) {
+                Some(c) => Some(c),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
+        let identity: Vec<usize> = (0..rank).collect();
         let mut arrays: Vec<(ValueId, ElemType)> = Vec::new();
         for read in &self.in_space {
             let t = self.plan.values.get(read.array).map(|i| i.elem);
-            if let (true, Some(t)) = (read.axes == [0], t) {
+            if let (true, Some(t)) = (read.axes == identity, t) {
                 // 1- and 2-byte elements (bool, i8, u16, ...) are read one at a time
                 if t.size_bytes() >= 4 && !arrays.iter().any(|a| a.0 == read.array) {
                     arrays.push((read.array, t));
@@ -276,7 +302,7 @@ impl<'a> Gen<'a> {
         let ids: Vec<ValueId> = arrays.iter().map(|a| a.0).collect();
         let w = 16 / widest.max(1);
         if ids.is_empty() {
-            return Ok(Some(Tile { w, arrays, stored, func: "eq_elem" }));
+            return Ok(Some(Tile { w, flat, arrays, stored, func: "eq_elem" }));
         }
         let mut unused = Vec::new();
         let mut cx = FnCtx {
@@ -286,12 +312,13 @@ impl<'a> Gen<'a> {
             in_space: Some(&mut unused),
             tile: &ids,
             margins: &[],
+            space: &self.k.space,
         };
         let text = emit(&mut cx, "eq_elem_v", &self.k.elem)?;
         w!(self.funcs, "// the element function, its tiled arrays' elements passed in");
         self.funcs.push_str(&text);
         self.funcs.push('\n');
-        Ok(Some(Tile { w, arrays, stored, func: "eq_elem_v" }))
+        Ok(Some(Tile { w, flat, arrays, stored, func: "eq_elem_v" }))
     }
 
     /// The condition under which `tile`'s vector accesses are aligned: every array it
@@ -303,7 +330,10 @@ impl<'a> Gen<'a> {
             ptrs.push(self.out(i));
         }
         let ors: Vec<String> = ptrs.iter().map(|p| format!("(unsigned long long){p}")).collect();
-        format!("(({}) & 15ull) == 0ull", ors.join(" | "))
+        match &tile.flat {
+            Some(c) => format!("(({}) & 15ull) == 0ull && {c}", ors.join(" | ")),
+            None => format!("(({}) & 15ull) == 0ull", ors.join(" | ")),
+        }
     }
 
     /// One step of `tile` over elements `[q * w, q * w + w)`: a vector load per tiled
@@ -323,8 +353,13 @@ impl<'a> Gen<'a> {
         }
         let decls: Vec<String> =
             self.types.iter().enumerate().map(|(k, t)| format!("{} eq_x{k};", cty(*t))).collect();
+        // the point's index: `f` itself, or `(0, .., 0, f)` in a flat run
+        let mut index = "f".to_string();
+        for _ in 1..self.rank() {
+            index.insert_str(0, "0, ");
+        }
         for (c, comp) in COMPONENTS.iter().enumerate().take(w) {
-            let mut call = format!("{}(A, f, i0", tile.func);
+            let mut call = format!("{}(A, f, {index}", tile.func);
             for &(v, _) in &tile.arrays {
                 let _ = write!(call, ", eq_tv{v}.{comp}");
             }
@@ -334,7 +369,6 @@ impl<'a> Gen<'a> {
             call.push(')');
             w!(s, "{ind}{{");
             w!(s, "{ind}  const long long f = f0 + {c};");
-            w!(s, "{ind}  const long long i0 = f;");
             w!(s, "{ind}  {}", decls.join(" "));
             w!(s, "{ind}  if ({call}) {{");
             for (i, lane) in self.k.lanes.iter().enumerate() {
@@ -389,7 +423,20 @@ impl<'a> Gen<'a> {
             Some(t) => self.tile_loop(t, &total, "  "),
             None => "  const long long start = g;\n".to_string(),
         };
-        let unflat = self.unflatten("f", self.rank(), "    ");
+        let unflat = if self.rank() >= 2 {
+            // an element that reads only at its own point: index (0, .., 0, f) where every
+            // such array has the space's extents (no division per element)
+            let exts: Vec<String> = (0..self.rank()).map(|d| self.layout.extent(d)).collect();
+            let cond =
+                crate::flat::flat_condition(self.plan, &mut self.layout, &self.k.elem, &self.in_space, &exts);
+            let unflat = self.unflatten("f", self.rank(), "      ");
+            match cond {
+                Some(c) => flat_or(&unflat, &c, self.rank(), "    "),
+                None => self.unflatten("f", self.rank(), "    "),
+            }
+        } else {
+            self.unflatten("f", self.rank(), "    ")
+        };
         let (decls, call) = self.elem_call("f");
         self.kernel_head(&entry);
         let k = &mut self.kernels;
@@ -454,6 +501,27 @@ pub(crate) fn unflatten(layout: &mut Layout, flat: &str, dims: usize, ind: &str)
         w!(s, "{ind}  eq_t /= {e};");
     }
     w!(s, "{ind}  i0 = eq_t;");
+    w!(s, "{ind}}}");
+    s
+}
+
+/// Lines declaring the space's `rank` indices `i0 ..` as `(0, .., 0, f)` where the C
+/// condition `cond` holds, else as `unflat` computes them ([`unflatten`]'s lines for a
+/// space of `rank >= 2` dimensions, indented one level deeper than `ind`: a declaration of
+/// the indices, then their assignments).
+fn flat_or(unflat: &str, cond: &str, rank: usize, ind: &str) -> String {
+    let names: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
+    let mut s = String::new();
+    w!(s, "{ind}long long {};", names.join(", "));
+    w!(s, "{ind}if ({cond}) {{");
+    for n in &names[..rank - 1] {
+        w!(s, "{ind}  {n} = 0;");
+    }
+    w!(s, "{ind}  {} = f;", names[rank - 1]);
+    w!(s, "{ind}}} else {{");
+    for line in unflat.lines().skip(1) {
+        w!(s, "{line}");
+    }
     w!(s, "{ind}}}");
     s
 }

@@ -74,7 +74,7 @@ impl Module {
             // generate/reduce kernels, `scan_entries`, `filter_entries`, `permute_entries`).
             let f = match &code.entries {
                 // SAFETY: as above.
-                Entries::Lanes { run, combine } => unsafe {
+                Entries::Lanes { run, combine, .. } => unsafe {
                     Fns::Lanes {
                         run: symbol::<RunFn>(&lib, run, path)?,
                         combine: match combine {

@@ -39,6 +39,10 @@ pub(crate) enum Split {
     Rows { per_task: usize },
     /// Each row in `segs` segments of `seg` elements; partial results, then combined.
     Segments { seg: usize, segs: usize },
+    /// Every row in each call (a kernel that folds its rows side by side:
+    /// `Entries::Lanes { columns: true }`), the innermost dimension in `segs` segments of
+    /// `seg` elements; partial results, then combined.
+    Columns { seg: usize, segs: usize },
 }
 
 impl Entry {
@@ -237,7 +241,8 @@ impl Entry {
                     fail(self.scan(a.get() as *const u64, r0, r1, 0, len, None));
                 });
             }
-            Split::Segments { seg, segs } => {
+            // a scan is never split by columns (only kernels of reductions are)
+            Split::Segments { seg, segs } | Split::Columns { seg, segs } => {
                 let carry = Carries::new(&sc.tys, rows * segs);
                 let seg_range = |t: usize| {
                     let (row, s) = (t / segs, t % segs);
@@ -389,22 +394,42 @@ impl Entry {
                     }
                 });
                 if combine && ok.load(Ordering::Relaxed) {
-                    let sizes: Vec<usize> =
-                        self.code.reduce.iter().map(|t| t.map_or(0, |t| t.size_bytes())).collect();
-                    for l in (0..nlanes).filter(|&l| self.code.reduce[l].is_some()) {
-                        (0..rows).into_par_iter().for_each(|row| {
-                            // row `row`'s partials (of every lane) are read and its result
-                            // slots written by this call alone
-                            let ps: Vec<*const u8> = (0..nlanes)
-                                .map(|m| part_base[m].get().wrapping_add(row * segs * sizes[m]) as *const u8)
-                                .collect();
-                            let ds: Vec<*mut u8> =
-                                (0..nlanes).map(|m| red_base[m].get().wrapping_add(row * sizes[m])).collect();
-                            if !self.combine(a.get() as *const u64, l, &ps, segs, &ds) {
-                                ok.store(false, Ordering::Relaxed);
-                            }
-                        });
+                    self.combine_rows(a, &part_base, &red_base, rows, segs, &ok);
+                }
+                drop(parts);
+            }
+            Split::Columns { seg, segs } => {
+                // call `s` writes its rows' partials at `[s * rows, (s + 1) * rows)`
+                let mut parts: Vec<Col> = (0..nlanes)
+                    .map(|l| match self.code.reduce[l] {
+                        Some(t) => Col::zeros(t, rows * segs),
+                        None => Col::zeros(eqfuse_ir::types::ElemType::Bool, 0),
+                    })
+                    .collect();
+                let part_base: Vec<Ptr> = parts.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
+                (0..segs).into_par_iter().for_each(|s| {
+                    if stopped(cancel, &ok) {
+                        return;
                     }
+                    let j0 = s * seg;
+                    let j1 = (j0 + seg).min(len);
+                    let red: Vec<*mut u8> = (0..nlanes)
+                        .map(|l| match self.code.reduce[l] {
+                            Some(t) => part_base[l].get().wrapping_add(s * rows * t.size_bytes()),
+                            None => std::ptr::null_mut(),
+                        })
+                        .collect();
+                    // segment `s` of every row, and its partial slots, are this call's alone
+                    if !self.run(a.get() as *const u64, 0, rows, j0, j1, &red) {
+                        ok.store(false, Ordering::Relaxed);
+                    }
+                });
+                if ok.load(Ordering::Relaxed) {
+                    // each row's partials next to each other, in order, for `combine`
+                    let mut by_row: Vec<Col> = parts.iter().map(|c| transposed(c, segs, rows)).collect();
+                    let row_base: Vec<Ptr> = by_row.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
+                    self.combine_rows(a, &row_base, &red_base, rows, segs, &ok);
+                    drop(by_row);
                 }
                 drop(parts);
             }
@@ -419,6 +444,45 @@ impl Entry {
         }
         ok
     }
+}
+
+impl Entry {
+    /// Folds each of `rows` rows' `segs` partial results (`parts[l]`: lane `l`'s, row by
+    /// row) into its slot of `outs` (`outs[l]`: lane `l`'s results), in order; clears `ok`
+    /// where an operator failed.
+    fn combine_rows(&self, a: Ptr, parts: &[Ptr], outs: &[Ptr], rows: usize, segs: usize, ok: &AtomicBool) {
+        let nlanes = self.code.reduce.len();
+        let sizes: Vec<usize> = self.code.reduce.iter().map(|t| t.map_or(0, |t| t.size_bytes())).collect();
+        for l in (0..nlanes).filter(|&l| self.code.reduce[l].is_some()) {
+            (0..rows).into_par_iter().for_each(|row| {
+                // row `row`'s partials (of every lane) are read and its result slots written
+                // by this call alone
+                let ps: Vec<*const u8> = (0..nlanes)
+                    .map(|m| parts[m].get().wrapping_add(row * segs * sizes[m]) as *const u8)
+                    .collect();
+                let ds: Vec<*mut u8> =
+                    (0..nlanes).map(|m| outs[m].get().wrapping_add(row * sizes[m])).collect();
+                if !self.combine(a.get() as *const u64, l, &ps, segs, &ds) {
+                    ok.store(false, Ordering::Relaxed);
+                }
+            });
+        }
+    }
+}
+
+/// The `n x m` matrix `c` (row-major) transposed: `m x n` (an empty column stays empty).
+fn transposed(c: &Col, n: usize, m: usize) -> Col {
+    let mut out = Col::new(c.ty());
+    if c.len() == n * m {
+        for j in 0..m {
+            for i in 0..n {
+                if let Some(v) = c.get(i * m + j) {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `args` with each kept result's field (`fields`: the field, and the result's place in

@@ -285,7 +285,13 @@ fn run_native(
     }
     let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, &[], max_bytes, true)?;
     let args = arg_block(store, &entry.code.slots, &shape, &mut outs)?;
-    let split = if len <= segment {
+    let columns = matches!(entry.code.entries, Entries::Lanes { columns: true, .. });
+    let split = if columns && (2..=eqfuse_codegen::c::COLUMNS).contains(&rows) {
+        // every row in each call, the innermost dimension split so that a call has about
+        // `segment` points
+        let seg = (segment / rows).max(1);
+        launch::Split::Columns { seg, segs: len.div_ceil(seg).max(1) }
+    } else if len <= segment {
         launch::Split::Rows { per_task: (segment / len.max(1)).max(1) }
     } else {
         launch::Split::Segments { seg: segment, segs: len.div_ceil(segment) }

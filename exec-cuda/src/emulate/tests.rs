@@ -9,6 +9,7 @@ use eqfuse_optimize::{optimize, OptimizeOptions};
 use indexmap::IndexMap;
 use std::path::Path;
 
+mod flat;
 mod groups;
 
 fn emu() -> Option<Emu> {
@@ -406,7 +407,7 @@ fn row_blocks_run_as_one_kernel() {
         ("logsumexp", "input m : f32[r, c]\nlet mx = reduce max (-inf) m\nlet s = reduce (+) 0 (generate [r, c] (\\i j -> exp (m[i, j] - mx[i])))\noutput l = map (\\a b -> a + log b) mx s", true),
         ("three_d", "input t : f32[h, w, c]\nlet mx = reduce max (-inf) t\noutput y = generate [h, w, c] (\\a b j -> t[a, b, j] - mx[a, b])", true),
         ("short_rows", "input m : f32[r, w]\nlet mx = reduce max (-inf) m\noutput y = generate [r, w] (\\i j -> m[i, j] - mx[i])", false),
-        ("neighbour", "input m : f32[r, c]\nlet mx = reduce max (-inf) m\noutput y = generate [r, c] (\\i j -> m[i, (j + 1) % c] - mx[i])", false),
+        ("neighbour", "input m : f32[r, c]\nlet mx = reduce max (-inf) m\noutput y = generate [r, c] (\\i j -> m[i, abs (j - 1)] - mx[i])", false),
     ];
     let opts = CudaOptions { block_size: 32, disk_cache: false, ..CudaOptions::default() };
     let mut problems = Vec::new();

@@ -5,7 +5,8 @@
 //! text of [`c_source`]; extra precision where a result needs it comes from exact
 //! transformations in `f32` (2Sum, Dekker's product with Veltkamp's split by `2^12 + 1`).
 //! The only `f64` arithmetic left is the last step of the `sin`/`cos`/`tan` reduction (its
-//! 64-bit fixed-point remainder to a float, five operations).
+//! 64-bit fixed-point remainder to a float: one conversion, one product, then to an `f32`
+//! pair).
 
 mod atan2;
 mod log;
@@ -15,7 +16,7 @@ mod trig;
 pub use atan2::{atan2_f32, ATAN_F32_HI, ATAN_F32_LO, ATAN_F32_T};
 pub use log::{log_f32, LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32};
 pub use tanh::{tanh_f32, TANH_F32_CLAMP, TANH_F32_P, TANH_F32_R};
-pub use trig::{cos_f32, sin_f32, tan_f32, COS_F32_C, PIO4_F32, SIN_F32_S, TWO_OVER_PI_F32};
+pub use trig::{cos_f32, sin_f32, tan_f32, COS_F32_C, PIO4_F32, SIN_F32_S, TWO_OVER_PI_F32_WORDS};
 
 /// `2^12 + 1`: Veltkamp's splitter for `f32`.
 pub const SPLITTER_F32: f32 = 4097.0;
@@ -118,8 +119,8 @@ static __device__ __forceinline__ float eq_neg_if32(bool neg, float x) { const f
 "#;
 
 /// The C text of the `f32` functions of this module (`eq_log_f32`, `eq_sin_f32`,
-/// `eq_cos_f32`, `eq_tan_f32`, `eq_tanh_f32`, `eq_atan2_f32`, with the table
-/// `eq_two_over_pi_f32`), after the `f64` ones (it uses `eq_sel_f32` and `eq_u52_to_f64`).
+/// `eq_cos_f32`, `eq_tan_f32`, `eq_tanh_f32`, `eq_atan2_f32`), after the `f64` ones (it uses
+/// `eq_sel_f32` and `eq_u52_to_f64`).
 pub(crate) fn c_source() -> String {
     let mut out = String::from("// f32 functions computed in f32: the same operations as eqfuse_ir::math.\n");
     out.push_str(HELPERS_C);

@@ -86,7 +86,18 @@ impl Func {
                 answers.insert(*dst, answer);
             }
         });
-        if answers.is_empty() {
+        // a clamp of an index moved by a constant into its dimension (`clamp (j + 1) 0
+        // (w - 1)`) and a wrap-around (`(j + w - 1) % w`) are the index moved, away from
+        // the edges: no answer to replace, but the margins let the emitter drop them there
+        // (`codegen/src/scalar/range.rs`)
+        let mut clamps = false;
+        self.body.visit(&mut |i| {
+            if let Some((d, h, t)) = moved_edge(i, &defs, dims, space) {
+                margins[d] = (margins[d].0.max(h), margins[d].1.max(t));
+                clamps = true;
+            }
+        });
+        if answers.is_empty() && !clamps {
             return None;
         }
         let mut interior = self.clone();
@@ -99,6 +110,90 @@ impl Func {
 /// The instruction that writes each register, nested blocks included.
 fn definitions(b: &Block) -> HashMap<Reg, &Inst> {
     b.all_insts().into_iter().flat_map(|i| i.dsts().into_iter().map(move |d| (d, i))).collect()
+}
+
+/// `index + extent + c` as far as [`moved_edge`] needs: the index (if any), the value of
+/// the extent added (if any), and the constant.
+type Moved = (Option<usize>, Option<ValueId>, i64);
+
+/// Register `r` as a sum of at most one index, one loaded value and constants, following
+/// `+` and `-` of constants at most `depth` definitions deep.
+fn moved(r: Reg, defs: &HashMap<Reg, &Inst>, dims: usize, depth: usize) -> Option<Moved> {
+    if (r as usize) < dims {
+        return Some((Some(r as usize), None, 0));
+    }
+    match defs.get(&r)? {
+        Inst::Const { value: Scalar::I64(k), .. } => Some((None, None, *k)),
+        Inst::Load { value, .. } => Some((None, Some(*value), 0)),
+        Inst::Binary { op: op @ (BinOp::Add | BinOp::Sub), a, b, .. } if depth > 0 => {
+            let (x, y) = (moved(*a, defs, dims, depth - 1)?, moved(*b, defs, dims, depth - 1)?);
+            if *op == BinOp::Sub {
+                // only a constant is subtracted
+                return matches!(y, (None, None, _)).then_some((x.0, x.1, x.2.checked_sub(y.2)?));
+            }
+            let one = |p: Option<usize>, q: Option<usize>| {
+                if p.is_some() && q.is_some() {
+                    None
+                } else {
+                    Some(p.or(q))
+                }
+            };
+            let ext = if x.1.is_some() && y.1.is_some() { return None } else { x.1.or(y.1) };
+            Some((one(x.0, y.0)?, ext, x.2.checked_add(y.2)?))
+        }
+        _ => None,
+    }
+}
+
+/// For `clamp (p + c) 0 (extent_p - 1)`, `max (p + c) 0`, `min (p + c) (extent_p - 1)`
+/// and `(p + c) % extent_p` or `(p + extent_p + c) % extent_p` (`p` an index, `c` a
+/// constant within [`MAX_EDGE`]): the dimension `p` and the points at its start and its end
+/// where the result may not be `p + c`.
+fn moved_edge(i: &Inst, defs: &HashMap<Reg, &Inst>, dims: usize, space: &[Arg]) -> Option<(usize, i64, i64)> {
+    let konst = |r: &Reg| match defs.get(r) {
+        Some(Inst::Const { value: Scalar::I64(k), .. }) => Some(*k),
+        _ => None,
+    };
+    let (d, c) = match i {
+        Inst::Call { f: crate::interp::scalar::ScalarFn::Clamp, args, .. } => {
+            let [x, lo, hi] = args.as_slice() else { return None };
+            let (Some(d), None, c) = moved(*x, defs, dims, 4)? else { return None };
+            let end = match moved(*hi, defs, dims, 2)? {
+                (None, Some(v), -1) => v,
+                _ => return None,
+            };
+            (konst(lo)? == 0 && space.get(d) == Some(&Arg::Value(end))).then_some((d, c))?
+        }
+        // `max (p + c) 0` (either order), `c < 0`: a clamp at the start
+        Inst::Call { f: crate::interp::scalar::ScalarFn::Max, args, .. } => {
+            let [x, y] = args.as_slice() else { return None };
+            let (x, zero) = if konst(y) == Some(0) { (x, y) } else { (y, x) };
+            let (Some(d), None, c) = moved(*x, defs, dims, 4)? else { return None };
+            (konst(zero)? == 0 && c < 0).then_some((d, c))?
+        }
+        // `min (p + c) (extent_p - 1)` (either order), `c > 0`: a clamp at the end
+        Inst::Call { f: crate::interp::scalar::ScalarFn::Min, args, .. } => {
+            let [x, y] = args.as_slice() else { return None };
+            let end = |r: &Reg| match moved(*r, defs, dims, 2) {
+                Some((None, Some(v), -1)) => Some(v),
+                _ => None,
+            };
+            let (x, v) = match (end(y), end(x)) {
+                (Some(v), _) => (x, v),
+                (_, Some(v)) => (y, v),
+                _ => return None,
+            };
+            let (Some(d), None, c) = moved(*x, defs, dims, 4)? else { return None };
+            (c > 0 && space.get(d) == Some(&Arg::Value(v))).then_some((d, c))?
+        }
+        Inst::Binary { op: BinOp::Rem, a, b, .. } => {
+            let Some(Inst::Load { value: n, .. }) = defs.get(b) else { return None };
+            let (Some(d), ext, c) = moved(*a, defs, dims, 4)? else { return None };
+            (ext.is_none_or(|v| v == *n) && space.get(d) == Some(&Arg::Value(*n))).then_some((d, c))?
+        }
+        _ => return None,
+    };
+    (-MAX_EDGE..=MAX_EDGE).contains(&c).then_some((d, (-c).max(0), c.max(0)))
 }
 
 /// `a op b` as `b op' a`.
@@ -175,6 +270,75 @@ mod tests {
         // dimension's extent is not an edge
         assert_eq!(elem.edge_split(&space[..1]).unwrap().margins, [(1, 0)]);
         assert_eq!(elem.edge_split(&[space[1], space[0]]).unwrap().margins, [(1, 0), (1, 0)]);
+    }
+
+    #[test]
+    fn a_clamped_or_wrapped_index_has_margins() {
+        use crate::interp::scalar::ScalarFn;
+        // clamp (i + 2) 0 (n - 1) over [n]: the last two points; clamp (i - 1): the first
+        let body = |c: i64, end: Reg| Block {
+            insts: vec![
+                Inst::Const { dst: 1, value: Scalar::I64(c) },
+                Inst::Binary { dst: 2, op: BinOp::Add, a: 0, b: 1 },
+                Inst::Const { dst: 3, value: Scalar::I64(0) },
+                Inst::Load { dst: 4, value: 7 },
+                Inst::Const { dst: 5, value: Scalar::I64(1) },
+                Inst::Binary { dst: 6, op: BinOp::Sub, a: end, b: 5 },
+                Inst::Call { dst: 8, f: ScalarFn::Clamp, args: vec![2, 3, 6] },
+            ],
+        };
+        let func = |b: Block| Func {
+            params: vec![crate::types::ElemType::I64],
+            reg_types: vec![crate::types::ElemType::I64; 9],
+            body: b,
+            ret: vec![8],
+            spans: vec![],
+        };
+        let space = [Arg::Value(7)];
+        assert_eq!(func(body(2, 4)).edge_split(&space).unwrap().margins, [(0, 2)]);
+        assert_eq!(func(body(-1, 4)).edge_split(&space).unwrap().margins, [(1, 0)]);
+        // clamped to an end that is not the extent's: no edge
+        assert!(func(body(2, 1)).edge_split(&space).is_none());
+        // (i + n - 1) % n: the first point
+        let wrap = Block {
+            insts: vec![
+                Inst::Load { dst: 1, value: 7 },
+                Inst::Binary { dst: 2, op: BinOp::Add, a: 0, b: 1 },
+                Inst::Const { dst: 3, value: Scalar::I64(1) },
+                Inst::Binary { dst: 4, op: BinOp::Sub, a: 2, b: 3 },
+                Inst::Binary { dst: 8, op: BinOp::Rem, a: 4, b: 1 },
+            ],
+        };
+        assert_eq!(func(wrap).edge_split(&space).unwrap().margins, [(1, 0)]);
+        // max (i - 2) 0: the first two points; min (i + 1) (n - 1): the last one
+        let one_sided = |f: ScalarFn, c: i64, bound: Vec<Inst>, other: Reg| Block {
+            insts: [
+                vec![
+                    Inst::Const { dst: 1, value: Scalar::I64(c) },
+                    Inst::Binary { dst: 2, op: BinOp::Add, a: 0, b: 1 },
+                ],
+                bound,
+                vec![Inst::Call { dst: 8, f, args: vec![other, 2] }],
+            ]
+            .concat(),
+        };
+        let zero = vec![Inst::Const { dst: 3, value: Scalar::I64(0) }];
+        let end = vec![
+            Inst::Load { dst: 4, value: 7 },
+            Inst::Const { dst: 5, value: Scalar::I64(1) },
+            Inst::Binary { dst: 6, op: BinOp::Sub, a: 4, b: 5 },
+        ];
+        assert_eq!(
+            func(one_sided(ScalarFn::Max, -2, zero.clone(), 3)).edge_split(&space).unwrap().margins,
+            [(2, 0)]
+        );
+        assert_eq!(
+            func(one_sided(ScalarFn::Min, 1, end.clone(), 6)).edge_split(&space).unwrap().margins,
+            [(0, 1)]
+        );
+        // the wrong side: max (i + 1) 0, min (i - 1) (n - 1) are no edges
+        assert!(func(one_sided(ScalarFn::Max, 1, zero, 3)).edge_split(&space).is_none());
+        assert!(func(one_sided(ScalarFn::Min, -1, end, 6)).edge_split(&space).is_none());
     }
 
     #[test]

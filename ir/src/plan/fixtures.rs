@@ -5,6 +5,7 @@ use super::{
     Arg, Block, Func, Inst, Kernel, KernelKind, Lane, LaneOp, Origin, Plan, Step, ValueId, ValueInfo,
 };
 use crate::ast::BinOp;
+use crate::interp::scalar::ScalarFn;
 use crate::types::ElemType;
 use crate::value::Scalar;
 
@@ -310,4 +311,39 @@ pub fn edge_stencil() -> (Func, Vec<Arg>) {
         spans: vec![],
     };
     (f, vec![Arg::Value(2), Arg::Value(3)])
+}
+
+/// An element function over `[p, q, r]` (values 1, 2 and 3) reading `f32` array 0 at the
+/// point and returning `sqrt (0 - log x)` of it ([`Func::flat_reads`]), and the space.
+pub fn flat_map() -> (Func, Vec<Arg>) {
+    let (i, f) = (ElemType::I64, ElemType::F32);
+    let f = Func {
+        params: vec![i, i, i],
+        reg_types: vec![i, i, i, f, f, f, f, f],
+        body: Block {
+            insts: vec![
+                Inst::Read { dst: 3, array: 0, index: vec![0, 1, 2] },
+                Inst::Const { dst: 4, value: Scalar::F32(0.0) },
+                Inst::Call { dst: 5, f: ScalarFn::Log, args: vec![3] },
+                Inst::Binary { dst: 6, op: BinOp::Sub, a: 4, b: 5 },
+                Inst::Call { dst: 7, f: ScalarFn::Sqrt, args: vec![6] },
+            ],
+        },
+        ret: vec![7],
+        spans: vec![],
+    };
+    (f, vec![Arg::Value(1), Arg::Value(2), Arg::Value(3)])
+}
+
+/// An element function over `[c, r]` (parameters `j`, `i`) reading `f32` array 0 of shape
+/// `[r, c]` across its rows, `a[i, j]` ([`Func::walks_columns`]): a column sum's element.
+pub fn column_sum() -> Func {
+    let (i, f) = (ElemType::I64, ElemType::F32);
+    Func {
+        params: vec![i, i],
+        reg_types: vec![i, i, f],
+        body: Block { insts: vec![Inst::Read { dst: 2, array: 0, index: vec![1, 0] }] },
+        ret: vec![2],
+        spans: vec![],
+    }
 }

@@ -44,6 +44,7 @@
 
 mod assert;
 mod balance;
+mod collapse;
 pub mod contract;
 pub mod dot;
 mod edges;

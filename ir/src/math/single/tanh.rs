@@ -1,10 +1,13 @@
 //! `tanh` on `f32`, in `f32`: `|x| < 0.55`: `x + x³ P(x²)` (`P` a degree-6 least-squares
 //! fit); above, `1 - 2/(e^{2|x|} + 1)` with `e^{2|x|}` as an `f32` pair (Cody–Waite with
-//! `exp_f32`'s two-part `ln 2`, `e^r = 1 + r + r²/2 + r³ R(r)` with the leading sums exact)
-//! and the division and subtraction in pairs too, so that the only large error is the final
-//! rounding; `|x|` clamped to 10 (where `tanh` rounds to 1).
+//! `exp_f32`'s two-part `ln 2`, `e^r = 1 + r + r²/2 + r³ R(r)`, `1 + r` exact, the rest added
+//! to its tail), `d = e + 1` as a pair, `2/d` as `2/d_hi` less its first-order correction
+//! `(2/d_hi)² d_lo / 2` and the subtraction from 1 exact before its one rounding: above 0.55
+//! the result is at least 0.5, so the quotient's own rounding (at most half an ulp of a number
+//! at most 0.5) costs at most a quarter of an ulp of the result; `|x|` clamped to 10 (where
+//! `tanh` rounds to 1).
 
-use super::{fast_two_sum32, horner32, neg_if32, two_prod32, two_sum32};
+use super::{fast_two_sum32, horner32, neg_if32, two_sum32};
 use crate::math::{INV_LN2_F32, LN2_HI_F32, LN2_LO_F32, SHIFT_F32, SHIFT_F32_BITS};
 
 /// Below it, the polynomial; above it, the exponential.
@@ -40,23 +43,20 @@ pub fn tanh_f32(x: f32) -> f32 {
     let t = a2 * INV_LN2_F32 + SHIFT_F32;
     let kd = t - SHIFT_F32;
     let (r1, r2) = two_sum32(a2 - kd * LN2_HI_F32, -(kd * LN2_LO_F32));
-    let (pp, pe) = two_prod32(r1, r1);
-    let tail = (r1 * pp) * horner32(&TANH_F32_R, r1);
+    let z1 = r1 * r1;
+    let tail = (z1 * 0.5 + (z1 * r1) * horner32(&TANH_F32_R, r1)) + r2 * (1.0 + r1);
     let (h, l) = fast_two_sum32(1.0, r1);
-    let (h, l2) = two_sum32(h, 0.5 * pp);
-    let lo = (((l + l2) + 0.5 * pe) + tail) + (r2 + r2 * r1);
-    let (eh, el) = fast_two_sum32(h, lo);
+    let (eh, el) = fast_two_sum32(h, l + tail);
     let k = t.to_bits().wrapping_sub(SHIFT_F32_BITS);
     let scale = f32::from_bits(k.wrapping_add(127) << 23);
     let (eh, el) = (eh * scale, el * scale);
-    // d = e + 1; q = 2/d; 1 - q
+    // d = e + 1; q = 2/d = qh - (qh² dl)/2 (to first order in dl/dh); 1 - q
     let (dh, d1) = fast_two_sum32(eh, 1.0);
     let dl = d1 + el;
     let qh = 2.0 / dh;
-    let (p, pe2) = two_prod32(qh, dh);
-    let ql = (((2.0 - p) - pe2) - qh * dl) / dh;
+    let corr = (qh * dl) * (0.5 * qh);
     let (s, e) = fast_two_sum32(1.0, -qh);
-    let large = s + (e - ql);
+    let large = s + (e + corr);
     let res = neg_if32(neg, if a < TANH_F32_SMALL { small } else { large });
     if x.is_nan() {
         x
@@ -76,22 +76,19 @@ const C_TEXT: &str = r#"static __device__ __forceinline__ float eq_tanh_f32(floa
   const float kd = t - @SHIFT@;
   const eq_ff r = eq_two_sum32(a2 - kd * @LN2_HI@, -(kd * @LN2_LO@));
   const float r1 = r.hi, r2 = r.lo;
-  const eq_ff pp = eq_two_prod32(r1, r1);
-  const float tail = (r1 * pp.hi) * (@RPOLY@);
-  const eq_ff h1 = eq_fast_two_sum32(1.0f, r1);
-  const eq_ff h2 = eq_two_sum32(h1.hi, 0.5f * pp.hi);
-  const float lo = (((h1.lo + h2.lo) + 0.5f * pp.lo) + tail) + (r2 + r2 * r1);
-  const eq_ff e0 = eq_fast_two_sum32(h2.hi, lo);
+  const float z1 = r1 * r1;
+  const float tail = (z1 * 0.5f + (z1 * r1) * (@RPOLY@)) + r2 * (1.0f + r1);
+  const eq_ff h = eq_fast_two_sum32(1.0f, r1);
+  const eq_ff e0 = eq_fast_two_sum32(h.hi, h.lo + tail);
   const unsigned int k = (unsigned int)__float_as_int(t) - @SHIFT_BITS@U;
   const float scale = __int_as_float((int)((k + 127U) << 23));
   const float eh = e0.hi * scale, el = e0.lo * scale;
   const eq_ff d = eq_fast_two_sum32(eh, 1.0f);
   const float dl = d.lo + el;
   const float qh = 2.0f / d.hi;
-  const eq_ff p = eq_two_prod32(qh, d.hi);
-  const float ql = (((2.0f - p.hi) - p.lo) - qh * dl) / d.hi;
+  const float corr = (qh * dl) * (0.5f * qh);
   const eq_ff s = eq_fast_two_sum32(1.0f, -qh);
-  const float large = s.hi + (s.lo - ql);
+  const float large = s.hi + (s.lo + corr);
   const float res = eq_neg_if32(neg, eq_sel_f32(a < @SMALL@, small, large));
   return eq_sel_f32(x != x, x, res);
 }

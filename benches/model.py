@@ -1,0 +1,150 @@
+"""Does the cost model agree with the machine? Every program of the suites (examples,
+phrasings, version 2 and kernel benchmarks; conformance programs with their own inputs
+scaled up where random inputs fit them) is optimised and timed with its unfused plan; the
+table gives predicted against measured times, and the summary the Spearman rank correlation
+of predicted and measured times over every (program, plan) pair, and the programs whose
+optimised plan is measurably slower than the unfused one.
+
+    python3 benches/model.py [path/to/eqfuse] [--min-time-ms MS] [--filter TEXT]
+
+Sizes: a phrasing set's `bench` sizes; for other programs every size name is given so
+that its largest input has about 2^22 elements (a name's extent is the smallest that any
+input's rank asks of it). Inputs are `--random-inputs 1` (floats in [0, 1), integers in
+0..16); a program that fails on them (offsets that must be sorted, say) is listed as
+skipped. One run; a benchmark, never a test.
+"""
+import argparse
+import json
+import pathlib
+import re
+import subprocess
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+ELEMENTS = 1 << 22
+# programs whose random inputs need sizes of their own
+SIZES = {
+    "benches/peers/kernels/short_inner_map.eqf": {"paths": 262144},
+    "benches/peers/kernels/column_sums.eqf": {"r": 1 << 20, "c": 16},
+    "benches/v2/jacobi.eqf": {"h": 1024, "w": 1024},
+}
+
+
+def programs():
+    """(label, path, sizes or None)."""
+    out = []
+    for d in sorted((ROOT / "tests/phrasings").iterdir()):
+        if (d / "set.toml").exists():
+            bench = tomllib.loads((d / "set.toml").read_text()).get("bench", {})
+            for p in sorted(d.glob("*.eqf")):
+                out.append((f"phrasings/{d.name}/{p.stem}", p, bench))
+    for pattern in ["examples/*.eqf", "benches/v2/*.eqf", "benches/peers/kernels/*.eqf",
+                    "tests/conformance/*/program.eqf"]:
+        for p in sorted(ROOT.glob(pattern)):
+            rel = str(p.relative_to(ROOT))
+            label = rel.removesuffix("/program.eqf").removesuffix(".eqf")
+            out.append((label, p, SIZES.get(rel)))
+    return out
+
+
+def guess_sizes(eqfuse, path):
+    """Every size name of `path`'s inputs, so that its largest input has ~ELEMENTS."""
+    out = subprocess.run([eqfuse, "check", str(path)], capture_output=True, text=True).stdout
+    sizes = {}
+    for m in re.finditer(r"^\s+input\s+\w+\s*:\s*\w+\[([^\]]*)\]", out, re.M):
+        names = [n.strip() for n in m.group(1).split(",")]
+        per = max(2, round(ELEMENTS ** (1 / len(names))))
+        for n in names:
+            if re.fullmatch(r"[A-Za-z_]\w*", n):
+                sizes[n] = min(sizes.get(n, per), per)
+    return sizes
+
+
+def predicted(eqfuse, path, sizes):
+    args = [eqfuse, "explain", str(path), "--json"]
+    for k, v in sizes.items():
+        args += ["--size", f"{k}={v}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    d = json.loads(r.stdout)
+    return d["predicted_s"] * 1e3, d["unfused"]["predicted_s"] * 1e3
+
+
+def measured(eqfuse, path, sizes, min_ms):
+    args = [eqfuse, "bench", str(path), "--random-inputs", "1", "--json", "--min-time-ms", str(min_ms)]
+    for k, v in sizes.items():
+        args += ["--size", f"{k}={v}"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        return None, (r.stderr.strip().splitlines() or ["?"])[0][:80]
+    plans = {p["plan"]: p for p in json.loads(r.stdout)["plans"]}
+    got = [plans.get(k, {}).get("min_ms") for k in ("optimised", "unfused")]
+    if None in got:
+        return None, "not run"
+    return tuple(got), None
+
+
+def ranks(xs):
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    r = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    ra, rb = ranks(a), ranks(b)
+    n = len(a)
+    ma, mb = sum(ra) / n, sum(rb) / n
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra) ** 0.5
+    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
+    return cov / (va * vb) if va and vb else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("eqfuse", nargs="?", default=str(ROOT / "target/release/eqfuse"))
+    ap.add_argument("--min-time-ms", type=int, default=200)
+    ap.add_argument("--filter", default="")
+    args = ap.parse_args()
+    rows, skipped = [], []
+    print("| program | sizes | predicted opt / unfused (ms) | measured opt / unfused (ms) | opt / unfused |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for label, path, sizes in programs():
+        if args.filter not in label:
+            continue
+        sizes = sizes if sizes is not None else guess_sizes(args.eqfuse, path)
+        pred = predicted(args.eqfuse, path, sizes)
+        meas, why = measured(args.eqfuse, path, sizes, args.min_time_ms)
+        if pred is None or meas is None:
+            skipped.append((label, why or "explain failed"))
+            continue
+        rows.append((label, pred, meas))
+        size_text = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        print(f"| {label} | {size_text} | {pred[0]:.3f} / {pred[1]:.3f} | {meas[0]:.3f} / {meas[1]:.3f} "
+              f"| {meas[0] / meas[1]:.2f} |", flush=True)
+    p = [x for _, pr, _ in rows for x in pr]
+    m = [x for _, _, me in rows for x in me]
+    slower = [(l, me[0] / me[1]) for l, _, me in rows if me[0] > 1.05 * me[1]]
+    print()
+    print(f"programs timed: {len(rows)}; skipped: {len(skipped)}")
+    if rows:
+        print(f"Spearman rank correlation of predicted and measured (all plans): {spearman(p, m):.3f}")
+        print(f"optimised only: {spearman([pr[0] for _, pr, _ in rows], [me[0] for _, _, me in rows]):.3f}")
+    print(f"optimised more than 5% slower than unfused: {len(slower)}")
+    for l, r in slower:
+        print(f"  {l}: {r:.2f}x")
+    for l, why in skipped:
+        print(f"  skipped {l}: {why}")
+
+
+if __name__ == "__main__":
+    main()

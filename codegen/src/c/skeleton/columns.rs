@@ -1,0 +1,51 @@
+//! Reductions that walk columns: a kernel over `[c, r]` reducing `r` whose element reads
+//! an array across its rows (`a[i, j]` at outer index `j`, inner `i`: a transposed
+//! matrix–vector product, column sums) reads one element of each row of `a` per step, so
+//! a row of the space streams the whole array once and the kernel streams it `c` times.
+//! Called with a few rows of the space at once (up to [`COLUMNS`]), the `run` entry instead
+//! folds them inner index by inner index, each row's accumulator in an array: the reads
+//! of one step are neighbours in memory, and the loop over the rows vectorises. Each row is
+//! still folded in order, so the result is the plain left fold's.
+
+use crate::cty;
+use eqfuse_ir::types::ElemType;
+use std::fmt::Write as _;
+
+/// The most rows of the space folded side by side (accumulators on the stack).
+pub const COLUMNS: usize = 64;
+
+/// The text placed at the start of a `run` entry (after `L`, the innermost extent) of a
+/// kernel over a 2-d space whose lanes are all reductions of one component (element types
+/// `types`): when the call has between 2 and [`COLUMNS`] rows, they are folded side by side
+/// and the entry returns.
+pub(super) fn columns_path(prefix: &str, types: &[ElemType]) -> String {
+    let mut e = String::new();
+    w!(e, "  if (r1 - r0 > 1 && r1 - r0 <= {COLUMNS}) {{");
+    w!(e, "    const long long nr = r1 - r0;");
+    for (i, t) in types.iter().enumerate() {
+        w!(e, "    {} c{i}[{COLUMNS}];", cty(*t));
+        w!(e, "    {} ne{i};", cty(*t));
+        w!(e, "    ok &= {prefix}_ne{i}(A, -1, &ne{i});");
+        w!(e, "    for (long long q = 0; q < nr; ++q) c{i}[q] = ne{i};");
+    }
+    w!(e, "    for (long long iL = j0; iL < j1; ++iL) {{");
+    w!(e, "      for (long long q = 0; q < nr; ++q) {{");
+    w!(e, "        const long long i0 = r0 + q;");
+    let mut call = format!("{prefix}_elem(A, i0 * L + iL, i0, iL");
+    for (i, t) in types.iter().enumerate() {
+        w!(e, "        {} x{i};", cty(*t));
+        let _ = write!(call, ", &x{i}");
+    }
+    w!(e, "        ok &= {call});");
+    for i in 0..types.len() {
+        w!(e, "        ok &= {prefix}_op{i}(A, -1, c{i}[q], x{i}, &c{i}[q]);");
+    }
+    w!(e, "      }}");
+    w!(e, "    }}");
+    for (i, t) in types.iter().enumerate() {
+        w!(e, "    for (long long q = 0; q < nr; ++q) (({}*)red[{i}])[q] = c{i}[q];", cty(*t));
+    }
+    w!(e, "    return ok;");
+    w!(e, "  }}");
+    e
+}

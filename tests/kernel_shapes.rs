@@ -1,0 +1,199 @@
+//! The native C code of three kernel shapes (issue 43), each read off the generated source,
+//! compiled by the system C compiler with the backend's own flags to check that its hot loop
+//! vectorises (`-fopt-info-vec`), and run against the reference interpreter:
+//! - a map over several dimensions runs as one loop over the flattened space
+//!   (`Func::flat_reads`), and falls back to rows where an array is wider than the space;
+//! - a reduction reading across the rows of an array (a transposed matrix–vector product)
+//!   folds up to `COLUMNS` rows side by side (`Func::walks_columns`);
+//! - a reduction over a select (`if c then x else ne`) computes both arms and selects by
+//!   bit masks.
+//!
+//! The values are multiples of 1/8 small enough that every sum is exact in `f32`, so any
+//! order of folding gives the reference's bits. Random shapes print their seed.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::rng;
+use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
+use eqfuse_codegen::c::COLUMNS;
+use std::path::Path;
+
+const FLAT: &str = "input p : f32[a, b, c]
+input q : f32[a, b, c]
+output o = map (\\x y -> sqrt (x * x + y)) p q
+";
+
+const WIDER: &str = "input t : f32[h, v]
+input b : f32[w]
+output o = generate [h, w] (\\i j -> t[i, j] * 2.0)
+";
+
+const COLUMN_SUMS: &str = "input t : f32[r, c]
+input x : f32[r]
+output o = sum (transpose (generate [r, c] (\\i j -> t[i, j] * x[i])))
+";
+
+const SELECT_MIN: &str = "input d : f32[n]
+input m : f32
+output o = reduce min inf (generate [n] (\\i -> if d[i] == m then f32 i else inf))
+";
+
+fn plan_of(src: &str) -> eqfuse::ir::plan::Plan {
+    let p = eqfuse::parse(src).unwrap();
+    eqfuse::optimize(&p, &OptimizeOptions::default()).unwrap().result.plan
+}
+
+/// The generated C of `src`'s plan, every kernel native.
+fn source_of(src: &str) -> String {
+    let code = eqfuse_codegen::c::generate(&plan_of(src));
+    assert!(code.kernels.iter().all(Result::is_ok), "{:?}", code.kernels);
+    code.source
+}
+
+/// Kernel 0's `run` entry in `source`.
+fn run_entry(source: &str) -> String {
+    let start = source.find("EQ_EXPORT int eq_k0_run").unwrap();
+    let end = source[start..].find("\n}\n").unwrap();
+    source[start..start + end + 2].to_string()
+}
+
+/// The lines (1-based) of `source` holding `needle`, in kernel 0's `run` entry.
+fn lines_of(source: &str, needle: &str) -> Vec<usize> {
+    let start = source[..source.find("EQ_EXPORT int eq_k0_run").unwrap()].lines().count();
+    source
+        .lines()
+        .enumerate()
+        .skip(start)
+        .take_while(|(_, l)| *l != "}")
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The lines of `source` at which the C compiler, with the backend's flags, reports a
+/// vectorised loop.
+fn vectorised_lines(source: &str, dir: &Path) -> Vec<usize> {
+    let (cc, flags) = eqfuse_exec_cpu::c_compiler_and_flags();
+    let c = dir.join("k.c");
+    std::fs::write(&c, source).unwrap();
+    let out = std::process::Command::new(&cc)
+        .args(flags.iter().filter(|f| **f != "-w"))
+        .arg("-fopt-info-vec-optimized")
+        .arg(&c)
+        .arg("-o")
+        .arg(dir.join("k.so"))
+        .output()
+        .unwrap_or_else(|e| panic!("{cc}: {e}"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = String::from_utf8_lossy(&out.stderr);
+    report
+        .lines()
+        .filter(|l| l.contains("optimized: loop vectorized"))
+        .filter_map(|l| l.strip_prefix(&format!("{}:", c.display()))?.split(':').next()?.parse().ok())
+        .collect()
+}
+
+/// An array of `shape` whose elements are multiples of `1/8` in `[0, 8)`.
+fn f32_array(shape: &[usize], next: &mut impl FnMut() -> u64) -> Value {
+    f32_scaled(shape, 8.0, next)
+}
+
+/// An array of `shape` whose elements are multiples of `1/den` in `[0, 64/den)`.
+fn f32_scaled(shape: &[usize], den: f32, next: &mut impl FnMut() -> u64) -> Value {
+    let n = shape.iter().product();
+    let v: Vec<f32> = (0..n).map(|_| (next() % 64) as f32 / den).collect();
+    Value::from(ndarray::Array::from_shape_vec(shape.to_vec(), v).unwrap().into_dyn())
+}
+
+/// Runs `src` on the CPU and on the reference interpreter; they must agree exactly.
+fn agree(src: &str, inputs: &Arrays, what: &str) {
+    let checked = eqfuse::check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse::run(&checked, Backend::Reference, inputs).unwrap();
+    let got = eqfuse::run(&checked, Backend::Cpu, inputs).unwrap();
+    assert_eq!(got, want, "{what}");
+}
+
+#[test]
+fn a_map_over_three_dimensions_is_one_vectorised_loop() {
+    let source = source_of(FLAT);
+    insta::assert_snapshot!("flat_map_run", run_entry(&source));
+    let hot = lines_of(&source, "for (long long iL = r0 * L; iL < r1 * L; ++iL)");
+    assert_eq!(hot.len(), 1, "{}", run_entry(&source));
+    let dir = common::scratch("kernel_shapes_flat");
+    assert!(vectorised_lines(&source, &dir).contains(&hot[0]), "the flat loop is not vectorised");
+}
+
+#[test]
+fn flat_maps_agree_with_the_reference_and_fall_back_where_an_array_is_wider() {
+    let (seed, mut next) = rng();
+    let mut shapes: Vec<[usize; 3]> = vec![[1, 1, 1], [2, 5, 3], [7, 1, 2], [0, 3, 3], [3, 0, 2]];
+    shapes.extend(
+        (0..4).map(|_| [1 + (next() % 300) as usize, 1 + (next() % 6) as usize, 1 + (next() % 4) as usize]),
+    );
+    for s in shapes {
+        let mut inputs = Arrays::new();
+        inputs.insert("p".into(), f32_array(&s, &mut next));
+        inputs.insert("q".into(), f32_array(&s, &mut next));
+        agree(FLAT, &inputs, &format!("seed {seed}: shape {s:?}"));
+    }
+    // the element reads `t` at the point, but `t` may be wider than the space: then the
+    // rows run as rows (one flat loop would read the wrong elements)
+    assert!(run_entry(&source_of(WIDER)).contains("iL < r1 * L"));
+    for (h, v, w) in [(3, 5, 5), (3, 9, 5), (40, 130, 129), (1, 4, 1)] {
+        let mut inputs = Arrays::new();
+        inputs.insert("t".into(), f32_array(&[h, v], &mut next));
+        inputs.insert("b".into(), f32_array(&[w], &mut next));
+        agree(WIDER, &inputs, &format!("seed {seed}: t [{h}, {v}], space [{h}, {w}]"));
+    }
+}
+
+#[test]
+fn a_reduction_across_rows_folds_rows_side_by_side_vectorised() {
+    let source = source_of(COLUMN_SUMS);
+    insta::assert_snapshot!("column_sums_run", run_entry(&source));
+    let hot = lines_of(&source, "for (long long q = 0; q < nr; ++q) {");
+    assert_eq!(hot.len(), 1, "{}", run_entry(&source));
+    let dir = common::scratch("kernel_shapes_columns");
+    assert!(vectorised_lines(&source, &dir).contains(&hot[0]), "the loop over rows is not vectorised");
+}
+
+#[test]
+fn column_sums_agree_with_the_reference_at_every_width() {
+    let (seed, mut next) = rng();
+    // up to COLUMNS rows of the space fold side by side; more run as rows
+    let mut shapes: Vec<(usize, usize)> =
+        [1, 2, 3, 16, COLUMNS, COLUMNS + 1].iter().flat_map(|&c| [(1, c), (5, c), (4097, c)]).collect();
+    shapes.extend((0..4).map(|_| (1 + (next() % 20_000) as usize, 1 + (next() % 70) as usize)));
+    shapes.push((0, 4));
+    for (r, c) in shapes {
+        let mut inputs = Arrays::new();
+        inputs.insert("t".into(), f32_array(&[r, c], &mut next));
+        // whole numbers: every product and sum (below 2^21) is exact to 1/8
+        inputs.insert("x".into(), f32_scaled(&[r], 8.0, &mut || next() % 8 * 8));
+        agree(COLUMN_SUMS, &inputs, &format!("seed {seed}: [{r}, {c}]"));
+    }
+}
+
+#[test]
+fn a_select_reduction_is_branch_free_and_vectorised() {
+    let source = source_of(SELECT_MIN);
+    let entry = run_entry(&source);
+    assert!(source.contains("eq_sel_f32(r3, r4, r5)"), "{source}");
+    insta::assert_snapshot!("select_min_run", entry);
+    let hot = lines_of(&source, "for (int w = 0; w < ");
+    let dir = common::scratch("kernel_shapes_select");
+    let vec = vectorised_lines(&source, &dir);
+    assert!(hot.iter().any(|l| vec.contains(l)), "the accumulators' loop is not vectorised: {hot:?} {vec:?}");
+    let (seed, mut next) = rng();
+    for n in [0usize, 1, 63, 64, 65, 1000, 1 + (next() % 200_000) as usize] {
+        let d = f32_array(&[n], &mut next);
+        for m in [0.0f32, 3.5, 100.0] {
+            let mut inputs = Arrays::new();
+            inputs.insert("d".into(), d.clone());
+            inputs.insert("m".into(), Value::from(ndarray::arr0(m).into_dyn()));
+            agree(SELECT_MIN, &inputs, &format!("seed {seed}: n {n}, m {m}"));
+        }
+    }
+}
