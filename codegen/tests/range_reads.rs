@@ -61,13 +61,19 @@ output o = generate [h, w] (\\i j ->
 ";
     // (at the edges they stay checked: `max (i - 1) 0 <= h - 1` needs `h >= 1`, which the
     // analysis does not know, and the arm of a select is not narrowed by its guard)
-    for src in [minmax, selects] {
+    let nested = "input a : f32[h, w]
+output o = generate [h, w] (\\i j ->
+  a[min (max (i - 1) 0) (h - 1), j] + a[max (min (i + 1) (h - 1)) 0, j] + a[i, min (w - 1) (max 0 (j + 1))])
+";
+    for src in [minmax, selects, nested] {
         // the interior of the edge split
         let all = kernels_c(src);
         assert!(all.contains("_elem_in("), "no edge split: {all}");
         let interior = &all[all.find("_elem_in(").unwrap()..];
         let interior = &interior[..interior.find("\n}\n").unwrap()];
         assert!(!interior.contains("eq_ok = false"), "{interior}");
+        // every clamp of an index is the index moved there: the margins cover each end
+        assert!(!interior.contains("eq_min_i64") && !interior.contains("eq_max_i64"), "{interior}");
     }
 }
 

@@ -82,6 +82,10 @@ output o = generate [h, w] (\\i j ->
 output o = generate [h, w] (\\i j ->
   a[i, j] + 0.25 * (a[max (i - 1) 0, j] + a[min (i + 1) (h - 1), j] + a[i, min (w - 1) (j + 1)] + a[i, max 0 (j - 1)]))
 ";
+    let nested = "input a : f32[h, w]
+output o = generate [h, w] (\\i j ->
+  a[i, j] + 0.25 * (a[min (max (i - 1) 0) (h - 1), j] + a[max (min (i + 1) (h - 1)) 0, j] + a[i, min (w - 1) (max 0 (j + 1))]))
+";
     let selects = "input g : i32[h, w]
 output o = generate [h, w] (\\i j ->
   let up = if i == 0 then h - 1 else i - 1 in
@@ -92,7 +96,7 @@ output o = generate [h, w] (\\i j ->
 ";
     for h in 1..=5 {
         for w in [1, 2, 3, 5, 19] {
-            for f in [stencil, minmax] {
+            for f in [stencil, minmax, nested] {
                 agree(f, &[("a".to_string(), array(ElemType::F32, &[h, w], 3))].into_iter().collect());
             }
             for f in [life, selects] {

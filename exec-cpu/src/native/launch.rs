@@ -341,7 +341,6 @@ impl Entry {
         let Kind::Lanes { combine } = self.kind() else { return false };
         let ok = AtomicBool::new(true);
         let a = Ptr(args.as_ptr() as *mut u8);
-        let nlanes = self.code.reduce.len();
         let red_base: Vec<Ptr> = outs.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
         match split {
             Split::Rows { per_task } => {
@@ -353,13 +352,8 @@ impl Entry {
                     }
                     let r0 = t * per_task;
                     let r1 = (r0 + per_task).min(rows);
-                    let red: Vec<*mut u8> = (0..nlanes)
-                        .map(|l| match self.code.reduce[l] {
-                            // a reduce lane's column holds `rows` elements
-                            Some(t) => red_base[l].get().wrapping_add(r0 * t.size_bytes()),
-                            None => std::ptr::null_mut(),
-                        })
-                        .collect();
+                    // a reduce lane's column holds `rows` elements
+                    let red = self.slots(&red_base, r0);
                     // rows [r0, r1) are this call's alone, and `red` points to their slots
                     if !self.run(a.get() as *const u64, r0, r1, 0, len, &red) {
                         ok.store(false, Ordering::Relaxed);
@@ -367,12 +361,7 @@ impl Entry {
                 });
             }
             Split::Segments { seg, segs } => {
-                let mut parts: Vec<Col> = (0..nlanes)
-                    .map(|l| match self.code.reduce[l] {
-                        Some(t) => Col::zeros(t, rows * segs),
-                        None => Col::zeros(eqfuse_ir::types::ElemType::Bool, 0),
-                    })
-                    .collect();
+                let mut parts: Vec<Col> = self.partials(rows * segs);
                 let part_base: Vec<Ptr> = parts.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
                 (0..rows * segs).into_par_iter().for_each(|t| {
                     if stopped(cancel, &ok) {
@@ -381,13 +370,8 @@ impl Entry {
                     let (row, s) = (t / segs, t % segs);
                     let j0 = s * seg;
                     let j1 = (j0 + seg).min(len);
-                    let red: Vec<*mut u8> = (0..nlanes)
-                        .map(|l| match self.code.reduce[l] {
-                            // the partials hold `rows * segs` elements
-                            Some(t) => part_base[l].get().wrapping_add((row * segs + s) * t.size_bytes()),
-                            None => std::ptr::null_mut(),
-                        })
-                        .collect();
+                    // the partials hold `rows * segs` elements
+                    let red = self.slots(&part_base, row * segs + s);
                     // segment `s` of row `row` and its partial slots are this call's alone
                     if !self.run(a.get() as *const u64, row, row + 1, j0, j1, &red) {
                         ok.store(false, Ordering::Relaxed);
@@ -400,12 +384,7 @@ impl Entry {
             }
             Split::Columns { seg, segs } => {
                 // call `s` writes its rows' partials at `[s * rows, (s + 1) * rows)`
-                let mut parts: Vec<Col> = (0..nlanes)
-                    .map(|l| match self.code.reduce[l] {
-                        Some(t) => Col::zeros(t, rows * segs),
-                        None => Col::zeros(eqfuse_ir::types::ElemType::Bool, 0),
-                    })
-                    .collect();
+                let mut parts: Vec<Col> = self.partials(rows * segs);
                 let part_base: Vec<Ptr> = parts.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
                 (0..segs).into_par_iter().for_each(|s| {
                     if stopped(cancel, &ok) {
@@ -413,12 +392,7 @@ impl Entry {
                     }
                     let j0 = s * seg;
                     let j1 = (j0 + seg).min(len);
-                    let red: Vec<*mut u8> = (0..nlanes)
-                        .map(|l| match self.code.reduce[l] {
-                            Some(t) => part_base[l].get().wrapping_add(s * rows * t.size_bytes()),
-                            None => std::ptr::null_mut(),
-                        })
-                        .collect();
+                    let red = self.slots(&part_base, s * rows);
                     // segment `s` of every row, and its partial slots, are this call's alone
                     if !self.run(a.get() as *const u64, 0, rows, j0, j1, &red) {
                         ok.store(false, Ordering::Relaxed);
@@ -447,6 +421,29 @@ impl Entry {
 }
 
 impl Entry {
+    /// Per lane, a column of `n` partial results for a reduce lane (empty for the others).
+    fn partials(&self, n: usize) -> Vec<Col> {
+        self.code
+            .reduce
+            .iter()
+            .map(|t| match t {
+                Some(t) => Col::zeros(*t, n),
+                None => Col::zeros(eqfuse_ir::types::ElemType::Bool, 0),
+            })
+            .collect()
+    }
+
+    /// Per lane, where element `at` of a reduce lane's column starting at `base[lane]` is
+    /// (null for the other lanes): the `red` argument of a `run` call.
+    fn slots(&self, base: &[Ptr], at: usize) -> Vec<*mut u8> {
+        (self.code.reduce.iter().zip(base))
+            .map(|(t, b)| match t {
+                Some(t) => b.get().wrapping_add(at * t.size_bytes()),
+                None => std::ptr::null_mut(),
+            })
+            .collect()
+    }
+
     /// Folds each of `rows` rows' `segs` partial results (`parts[l]`: lane `l`'s, row by
     /// row) into its slot of `outs` (`outs[l]`: lane `l`'s results), in order; clears `ok`
     /// where an operator failed.

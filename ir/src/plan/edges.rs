@@ -10,6 +10,7 @@
 
 use super::{Arg, Block, Func, Inst, Reg, ValueId};
 use crate::ast::BinOp;
+use crate::interp::scalar::ScalarFn;
 use crate::value::Scalar;
 use std::collections::HashMap;
 
@@ -155,7 +156,7 @@ fn moved_edge(i: &Inst, defs: &HashMap<Reg, &Inst>, dims: usize, space: &[Arg]) 
         _ => None,
     };
     let (d, c) = match i {
-        Inst::Call { f: crate::interp::scalar::ScalarFn::Clamp, args, .. } => {
+        Inst::Call { f: ScalarFn::Clamp, args, .. } => {
             let [x, lo, hi] = args.as_slice() else { return None };
             let (Some(d), None, c) = moved(*x, defs, dims, 4)? else { return None };
             let end = match moved(*hi, defs, dims, 2)? {
@@ -164,26 +165,28 @@ fn moved_edge(i: &Inst, defs: &HashMap<Reg, &Inst>, dims: usize, space: &[Arg]) 
             };
             (konst(lo)? == 0 && space.get(d) == Some(&Arg::Value(end))).then_some((d, c))?
         }
-        // `max (p + c) 0` (either order), `c < 0`: a clamp at the start
-        Inst::Call { f: crate::interp::scalar::ScalarFn::Max, args, .. } => {
-            let [x, y] = args.as_slice() else { return None };
-            let (x, zero) = if konst(y) == Some(0) { (x, y) } else { (y, x) };
-            let (Some(d), None, c) = moved(*x, defs, dims, 4)? else { return None };
-            (konst(zero)? == 0 && c < 0).then_some((d, c))?
+        // `max (p + c) 0` (either order), `c < 0`: a clamp at the start (also around a
+        // clamp at the end, `max (min (p + c) (extent_p - 1)) 0`)
+        Inst::Call { f: ScalarFn::Max, args, .. } => {
+            let (x, zero) = at_zero(args, &konst)?;
+            let x = match defs.get(&x) {
+                Some(Inst::Call { f: ScalarFn::Min, args, .. }) => {
+                    at_end(args, defs, dims).map_or(x, |e| e.0)
+                }
+                _ => x,
+            };
+            let (Some(d), None, c) = moved(x, defs, dims, 4)? else { return None };
+            (konst(&zero)? == 0 && c < 0).then_some((d, c))?
         }
-        // `min (p + c) (extent_p - 1)` (either order), `c > 0`: a clamp at the end
-        Inst::Call { f: crate::interp::scalar::ScalarFn::Min, args, .. } => {
-            let [x, y] = args.as_slice() else { return None };
-            let end = |r: &Reg| match moved(*r, defs, dims, 2) {
-                Some((None, Some(v), -1)) => Some(v),
-                _ => None,
+        // `min (p + c) (extent_p - 1)` (either order), `c > 0`: a clamp at the end (also
+        // around a clamp at the start, `min (max (p + c) 0) (extent_p - 1)`)
+        Inst::Call { f: ScalarFn::Min, args, .. } => {
+            let (x, v) = at_end(args, defs, dims)?;
+            let x = match defs.get(&x) {
+                Some(Inst::Call { f: ScalarFn::Max, args, .. }) => at_zero(args, &konst).map_or(x, |z| z.0),
+                _ => x,
             };
-            let (x, v) = match (end(y), end(x)) {
-                (Some(v), _) => (x, v),
-                (_, Some(v)) => (y, v),
-                _ => return None,
-            };
-            let (Some(d), None, c) = moved(*x, defs, dims, 4)? else { return None };
+            let (Some(d), None, c) = moved(x, defs, dims, 4)? else { return None };
             (c > 0 && space.get(d) == Some(&Arg::Value(v))).then_some((d, c))?
         }
         Inst::Binary { op: BinOp::Rem, a, b, .. } => {
@@ -194,6 +197,31 @@ fn moved_edge(i: &Inst, defs: &HashMap<Reg, &Inst>, dims: usize, space: &[Arg]) 
         _ => return None,
     };
     (-MAX_EDGE..=MAX_EDGE).contains(&c).then_some((d, (-c).max(0), c.max(0)))
+}
+
+/// The arguments of a two-argument `max x 0` (either order): `x` and the zero's register.
+fn at_zero(args: &[Reg], konst: &dyn Fn(&Reg) -> Option<i64>) -> Option<(Reg, Reg)> {
+    let [x, y] = args else { return None };
+    if konst(y) == Some(0) {
+        Some((*x, *y))
+    } else {
+        (konst(x) == Some(0)).then_some((*y, *x))
+    }
+}
+
+/// The arguments of a two-argument `min x (v - 1)` (either order, `v` a loaded value): `x`
+/// and `v`.
+fn at_end(args: &[Reg], defs: &HashMap<Reg, &Inst>, dims: usize) -> Option<(Reg, ValueId)> {
+    let [x, y] = args else { return None };
+    let end = |r: &Reg| match moved(*r, defs, dims, 2) {
+        Some((None, Some(v), -1)) => Some(v),
+        _ => None,
+    };
+    match (end(y), end(x)) {
+        (Some(v), _) => Some((*x, v)),
+        (_, Some(v)) => Some((*y, v)),
+        _ => None,
+    }
 }
 
 /// `a op b` as `b op' a`.
@@ -274,7 +302,6 @@ mod tests {
 
     #[test]
     fn a_clamped_or_wrapped_index_has_margins() {
-        use crate::interp::scalar::ScalarFn;
         // clamp (i + 2) 0 (n - 1) over [n]: the last two points; clamp (i - 1): the first
         let body = |c: i64, end: Reg| Block {
             insts: vec![
