@@ -173,6 +173,16 @@ impl<'a> Gen<'a> {
         unflatten(&mut self.layout, flat, dims, ind)
     }
 
+    /// Over a space of several dimensions, the C condition under which its points may be
+    /// taken as one flat run ([`crate::flat::flat_condition`]); `None` over one dimension.
+    fn flat_condition(&mut self) -> Option<String> {
+        if self.rank() < 2 {
+            return None;
+        }
+        let exts: Vec<String> = (0..self.rank()).map(|d| self.layout.extent(d)).collect();
+        crate::flat::flat_condition(self.plan, &mut self.layout, &self.k.elem, &self.in_space, &exts)
+    }
+
     /// Gives the generator the argument block to add its fields to (a row block's phases
     /// share one).
     pub(crate) fn set_layout(&mut self, layout: Layout) {
@@ -269,14 +279,7 @@ impl<'a> Gen<'a> {
             if !self.k.lanes.iter().all(|l| matches!(l.op, LaneOp::Generate)) {
                 return Ok(None);
             }
-            let exts: Vec<String> = (0..rank).map(|d| self.layout.extent(d)).collect();
-            match crate::flat::flat_condition(
-                self.plan,
-                &mut self.layout,
-                &self.k.elem,
-                &self.in_space,
-                &exts,
-            ) {
+            match self.flat_condition() {
                 Some(c) => Some(c),
                 None => return Ok(None),
             }
@@ -423,19 +426,14 @@ impl<'a> Gen<'a> {
             Some(t) => self.tile_loop(t, &total, "  "),
             None => "  const long long start = g;\n".to_string(),
         };
-        let unflat = if self.rank() >= 2 {
-            // an element that reads only at its own point: index (0, .., 0, f) where every
-            // such array has the space's extents (no division per element)
-            let exts: Vec<String> = (0..self.rank()).map(|d| self.layout.extent(d)).collect();
-            let cond =
-                crate::flat::flat_condition(self.plan, &mut self.layout, &self.k.elem, &self.in_space, &exts);
-            let unflat = self.unflatten("f", self.rank(), "      ");
-            match cond {
-                Some(c) => flat_or(&unflat, &c, self.rank(), "    "),
-                None => self.unflatten("f", self.rank(), "    "),
+        // an element that reads only at its own point: index (0, .., 0, f) where every such
+        // array has the space's extents (no division per element)
+        let unflat = match self.flat_condition() {
+            Some(c) => {
+                let divided = self.unflatten("f", self.rank(), "      ");
+                flat_or(&divided, &c, self.rank(), "    ")
             }
-        } else {
-            self.unflatten("f", self.rank(), "    ")
+            None => self.unflatten("f", self.rank(), "    "),
         };
         let (decls, call) = self.elem_call("f");
         self.kernel_head(&entry);
