@@ -6,7 +6,9 @@
 //! - a reduction reading across the rows of an array (a transposed matrix–vector product)
 //!   folds up to `COLUMNS` rows side by side (`Func::walks_columns`);
 //! - a reduction over a select (`if c then x else ne`) computes both arms and selects by
-//!   bit masks.
+//!   bit masks;
+//! - a map that transposes (its element reads arrays across their rows) walks tiles: down
+//!   each tile's columns into a buffer, then the buffer's rows out.
 //!
 //! The values are multiples of 1/8 small enough that every sum is exact in `f32`, so any
 //! order of folding gives the reference's bits. Random shapes print their seed.
@@ -17,7 +19,7 @@ mod common;
 
 use common::rng;
 use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
-use eqfuse_codegen::c::COLUMNS;
+use eqfuse_codegen::c::{COLUMNS, TILE_ROWS};
 use std::path::Path;
 
 const FLAT: &str = "input p : f32[a, b, c]
@@ -38,6 +40,17 @@ output o = sum (transpose (generate [r, c] (\\i j -> t[i, j] * x[i])))
 const SELECT_MIN: &str = "input d : f32[n]
 input m : f32
 output o = reduce min inf (generate [n] (\\i -> if d[i] == m then f32 i else inf))
+";
+
+const TRANSPOSED: &str = "input a : f32[n, m]
+input b : f32[n, m]
+output t = transpose (map (\\x y -> x + y * 0.5) a b)
+output u = generate [m, n] (\\j i -> i32 (b[i, j]) + i32 j)
+";
+
+/// A transposed read that leaves the array for some shapes (`i + 1` at the last row).
+const TRANSPOSED_PAST_END: &str = "input a : f32[n, m]
+output t = generate [m, n] (\\j i -> a[(i + 1) % (n + 1), j])
 ";
 
 fn plan_of(src: &str) -> eqfuse::ir::plan::Plan {
@@ -195,5 +208,44 @@ fn a_select_reduction_is_branch_free_and_vectorised() {
             inputs.insert("m".into(), Value::from(ndarray::arr0(m).into_dyn()));
             agree(SELECT_MIN, &inputs, &format!("seed {seed}: n {n}, m {m}"));
         }
+    }
+}
+
+#[test]
+fn a_transposing_map_walks_tiles_down_their_columns_vectorised() {
+    let source = source_of(TRANSPOSED);
+    let entry = run_entry(&source);
+    insta::assert_snapshot!("transposed_run", entry);
+    assert!(entry.contains(&format!("tile0[{}]", TILE_ROWS * eqfuse_codegen::c::TILE_COLUMNS)), "{entry}");
+    // the loop down a tile's column reads neighbours: the compiler vectorises it
+    let hot = lines_of(&source, "for (long long i0 = rb; i0 < re; ++i0) {");
+    assert_eq!(hot.len(), 2, "{entry}");
+    let dir = common::scratch("kernel_shapes_tiles");
+    assert!(
+        vectorised_lines(&source, &dir).contains(&hot[0]),
+        "the loop down a tile's column is not vectorised"
+    );
+}
+
+#[test]
+fn transposing_maps_agree_with_the_reference_at_every_shape() {
+    let (seed, mut next) = rng();
+    // tiles of TILE_ROWS rows by TILE_COLUMNS inner indices: shapes at, below and past both
+    let mut shapes: Vec<(usize, usize)> =
+        vec![(1, 1), (1, 9), (9, 1), (8, 256), (256, 8), (257, 9), (9, 257)];
+    shapes.extend([(0, 3), (3, 0), (2 * TILE_ROWS + 3, 17), (600, 300)]);
+    shapes.extend((0..4).map(|_| (1 + (next() % 700) as usize, 1 + (next() % 700) as usize)));
+    for (n, m) in shapes {
+        let mut inputs = Arrays::new();
+        inputs.insert("a".into(), f32_array(&[n, m], &mut next));
+        inputs.insert("b".into(), f32_array(&[n, m], &mut next));
+        agree(TRANSPOSED, &inputs, &format!("seed {seed}: [{n}, {m}]"));
+        // every point reads past the end of `a` at the last row: the same error as the reference
+        let mut inputs = Arrays::new();
+        inputs.insert("a".into(), f32_array(&[n, m], &mut next));
+        let checked = eqfuse::check(&eqfuse::parse(TRANSPOSED_PAST_END).unwrap()).unwrap();
+        let want = eqfuse::run(&checked, Backend::Reference, &inputs).map_err(|e| (e.code, e.message));
+        let got = eqfuse::run(&checked, Backend::Cpu, &inputs).map_err(|e| (e.code, e.message));
+        assert_eq!(got, want, "seed {seed}: [{n}, {m}] past the end");
     }
 }

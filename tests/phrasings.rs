@@ -22,19 +22,9 @@ const PREDICTED_SPREAD: f64 = 1.05;
 /// listed, why).
 const KNOWN_APART: &[(&str, f64, &str)] = &[
     (
-        "prefix_explicit",
-        4.2e5,
-        "a triangular sum (`reduce (+) 0 (generate [n, n] (\\i j -> if j <= i then xs[j] else 0))`) is not recognised as a scan: no rule",
-    ),
-    (
         "select_hoist",
         1.46,
         "the map with an element-invariant `if` is not unswitched: the tree extraction (egraph/src/cost.rs) prices an array `if` as both branches' kernels, so the unswitched form is never chosen",
-    ),
-    (
-        "softmax_rows",
-        1.77,
-        "`exp (a[i, j] - mx[i])` written in two element functions is computed twice: no rule reads a sub-expression from an existing `generate` of the same space",
     ),
 ];
 

@@ -17,6 +17,12 @@
 //! the smaller space, also where the full space is empty: what it computes there fails
 //! nowhere.
 //!
+//! The same expression over every index of the space is shared instead: where the program
+//! also materialises it over that space (`let e = generate [n, m] (\i j -> exp (a[i, j] -
+//! mx[i]))`, summed, while another element function over `[n, m]` recomputes
+//! `exp (a[i, j] - mx[i])`), `hoist-shared` adds the form that reads `e[i, j]`, and the cost
+//! model picks between reading and recomputing.
+//!
 //! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
 
 use crate::build::{dims, is_dim_of, lam, lit_i64, param};
@@ -27,19 +33,28 @@ use crate::rule::{Rule, Theme};
 use crate::subst::{lam_body, rebind, walk, Step, Visitor};
 use crate::{Gas, EG};
 use egg::{Id, Language};
-use eqfuse_egraph::{ArrayLang, Kind, SymDim};
+use eqfuse_egraph::{ArrayLang, Kind, ParamTypes, SymDim};
 use eqfuse_ir::types::ElemType;
 use std::collections::HashMap;
 
 /// The hoisting rules, sharing `gas`, each with its identity ([`crate::catalogue`]).
 pub fn table(gas: &Gas) -> Vec<Rule> {
-    vec![Rule {
-        identity: r"generate sh (\i.. -> .. e ..) == generate sh (\i.. -> .. c[j..] ..) with c = generate [sh at j..] (\j.. -> e), when e mentions only the indices j.. (some, not all), is dearer than a read and cannot fail (also redomap)",
-        theme: Theme::Hoist,
-        spends_gas: true,
-        rewrite: gassed("hoist-invariant", gas, Select::kinds(kinds![Generate, Redomap]), hoist),
-        in_phases: vec![Phase::Fuse],
-    }]
+    vec![
+        Rule {
+            identity: r"generate sh (\i.. -> .. e ..) == generate sh (\i.. -> .. c[j..] ..) with c = generate [sh at j..] (\j.. -> e), when e mentions only the indices j.. (some, not all), is dearer than a read and cannot fail (also redomap)",
+            theme: Theme::Hoist,
+            spends_gas: true,
+            rewrite: gassed("hoist-invariant", gas, Select::kinds(kinds![Generate, Redomap]), hoist),
+            in_phases: vec![Phase::Fuse],
+        },
+        Rule {
+            identity: r"generate sh (\i.. -> .. e ..) == generate sh (\i.. -> .. g[i..] ..) for g = generate sh (\i.. -> e) elsewhere in the program, when e mentions every index, is dearer than a read and cannot fail (also redomap)",
+            theme: Theme::Hoist,
+            spends_gas: true,
+            rewrite: gassed("hoist-shared", gas, Select::kinds(kinds![Generate, Redomap]), share),
+            in_phases: vec![Phase::Fuse],
+        },
+    ]
 }
 
 /// The most classes one look at a sub-expression visits.
@@ -232,6 +247,75 @@ fn hoist(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
         let ix = indices(eg, e, r as u32);
         let read = materialised(eg, e, &ix, &space)?;
         reads.insert(eg.find(e), read);
+    }
+    let new_body = walk(eg, body, &mut Replace(&reads))?;
+    let f = lam(eg, vec![ElemType::I64; r], new_body);
+    Some(match *n {
+        ArrayLang::Generate([sh, _]) => eg.add(ArrayLang::Generate([sh, f])),
+        ArrayLang::Redomap([op, ne, sh, _]) => eg.add(ArrayLang::Redomap([op, ne, sh, f])),
+        _ => return None,
+    })
+}
+
+/// The class of `generate sh (\i.. -> e)` over `r` index parameters, when the e-graph
+/// already holds it.
+fn existing_generate(eg: &EG, sh: Id, e: Id, r: usize) -> Option<Id> {
+    let p = eg.lookup(ArrayLang::Params(ParamTypes(vec![ElemType::I64; r])))?;
+    let f = eg.lookup(ArrayLang::Lam([p, e]))?;
+    eg.lookup(ArrayLang::Generate([sh, f]))
+}
+
+/// The proper sub-expressions of `body` (over the space `sh`) that the program also
+/// materialises over that space: the outermost mentioning every index, [`dear`] and
+/// [`safe`], outside branches and lambdas, with their `generate`s.
+fn shared_candidates(eg: &EG, body: Id, sh: Id, space: &[SymDim]) -> Vec<(Id, Id)> {
+    let r = space.len();
+    let body = eg.find(body);
+    let mut out = Vec::new();
+    let mut stack = vec![body];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(c) = stack.pop() {
+        if !seen.insert(c) || seen.len() > LOOK_LIMIT {
+            continue;
+        }
+        if indices(eg, c, r as u32).len() < r {
+            continue;
+        }
+        if c != body && dear(eg, c) && safe(eg, c, space) {
+            if let Some(g) = existing_generate(eg, sh, c, r) {
+                out.push((c, g));
+                continue;
+            }
+        }
+        match &eg[c].data.best {
+            ArrayLang::Lam(_) | ArrayLang::And(_) | ArrayLang::Or(_) => {}
+            ArrayLang::If([cond, _, _]) => stack.push(eg.find(*cond)),
+            n => stack.extend(n.children().iter().map(|k| eg.find(*k))),
+        }
+    }
+    out.sort();
+    out
+}
+
+fn share(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let space = space_of(eg, n)?;
+    let r = space.dims.len();
+    let sh = match *n {
+        ArrayLang::Generate([sh, _]) | ArrayLang::Redomap([_, _, sh, _]) => eg.find(sh),
+        _ => return None,
+    };
+    let body = lam_body(eg, space.f, r)?;
+    let found = shared_candidates(eg, body, sh, &space.dims);
+    if found.is_empty() {
+        return None;
+    }
+    let mut reads = HashMap::new();
+    for (e, g) in found {
+        // g[i..]: every index in order
+        let mut read = vec![g];
+        read.extend((0..r).map(|d| param(eg, (r - 1 - d) as u32, ElemType::I64)));
+        let read = eg.add(ArrayLang::Index(read.into()));
+        reads.insert(e, read);
     }
     let new_body = walk(eg, body, &mut Replace(&reads))?;
     let f = lam(eg, vec![ElemType::I64; r], new_body);

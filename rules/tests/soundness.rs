@@ -1164,6 +1164,34 @@ fn templates() -> Vec<Template> {
                 format!("input xs : {tn}{shape}\nlet f = {op}\nlet e = scan_exclusive f {ne} xs\noutput o = map f e xs\noutput e2 = e"),
             ])
         }),
+        tpl_pre("scan-triangular", &["fuse-reduce"], |g| {
+            let t = g.pick(&NUM);
+            let tn = t.name();
+            let (op, ne) = match (t.is_float(), g.below(4)) {
+                (true, 0) => ("(+)", "0.0"),
+                (false, 0) => ("(+)", "0"),
+                (true, 1) => ("max", "(-inf)"),
+                (true, 2) => ("(*)", "1.0"),
+                (false, 2) => ("(*)", "1"),
+                (true, _) => ("min", "inf"),
+                (false, _) => ("(+)", "0"),
+            };
+            let f = g.pick(&["xs[j]".to_string(), "xs[j] * xs[j]".to_string(), format!("({tn} j) + xs[j]")]);
+            // the lower triangle (with or without its diagonal) as the `then` arm, as the
+            // `else` arm of the opposite test, and the upper (the rule must not fire there)
+            let test = g.pick(&[
+                format!("if j <= i then {f} else {ne}"),
+                format!("if j < i then {f} else {ne}"),
+                format!("if i >= j then {f} else {ne}"),
+                format!("if i > j then {f} else {ne}"),
+                format!("if i < j then {ne} else {f}"),
+                format!("if j > i then {ne} else {f}"),
+                format!("if j >= i then {f} else {ne}"),
+                format!("if i <= j then {ne} else {f}"),
+                format!("if i < j then {f} else {ne}"),
+            ]);
+            format!("input xs : {tn}[n]\noutput o = reduce {op} {ne} (generate [n, n] (\\i j -> {test}))")
+        }),
         tpl("hoist-invariant", |g| {
             let t = g.pick(&FLT);
             let tn = t.name();
@@ -1183,6 +1211,26 @@ fn templates() -> Vec<Template> {
                 format!("{lets}\noutput o = reduce max (-inf) (generate [n, m, k] (\\i j p -> c[i, j, p] * {}))", with("b[i, j]")),
                 format!("{lets}\noutput o = generate [n, m] (\\i j -> if b[i, j] > 0.5 then {} else b[i, j] + {})", with("a[j]"), with("a[j]")),
                 format!("{lets}\noutput o = generate [n, m, k] (\\i j p -> c[i, j, p] - {} * b[i, j])", with("a[j]")),
+            ])
+        }),
+        tpl("hoist-shared", |g| {
+            let t = g.pick(&FLT);
+            let tn = t.name();
+            let e = g.e(t, &vars(&[("zz", t)]));
+            let dear = g.pick(&[
+                format!("exp (({e}) * 0.125)"),
+                format!("sqrt (abs ({e}))"),
+                format!("(1.0 / ({e}))"),
+                format!("cos ({e})"),
+            ]);
+            // over every index: `a[i, j]`, or a row's value beside it
+            let zz = g.pick(&["a[i, j]".to_string(), "(a[i, j] - r[i])".to_string()]);
+            let d = dear.replace("zz", &zz);
+            let lets = format!("input a : {tn}[n, m]\ninput b : {tn}[n, m]\ninput r : {tn}[n]\nlet e = generate [n, m] (\\i j -> {d})");
+            g.pick(&[
+                format!("{lets}\noutput s = reduce (+) 0 e\noutput o = generate [n, m] (\\i j -> {d} * b[i, j])"),
+                format!("{lets}\noutput s = reduce max (-inf) e\noutput o = reduce (+) 0 (generate [n, m] (\\i j -> b[i, j] - {d}))"),
+                format!("{lets}\noutput s = e\noutput o = generate [n, m] (\\i j -> b[i, j] - {d} * b[i, j])"),
             ])
         }),
         // ---------------------------------------------------------- horizontal

@@ -37,7 +37,7 @@ mod interleave;
 pub mod prelude;
 mod skeleton;
 
-pub use skeleton::COLUMNS;
+pub use skeleton::{COLUMNS, TILE_COLUMNS, TILE_ROWS};
 
 use crate::Slot;
 use eqfuse_ir::plan::Plan;
@@ -82,11 +82,9 @@ pub enum Entries {
         run: String,
         /// `combine`'s symbol (kernels with reduce lanes).
         combine: Option<String>,
-        /// `run` called with 2 to [`COLUMNS`] rows folds them side by side, inner
-        /// index by inner index (a reduction reading across the rows of an array): an
-        /// executor should give it many rows per call, splitting the innermost dimension
-        /// instead.
-        columns: bool,
+        /// How `run` walks the points of a call, which tells an executor how to cut the
+        /// space into calls.
+        order: Order,
     },
     /// A scan ([`ScanCode`]).
     Scan(ScanCode),
@@ -94,6 +92,22 @@ pub enum Entries {
     Filter(FilterCode),
     /// A permute ([`PermuteCode`]).
     Permute(PermuteCode),
+}
+
+/// How a [`Entries::Lanes`] kernel's `run` entry walks the points of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Row by row, each row's points in order: any cut serves.
+    Rows,
+    /// Called with 2 to [`COLUMNS`] rows, it folds them side by side, inner index by inner
+    /// index (a reduction reading across the rows of an array): an executor should give it
+    /// many rows per call, splitting the innermost dimension instead.
+    Columns,
+    /// In tiles of [`TILE_COLUMNS`] inner indices by up to [`TILE_ROWS`] rows, each tile's
+    /// points computed down its columns and written row by row (generate lanes reading an
+    /// array across its rows: a transposition): an executor should give it calls of many
+    /// rows and many inner indices (blocks of the space, not whole rows).
+    Tiles,
 }
 
 /// A permute's entry points: `permute(A, j0, j1, dst, touched)` combines elements

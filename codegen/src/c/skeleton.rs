@@ -1,7 +1,7 @@
 //! The CPU skeletons: exported C entry points around a kernel's element function. See the
 //! table in [`super::abi`], which declares each entry point's parameters.
 
-use super::{abi, accumulators, Entries, FilterCode, KernelCode, PermuteCode, ScanCode, Shared};
+use super::{abi, accumulators, Entries, FilterCode, KernelCode, Order, PermuteCode, ScanCode, Shared};
 use crate::scalar::{emit, FnCtx, InSpace};
 use crate::{cty, known_op, Dialect, KnownOp, Layout};
 use eqfuse_ir::plan::{Func, Inst, Kernel, LaneOp, PermuteDest, Plan, ValueId};
@@ -19,8 +19,10 @@ macro_rules! w {
 
 mod columns;
 mod scan;
+mod tiles;
 
 pub use columns::COLUMNS;
+pub use tiles::{TILE_COLUMNS, TILE_ROWS};
 
 /// Which skeleton a kernel's lanes take, with what it needs of them.
 enum Kind<'k> {
@@ -306,8 +308,13 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     // reductions of a 2-d space reading across rows fold several rows side by side
     let columns =
         k.space.len() == 2 && !reds.is_empty() && widths.iter().all(|&w| w == 1) && k.elem.walks_columns();
+    // generate lanes over a 2-d space reading across rows (a transposition) walk tiles
+    let tiles = k.space.len() == 2 && reds.is_empty() && edges.is_none() && k.elem.walks_columns();
     let fast = if columns {
-        Fast::Columns(columns::columns_path(&u.prefix, &u.types))
+        Fast::Whole(columns::columns_path(&u.prefix, &u.types))
+    } else if tiles {
+        let outs: Vec<String> = outs.iter().flatten().cloned().collect();
+        Fast::Whole(tiles::tiles_path(&u.prefix, &u.types, &outs))
     } else if reds.is_empty() && edges.is_none() {
         flat_condition(&mut u, &exts).map_or(Fast::None, Fast::Flat)
     } else {
@@ -315,7 +322,12 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     };
     let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges, fast);
     let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
-    let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine, columns };
+    let order = match (columns, tiles) {
+        (true, _) => Order::Columns,
+        (_, true) => Order::Tiles,
+        _ => Order::Rows,
+    };
+    let entries = Entries::Lanes { run: abi::RUN.symbol(&u.prefix), combine, order };
     Ok(u.finish(entries, &e))
 }
 
@@ -391,7 +403,7 @@ fn run_entry(
         }
         s
     };
-    if let Fast::Columns(text) = &fast {
+    if let Fast::Whole(text) = &fast {
         e.push_str(text);
     }
     if let Fast::Flat(cond) = fast {
@@ -494,8 +506,9 @@ enum Fast {
     /// Where this C condition holds (with whole rows), the rows as one loop over their
     /// points ([`flat_condition`]).
     Flat(String),
-    /// The rows' reductions folded side by side: this text ([`columns::columns_path`]).
-    Columns(String),
+    /// Text that handles the whole call and returns: the rows' reductions folded side by
+    /// side ([`columns::columns_path`]), or the points in tiles ([`tiles::tiles_path`]).
+    Whole(String),
 }
 
 /// [`crate::flat::flat_condition`] for kernel `u`.

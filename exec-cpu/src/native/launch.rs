@@ -40,9 +40,12 @@ pub(crate) enum Split {
     /// Each row in `segs` segments of `seg` elements; partial results, then combined.
     Segments { seg: usize, segs: usize },
     /// Every row in each call (a kernel that folds its rows side by side:
-    /// `Entries::Lanes { columns: true }`), the innermost dimension in `segs` segments of
+    /// `Order::Columns`), the innermost dimension in `segs` segments of
     /// `seg` elements; partial results, then combined.
     Columns { seg: usize, segs: usize },
+    /// Blocks of `rows_per` rows by `seg` inner indices, one call each (a kernel of
+    /// generate lanes that walks tiles: `Order::Tiles`).
+    Tiles { rows_per: usize, seg: usize },
 }
 
 impl Entry {
@@ -230,7 +233,8 @@ impl Entry {
         };
         let a = Ptr(args.as_ptr() as *mut u8);
         match split {
-            Split::Rows { per_task } => {
+            // a scan does not walk tiles: their rows, whole
+            Split::Rows { per_task } | Split::Tiles { rows_per: per_task, .. } => {
                 let per_task = per_task.max(1);
                 (0..rows.div_ceil(per_task)).into_par_iter().for_each(|t| {
                     if stopped(cancel, &ok) {
@@ -356,6 +360,23 @@ impl Entry {
                     let red = self.slots(&red_base, r0);
                     // rows [r0, r1) are this call's alone, and `red` points to their slots
                     if !self.run(a.get() as *const u64, r0, r1, 0, len, &red) {
+                        ok.store(false, Ordering::Relaxed);
+                    }
+                });
+            }
+            Split::Tiles { rows_per, seg } => {
+                let (rows_per, seg) = (rows_per.max(1), seg.max(1));
+                let (bands, segs) = (rows.div_ceil(rows_per), len.div_ceil(seg).max(1));
+                (0..bands * segs).into_par_iter().for_each(|t| {
+                    if stopped(cancel, &ok) {
+                        return;
+                    }
+                    let (r0, j0) = ((t / segs) * rows_per, (t % segs) * seg);
+                    let (r1, j1) = ((r0 + rows_per).min(rows), (j0 + seg).min(len));
+                    // a kernel that walks tiles has no reduce lanes
+                    let red = self.slots(&red_base, r0);
+                    // the block [r0, r1) x [j0, j1) is this call's alone
+                    if !self.run(a.get() as *const u64, r0, r1, j0, j1, &red) {
                         ok.store(false, Ordering::Relaxed);
                     }
                 });

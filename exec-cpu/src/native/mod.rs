@@ -34,7 +34,7 @@ use crate::internal;
 use crate::store::permute_start;
 use crate::store::Store;
 use crate::store::{check_alloc, Results};
-use eqfuse_codegen::c::{Entries, KernelCode, Shared};
+use eqfuse_codegen::c::{Entries, KernelCode, Order, Shared};
 use eqfuse_codegen::scalar::reads_fit;
 use eqfuse_codegen::Slot;
 use eqfuse_ir::error::Result;
@@ -285,12 +285,20 @@ fn run_native(
     }
     let (mut outs, result_shapes) = alloc_results(store, k, &entry.code, &shape, &[], max_bytes, true)?;
     let args = arg_block(store, &entry.code.slots, &shape, &mut outs)?;
-    let columns = matches!(entry.code.entries, Entries::Lanes { columns: true, .. });
-    let split = if columns && (2..=eqfuse_codegen::c::COLUMNS).contains(&rows) {
+    let order = match &entry.code.entries {
+        Entries::Lanes { order, .. } => *order,
+        _ => Order::Rows,
+    };
+    let split = if order == Order::Columns && (2..=eqfuse_codegen::c::COLUMNS).contains(&rows) {
         // every row in each call, the innermost dimension split so that a call has about
         // `segment` points
         let seg = (segment / rows).max(1);
         launch::Split::Columns { seg, segs: len.div_ceil(seg).max(1) }
+    } else if order == Order::Tiles && rows > 1 {
+        // blocks of the space: many rows and many inner indices to a call
+        let rows_per = rows.min(eqfuse_codegen::c::TILE_ROWS);
+        let seg = (segment * eqfuse_codegen::c::TILE_COLUMNS / rows_per).max(eqfuse_codegen::c::TILE_COLUMNS);
+        launch::Split::Tiles { rows_per, seg }
     } else if len <= segment {
         launch::Split::Rows { per_task: (segment / len.max(1)).max(1) }
     } else {
