@@ -388,6 +388,15 @@ impl Program {
             .map_err(|e| raise(&eqfuse::ir::error::internal(e), &self.file, &self.source))
     }
 
+    /// Whether the program runs block by block with halos for inputs chunked along the size
+    /// names `sizes`, and with what halo per size (`eqfuse::chunks::halo_plan`), as JSON text.
+    fn halo_plan(&self, sizes: Vec<String>) -> PyResult<String> {
+        let plan = eqfuse::chunks::halo_plan(&self.checked, &sizes)
+            .map_err(|e| raise(&e, &self.file, &self.source))?;
+        serde_json::to_string(&plan)
+            .map_err(|e| raise(&eqfuse::ir::error::internal(e), &self.file, &self.source))
+    }
+
     /// The backend the plan runs on (`cpu`, `cuda` or `reference`).
     #[getter]
     fn backend(&self) -> &'static str {

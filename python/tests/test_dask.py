@@ -127,3 +127,104 @@ def test_errors_in_a_worker_keep_their_class_and_code(client):
     with pytest.raises(eqfuse.BoundsError) as info:
         out["y"].compute()
     assert info.value.code == "E-INDEX" and "out of bounds" in str(info.value)
+
+
+JACOBI = """input a : f64[h, w]
+output b = generate [h, w] (\\i j -> (a[i, j] + a[clamp (i - 1) 0 (h - 1), j] + a[clamp (i + 1) 0 (h - 1), j]
+  + a[i, clamp (j - 1) 0 (w - 1)] + a[i, clamp (j + 1) 0 (w - 1)]) / 5.0)
+"""
+
+
+def _numpy_jacobi(a):
+    p = np.pad(a, 1, mode="edge")
+    return (a + p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:]) / 5.0
+
+
+def test_a_jacobi_step_over_4x4_chunks_on_a_local_cluster_matches_numpy(client):
+    p = eqfuse.compile(JACOBI)
+    a = np.random.default_rng(5).random((61, 43))
+    x = da.from_array(a, chunks=(16, 11))  # 4x4 chunks, the last ones narrower
+    assert x.numblocks == (4, 4)
+    b = eqfuse.dask.run(p, a=x)["b"]
+    assert b.chunks == x.chunks  # both axes stay chunked: no whole rows, no whole columns
+    got = b.compute()
+    np.testing.assert_array_equal(got, _numpy_jacobi(a))  # bit for bit
+    np.testing.assert_array_equal(got, p(a=a)["b"])
+
+
+def test_ten_jacobi_steps_driven_from_python_match_numpy(client):
+    p = eqfuse.compile(JACOBI)
+    a = np.random.default_rng(6).random((40, 36))
+    x, want = da.from_array(a, chunks=(10, 9)), a
+    for _ in range(10):  # each step a Dask graph over the last one's blocks
+        x = eqfuse.dask.run(p, a=x)["b"]
+        want = _numpy_jacobi(want)
+    assert x.numblocks == (4, 4)
+    np.testing.assert_array_equal(x.compute(), want)
+
+
+def test_a_1d_stencil_twice_gets_a_halo_of_two_even_over_blocks_of_one_row():
+    p = eqfuse.compile((REPO / "examples" / "stencil_twice.eqf").read_text())
+    a = np.random.default_rng(7).random(200).astype(np.float32)
+    whole = p(a=a)["c"]
+    for chunks in [(50, 50, 50, 50), (1, 120, 1, 78), (3, 2, 195)]:
+        got = eqfuse.dask.run(p, a=da.from_array(a, chunks=(chunks,)))["c"].compute()
+        np.testing.assert_array_equal(got, whole)
+
+
+def test_a_wrapped_stencil_reads_the_other_end(client):
+    p = eqfuse.compile("input a : i64[n]\noutput b = generate [n] (\\i -> a[(i + 1) % n] - 2 * a[i] + a[(i - 2 + n) % n])")
+    a = np.random.default_rng(8).integers(-1000, 1000, 103)
+    got = eqfuse.dask.run(p, a=da.from_array(a, chunks=10))["b"].compute()
+    np.testing.assert_array_equal(got, np.roll(a, -1) - 2 * a + np.roll(a, 2))
+
+
+def test_elementwise_maps_keep_2d_chunks_and_read_a_chunked_row_vector():
+    p = eqfuse.compile("input m : f32[r, c]\ninput v : f32[c]\ninput s : f32\noutput y = generate [r, c] (\\i j -> m[i, j] * v[j] + s)")
+    rng = np.random.default_rng(9)
+    m, v = rng.random((30, 20)).astype(np.float32), rng.random(20).astype(np.float32)
+    x = da.from_array(m, chunks=(8, 6))
+    y = eqfuse.dask.run(p, m=x, v=v, s=np.float32(2))["y"]
+    assert y.chunks == x.chunks
+    np.testing.assert_array_equal(y.compute(), p(m=m, v=v, s=np.float32(2))["y"])
+
+
+def test_column_sums_and_a_transposed_times_x_combine_block_rows(client):
+    p = eqfuse.compile(
+        (REPO / "examples" / "column_sums.eqf").read_text().replace("f32", "f64")
+        + "input x : f64[r]\noutput atx = reduce (+) 0 (generate [c, r] (\\j i -> m[i, j] * x[i]))\n"
+    )
+    rng = np.random.default_rng(10)
+    m, x = rng.integers(-50, 50, (1000, 7)).astype(np.float64), rng.integers(-9, 9, 1000).astype(np.float64)
+    out = eqfuse.dask.run(p, m=da.from_array(m, chunks=(97, 7)), x=da.from_array(x, chunks=97))
+    rows, cols, atx = dask.compute(out["rows"], out["cols"], out["atx"])
+    np.testing.assert_array_equal(cols, m.sum(axis=0))  # integers in f64: exact in any order
+    np.testing.assert_array_equal(atx, m.T @ x)
+    np.testing.assert_array_equal(rows, m.sum(axis=1))
+
+
+def test_what_cannot_run_with_halos_is_refused_with_both_reasons():
+    clamp_and_wrap = eqfuse.compile("input a : f64[n]\noutput b = generate [n] (\\i -> a[(i + 1) % n] + a[clamp (i - 1) 0 (n - 1)])")
+    with pytest.raises(eqfuse.dask.ChunkError, match="both clamped and wrapped") as info:
+        eqfuse.dask.run(clamp_and_wrap, a=da.ones(20, chunks=5))
+    assert info.value.code == "E-INPUT" and "cannot be computed in blocks of `n`" in str(info.value)
+    mirrored = eqfuse.compile("input a : f64[n]\noutput b = generate [n] (\\i -> a[n - 1 - i])")
+    with pytest.raises(eqfuse.dask.ChunkError, match="not at `i` moved by a constant"):
+        eqfuse.dask.run(mirrored, a=da.ones(20, chunks=5))
+    # a row-wise reduction over 2-D chunks: whole rows instead (the row split), as before
+    p = eqfuse.compile("input m : f64[r, c]\noutput s = reduce (+) 0 m")
+    m = np.arange(60.0).reshape(6, 10)
+    np.testing.assert_array_equal(eqfuse.dask.run(p, m=da.from_array(m, chunks=(3, 5)))["s"].compute(), m.sum(axis=1))
+
+
+def test_outputs_along_fewer_or_reordered_chunked_sizes_join_their_blocks():
+    p = eqfuse.compile(
+        "input a : f64[h, w]\ninput s : f64[h]\noutput t = generate [h] (\\i -> s[clamp (i + 1) 0 (h - 1)])\n"
+        "output b = generate [w, h] (\\j i -> a[i, j] * s[i])"
+    )
+    a, s = np.random.default_rng(11).random((30, 20)), np.arange(30.0)
+    out = eqfuse.dask.run(p, a=da.from_array(a, chunks=(7, 6)), s=s)
+    assert out["b"].chunks == ((6, 6, 6, 2), (7, 7, 7, 7, 2))
+    whole = p(a=a, s=s)
+    for k in ("t", "b"):
+        np.testing.assert_array_equal(out[k].compute(), whole[k])

@@ -35,6 +35,31 @@ pub struct Hoisted {
     pub arg: Expr,
     /// The element type of the result.
     pub elem: ElemType,
+    /// The partial's shape: empty for a scalar; `[c]` for a column reduction (a rank-2
+    /// array whose inner dimension is the axis, reduced along it: the blocks' rows of
+    /// partials are combined element by element).
+    pub shape: Vec<Dim>,
+}
+
+/// The outer dimension of a rank-2 array whose inner dimension is `axis` and outer one is
+/// not: what a column reduction's partial has (a size name or a literal).
+pub fn column_dim(ty: Option<&Type>, axis: &str) -> Option<Dim> {
+    match ty {
+        Some(Type::Array { shape, .. }) if shape.len() == 2 => match (&shape[0], &shape[1]) {
+            (Dim::Size(s), Dim::Size(a)) if a == axis && s != axis => Some(shape[0].clone()),
+            (Dim::Known(_), Dim::Size(a)) if a == axis => Some(shape[0].clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The position of `axis` among the dimensions of `ty`, an array.
+pub fn axis_position(ty: Option<&Type>, axis: &str) -> Option<usize> {
+    match ty {
+        Some(Type::Array { shape, .. }) => shape.iter().position(|d| matches!(d, Dim::Size(s) if s == axis)),
+        _ => None,
+    }
 }
 
 /// Is `ty` an array whose outermost dimension is the chunked axis (and of what rank)?
@@ -148,7 +173,8 @@ pub fn rewrite(e: &Expr, scope: &mut Scope<'_>, out: &mut Vec<Hoisted>) -> Resul
         match (f, args) {
             ("reduce" | "scan" | "scan_exclusive", [op, ne, a]) => {
                 let a2 = rewrite(a, scope, out)?;
-                if along_axis(a.ty.as_ref(), axis) == Some(1) && scope.is_row(&a2) {
+                let column = if f == "reduce" { column_dim(a.ty.as_ref(), axis) } else { None };
+                if (along_axis(a.ty.as_ref(), axis) == Some(1) || column.is_some()) && scope.is_row(&a2) {
                     let elem = match &e.ty {
                         Some(Type::Scalar(t) | Type::Array { elem: t, .. }) => *t,
                         _ => {
@@ -168,6 +194,7 @@ pub fn rewrite(e: &Expr, scope: &mut Scope<'_>, out: &mut Vec<Hoisted>) -> Resul
                     let scalar = Some(Type::Scalar(elem));
                     if f == "reduce" {
                         let name = format!("__p{k}");
+                        let shape: Vec<Dim> = column.into_iter().collect();
                         out.push(Hoisted {
                             name: name.clone(),
                             carry: None,
@@ -175,9 +202,10 @@ pub fn rewrite(e: &Expr, scope: &mut Scope<'_>, out: &mut Vec<Hoisted>) -> Resul
                             ne: ne.clone(),
                             arg,
                             elem,
+                            shape,
                         });
                         scope.hoisted.insert(name.clone());
-                        return Ok(var(&name, e, scalar));
+                        return Ok(var(&name, e, e.ty.clone()));
                     }
                     let (total, carry) = (format!("__t{k}"), format!("__c{k}"));
                     out.push(Hoisted {
@@ -187,6 +215,7 @@ pub fn rewrite(e: &Expr, scope: &mut Scope<'_>, out: &mut Vec<Hoisted>) -> Resul
                         ne: ne.clone(),
                         arg,
                         elem,
+                        shape: Vec::new(),
                     });
                     scope.carries.insert(carry.clone());
                     // the block's rows, scanned, then combined with the carry of the blocks before
@@ -198,13 +227,20 @@ pub fn rewrite(e: &Expr, scope: &mut Scope<'_>, out: &mut Vec<Hoisted>) -> Resul
                     return Ok(apply("map", vec![lam, local], e, e.ty.clone()));
                 }
             }
-            ("generate" | "fill", [shape, f_or_x]) if along_axis(e.ty.as_ref(), axis).is_some() => {
-                // the block's rows: `[__rows, ...]`; a generate's first index is the block's
-                // row, so a use of it as a number is offset to the whole array's row
+            ("generate" | "fill", [shape, f_or_x])
+                if along_axis(e.ty.as_ref(), axis).is_some()
+                    || (f == "generate"
+                        && column_dim(e.ty.as_ref(), axis).is_some()
+                        && scope.is_row(f_or_x)) =>
+            {
+                // the block's rows: `[__rows, ...]` (`[c, __rows]` for the columns of a column
+                // reduction); the generate's index along the axis is the block's row, so a use
+                // of it as a number is offset to the whole array's row
                 let ExprKind::Shape(dims) = &shape.kind else { return rewrite_default(e, scope, out) };
+                let at = axis_position(e.ty.as_ref(), axis).unwrap_or(0);
                 let mut dims2 = Vec::with_capacity(dims.len());
                 for (k, d) in dims.iter().enumerate() {
-                    dims2.push(if k == 0 {
+                    dims2.push(if k == at {
                         var(BLOCK_ROWS, d, d.ty.clone())
                     } else {
                         rewrite(d, scope, out)?
@@ -212,8 +248,8 @@ pub fn rewrite(e: &Expr, scope: &mut Scope<'_>, out: &mut Vec<Hoisted>) -> Resul
                 }
                 let shape2 = node(ExprKind::Shape(dims2), shape, shape.ty.clone());
                 let second = match (f, &f_or_x.kind) {
-                    ("generate", ExprKind::Lambda { params, body }) if !params.is_empty() => {
-                        let body = offset_row_uses(body, &params[0], scope);
+                    ("generate", ExprKind::Lambda { params, body }) if params.len() > at => {
+                        let body = offset_row_uses(body, &params[at], scope);
                         let lam = node(
                             ExprKind::Lambda { params: params.clone(), body: Box::new(body) },
                             f_or_x,

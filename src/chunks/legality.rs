@@ -5,7 +5,7 @@
 //! partials, sizes). Refused, with the step named:
 //! - reading such an array at an index (`xs[i]`, `gather xs idx`): the index may fall in
 //!   another block;
-//! - reversing, filtering, transposing, reshaping, slicing, concatenating, permuting or
+//! - reversing, filtering, transposing (but for the columns of a column reduction), reshaping, slicing, concatenating, permuting or
 //!   back-permuting it: the rows move between blocks;
 //! - a `generate` along the axis whose index function reads the blocks' arrays at another
 //!   row than its own (`a[i - 1]`: a stencil);
@@ -13,7 +13,7 @@
 //!   used with them: it has the whole length, a block has its own. (`iota n`, `fill [n] x`
 //!   and `generate [n] f` are made block by block: `hoist.rs`.)
 
-use super::hoist::along_axis;
+use super::hoist::{along_axis, axis_position};
 use super::names::builtin;
 use super::Scope;
 use eqfuse_ir::ast::{Expr, ExprKind};
@@ -66,9 +66,18 @@ pub fn check_block(e: &Expr, scope: &mut Scope<'_>) -> Result<()> {
                 // over the blocks' rows this is a scan inside its carry (`hoist.rs` lifted
                 // the rest); over a rank-1 array made whole, it cannot be split
                 let a = &args[args.len() - 1];
-                (along_axis(a.ty.as_ref(), axis) == Some(1) && !scope.is_row(a)).then(|| {
-                    format!("`{f}` runs along `{axis}` over an array made without the chunked inputs")
-                })
+                let rank = along_axis(a.ty.as_ref(), axis);
+                if rank == Some(1) && !scope.is_row(a) {
+                    Some(format!("`{f}` runs along `{axis}` over an array made without the chunked inputs"))
+                } else if rank.is_none() && inner_axis(a, axis) && scope.is_row(a) {
+                    // a column reduction `hoist.rs` lifted is gone; what is left runs along
+                    // `axis` for every column (a scan) and would need the blocks before
+                    Some(format!(
+                        "`{f}` runs along `{axis}` for every column of an array of the chunked rows"
+                    ))
+                } else {
+                    None
+                }
             }
             "gather" => args
                 .first()
@@ -76,12 +85,17 @@ pub fn check_block(e: &Expr, scope: &mut Scope<'_>) -> Result<()> {
                 .map(|_| "`gather` reads an array of the chunked rows at data-dependent rows".to_string()),
             "reverse" => args
                 .first()
-                .filter(|a| scope.is_row(a) && along_axis(a.ty.as_ref(), axis) == Some(1))
+                .filter(|a| scope.is_row(a) && inner_axis(a, axis))
                 .map(|_| format!("`reverse` moves rows along `{axis}` between blocks")),
-            "generate" if made_along => {
-                // the index function may read the blocks' arrays at its own row only
+            "generate" if axis_position(e.ty.as_ref(), axis).is_some() => {
+                // the index function may read the blocks' arrays at its own row only (its
+                // index along the axis: the first, or the second of a column reduction's)
+                let at = axis_position(e.ty.as_ref(), axis).unwrap_or(0);
                 if let [_, Expr { kind: ExprKind::Lambda { params, body }, .. }] = args {
-                    let saved = scope.row_param.replace(params[0].clone());
+                    let Some(row) = params.get(at) else {
+                        return Err(refuse(scope, "a `generate` without its index"));
+                    };
+                    let saved = scope.row_param.replace(row.clone());
                     scope.push_params(params);
                     let r = check_block(body, scope);
                     scope.pop_params(params.len());
@@ -90,6 +104,8 @@ pub fn check_block(e: &Expr, scope: &mut Scope<'_>) -> Result<()> {
                 }
                 None
             }
+            // the columns of a block's rows, for a column reduction (`hoist.rs`)
+            "transpose" if args.first().is_some_and(|a| along_axis(a.ty.as_ref(), axis) == Some(2)) => None,
             "filter" | "backpermute" | "permute" | "transpose" | "reshape" | "slice" | "concat" => {
                 (row_arg || made_along).then(|| format!("`{f}` moves rows between blocks"))
             }
@@ -103,4 +119,11 @@ pub fn check_block(e: &Expr, scope: &mut Scope<'_>) -> Result<()> {
         check_block(c, scope)?;
     }
     Ok(())
+}
+
+/// Is `a` an array whose innermost dimension is `axis` (what `reduce`, `scan` and `reverse`
+/// run along)?
+fn inner_axis(a: &Expr, axis: &str) -> bool {
+    matches!(&a.ty, Some(eqfuse_ir::types::Type::Array { shape, .. })
+        if matches!(shape.last(), Some(eqfuse_ir::types::Dim::Size(s)) if s == axis))
 }

@@ -20,12 +20,20 @@
 //! its block starts as `__offset` when it numbers rows (`iota n`, a `generate` that uses its
 //! row index as a number), and recomputes the `let`s it needs. `hoist.rs` is the rewriting, `legality.rs` what a block may
 //! compute, `names.rs` free variables.
+//!
+//! Programs whose outputs read their inputs only near their own element (stencils,
+//! elementwise maps) may instead run block by block with halos, chunked along any of their
+//! size names: [`halo_plan`] (`halo.rs`).
 
+mod halo;
 mod hoist;
 mod legality;
 mod names;
 mod run;
+#[cfg(test)]
+mod tests;
 
+pub use halo::{halo_plan, HaloAxis, HaloPlan};
 pub use run::run_in_blocks;
 
 use eqfuse_ir::ast::{Expr, ExprKind, Item, Program};
@@ -414,14 +422,21 @@ fn item_let(name: &str, value: Expr) -> Item {
 /// `scan_exclusive` (a scan's totals, into carries) with the operator and neutral element
 /// as written, and the named functions they call.
 fn combiner(bindings: &[Binding], h: &Hoisted) -> String {
-    let parts = var("parts", &h.arg);
+    let mut parts = var("parts", &h.arg);
+    if !h.shape.is_empty() {
+        // one row of partials per block: the columns are combined along the blocks
+        parts = call("transpose", vec![parts], &h.arg);
+    }
     let (f, out) = if h.carry.is_some() { ("scan_exclusive", "carries") } else { ("reduce", "value") };
     let body = call(f, vec![h.op.clone(), h.ne.clone(), parts], &h.arg);
     let mut needed: BTreeSet<String> = free_vars(&h.op);
     needed.extend(free_vars(&h.ne));
     let mut items = vec![Item::Input {
         name: "parts".into(),
-        ty: Type::Array { elem: h.elem, shape: vec![Dim::Size("__blocks".into())] },
+        ty: Type::Array {
+            elem: h.elem,
+            shape: std::iter::once(Dim::Size("__blocks".into())).chain(h.shape.iter().cloned()).collect(),
+        },
         span: Span::default(),
     }];
     for b in closure(bindings, &mut needed) {
@@ -485,7 +500,17 @@ fn sub_program(
         for n in std::iter::once(&h.name).chain(&h.carry) {
             // a pass's own outputs are not its inputs
             if needed.contains(n) && !extra.iter().any(|(x, _)| x == n) {
-                items.push(Item::Input { name: n.clone(), ty: Type::Scalar(h.elem), span: Span::default() });
+                let ty = if h.shape.is_empty() || h.carry.as_ref() == Some(n) {
+                    Type::Scalar(h.elem)
+                } else {
+                    for d in &h.shape {
+                        if let Dim::Size(s) = d {
+                            bound_sizes.insert(s.clone());
+                        }
+                    }
+                    Type::Array { elem: h.elem, shape: h.shape.clone() }
+                };
+                items.push(Item::Input { name: n.clone(), ty, span: Span::default() });
             }
         }
     }

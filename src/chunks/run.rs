@@ -25,10 +25,6 @@ fn rows(v: &Value, lo: usize, hi: usize) -> Value {
     with_array!(v, a => Value::from(a.slice_axis(Axis(0), Slice::from(lo..hi)).to_owned()))
 }
 
-fn scalar(v: &Value) -> Result<Scalar> {
-    v.get_flat(0).ok_or_else(|| eqfuse_ir::error::internal("a partial with no value"))
-}
-
 fn concat_rows(parts: &[Value]) -> Result<Value> {
     macro_rules! cat {
         ($variant:ident) => {{
@@ -119,13 +115,16 @@ pub fn run_in_blocks(
         let program = load(&pass.source)?;
         let results = blocks.iter().map(|env| run_on(&program, env, backend)).collect::<Result<Vec<_>>>()?;
         for c in &pass.combine {
-            let parts: Vec<Scalar> = results
+            // each block's partial (a scalar, or a row of a column reduction), stacked
+            let parts = results
                 .iter()
-                .map(|r| r.get(&c.name).map_or(Ok(Scalar::I64(0)), scalar))
-                .collect::<Result<_>>()?;
-            let elem = parts.first().map_or(eqfuse_ir::types::ElemType::I64, |s| s.elem_type());
-            let parts = Value::from_scalars(elem, &[parts.len()], &parts)
-                .ok_or_else(|| eqfuse_ir::error::internal("partials of one value differ in type"))?;
+                .map(|r| {
+                    r.get(&c.name)
+                        .map(|v| with_array!(v, a => Value::from(a.clone().insert_axis(Axis(0)))))
+                        .ok_or_else(|| eqfuse_ir::error::internal("a pass without its partial"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let parts = concat_rows(&parts)?;
             let mut env = Arrays::new();
             env.insert("parts".into(), parts);
             let out = run_on(&load(&c.source)?, &env, backend)?;
