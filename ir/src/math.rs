@@ -12,8 +12,9 @@
 //! (module `trig`), `tanh`, `pow` and `atan2` are described in their modules, as are `log2`,
 //! `log10`, `log1p` (module `logs`), `exp2`, `expm1` (module `exps`, with the double-double
 //! exponential the tails of `erf` and `erfc` use), `erf`, `erfc` and `lgamma`. On `f32`,
-//! `log`, `sin`, `cos`, `tan`, `tanh` and `atan2` compute in `f32` (module `single`, at twice
-//! `f64`'s vector width); `pow` and version 2's functions compute in `f64` and round once.
+//! `log`, `sin`, `cos`, `tan`, `tanh`, `atan2`, `pow`, `log2`, `log10`, `log1p`, `exp2` and
+//! `expm1` compute in `f32` (module `single`, at twice `f64`'s vector width), as does `exp`
+//! (below); `erf`, `erfc` and `lgamma` on `f32` compute in `f64` and round once.
 //!
 //! - `exp_f32` computes in `f32`, as `exp_f64` below (a two-part `ln 2`, whose high part has
 //!   9 bits; a degree-7 Taylor polynomial; `2^k` in two halves), at twice `f64`'s vector
@@ -44,16 +45,16 @@ pub use atan2::{
     atan2_f64, ATAN2_BIG, ATAN2_DOWN, ATAN2_TINY, ATAN2_UP, ATAN_HI, ATAN_LO, ATAN_T, PI_HI, PI_LO,
 };
 pub use erf::{erf_f32, erf_f64, erfc_f32, erfc_f64};
-pub use exps::{exp2_f32, exp2_f64, expm1_f32, expm1_f64};
+pub use exps::{exp2_f64, expm1_f64};
 pub use lgamma::{lgamma_f32, lgamma_f64};
-pub use logs::{log10_f32, log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64};
-pub use pow::{
-    pow_f32, pow_f64, CP, CP_H, CP_L, DP_H, DP_L, LG2, LG2_H, LG2_L, OVT, POW_L, POW_P, POW_YBIG, TWO53,
-};
+pub use logs::{log10_f64, log1p_f64, log2_f64};
+pub use pow::{pow_f64, CP, CP_H, CP_L, DP_H, DP_L, LG2, LG2_H, LG2_L, OVT, POW_L, POW_P, POW_YBIG, TWO53};
 pub use single::{
-    atan2_f32, cos_f32, log_f32, sin_f32, tan_f32, tanh_f32, ATAN_F32_HI, ATAN_F32_LO, ATAN_F32_T, COS_F32_C,
-    LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32, PIO4_F32, SIN_F32_S, TANH_F32_CLAMP, TANH_F32_P, TANH_F32_R,
-    TWO_OVER_PI_F32_WORDS,
+    atan2_f32, cos_f32, exp2_f32, expm1_f32, log10_f32, log1p_f32, log2_f32, log_f32, pow_f32, sin_f32,
+    tan_f32, tanh_f32, ATAN_F32_HI, ATAN_F32_LO, ATAN_F32_T, COS_F32_C, CP_F32, CP_H_F32, CP_L_F32, DP_H_F32,
+    DP_L_F32, EM1_F32_R, IVLN10HI_F32, IVLN10LO_F32, IVLN2HI_F32, IVLN2LO_F32, LG_F32, LN2_F32,
+    LN2_HI_LOG_F32, LN2_LO_LOG_F32, LN2_TAIL_F32, LOG10_2HI_F32, LOG10_2LO_F32, PIO4_F32, POW_L_F32,
+    POW_YBIG_F32, SIN_F32_S, TANH_F32_CLAMP, TANH_F32_P, TANH_F32_R, TWO_OVER_PI_F32_WORDS,
 };
 pub use tanh::{tanh_f64, TANH_CLAMP, TANH_P, TANH_SMALL};
 pub use trig::{

@@ -1,8 +1,9 @@
-//! The `f32` functions that compute in `f32` (`log`, `sin`, `cos`, `tan`, `tanh`, `atan2`)
-//! against their `f64` versions (within one `f64` ulp, about `2^-29` of an `f32` ulp), over
-//! every 251st bit pattern of the whole `f32` range (both signs, subnormals, huge arguments,
-//! the infinities and NaNs), a fresh random sample of bit patterns (its seed printed; set
-//! `EQFUSE_SEED` to replay one), and special values. Each function's largest error must stay
+//! The `f32` functions that compute in `f32` (`log`, `sin`, `cos`, `tan`, `tanh`, `atan2`,
+//! `log2`, `log10`, `log1p`, `exp2`, `expm1`, `pow`) against their `f64` versions (within
+//! one `f64` ulp, about `2^-29` of an `f32` ulp), over every 251st bit pattern of the whole
+//! `f32` range (both signs, subnormals, huge arguments, the infinities and NaNs), a fresh
+//! random sample of bit patterns (its seed printed; set `EQFUSE_SEED` to replay one), and
+//! special values (`pow`: 4 Mi pairs, below). Each function's largest error must stay
 //! within the bound `docs/math.md` states.
 
 use eqfuse_ir::math as m;
@@ -100,12 +101,17 @@ type Case = (&'static str, fn(f32) -> f32, fn(f64) -> f64, f64);
 #[test]
 fn f32_functions_are_within_their_bounds_against_f64() {
     let mut rng = Rng(seed());
-    let cases: [Case; 5] = [
+    let cases: [Case; 10] = [
         ("log_f32", m::log_f32, m::log_f64, LOG_BOUND),
         ("sin_f32", m::sin_f32, m::sin_f64, SIN_COS_BOUND),
         ("cos_f32", m::cos_f32, m::cos_f64, SIN_COS_BOUND),
         ("tan_f32", m::tan_f32, m::tan_f64, TAN_BOUND),
         ("tanh_f32", m::tanh_f32, m::tanh_f64, TANH_BOUND),
+        ("log2_f32", m::log2_f32, m::log2_f64, V2_BOUND),
+        ("log10_f32", m::log10_f32, m::log10_f64, V2_BOUND),
+        ("log1p_f32", m::log1p_f32, m::log1p_f64, V2_BOUND),
+        ("exp2_f32", m::exp2_f32, m::exp2_f64, V2_BOUND),
+        ("expm1_f32", m::expm1_f32, m::expm1_f64, V2_BOUND),
     ];
     let lines: Vec<String> = cases.iter().map(|(n, f, r, b)| measure(n, *f, *r, &mut rng, *b)).collect();
     println!("{}", lines.join("\n"));
@@ -147,12 +153,81 @@ fn atan2_f32_is_within_its_bound_against_f64() {
     assert!(err <= ATAN2_BOUND, "atan2_f32({y:e}, {x:e}) = {:e}", m::atan2_f32(y, x));
 }
 
+/// Pairs `(x, y)` for `pow`: every pair of a few special values, positive `x` of any
+/// magnitude with `|y log2 x| <= 160`, `x` in `[0.05, 3.05]` with `|y log2 x| <= 160`,
+/// negative `x` with integer `y`, and `x` within `2^-15` of 1 with `|y| < 2^28`.
+fn pow_pairs(rng: &mut Rng, n: usize) -> Vec<(f32, f32)> {
+    let sp: Vec<f32> = [0.0, 0.5, 1.0, 2.0, 3.0, 0.25, 1e-45, 1e-40, f32::MAX, f32::INFINITY, f32::NAN]
+        .into_iter()
+        .chain([
+            2f32.powi(23),
+            2f32.powi(24) - 1.0,
+            2f32.powi(24) + 2.0,
+            1e10,
+            2f32.powi(64),
+            127.5,
+            149.0,
+            150.0,
+        ])
+        .flat_map(|v| [v, -v])
+        .collect();
+    let mut v: Vec<(f32, f32)> = sp.iter().flat_map(|&x| sp.iter().map(move |&y| (x, y))).collect();
+    let mut unit = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+    while v.len() < n {
+        let (u, w) = (unit(), unit());
+        let pair = match v.len() % 4 {
+            0 => {
+                let x = f32::from_bits((w * f64::from(0x7f80_0000u32)) as u32);
+                let l = f64::from(x).log2().abs().max(1e-3);
+                (x, ((2.0 * u - 1.0) * (160.0 / l).min(1e10)) as f32)
+            }
+            1 => {
+                let x = (0.05 + 3.0 * u) as f32;
+                (x, ((2.0 * w - 1.0) * 160.0 / f64::from(x).log2().abs().max(1e-3)) as f32)
+            }
+            2 => (-(0.1 + 10.0 * u) as f32, (w * 81.0).floor() as f32 - 40.0),
+            _ => (
+                1.0 + ((w * 64.0).floor() as f32 - 32.0) * 2f32.powi(-20),
+                ((2.0 * u - 1.0) * 2f64.powi(28)) as f32,
+            ),
+        };
+        v.push(pair);
+    }
+    v
+}
+
+#[test]
+fn pow_f32_is_within_its_bound_against_f64() {
+    let mut rng = Rng(seed());
+    let pairs = pow_pairs(&mut rng, 4 << 20);
+    let worst = |ps: &[(f32, f32)]| {
+        let mut w = (0.0f64, (0.0f32, 0.0f32));
+        for &(x, y) in ps {
+            let e = ulps_f32(m::pow_f32(x, y), m::pow_f64(f64::from(x), f64::from(y)));
+            if e > w.0 || e.is_nan() {
+                w = (e, (x, y));
+            }
+        }
+        w
+    };
+    let (a, b) = pairs.split_at(pairs.len() / 2);
+    let (wa, wb) = std::thread::scope(|s| {
+        let h = s.spawn(|| worst(a));
+        let wb = worst(b);
+        (h.join().expect("thread"), wb)
+    });
+    let (err, (x, y)) = if wb.0 > wa.0 || wb.0.is_nan() { wb } else { wa };
+    println!("pow_f32: {} pairs, max error {err:.4} ulp at ({x:e}, {y:e}); bound {V2_BOUND}", pairs.len());
+    assert!(err <= V2_BOUND, "pow_f32({x:e}, {y:e}) = {:e}", m::pow_f32(x, y));
+}
+
 #[test]
 fn the_c_text_of_the_f32_functions_computes_in_f32() {
     let src = m::c_source();
     for (name, args) in [("log", "float x"), ("sin", "float x"), ("cos", "float x"), ("tan", "float x")]
         .into_iter()
-        .chain([("tanh", "float x"), ("atan2", "float y, float x")])
+        .chain([("tanh", "float x"), ("atan2", "float y, float x"), ("pow", "float x, float y")])
+        .chain(["log2", "log10", "log1p", "exp2", "expm1"].map(|n| (n, "float x")))
     {
         let head = format!("float eq_{name}_f32({args}) {{");
         let at = src.find(&head).unwrap_or_else(|| panic!("no {head}"));
@@ -192,3 +267,5 @@ const SIN_COS_BOUND: f64 = 1.0;
 const TAN_BOUND: f64 = 1.0;
 const TANH_BOUND: f64 = 1.0;
 const ATAN2_BOUND: f64 = 2.0;
+/// The bound of `log2`, `log10`, `log1p`, `exp2`, `expm1` and `pow` on `f32`.
+const V2_BOUND: f64 = 1.0;

@@ -10,7 +10,7 @@
 //!   at `2^1000` and the rest applied after; `x` clamped to `[-40, 710]` (`expm1` rounds to
 //!   `-1` below `-38`, overflows above `709.79`), `x` itself for `|x| < 2^-54`.
 //!
-//! The `f32` versions compute in `f64` and round once.
+//! The `f32` versions compute in `f32` (`single::exps`).
 
 use super::{
     fast_two_sum, horner, two_prod, two_sum, EXP_TAYLOR, INV_LN2, LN2, LN2_HI, LN2_LO, SHIFT, SHIFT_BITS,
@@ -81,12 +81,6 @@ pub fn exp2_f64(x: f64) -> f64 {
     }
 }
 
-/// `2^x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn exp2_f32(x: f32) -> f32 {
-    exp2_f64(f64::from(x)) as f32
-}
-
 /// `e^x - 1` in `f64`.
 #[inline(always)]
 pub fn expm1_f64(x: f64) -> f64 {
@@ -110,12 +104,6 @@ pub fn expm1_f64(x: f64) -> f64 {
     } else {
         res
     }
-}
-
-/// `e^x - 1` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn expm1_f32(x: f32) -> f32 {
-    expm1_f64(f64::from(x)) as f32
 }
 
 const C_TEXT: &str = r#"static __device__ __forceinline__ eq_dd eq_exp_reduce(double xh, double xl, double kd) {
@@ -154,7 +142,6 @@ static __device__ __forceinline__ double eq_exp2_f64(double x) {
   const double res = eq_scale2(e.hi + e.lo, k);
   return eq_sel_f64(x != x, x, res);
 }
-static __device__ __forceinline__ float eq_exp2_f32(float x) { return (float)eq_exp2_f64((double)x); }
 static __device__ __forceinline__ double eq_expm1_f64(double x) {
   double c = eq_sel_f64(x < -40.0, -40.0, x);
   c = eq_sel_f64(c > 710.0, 710.0, c);
@@ -173,10 +160,9 @@ static __device__ __forceinline__ double eq_expm1_f64(double x) {
   res = eq_sel_f64(ax < @TINY@, x, res);
   return eq_sel_f64(x != x, x, res);
 }
-static __device__ __forceinline__ float eq_expm1_f32(float x) { return (float)eq_expm1_f64((double)x); }
 "#;
 
-/// The C text of `eq_exp2_*`, `eq_expm1_*` and the helpers (`eq_exp_dd`, `eq_scale2`).
+/// The C text of `eq_exp2_f64`, `eq_expm1_f64` and the helpers (`eq_exp_dd`, `eq_scale2`).
 pub(crate) fn c_source() -> String {
     let t = C_TEXT
         .replace("@RPOLY@", &super::c_horner(&EXP_TAYLOR[3..], "r1"))
@@ -217,8 +203,6 @@ mod tests {
         for k in -1074..1024 {
             assert_eq!(exp2_f64(k as f64), pow2_exact(k), "exp2({k})");
         }
-        assert_eq!(exp2_f32(-149.0), f32::from_bits(1));
-        assert_eq!(exp2_f32(127.0), 2f32.powi(127));
     }
 
     #[test]
@@ -236,8 +220,6 @@ mod tests {
         assert!(same(expm1_f64(710.0), inf) && expm1_f64(709.78).is_finite());
         assert!(same(expm1_f64(-40.0), -1.0) && same(expm1_f64(-38.0), -1.0));
         assert!(expm1_f64(-36.0) > -1.0);
-        assert!(same(f64::from(expm1_f32(f32::INFINITY)), inf) && same(f64::from(expm1_f32(-0.0)), -0.0));
-        assert!(same(f64::from(expm1_f32(89.0)), inf) && expm1_f32(88.7).is_finite());
     }
 
     #[test]

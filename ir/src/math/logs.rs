@@ -7,7 +7,7 @@
 //! - `log1p x`: `1 + x = u + c` exactly (2Sum), `log(u + c) = log u + c/u`, `c/u` added
 //!   with `k ln2_lo` (FreeBSD's `s_log1p.c`), so `log1p x = x` for tiny `x`.
 //!
-//! The `f32` versions compute in `f64` and round once.
+//! The `f32` versions compute in `f32` (`single::logs`).
 
 use super::{small_int_to_f64, two_sum, zero_low, LG, LN2_HI, LN2_LO, SQRT2};
 
@@ -79,12 +79,6 @@ pub fn log2_f64(x: f64) -> f64 {
     log_specials(x, val_lo + w)
 }
 
-/// `log2 x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn log2_f32(x: f32) -> f32 {
-    log2_f64(f64::from(x)) as f32
-}
-
 /// `log10 x` in `f64`.
 #[inline(always)]
 pub fn log10_f64(x: f64) -> f64 {
@@ -97,12 +91,6 @@ pub fn log10_f64(x: f64) -> f64 {
     let w = y2 + val_hi;
     let val_lo = val_lo + ((y2 - w) + val_hi);
     log_specials(x, val_lo + w)
-}
-
-/// `log10 x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn log10_f32(x: f32) -> f32 {
-    log10_f64(f64::from(x)) as f32
 }
 
 /// `log(1 + x)` in `f64`.
@@ -121,12 +109,6 @@ pub fn log1p_f64(x: f64) -> f64 {
     } else {
         res
     }
-}
-
-/// `log(1 + x)` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn log1p_f32(x: f32) -> f32 {
-    log1p_f64(f64::from(x)) as f32
 }
 
 const C_TEXT: &str = r#"typedef struct eq_logp { double dk; double f; double hfsq; double sr; } eq_logp;
@@ -170,7 +152,6 @@ static __device__ __forceinline__ double eq_log2_f64(double x) {
   val_lo = val_lo + ((p.dk - w) + val_hi);
   return eq_log_specials(x, val_lo + w);
 }
-static __device__ __forceinline__ float eq_log2_f32(float x) { return (float)eq_log2_f64((double)x); }
 static __device__ __forceinline__ double eq_log10_f64(double x) {
   const eq_logp p = eq_log_parts(x);
   const double hi = eq_zero_low(p.f - p.hfsq);
@@ -182,7 +163,6 @@ static __device__ __forceinline__ double eq_log10_f64(double x) {
   val_lo = val_lo + ((y2 - w) + val_hi);
   return eq_log_specials(x, val_lo + w);
 }
-static __device__ __forceinline__ float eq_log10_f32(float x) { return (float)eq_log10_f64((double)x); }
 static __device__ __forceinline__ double eq_log1p_f64(double x) {
   const eq_dd uc = eq_two_sum(1.0, x);
   const eq_logp p = eq_log_parts(uc.hi);
@@ -195,10 +175,9 @@ static __device__ __forceinline__ double eq_log1p_f64(double x) {
   res = eq_sel_f64(x == 0.0, x, res);
   return eq_sel_f64(x != x, x, res);
 }
-static __device__ __forceinline__ float eq_log1p_f32(float x) { return (float)eq_log1p_f64((double)x); }
 "#;
 
-/// The C text of `eq_log2_*`, `eq_log10_*`, `eq_log1p_*`.
+/// The C text of `eq_log2_f64`, `eq_log10_f64`, `eq_log1p_f64`.
 pub(crate) fn c_source() -> String {
     let mut consts: Vec<(String, f64)> = vec![
         ("SQRT2".into(), SQRT2),
@@ -239,8 +218,6 @@ mod tests {
             let x = pow2_exact(k);
             assert_eq!(log2_f64(x), k as f64, "log2(2^{k})");
         }
-        assert_eq!(log2_f32(f32::from_bits(1)), -149.0);
-        assert_eq!(log2_f32(0.25), -2.0);
     }
 
     #[test]
@@ -258,8 +235,6 @@ mod tests {
         for x in [5e-324, -5e-324, 1e-300, -1e-300, 1e-17, -1e-17] {
             assert!(same(log1p_f64(x), x), "log1p({x})");
         }
-        assert!(same(f64::from(log1p_f32(-1.0)), -inf) && log1p_f32(-2.0).is_nan());
-        assert!(same(f64::from(log10_f32(0.0)), -inf) && log2_f32(-1.0).is_nan());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! (`t1` with 21 significant bits) from `s = (m - bp)/(m + bp)` in double-double,
 //! `y log2 |x| = p_h + p_l` exactly split, `2^(p_h + p_l)` by fdlibm's rational `exp` with
 //! its tail correction, and `2^n` applied in two halves (so subnormal results round once).
-//! Every special case of C99 F.9.4.4 is a select at the end.
+//! Every special case of C99 F.9.4.4 is a select at the end. `pow` on `f32` computes in `f32`
+//! (`single::pow`).
 
 use super::{neg_if, small_int_to_f64, zero_low, SHIFT, SHIFT_BITS, TWO52};
 
@@ -163,12 +164,6 @@ pub fn pow_f64(x: f64, y: f64) -> f64 {
     }
 }
 
-/// `x^y` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn pow_f32(x: f32, y: f32) -> f32 {
-    pow_f64(f64::from(x), f64::from(y)) as f32
-}
-
 const C_TEXT: &str = r#"static __device__ __forceinline__ double eq_pow_f64(double x, double y) {
   const unsigned long long xb = (unsigned long long)__double_as_longlong(x);
   const unsigned long long yb = (unsigned long long)__double_as_longlong(y);
@@ -260,10 +255,9 @@ const C_TEXT: &str = r#"static __device__ __forceinline__ double eq_pow_f64(doub
   res = eq_sel_f64(x != x | y != y, nan, res);
   return eq_sel_f64(x == 1.0 | y == 0.0, 1.0, res);
 }
-static __device__ __forceinline__ float eq_pow_f32(float x, float y) { return (float)eq_pow_f64((double)x, (double)y); }
 "#;
 
-/// The C text of `eq_pow_f64` and `eq_pow_f32`.
+/// The C text of `eq_pow_f64` (`eq_pow_f32` computes in `f32`: `single::pow`).
 pub(crate) fn c_source() -> String {
     let t = C_TEXT.replace("@SHIFT_BITS@", &format!("0x{SHIFT_BITS:x}"));
     let mut consts: Vec<(String, f64)> = vec![

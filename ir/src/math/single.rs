@@ -1,20 +1,32 @@
 //! The `f32` functions that compute in `f32` (at twice `f64`'s vector width): `log`
-//! (module `log`), `sin`, `cos`, `tan` (module `trig`), `tanh` (module `tanh`) and `atan2`
-//! (module `atan2`). The rules are those of the `f64` functions: IEEE basic operations in a
-//! fixed order, no fused multiply-add, no branch (selects), the same operations in the C
-//! text of [`c_source`]; extra precision where a result needs it comes from exact
-//! transformations in `f32` (2Sum, Dekker's product with Veltkamp's split by `2^12 + 1`).
+//! (module `log`), `sin`, `cos`, `tan` (module `trig`), `tanh` (module `tanh`), `atan2`
+//! (module `atan2`), `log2`, `log10`, `log1p` (module `logs`), `exp2`, `expm1` (module
+//! `exps`) and `pow` (module `pow`); `exp` on `f32` is in the parent module, and `erf`,
+//! `erfc`, `lgamma` on `f32` still compute in `f64` and round once. The rules are those of
+//! the `f64` functions: IEEE basic operations in a fixed order, no fused multiply-add, no
+//! branch (selects), the same operations in the C text of [`c_source`]; extra precision
+//! where a result needs it comes from exact transformations in `f32` (2Sum, Dekker's product
+//! with Veltkamp's split by `2^12 + 1`).
 //! The only `f64` arithmetic left is the last step of the `sin`/`cos`/`tan` reduction (its
 //! 64-bit fixed-point remainder to a float: one conversion, one product, then to an `f32`
 //! pair).
 
 mod atan2;
+mod exps;
 mod log;
+mod logs;
+mod pow;
 mod tanh;
 mod trig;
 
 pub use atan2::{atan2_f32, ATAN_F32_HI, ATAN_F32_LO, ATAN_F32_T};
+pub use exps::{exp2_f32, expm1_f32, EM1_F32_R, LN2_F32, LN2_TAIL_F32};
 pub use log::{log_f32, LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32};
+pub use logs::{
+    log10_f32, log1p_f32, log2_f32, IVLN10HI_F32, IVLN10LO_F32, IVLN2HI_F32, IVLN2LO_F32, LOG10_2HI_F32,
+    LOG10_2LO_F32,
+};
+pub use pow::{pow_f32, CP_F32, CP_H_F32, CP_L_F32, DP_H_F32, DP_L_F32, POW_L_F32, POW_YBIG_F32};
 pub use tanh::{tanh_f32, TANH_F32_CLAMP, TANH_F32_P, TANH_F32_R};
 pub use trig::{cos_f32, sin_f32, tan_f32, COS_F32_C, PIO4_F32, SIN_F32_S, TWO_OVER_PI_F32_WORDS};
 
@@ -119,7 +131,8 @@ static __device__ __forceinline__ float eq_neg_if32(bool neg, float x) { const f
 "#;
 
 /// The C text of the `f32` functions of this module (`eq_log_f32`, `eq_sin_f32`,
-/// `eq_cos_f32`, `eq_tan_f32`, `eq_tanh_f32`, `eq_atan2_f32`), after the `f64` ones (it uses
+/// `eq_cos_f32`, `eq_tan_f32`, `eq_tanh_f32`, `eq_atan2_f32`, `eq_exp2_f32`, `eq_expm1_f32`,
+/// `eq_log2_f32`, `eq_log10_f32`, `eq_log1p_f32`, `eq_pow_f32`), after the `f64` ones (it uses
 /// `eq_sel_f32` and `eq_u52_to_f64`).
 pub(crate) fn c_source() -> String {
     let mut out = String::from("// f32 functions computed in f32: the same operations as eqfuse_ir::math.\n");
@@ -128,6 +141,9 @@ pub(crate) fn c_source() -> String {
     out.push_str(&trig::c_source());
     out.push_str(&tanh::c_source());
     out.push_str(&atan2::c_source());
+    out.push_str(&exps::c_source());
+    out.push_str(&logs::c_source());
+    out.push_str(&pow::c_source());
     out
 }
 
