@@ -248,13 +248,7 @@ fn hoist(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
         let read = materialised(eg, e, &ix, &space)?;
         reads.insert(eg.find(e), read);
     }
-    let new_body = walk(eg, body, &mut Replace(&reads))?;
-    let f = lam(eg, vec![ElemType::I64; r], new_body);
-    Some(match *n {
-        ArrayLang::Generate([sh, _]) => eg.add(ArrayLang::Generate([sh, f])),
-        ArrayLang::Redomap([op, ne, sh, _]) => eg.add(ArrayLang::Redomap([op, ne, sh, f])),
-        _ => return None,
-    })
+    replaced(eg, n, body, r, &reads)
 }
 
 /// The class of `generate sh (\i.. -> e)` over `r` index parameters, when the e-graph
@@ -317,7 +311,13 @@ fn share(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
         let read = eg.add(ArrayLang::Index(read.into()));
         reads.insert(e, read);
     }
-    let new_body = walk(eg, body, &mut Replace(&reads))?;
+    replaced(eg, n, body, r, &reads)
+}
+
+/// Node `n` (a `generate` or `redomap` over `r` indices, index function body `body`) with
+/// the classes of `reads` in its body replaced by their reads.
+fn replaced(eg: &mut EG, n: &ArrayLang, body: Id, r: usize, reads: &HashMap<Id, Id>) -> Option<Id> {
+    let new_body = walk(eg, body, &mut Replace(reads))?;
     let f = lam(eg, vec![ElemType::I64; r], new_body);
     Some(match *n {
         ArrayLang::Generate([sh, _]) => eg.add(ArrayLang::Generate([sh, f])),

@@ -15,11 +15,20 @@ pub const LN2_HI_LOG_F32: f32 = f32::from_bits(0x3f31_7180);
 /// `ln 2 - LN2_HI_LOG_F32`, rounded.
 pub const LN2_LO_LOG_F32: f32 = f32::from_bits(0x3717_f7d1);
 /// `√2` rounded to `f32`.
-const SQRT2_F32: f32 = std::f32::consts::SQRT_2;
+pub(crate) const SQRT2_F32: f32 = std::f32::consts::SQRT_2;
 
 /// `ln x` in `f32`.
 #[inline(always)]
 pub fn log_f32(x: f32) -> f32 {
+    let (dk, f, hfsq, shr) = log_parts32(x);
+    let res = dk * LN2_HI_LOG_F32 - ((hfsq - (shr + dk * LN2_LO_LOG_F32)) - f);
+    log_specials32(x, res)
+}
+
+/// `x = 2^k (1 + f)` with `1 + f` in `[√½, √2)`: `(k, f, hfsq, s (hfsq + R))`, `log(1 + f)
+/// = f - hfsq + s (hfsq + R)`. `x` positive and finite (subnormals scaled by `2^25`).
+#[inline(always)]
+pub(crate) fn log_parts32(x: f32) -> (f32, f32, f32, f32) {
     let sub = x < f32::MIN_POSITIVE;
     let xs = if sub { x * 33_554_432.0 } else { x };
     let bits = xs.to_bits();
@@ -37,8 +46,12 @@ pub fn log_f32(x: f32) -> f32 {
     let t2 = z * (lg[0] + w * lg[2]);
     let r = t2 + t1;
     let hfsq = 0.5 * f * f;
-    let dk = e as f32;
-    let res = dk * LN2_HI_LOG_F32 - ((hfsq - (s * (hfsq + r) + dk * LN2_LO_LOG_F32)) - f);
+    (e as f32, f, hfsq, s * (hfsq + r))
+}
+
+/// The special values of a logarithm: `-inf` at `±0`, NaN below 0, `inf` at `inf`, NaN kept.
+#[inline(always)]
+pub(crate) fn log_specials32(x: f32, res: f32) -> f32 {
     let res = if x == 0.0 { f32::NEG_INFINITY } else { res };
     let res = if x < 0.0 { f32::NAN } else { res };
     let res = if x == f32::INFINITY { f32::INFINITY } else { res };

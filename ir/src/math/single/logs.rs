@@ -9,11 +9,9 @@
 //! - `log1p x`: `1 + x = u + c` exactly (2Sum), `log(u + c) = log u + c/u`, `c/u` added with
 //!   `k ln2_lo` (FreeBSD's `s_log1pf.c`), so `log1p x = x` for tiny `x`.
 
-use super::log::{LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32};
+use super::log::{log_parts32, log_specials32, LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32, SQRT2_F32};
 use super::two_sum32;
 
-/// `√2` rounded to `f32`.
-const SQRT2_F32: f32 = std::f32::consts::SQRT_2;
 /// `1/ln 2`, high part (12 significant bits; `e_log2f.c`'s `ivln2hi`).
 pub const IVLN2HI_F32: f32 = f32::from_bits(0x3fb8_b000);
 /// `1/ln 2 - IVLN2HI_F32`, rounded.
@@ -31,43 +29,6 @@ pub const LOG10_2LO_F32: f32 = (std::f64::consts::LOG10_2 - LOG10_2HI_F32 as f64
 #[inline(always)]
 pub(crate) fn mask12(x: f32) -> f32 {
     f32::from_bits(x.to_bits() & 0xffff_f000)
-}
-
-/// `x = 2^k (1 + f)` with `1 + f` in `[√½, √2)`: `(k, f, hfsq, s (hfsq + R))`, `log(1 + f)
-/// = f - hfsq + s (hfsq + R)`. `x` positive and finite (subnormals scaled by `2^25`).
-#[inline(always)]
-pub(crate) fn log_parts32(x: f32) -> (f32, f32, f32, f32) {
-    let sub = x < f32::MIN_POSITIVE;
-    let xs = if sub { x * 33_554_432.0 } else { x };
-    let bits = xs.to_bits();
-    let e0 = ((bits >> 23) & 0xff) as i32 - 127 - if sub { 25 } else { 0 };
-    let m0 = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000);
-    let big = m0 > SQRT2_F32;
-    let m = if big { m0 * 0.5 } else { m0 };
-    let e = if big { e0 + 1 } else { e0 };
-    let f = m - 1.0;
-    let s = f / (2.0 + f);
-    let z = s * s;
-    let w = z * z;
-    let lg = &LG_F32;
-    let t1 = w * (lg[1] + w * lg[3]);
-    let t2 = z * (lg[0] + w * lg[2]);
-    let r = t2 + t1;
-    let hfsq = 0.5 * f * f;
-    (e as f32, f, hfsq, s * (hfsq + r))
-}
-
-/// The special values of a logarithm: `-inf` at `±0`, NaN below 0, `inf` at `inf`, NaN kept.
-#[inline(always)]
-fn log_specials32(x: f32, res: f32) -> f32 {
-    let res = if x == 0.0 { f32::NEG_INFINITY } else { res };
-    let res = if x < 0.0 { f32::NAN } else { res };
-    let res = if x == f32::INFINITY { f32::INFINITY } else { res };
-    if x.is_nan() {
-        x
-    } else {
-        res
-    }
 }
 
 /// `log2 x` in `f32`.
