@@ -20,13 +20,7 @@ const PREDICTED_SPREAD: f64 = 1.05;
 
 /// Sets whose members do not get plans of one cost yet: (set, the predicted spread when
 /// listed, why).
-const KNOWN_APART: &[(&str, f64, &str)] = &[
-    (
-        "select_hoist",
-        1.46,
-        "the map with an element-invariant `if` is not unswitched: the tree extraction (egraph/src/cost.rs) prices an array `if` as both branches' kernels, so the unswitched form is never chosen",
-    ),
-];
+const KNOWN_APART: &[(&str, f64, &str)] = &[];
 
 /// One set: its directory, what it computes, the sizes to check it at, and its members.
 struct Set {

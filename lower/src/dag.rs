@@ -329,6 +329,13 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
             };
             return 1e-12 + child(*k) + child(*init) + trips * child(*f);
         }
+        // an `if` between arrays runs one branch's kernels: its dearer branch (as the
+        // model prices a plan's `if`)
+        if let L::If([c, t, e]) = n {
+            if matches!(eg[*t].data.kind, Kind::Array { .. }) {
+                return own + 1e-12 + child(*c) + child(*t).max(child(*e));
+            }
+        }
         return own + 1e-12 + n.children().iter().map(|c| child(*c)).sum::<f64>();
     }
     // a kernel: launch, its result written, its element functions at every point, its

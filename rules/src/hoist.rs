@@ -23,6 +23,13 @@
 //! `exp (a[i, j] - mx[i])`), `hoist-shared` adds the form that reads `e[i, j]`, and the cost
 //! model picks between reading and recomputing.
 //!
+//! A branch that no element changes is taken out of the loop (unswitching):
+//! `map (\x -> if flag then x * 2 else x + 1) xs` computes both arms at every element (the
+//! generated code selects between them); `hoist-unswitch` adds `if flag then map (\x -> x *
+//! 2) xs else map (\x -> x + 1) xs`, which runs one map, and the model (an array `if` costs
+//! its dearer branch) picks. The condition must mention no parameter and be unable to fail
+//! ([`safe`] over no index): the unswitched form evaluates it also over an empty space.
+//!
 //! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
 
 use crate::build::{dims, is_dim_of, lam, lit_i64, param};
@@ -52,6 +59,13 @@ pub fn table(gas: &Gas) -> Vec<Rule> {
             theme: Theme::Hoist,
             spends_gas: true,
             rewrite: gassed("hoist-shared", gas, Select::kinds(kinds![Generate, Redomap]), share),
+            in_phases: vec![Phase::Fuse],
+        },
+        Rule {
+            identity: r"map (\x.. -> if c then t else e) xs.. == if c then map (\x.. -> t) xs.. else map (\x.. -> e) xs.., when c mentions no parameter and cannot fail (also generate)",
+            theme: Theme::Hoist,
+            spends_gas: true,
+            rewrite: gassed("hoist-unswitch", gas, Select::kinds(kinds![Map, Generate]), unswitch),
             in_phases: vec![Phase::Fuse],
         },
     ]
@@ -324,4 +338,36 @@ fn replaced(eg: &mut EG, n: &ArrayLang, body: Id, r: usize, reads: &HashMap<Id, 
         ArrayLang::Redomap([op, ne, sh, _]) => eg.add(ArrayLang::Redomap([op, ne, sh, f])),
         _ => return None,
     })
+}
+
+/// `map (\x.. -> if c then t else e) xs..` (or the `generate`) with `c` closed and
+/// [`safe`]: `if c then map (\x.. -> t) xs.. else map (\x.. -> e) xs..`.
+fn unswitch(eg: &mut EG, _: Id, n: &ArrayLang) -> Option<Id> {
+    let f = match n {
+        ArrayLang::Map(ch) => *ch.first()?,
+        ArrayLang::Generate([_, f]) => *f,
+        _ => return None,
+    };
+    let (p, body) = eg[f].nodes.iter().find_map(|m| match m {
+        ArrayLang::Lam([p, b]) => Some((*p, *b)),
+        _ => None,
+    })?;
+    let (c, t, e) = eg[body].nodes.iter().find_map(|m| match *m {
+        ArrayLang::If([c, t, e]) if eg[c].data.free.is_empty() && safe(eg, c, &[]) => Some((c, t, e)),
+        _ => None,
+    })?;
+    let arm = |eg: &mut EG, b: Id| -> Id {
+        let g = eg.add(ArrayLang::Lam([p, b]));
+        match n {
+            ArrayLang::Map(ch) => {
+                let mut kids = ch.to_vec();
+                kids[0] = g;
+                eg.add(ArrayLang::Map(kids.into()))
+            }
+            ArrayLang::Generate([sh, _]) => eg.add(ArrayLang::Generate([*sh, g])),
+            _ => g,
+        }
+    };
+    let (a, b) = (arm(eg, t), arm(eg, e));
+    Some(eg.add(ArrayLang::If([c, a, b])))
 }

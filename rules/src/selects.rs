@@ -3,9 +3,8 @@
 //! inside a reduction (`if x < t then x else ne`, `if !(x < t) then ne else x`) is the
 //! same e-class and costs the same.
 //!
-//! Taking a condition that no element changes out of a `map` (unswitching) is not here:
-//! the tree extraction (`eqfuse_egraph::cost`) prices an array `if` as both branches'
-//! kernels, so the unswitched form would never be chosen (docs/phrasings.md).
+//! Taking a condition that no element changes out of a `map` (unswitching) is
+//! `hoist-unswitch`, with the hoisting rules (`crate::hoist`).
 //!
 //! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
 

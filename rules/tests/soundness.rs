@@ -1192,6 +1192,26 @@ fn templates() -> Vec<Template> {
             ]);
             format!("input xs : {tn}[n]\noutput o = reduce {op} {ne} (generate [n, n] (\\i j -> {test}))")
         }),
+        tpl("hoist-unswitch", |g| {
+            let t = g.pick(&FLT);
+            let tn = t.name();
+            let a = g.e(t, &vars(&[("x", t)]));
+            let b = g.e(t, &vars(&[("x", t)]));
+            // a condition no element changes: a scalar input, a comparison of two, a size
+            let c = g.pick(&[
+                "flag".to_string(),
+                "s > 0.5".to_string(),
+                "n > 3".to_string(),
+                "flag && s < 2.0".to_string(),
+            ]);
+            let lets = format!("input xs : {tn}[n]\ninput flag : bool\ninput s : {tn}\ninput m : {tn}[n, k]");
+            g.pick(&[
+                format!("{lets}\noutput o = map (\\x -> if {c} then {a} else {b}) xs"),
+                format!("{lets}\noutput o = map (\\x y -> if {c} then x + y else x * y) xs xs"),
+                format!("{lets}\noutput o = generate [n, k] (\\i j -> if {c} then m[i, j] * 2.0 else m[i, j] - xs[i])"),
+                format!("{lets}\noutput o = reduce (+) 0 (map (\\x -> if {c} then {a} else {b}) xs)"),
+            ])
+        }),
         tpl("hoist-invariant", |g| {
             let t = g.pick(&FLT);
             let tn = t.name();
