@@ -398,6 +398,18 @@ fn run_phase(
     Ok(next)
 }
 
+/// Long chains rolled before the phases: chains of one map (`preroll.rs`), then unrolled
+/// scalar recurrences (`preroll_scalar.rs`); the term and the applications folded.
+fn preroll(start: &Term, facts: &Facts) -> Option<(Term, usize)> {
+    let maps = crate::preroll::roll(start);
+    let base = maps.as_ref().map_or(start, |(t, _)| t);
+    let folded = maps.as_ref().map_or(0, |(_, k)| *k);
+    match crate::preroll_scalar::roll(base, facts) {
+        Some((t, k)) => Some((t, k + folded)),
+        None => maps,
+    }
+}
+
 /// The preroll and the phases of one round, from `start`: the candidate branches, and the
 /// deadline's stop where it stopped the phases.
 fn run_phases(
@@ -413,7 +425,7 @@ fn run_phases(
     // long chains of one map rolled into loops first: the phases would build an e-graph of
     // tens of nodes per map to reach the same form (`preroll.rs`)
     let t_roll = Instant::now();
-    let first = match crate::preroll::roll(start) {
+    let first = match preroll(start, round.facts) {
         Some((term, folded)) => {
             let report = PhaseReport {
                 name: "preroll",

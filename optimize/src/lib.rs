@@ -20,6 +20,7 @@ pub mod core;
 pub mod driver;
 mod loops;
 pub mod preroll;
+mod preroll_scalar;
 pub mod stop;
 mod trace;
 

@@ -50,7 +50,7 @@ impl Lowerer<'_> {
         let mut out = HashMap::new();
         let mut work = vec![(b, env.to_vec())];
         while let Some((root, e)) = work.pop() {
-            for &n in self.strict.of(&view, root).iter() {
+            for n in self.strict.of(&view, root).iter() {
                 let Some(k) = key_of(&self.free, n, &e) else { continue };
                 if out.contains_key(&k) || fb.lookup(&k).is_some() {
                     continue;
