@@ -126,24 +126,35 @@ fn reduce(op: BinOp, ne: Lit, a: Expr, span: Span) -> Expr {
 
 /// Rewrites `e` bottom-up (the tree's depth is bounded by the checker's limit).
 fn expr(e: &Expr, scope: &Scope, fresh: &mut usize) -> Result<Expr> {
-    let span = e.span;
-    let mut kind = e.kind.clone();
+    expr_owned(e.clone(), scope, fresh)
+}
+
+/// `e` taken out of `slot`, a leaf left in its place (no copy of the subtree).
+pub(super) fn take(slot: &mut Expr) -> Expr {
+    let span = slot.span;
+    std::mem::replace(slot, lit(Lit::Bool(false), span))
+}
+
+/// [`expr`] on an owned tree: each node is rewritten in place, never copied, so a deep
+/// tree (a long `let` chain) costs its size, not its size times its depth.
+fn expr_owned(e: Expr, scope: &Scope, fresh: &mut usize) -> Result<Expr> {
+    let Expr { mut kind, span, ty, .. } = e;
     if let ExprKind::Apply { args, .. } = &mut kind {
         // the function applied stays a name: only a builtin passed as a value becomes a lambda
         for a in args.iter_mut() {
-            *a = expr(a, scope, fresh)?;
+            *a = expr_owned(take(a), scope, fresh)?;
         }
     } else {
         for c in kind.children_mut() {
-            *c = expr(c, scope, fresh)?;
+            *c = expr_owned(take(c), scope, fresh)?;
         }
     }
     let rebuilt = mk(kind, span);
-    let mut rebuilt = Expr { ty: e.ty.clone(), ..rebuilt };
+    let mut rebuilt = Expr { ty: ty.clone(), ..rebuilt };
     if let ExprKind::Apply { func, args } = &rebuilt.kind {
         if let ExprKind::Var(f) = &func.kind {
             if scope.builtin(f) {
-                if let Some(out) = prelude_call(f, args, e, fresh)? {
+                if let Some(out) = prelude_call(f, args, span, fresh)? {
                     return Ok(out);
                 }
             }
@@ -156,7 +167,7 @@ fn expr(e: &Expr, scope: &Scope, fresh: &mut usize) -> Result<Expr> {
             if name == "pi" {
                 return Ok(lit(Lit::Float(std::f64::consts::PI), span));
             }
-            if is_scalar_builtin(name) && matches!(e.ty, Some(Type::Func { .. })) {
+            if is_scalar_builtin(name) && matches!(ty, Some(Type::Func { .. })) {
                 if let Some(f) = ScalarFn::from_name(name) {
                     let params: Vec<String> =
                         (0..f.arity()).map(|i| fresh_name(fresh, &format!("x{i}"))).collect();
@@ -175,8 +186,7 @@ fn fresh_name(fresh: &mut usize, stem: &str) -> String {
 }
 
 /// `f args` for a prelude builtin `f`, rewritten; `None` for the others.
-fn prelude_call(f: &str, args: &[Expr], whole: &Expr, fresh: &mut usize) -> Result<Option<Expr>> {
-    let span = whole.span;
+fn prelude_call(f: &str, args: &[Expr], span: Span, fresh: &mut usize) -> Result<Option<Expr>> {
     Ok(Some(match (f, args) {
         ("sum", [a]) => reduce(BinOp::Add, Lit::Int(0), a.clone(), span),
         ("prod", [a]) => reduce(BinOp::Mul, Lit::Int(1), a.clone(), span),

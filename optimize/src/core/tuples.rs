@@ -61,26 +61,30 @@ pub(super) fn split(p: &Program) -> eqfuse_ir::Result<Program> {
 
 /// `e` with its local tuple patterns taken apart where they can be.
 fn expr(e: &Expr, funcs: &HashMap<String, Expr>) -> Expr {
-    let mut kind = e.kind.clone();
+    expr_owned(e.clone(), funcs)
+}
+
+/// [`expr`] on an owned tree, rewritten in place (a long `let` chain costs its size, not its
+/// size times its depth).
+fn expr_owned(e: Expr, funcs: &HashMap<String, Expr>) -> Expr {
+    let Expr { mut kind, span, .. } = e;
     for c in kind.children_mut() {
-        *c = expr(c, funcs);
+        *c = expr_owned(super::prelude::take(c), funcs);
     }
-    if let ExprKind::LetTuple { names, value, body } = &kind {
-        let parts: Option<Vec<Expr>> = (0..names.len()).map(|k| part(value, k, funcs)).collect();
-        if let Some(parts) = parts.filter(|ps| !ps.iter().any(|p| mentions(p, names))) {
+    if let ExprKind::LetTuple { names, value, body } = kind {
+        let parts: Option<Vec<Expr>> = (0..names.len()).map(|k| part(&value, k, funcs)).collect();
+        if let Some(parts) = parts.filter(|ps| !ps.iter().any(|p| mentions(p, &names))) {
             // bind innermost-last so that part k sees none of the names (they are fresh in
             // the pattern's scope only)
-            let mut out = (**body).clone();
-            for (name, v) in names.iter().zip(parts).rev() {
-                out = Expr::new(
-                    ExprKind::Let { name: name.clone(), value: Box::new(v), body: Box::new(out) },
-                    e.span,
-                );
+            let mut out = *body;
+            for (name, v) in names.into_iter().zip(parts).rev() {
+                out = Expr::new(ExprKind::Let { name, value: Box::new(v), body: Box::new(out) }, span);
             }
             return out;
         }
+        kind = ExprKind::LetTuple { names, value, body };
     }
-    Expr::new(kind, e.span)
+    Expr::new(kind, span)
 }
 
 /// Part `k` of a tuple or group expression, when it can be taken apart.
