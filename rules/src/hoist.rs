@@ -28,7 +28,7 @@
 //! generated code selects between them); `hoist-unswitch` adds `if flag then map (\x -> x *
 //! 2) xs else map (\x -> x + 1) xs`, which runs one map, and the model (an array `if` costs
 //! its dearer branch) picks. The condition must mention no parameter and be unable to fail
-//! ([`safe`] over no index): the unswitched form evaluates it also over an empty space.
+//! (`safe` over no index): the unswitched form evaluates it also over an empty space.
 //!
 //! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
 
