@@ -31,12 +31,7 @@ pub(super) fn columns_path(prefix: &str, types: &[ElemType]) -> String {
     w!(e, "    for (long long iL = j0; iL < j1; ++iL) {{");
     w!(e, "      for (long long q = 0; q < nr; ++q) {{");
     w!(e, "        const long long i0 = r0 + q;");
-    let mut call = format!("{prefix}_elem(A, i0 * L + iL, i0, iL");
-    for (i, t) in types.iter().enumerate() {
-        w!(e, "        {} x{i};", cty(*t));
-        let _ = write!(call, ", &x{i}");
-    }
-    w!(e, "        ok &= {call});");
+    e.push_str(&elem_at(prefix, types, "        "));
     for i in 0..types.len() {
         w!(e, "        ok &= {prefix}_op{i}(A, -1, c{i}[q], x{i}, &c{i}[q]);");
     }
@@ -47,5 +42,18 @@ pub(super) fn columns_path(prefix: &str, types: &[ElemType]) -> String {
     }
     w!(e, "    return ok;");
     w!(e, "  }}");
+    e
+}
+
+/// The lines, indented by `ind`, that declare `x<i>` for each lane (element types `types`)
+/// and compute them with the element function at point `(i0, iL)` of a 2-d space.
+pub(super) fn elem_at(prefix: &str, types: &[ElemType], ind: &str) -> String {
+    let mut e = String::new();
+    let mut call = format!("{prefix}_elem(A, i0 * L + iL, i0, iL");
+    for (i, t) in types.iter().enumerate() {
+        w!(e, "{ind}{} x{i};", cty(*t));
+        let _ = write!(call, ", &x{i}");
+    }
+    w!(e, "{ind}ok &= {call});");
     e
 }
