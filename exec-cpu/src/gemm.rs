@@ -97,7 +97,7 @@ pub(crate) fn run(
         return Ok(Some((shape, out)));
     }
     let alpha = c.alpha(elem, |v| store.load(v))?;
-    match (a.data.as_ref(), b.data.as_ref(), out.as_mut(), alpha) {
+    match (a.elems(), b.elems(), out.as_mut(), alpha) {
         (ColRef::F32(x), ColRef::F32(y), ColMut::F32(z), Scalar::F32(s)) => {
             products(&layout, s, x, y, z, threads)
         }

@@ -55,6 +55,7 @@
 //!         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],
 //!         span: None,
 //!         contraction: None,
+//!         view_of: None,
 //!     })],
 //!     outputs: vec![("out".into(), 2)],
 //! };

@@ -10,7 +10,7 @@ use crate::native::Prepared;
 use crate::store::{host, scalar_buf, to_value, Buf, Results, Store, StoreRef};
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::exec::{run_steps, Executor, KernelId, Phases};
-use eqfuse_ir::plan::{Func, Kernel, Plan, ValueId};
+use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
 use eqfuse_ir::value::{AsValueView, Scalar, Value};
 use indexmap::IndexMap;
 use std::sync::Arc;
@@ -44,7 +44,7 @@ pub(crate) fn run_plan<V: AsValueView>(
     let mut out = IndexMap::new();
     for (name, buf) in bufs {
         let buf = Arc::try_unwrap(buf)
-            .unwrap_or_else(|shared| Buf { shape: shared.shape.clone(), data: shared.data.clone() });
+            .unwrap_or_else(|shared| Buf { shape: shared.shape.clone(), data: Arc::clone(&shared.data) });
         out.insert(name, to_value(buf)?);
     }
     Ok(out)
@@ -144,6 +144,10 @@ impl Cpu<'_, '_> {
 /// Runs kernel `k`, number `id`: as GEMM calls (a contraction), as native code, else on the
 /// VM.
 fn kernel_step(store: &mut Store<'_>, id: KernelId, k: &Kernel, ctx: &Ctx) -> Result<()> {
+    if let Some(view) = view(store, k) {
+        let dst = k.lanes.first().map(|l| l.dst).ok_or_else(|| internal(format!("kernel {id}: no lane")))?;
+        return store.put(dst, Arc::new(view));
+    }
     let gemm = match &k.contraction {
         Some(c) => crate::gemm::run(store, k, c, ctx.vm.threads, ctx.vm.max_bytes)
             .map_err(|e| e.or_at(k.span))?
@@ -169,6 +173,20 @@ fn kernel_step(store: &mut Store<'_>, id: KernelId, k: &Kernel, ctx: &Ctx) -> Re
     put_results(store, id, k, results, &[])
 }
 
+/// Kernel `k`'s result as a view of the value it reshapes ([`Kernel::view_of`]): a buffer of
+/// the space's shape over that value's elements. `None` where the kernel must run: not a
+/// reshape, or a space that cannot hold the value's elements (the kernel reports it).
+fn view<'a>(store: &Store<'a>, k: &Kernel) -> Option<Buf<'a>> {
+    let src = store.get(k.view_of?).ok()?;
+    let lane = match k.lanes.as_slice() {
+        [lane] if lane.op == LaneOp::Generate => lane,
+        _ => return None,
+    };
+    let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v)).ok()?;
+    let same = total == src.data.len() && store.elem(lane.dst).ok()? == src.data.ty();
+    same.then(|| Buf { shape, data: Arc::clone(&src.data) })
+}
+
 /// Puts kernel `k`'s results in the store, but for those in `kept` (a row block kept them
 /// per block: nothing after it reads them).
 fn put_results(
@@ -182,7 +200,7 @@ fn put_results(
         return Err(internal(format!("kernel {id}: {} results for {} lanes", results.len(), k.lanes.len())));
     }
     for (lane, (shape, col)) in k.lanes.iter().zip(results).filter(|(l, _)| !kept.contains(&l.dst)) {
-        store.put(lane.dst, Arc::new(Buf { shape, data: col.into_data() }))?;
+        store.put(lane.dst, Arc::new(Buf::new(shape, col.into_data())))?;
     }
     Ok(())
 }

@@ -16,11 +16,30 @@ use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// A materialised value.
+/// A materialised value: its shape and its elements in row-major order. The elements are
+/// shared: a `reshape` of a value is a buffer of another shape over the same elements (a
+/// view, [`eqfuse_ir::plan::Kernel::view_of`]).
 #[derive(Debug)]
 pub(crate) struct Buf<'a> {
     pub shape: Vec<usize>,
-    pub data: Data<'a>,
+    pub data: Arc<Data<'a>>,
+}
+
+impl<'a> Buf<'a> {
+    /// A buffer that owns `data`.
+    pub(crate) fn new(shape: Vec<usize>, data: Data<'a>) -> Buf<'a> {
+        Buf { shape, data: Arc::new(data) }
+    }
+
+    /// Its elements, read.
+    pub(crate) fn elems(&self) -> ColRef<'_> {
+        self.data.as_ref().as_ref()
+    }
+
+    /// Its elements, taken when nothing else shares them, else copied.
+    pub(crate) fn into_data(self) -> Data<'a> {
+        Arc::try_unwrap(self.data).unwrap_or_else(|shared| (*shared).clone())
+    }
 }
 
 /// Every value of the plan, once computed.
@@ -48,7 +67,7 @@ impl<'s> Env<'s> for StoreRef<'s, '_> {
             *s = acc;
             acc = acc.saturating_mul(d);
         }
-        Ok(ArrInfo { name: self.0.name(v), shape: b.shape.clone(), strides, data: b.data.as_ref() })
+        Ok(ArrInfo { name: self.0.name(v), shape: b.shape.clone(), strides, data: b.elems() })
     }
 
     fn load(&self, v: ValueId) -> Result<Scalar> {
@@ -111,7 +130,7 @@ impl<'a> Store<'a> {
                             info.rank
                         )));
                     }
-                    Some(Arc::new(Buf { shape: v.shape().to_vec(), data: input_data(v) }))
+                    Some(Arc::new(Buf::new(v.shape().to_vec(), input_data(v))))
                 }
                 Origin::Size => {
                     let n = sizes
@@ -120,7 +139,7 @@ impl<'a> Store<'a> {
                     if info.elem != ElemType::I64 || info.rank != 0 {
                         return Err(internal(format!("size `{name}` is not a 0-d i64 value")));
                     }
-                    Some(Arc::new(Buf { shape: Vec::new(), data: Data::I64(Cow::Owned(vec![*n])) }))
+                    Some(Arc::new(Buf::new(Vec::new(), Data::I64(Cow::Owned(vec![*n])))))
                 }
                 Origin::Computed => None,
             };
@@ -155,7 +174,7 @@ impl<'a> Store<'a> {
     /// A 0-d value.
     pub(crate) fn load(&self, v: ValueId) -> Result<Scalar> {
         let b = self.get(v)?;
-        match (b.shape.is_empty(), b.data.as_ref().get(0)) {
+        match (b.shape.is_empty(), b.elems().get(0)) {
             (true, Some(s)) => Ok(s),
             _ => Err(internal(format!(
                 "`{}` of shape {} loaded as a scalar",
@@ -188,7 +207,10 @@ impl<'a> Store<'a> {
             if !spares || d == s || !owned || dst.contains(s) {
                 continue;
             }
-            let kept = old.and_then(|o| Arc::try_unwrap(o).ok()).and_then(|buf| buf.data.into_col());
+            let kept = old
+                .and_then(|o| Arc::try_unwrap(o).ok())
+                .and_then(|buf| Arc::try_unwrap(buf.data).ok())
+                .and_then(Data::into_col);
             let col = match kept {
                 Some(c) if c.ty() == ty && c.capacity() >= len => c,
                 _ => {
@@ -261,7 +283,7 @@ pub(crate) fn host(store: &Store<'_>, f: &Func) -> Result<Scalar> {
 pub(crate) fn to_value(buf: Buf<'_>) -> Result<Value> {
     let sh = IxDyn(&buf.shape);
     let bad = |e: ndarray::ShapeError| internal(format!("an output does not fill its shape: {e}"));
-    Ok(match buf.data {
+    Ok(match buf.into_data() {
         Data::Bool(v) => Value::Bool(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
         Data::I8(v) => Value::I8(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
         Data::I16(v) => Value::I16(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
@@ -280,7 +302,7 @@ pub(crate) fn to_value(buf: Buf<'_>) -> Result<Value> {
 pub(crate) fn scalar_buf(s: Scalar) -> Buf<'static> {
     let mut col = Col::new(s.elem_type());
     col.push(s);
-    Buf { shape: Vec::new(), data: col.into_data() }
+    Buf::new(Vec::new(), col.into_data())
 }
 
 /// One result per lane: its shape and elements.

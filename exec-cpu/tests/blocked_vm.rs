@@ -603,6 +603,7 @@ fn hand_built_loop_with_tuple_state() {
             lanes: (2..5).map(|dst| Lane { dst, op: LaneOp::Generate }).collect(),
             span: None,
             contraction: None,
+            view_of: None,
         })],
         outputs: vec![("a".into(), 2), ("b".into(), 3), ("c".into(), 4)],
     };
@@ -746,6 +747,7 @@ fn hand_built_pure_loop_with_swapped_state() {
             lanes: (3..6).map(|dst| Lane { dst, op: LaneOp::Generate }).collect(),
             span: None,
             contraction: None,
+            view_of: None,
         })],
         outputs: vec![("s".into(), 3), ("k".into(), 4), ("f".into(), 5)],
     };

@@ -41,6 +41,7 @@ fn two_kernels() -> Plan {
         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],
         span: None,
         contraction: None,
+        view_of: None,
     };
     // elem(r0) { r1 = e[r0] } -> r1; reduce (+) 0
     let red = Kernel {
@@ -74,6 +75,7 @@ fn two_kernels() -> Plan {
         }],
         span: None,
         contraction: None,
+        view_of: None,
     };
     Plan { values, steps: vec![Step::Kernel(gen), Step::Kernel(red)], outputs: vec![("s".into(), 3)] }
 }

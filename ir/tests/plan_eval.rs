@@ -200,6 +200,7 @@ impl PB {
             lanes,
             span: None,
             contraction: None,
+            view_of: None,
         }));
     }
 

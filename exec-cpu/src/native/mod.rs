@@ -230,7 +230,7 @@ fn segment_bounds(
     if rows != 1 {
         return None;
     }
-    let crate::col::Data::I64(offsets) = &store.get(off).ok()?.data else { return None };
+    let crate::col::Data::I64(offsets) = &*store.get(off).ok()?.data else { return None };
     eqfuse_ir::plan::balanced_bounds(offsets, len, segment)
 }
 
@@ -449,7 +449,7 @@ fn slot_value(
 /// The first element of value `v`'s buffer.
 fn data_ptr(store: &Store<'_>, v: usize) -> Result<u64> {
     use crate::col::ColRef;
-    Ok(match store.get(v)?.data.as_ref() {
+    Ok(match store.get(v)?.elems() {
         ColRef::Bool(s) => s.as_ptr() as u64,
         ColRef::I8(s) => s.as_ptr() as u64,
         ColRef::I16(s) => s.as_ptr() as u64,

@@ -42,6 +42,9 @@ impl<G: Gpu> Run<'_, G> {
     /// Runs kernel `k`, number `id`: as GEMM calls where it is a contraction that can, else
     /// as its generated kernel.
     pub(super) fn kernel(&mut self, id: KernelId, k: &Kernel) -> Result<()> {
+        if let Some((dst, view)) = self.view(k) {
+            return self.put(dst, view);
+        }
         if let Some(c) = &k.contraction {
             if self.contract(k, c)? {
                 return Ok(());
@@ -98,6 +101,22 @@ impl<G: Gpu> Run<'_, G> {
             }
         }
         Ok(vals)
+    }
+
+    /// Kernel `k`'s result as a view of the value it reshapes ([`Kernel::view_of`]): the
+    /// same device buffer in the space's shape. `None` where the kernel must run: not a
+    /// reshape, or a space that cannot hold the value's elements (the kernel reports it).
+    fn view(&mut self, k: &Kernel) -> Option<(eqfuse_ir::plan::ValueId, Val<G::Buf>)> {
+        let src = self.val(k.view_of?).ok()?.clone();
+        let dst = match k.lanes.as_slice() {
+            [lane] if lane.op == eqfuse_ir::plan::LaneOp::Generate => lane.dst,
+            _ => return None,
+        };
+        let (shape, total) = self.space(k).ok()?;
+        let same = src.dev.is_some()
+            && src.shape.iter().product::<usize>() == total
+            && self.plan.values.get(dst)?.elem == src.elem;
+        same.then(|| (dst, Val { shape, ..src }))
     }
 
     /// A permute's result starting as a copy of the array `dest`.

@@ -338,6 +338,7 @@ mod tests {
             lanes: vec![Lane { dst, op: LaneOp::Generate }],
             span: None,
             contraction: None,
+            view_of: None,
         }
     }
 

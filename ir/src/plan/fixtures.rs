@@ -36,6 +36,7 @@ pub fn malformed_else() -> Plan {
         lanes: vec![Lane { dst, op: LaneOp::Generate }],
         span: None,
         contraction: None,
+        view_of: None,
     };
     let v = |name: &str, elem, rank| ValueInfo {
         name: name.into(),
@@ -151,6 +152,7 @@ pub fn group_argmin(scan: bool) -> Plan {
             lanes: vec![Lane { dst: 3, op: head }, Lane { dst: 4, op: LaneOp::Part }],
             span: None,
             contraction: None,
+            view_of: None,
         })],
         outputs: vec![("val".into(), 3), ("idx".into(), 4)],
     }
@@ -226,6 +228,7 @@ pub fn group_affine(scan: bool, exclusive: bool) -> Plan {
             lanes: vec![Lane { dst: 4, op: head }, Lane { dst: 5, op: LaneOp::Part }],
             span: None,
             contraction: None,
+            view_of: None,
         })],
         outputs: vec![("m".into(), 4), ("k".into(), 5)],
     }
@@ -282,6 +285,7 @@ pub fn segment_sum() -> Plan {
             lanes: vec![Lane { dst: 3, op: LaneOp::Generate }],
             span: None,
             contraction: None,
+            view_of: None,
         })],
         outputs: vec![("y".into(), 3)],
     }

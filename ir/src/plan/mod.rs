@@ -114,6 +114,7 @@ pub type Reg = u32;
 ///         lanes: vec![Lane { dst: 2, op: LaneOp::Generate }],  // out[r0] = r3
 ///         span: None,
 ///         contraction: None,                         // not a matrix product
+///         view_of: None,                             // not a reshape
 ///     })],
 ///     outputs: vec![("out".into(), 2)],
 /// };
@@ -372,6 +373,13 @@ pub struct Kernel {
     /// with a GEMM library may run it as library calls; `elem` and `lanes` remain its
     /// definition, which every other executor runs.
     pub contraction: Option<contract::Contraction>,
+    /// Set to `v` when the kernel is a `reshape` of the materialised value `v`: its one
+    /// [`LaneOp::Generate`] lane holds `v`'s elements in `v`'s row-major order, in the shape
+    /// of the space. An executor whose buffers can be shared may give the result `v`'s
+    /// storage instead of copying it (a view) once the space's extents are known to count
+    /// `v`'s elements; `elem` and `lanes` remain its definition, which every other executor
+    /// runs (and which reports a shape that cannot hold them).
+    pub view_of: Option<ValueId>,
 }
 
 /// One result of a kernel.
@@ -719,7 +727,9 @@ impl Kernel {
         load: impl FnMut(ValueId) -> crate::error::Result<Scalar>,
         name: impl Fn(ValueId) -> String,
     ) -> crate::error::Result<(Vec<usize>, usize)> {
-        extents_shape(self.kind.as_str(), &self.space, self.span, load, name)
+        // a reshape's errors name the operation the program wrote
+        let what = if self.view_of.is_some() { "reshape" } else { self.kind.as_str() };
+        extents_shape(what, &self.space, self.span, load, name)
     }
 
     /// The values this kernel reads: arrays read by index or by dimension, loaded scalars,

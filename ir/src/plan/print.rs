@@ -179,6 +179,9 @@ fn write_kernel(
         let formula = c.formula(&name(names, lane.dst), k.space.len(), |v| name(names, v));
         writeln!(f, "{ind}  as GEMM: {formula}")?;
     }
+    if let Some(v) = k.view_of {
+        writeln!(f, "{ind}  as a view of {}", name(names, v))?;
+    }
     for (i, lane) in k.lanes.iter().enumerate() {
         write!(f, "{ind}  {}: {} = ", name(names, lane.dst), value_type(names, lane.dst))?;
         let what = lane.op.name();

@@ -87,6 +87,9 @@ fn remap_kernel(k: &mut Kernel, f: &mut dyn FnMut(ValueId) -> ValueId) {
     if let Some(c) = &mut k.contraction {
         remap_contraction(c, f);
     }
+    if let Some(v) = &mut k.view_of {
+        *v = f(*v);
+    }
 }
 
 fn remap_contraction(c: &mut Contraction, f: &mut dyn FnMut(ValueId) -> ValueId) {
@@ -171,6 +174,7 @@ mod tests {
             lanes: vec![Lane { dst: 4, op: LaneOp::Generate }],
             span: None,
             contraction: None,
+            view_of: None,
         };
         let mut steps = vec![Step::Loop(Box::new(LoopStep {
             state: vec![3],

@@ -85,6 +85,7 @@ impl Lowerer<'_> {
                 lanes: vec![Lane { dst: else_value, op: LaneOp::Generate }],
                 span: None,
                 contraction: None,
+                view_of: None,
             })
         };
         self.plan.steps = outer;

@@ -37,6 +37,7 @@ impl Lowerer<'_> {
                     lanes: vec![Lane { dst, op: LaneOp::Generate }],
                     span: self.spans.get(&o).copied(),
                     contraction: None,
+                    view_of: None,
                 }));
                 self.value_of.insert(o, dst);
                 Ok(dst)

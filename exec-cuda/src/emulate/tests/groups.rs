@@ -297,6 +297,7 @@ fn argmin_row_block() -> Plan {
         lanes: vec![Lane { dst: 5, op: LaneOp::Generate }, Lane { dst: 6, op: LaneOp::Generate }],
         span: None,
         contraction: None,
+        view_of: None,
     };
     plan.steps.push(Step::RowBlock { kernels: vec![k0, k1], local: vec![] });
     plan.outputs.extend([("d".to_string(), 5), ("e".to_string(), 6)]);

@@ -83,7 +83,15 @@ impl Lowerer<'_> {
             lanes.push(Lane { dst, op: head.take().unwrap_or(LaneOp::Part) });
         }
         let kind = if scan { KernelKind::Scan } else { KernelKind::Reduce };
-        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes, span, contraction: None }));
+        self.plan.steps.push(Step::Kernel(Kernel {
+            kind,
+            space,
+            elem,
+            lanes,
+            span,
+            contraction: None,
+            view_of: None,
+        }));
         Ok(())
     }
 

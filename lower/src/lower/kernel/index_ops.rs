@@ -192,6 +192,11 @@ impl Lowerer<'_> {
             }
             Ok(me.read(fb, va, at))
         })?;
-        self.push_kernel(i, out, elem, LaneOp::Generate)
+        self.push_kernel(i, out, elem, LaneOp::Generate)?;
+        // its elements are `a`'s, in order: an executor may share `a`'s storage
+        if let Some(Step::Kernel(k)) = self.plan.steps.last_mut() {
+            k.view_of = Some(va);
+        }
+        Ok(())
     }
 }

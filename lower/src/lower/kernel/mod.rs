@@ -78,6 +78,7 @@ impl Lowerer<'_> {
             lanes: vec![Lane { dst, op }],
             span,
             contraction: None,
+            view_of: None,
         }));
         self.value_of.insert(i, dst);
         Ok(())

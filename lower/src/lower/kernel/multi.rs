@@ -74,7 +74,15 @@ impl Lowerer<'_> {
         let elem = fb.finish(rets);
         let kind = if reduces { KernelKind::Reduce } else { KernelKind::Generate };
         let span = self.spans.get(&i).copied();
-        self.plan.steps.push(Step::Kernel(Kernel { kind, space, elem, lanes: out, span, contraction: None }));
+        self.plan.steps.push(Step::Kernel(Kernel {
+            kind,
+            space,
+            elem,
+            lanes: out,
+            span,
+            contraction: None,
+            view_of: None,
+        }));
         Ok(())
     }
 }

@@ -63,6 +63,7 @@ impl Lowerer<'_> {
             lanes: vec![Lane { dst: bad, op: LaneOp::Reduce { op: min, ne } }],
             span,
             contraction: None,
+            view_of: None,
         }));
         let mut fb = FuncBuilder::new(Vec::new());
         let b = fb.emit(ElemType::I64, |dst| Inst::Load { dst, value: bad });
