@@ -68,15 +68,18 @@ entry_points! {
     /// [`eqfuse_ir::plan::LaneOp::Part`] lane (its head's call writes it).
     COMBINE, CombineFn: "combine" ("long long lane, const void* const* parts, long long n, void* const* dst")
         (i64, *const *const u8, i64, *const *mut u8);
-    /// `scan(A, r0, r1, j0, j1, carry)`: a scan over rows `[r0, r1)`, innermost indices
-    /// `[j0, j1)`, from the carry whose component `l` is `*carry[l]` (the neutral element
-    /// where `carry` is null); a scan over a group of `w` components has `w`.
-    SCAN, ScanFn: "scan" ("long long r0, long long r1, long long j0, long long j1, const void* const* carry")
-        (i64, i64, i64, i64, *const *const u8);
-    /// `fold(A, row, j0, j1, part)`: the total of a scan's segment `[j0, j1)` of row `row`,
-    /// component `l` to `*part[l]`.
-    FOLD, FoldFn: "fold" ("long long row, long long j0, long long j1, void* const* part")
-        (i64, i64, i64, *const *mut u8);
+    /// `scan(A, r0, r1, j0, j1, carry, stored)`: a scan over rows `[r0, r1)`, innermost
+    /// indices `[j0, j1)`, from the carry whose component `l` is `*carry[l]` (the neutral
+    /// element where `carry` is null); a scan over a group of `w` components has `w`. With
+    /// `stored`, the elements are read from the outputs, where `fold` kept them, instead of
+    /// computed again.
+    SCAN, ScanFn: "scan" ("long long r0, long long r1, long long j0, long long j1, const void* const* carry, int stored")
+        (i64, i64, i64, i64, *const *const u8, i32);
+    /// `fold(A, row, j0, j1, part, keep)`: the total of a scan's segment `[j0, j1)` of row
+    /// `row`, component `l` to `*part[l]`; with `keep`, each element also written to the
+    /// outputs at its place, for `scan` to read.
+    FOLD, FoldFn: "fold" ("long long row, long long j0, long long j1, void* const* part, int keep")
+        (i64, i64, i64, *const *mut u8, i32);
     /// `prefix(A, parts, n, carries)`: the exclusive prefix of `n` segment totals, in
     /// order (`parts[l]` and `carries[l]`: component `l`'s `n` elements).
     PREFIX, PrefixFn: "prefix" ("const void* const* parts, long long n, void* const* carries")
@@ -109,6 +112,7 @@ mod tests {
     fn rust_of(c: &str) -> &'static str {
         match c {
             "long long" => "i64",
+            "int" => "i32",
             "long long*" => "*mut i64",
             "void*" | "unsigned char*" => "*mut u8",
             "const void*" | "const unsigned char*" => "*const u8",

@@ -296,6 +296,7 @@ impl Entry {
         j0: usize,
         j1: usize,
         carry: Option<&[*const u8]>,
+        stored: bool,
     ) -> bool {
         let Fns::Scan { scan, .. } = self.fns else { return false };
         let c = match carry {
@@ -305,20 +306,28 @@ impl Entry {
         };
         // SAFETY: the module's condition, kept by the caller; `carry` is null or has a
         // pointer per component.
-        unsafe { scan(a, r0 as i64, r1 as i64, j0 as i64, j1 as i64, c) != 0 }
+        unsafe { scan(a, r0 as i64, r1 as i64, j0 as i64, j1 as i64, c, i32::from(stored)) != 0 }
     }
 
     /// `fold(A, row, j0, j1, part)`: the total of a scan's segment `[j0, j1)` of row `row`,
     /// component `l` into `*part[l]`. `false` when an element failed, the kernel is no scan
     /// or `part` has not a pointer per component. The caller keeps the module's condition:
     /// `part`'s slots are this call's alone.
-    pub(crate) fn fold(&self, a: *const u64, row: usize, j0: usize, j1: usize, part: &[*mut u8]) -> bool {
+    pub(crate) fn fold(
+        &self,
+        a: *const u64,
+        row: usize,
+        j0: usize,
+        j1: usize,
+        part: &[*mut u8],
+        keep: bool,
+    ) -> bool {
         let Fns::Scan { fold, .. } = self.fns else { return false };
         if part.len() != self.scan_width() {
             return false;
         }
         // SAFETY: the module's condition, kept by the caller; a pointer per component.
-        unsafe { fold(a, row as i64, j0 as i64, j1 as i64, part.as_ptr()) != 0 }
+        unsafe { fold(a, row as i64, j0 as i64, j1 as i64, part.as_ptr(), i32::from(keep)) != 0 }
     }
 
     /// `prefix(A, parts, n, carries)`: the exclusive prefix of `n` segment totals, in

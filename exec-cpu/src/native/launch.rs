@@ -242,7 +242,7 @@ impl Entry {
                     }
                     let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
                     // rows [r0, r1) are this call's alone
-                    fail(self.scan(a.get() as *const u64, r0, r1, 0, len, None));
+                    fail(self.scan(a.get() as *const u64, r0, r1, 0, len, None, false));
                 });
             }
             // a scan is never split by columns (only kernels of reductions are)
@@ -257,8 +257,10 @@ impl Entry {
                         return;
                     }
                     let (row, j0, j1) = seg_range(t);
-                    // partial slot `t` of each component is this call's alone
-                    fail(self.fold(a.get() as *const u64, row, j0, j1, &carry.parts_at(t)));
+                    // partial slot `t` of each component, and segment `t` of the outputs (the
+                    // elements kept for the scan below, which reads them back), are this
+                    // call's alone
+                    fail(self.fold(a.get() as *const u64, row, j0, j1, &carry.parts_at(t), true));
                 });
                 (0..rows).into_par_iter().for_each(|row| {
                     // row `row`'s partials are read and its carries written by this call alone
@@ -276,7 +278,15 @@ impl Entry {
                     }
                     let (row, j0, j1) = seg_range(t);
                     // segment `t` of the outputs is this call's alone; its carry was written
-                    fail(self.scan(a.get() as *const u64, row, row + 1, j0, j1, Some(&carry.carry_at(t))));
+                    fail(self.scan(
+                        a.get() as *const u64,
+                        row,
+                        row + 1,
+                        j0,
+                        j1,
+                        Some(&carry.carry_at(t)),
+                        true,
+                    ));
                 });
                 carry.release();
             }
@@ -600,7 +610,7 @@ pub(crate) fn launch_row_blocks(
             let r = match (p.entry.kind(), p.row_phase) {
                 (Kind::Lanes { .. }, true) => p.entry.run(a, r0, r1, 0, p.len, &red),
                 (Kind::Lanes { .. }, false) => p.entry.run(a, 0, 1, r0, r1, &red),
-                (Kind::Scan, true) => p.entry.scan(a, r0, r1, 0, p.len, None),
+                (Kind::Scan, true) => p.entry.scan(a, r0, r1, 0, p.len, None, false),
                 _ => false,
             };
             if !r {
@@ -671,7 +681,7 @@ pub(crate) fn launch_scan_block(
         }
         let (j0, j1) = range(t);
         // partial slot `t` of each component is this call's alone
-        fail(first.entry.fold(a0.get() as *const u64, 0, j0, j1, &carry.parts_at(t)));
+        fail(first.entry.fold(a0.get() as *const u64, 0, j0, j1, &carry.parts_at(t), false));
     });
     if !ok.load(Ordering::Relaxed) {
         return false;
@@ -707,7 +717,7 @@ pub(crate) fn launch_scan_block(
             // the call touches only points [j0, j1) of it (the address is computed in
             // integers; the C code only ever forms in-bounds ones).
             let r = match (p.entry.kind(), p.dst) {
-                (Kind::Scan, None) => p.entry.scan(a, 0, 1, j0, j1, Some(&carry.carry_at(t))),
+                (Kind::Scan, None) => p.entry.scan(a, 0, 1, j0, j1, Some(&carry.carry_at(t)), false),
                 (Kind::Lanes { .. }, None) => p.entry.run(a, 0, 1, j0, j1, &nulls),
                 (Kind::Permute { shared: true }, Some(dst)) => p.entry.shared(a, j0, j1, dst.get()),
                 _ => false,

@@ -46,11 +46,12 @@ pub(super) fn scan_entries(
     w!(e, "  const long long base = row * L;");
     decl(&mut e, "  ", "s");
     w!(e, "  {ne}");
-    w!(e, "  for (long long j = j0; j < j1; ++j) {{");
-    decl(&mut e, "    ", "x");
-    w!(e, "    ok &= {call};");
-    w!(e, "    {}", op("x@"));
-    w!(e, "  }}");
+    let xs: Vec<(&str, String)> = ts.iter().enumerate().map(|(l, t)| (*t, format!("x{l}"))).collect();
+    // kept for the scan of the same segment, which then need not compute them again
+    let keep: Vec<String> =
+        outs.iter().enumerate().map(|(l, o)| format!("if (keep) {o}[base + j] = x{l};")).collect();
+    let body: Vec<String> = keep.into_iter().chain([op("x@")]).collect();
+    staged(&mut e, "  ", &xs, &[format!("ok &= {call};")], &body);
     for (l, t) in ts.iter().enumerate() {
         w!(e, "  *({t}*)part[{l}] = s{l};");
     }
@@ -86,24 +87,70 @@ pub(super) fn scan_entries(
     w!(e, "    }} else {{");
     w!(e, "      {ne}");
     w!(e, "    }}");
-    w!(e, "    for (long long j = j0; j < j1; ++j) {{");
-    decl(&mut e, "      ", "x");
-    w!(e, "      ok &= {call};");
-    let put = |e: &mut String| {
-        for (l, o) in outs.iter().enumerate() {
-            w!(e, "      {o}[base + j] = s{l};");
-        }
-    };
-    if exclusive {
-        put(&mut e);
-        w!(e, "      {}", op("x@"));
+    let puts: Vec<String> = outs.iter().enumerate().map(|(l, o)| format!("{o}[base + j] = s{l};")).collect();
+    let body: Vec<String> = if exclusive {
+        puts.into_iter().chain([op("x@")]).collect()
     } else {
-        w!(e, "      {}", op("x@"));
-        put(&mut e);
+        std::iter::once(op("x@")).chain(puts).collect()
+    };
+    // the elements a fold kept in the outputs (each read before its place is written)
+    w!(e, "    if (stored) {{");
+    w!(e, "      for (long long j = j0; j < j1; ++j) {{");
+    for (l, (t, o)) in ts.iter().zip(outs).enumerate() {
+        w!(e, "        const {t} x{l} = {o}[base + j];");
     }
+    for b in &body {
+        w!(e, "        {b}");
+    }
+    w!(e, "      }}");
+    w!(e, "      continue;");
     w!(e, "    }}");
+    staged(&mut e, "    ", &xs, &[format!("ok &= {call};")], &body);
     w!(e, "  }}");
     w!(e, "  return ok;");
     w!(e, "}}");
     e
+}
+
+/// How many elements a staged loop ([`staged`]) computes before it folds them.
+pub(crate) const STAGED: usize = 256;
+
+/// Lines of a loop over the elements `[j0, j1)` in blocks of [`STAGED`]: first `compute`
+/// for every element of the block, by a loop whose iterations do not depend on each other
+/// (the compiler vectorises it: the element functions are the expensive part), which sets
+/// the variables `vars` (C type, name; declared here), kept in a buffer on the stack; then
+/// `body` for each element in order, with the variables read back. `j` is the element's
+/// index in both loops.
+pub(super) fn staged(
+    e: &mut String,
+    ind: &str,
+    vars: &[(&str, String)],
+    compute: &[String],
+    body: &[String],
+) {
+    w!(e, "{ind}for (long long jb = j0; jb < j1; jb += {STAGED}) {{");
+    w!(e, "{ind}  const long long je = j1 - jb < {STAGED} ? j1 : jb + {STAGED};");
+    for (t, v) in vars {
+        w!(e, "{ind}  {t} {v}_b[{STAGED}];");
+    }
+    w!(e, "{ind}  for (long long j = jb; j < je; ++j) {{");
+    for (t, v) in vars {
+        w!(e, "{ind}    {t} {v};");
+    }
+    for c in compute {
+        w!(e, "{ind}    {c}");
+    }
+    for (_, v) in vars {
+        w!(e, "{ind}    {v}_b[j - jb] = {v};");
+    }
+    w!(e, "{ind}  }}");
+    w!(e, "{ind}  for (long long j = jb; j < je; ++j) {{");
+    for (t, v) in vars {
+        w!(e, "{ind}    const {t} {v} = {v}_b[j - jb];");
+    }
+    for b in body {
+        w!(e, "{ind}    {b}");
+    }
+    w!(e, "{ind}  }}");
+    w!(e, "{ind}}}");
 }
