@@ -8,7 +8,10 @@
 //! - a reduction over a select (`if c then x else ne`) computes both arms and selects by
 //!   bit masks;
 //! - a map that transposes (its element reads arrays across their rows) walks tiles: down
-//!   each tile's columns into a buffer, then the buffer's rows out.
+//!   each tile's columns into a buffer, then the buffer's rows out;
+//! - a map calling `sin`, `cos` or `tan` on `f32` walks its points in blocks, each by the
+//!   element function with those functions' medium path first, and again by the element
+//!   function itself only where an argument needed the exact reduction.
 //!
 //! The values are multiples of 1/8 small enough that every sum is exact in `f32`, so any
 //! order of folding gives the reference's bits. Random shapes print their seed.
@@ -51,6 +54,27 @@ output u = generate [m, n] (\\j i -> i32 (b[i, j]) + i32 j)
 /// A transposed read that leaves the array for some shapes (`i + 1` at the last row).
 const TRANSPOSED_PAST_END: &str = "input a : f32[n, m]
 output t = generate [m, n] (\\j i -> a[(i + 1) % (n + 1), j])
+";
+
+const SIN: &str = "input x : f32[n]
+output o = map (\\v -> sin v) x
+";
+
+const TRIG: &str = "input x : f32[n]
+output s = map (\\v -> sin v) x
+output c = map (\\v -> cos v) x
+output t = map (\\v -> tan (v * 0.5))  x
+";
+
+/// Trigonometry over two dimensions walked as one flat loop.
+const TRIG_FLAT: &str = "input p : f32[a, b]
+output o = map (\\x -> cos x * sin (x * 3.0)) p
+";
+
+/// Trigonometry in a space walked by rows (`t` may be wider than the space).
+const TRIG_ROWS: &str = "input t : f32[h, v]
+input b : f32[w]
+output o = generate [h, w] (\\i j -> sin t[i, j] + cos (t[i, j] * b[j]) * tan b[j])
 ";
 
 fn plan_of(src: &str) -> eqfuse::ir::plan::Plan {
@@ -247,5 +271,82 @@ fn transposing_maps_agree_with_the_reference_at_every_shape() {
         let want = eqfuse::run(&checked, Backend::Reference, &inputs).map_err(|e| (e.code, e.message));
         let got = eqfuse::run(&checked, Backend::Cpu, &inputs).map_err(|e| (e.code, e.message));
         assert_eq!(got, want, "seed {seed}: [{n}, {m}] past the end");
+    }
+}
+
+#[test]
+fn a_map_of_sin_walks_blocks_in_two_versions_the_cheap_one_vectorised() {
+    let source = source_of(SIN);
+    let entry = run_entry(&source);
+    insta::assert_snapshot!("sin_map_run", entry);
+    assert!(source.contains("eq_sin_f32_m(") && source.contains("eq_trig_big_f32("), "{source}");
+    // per walk (flat, rows): the cheap loop, then the exact one where a lane was flagged
+    let hot = lines_of(&source, "for (long long iL = jb; iL < je; ++iL) {");
+    assert!(hot.len() >= 2 && hot.len().is_multiple_of(2), "{entry}");
+    let dir = common::scratch("kernel_shapes_trig");
+    let vec = vectorised_lines(&source, &dir);
+    for pair in hot.chunks(2) {
+        assert!(vec.contains(&pair[0]), "the cheap loop at line {} is not vectorised: {vec:?}", pair[0]);
+    }
+}
+
+/// The bits of an `f32` value's elements.
+fn bits(v: &Value) -> Vec<u32> {
+    match v {
+        Value::F32(a) => a.iter().map(|x| x.to_bits()).collect(),
+        other => panic!("not f32: {other:?}"),
+    }
+}
+
+/// Runs `src` on the CPU and on the reference interpreter: the same bits (NaNs included).
+fn agree_bits(src: &str, inputs: &Arrays, what: &str) {
+    let checked = eqfuse::check(&eqfuse::parse(src).unwrap()).unwrap();
+    let want = eqfuse::run(&checked, Backend::Reference, inputs).unwrap();
+    let got = eqfuse::run(&checked, Backend::Cpu, inputs).unwrap();
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (name, w) in &want {
+        assert_eq!(bits(&got[name]), bits(w), "{what}: output {name}");
+    }
+}
+
+#[test]
+fn trigonometry_with_huge_arguments_in_some_blocks_gives_the_reference_bits() {
+    let source = source_of(TRIG);
+    assert!(source.contains("_elem_m("), "no two-version walk: {source}");
+    assert!(run_entry(&source_of(TRIG_ROWS)).contains("_elem_m("), "no two-version walk by rows");
+    let flat = run_entry(&source_of(TRIG_FLAT));
+    assert!(flat.contains("for (long long jb = r0 * L; jb < r1 * L; jb += 256)"), "{flat}");
+    let (seed, mut next) = rng();
+    let huge = [1e30f32, 3e9, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, -1e30, 4.3e8];
+    let small = |n: usize, next: &mut dyn FnMut() -> u64| -> Vec<f32> {
+        (0..n).map(|_| ((next() % 20_001) as f32 - 10_000.0) / 64.0).collect()
+    };
+    // blocks of 256 points: huge arguments in the second block and in the last, partial one
+    let n = 5 * 256 + 37;
+    for (k, at) in [vec![300usize, 301, 511, 5 * 256 + 3], vec![], vec![0, n - 1]].into_iter().enumerate() {
+        let mut x = small(n, &mut next);
+        for (i, &p) in at.iter().enumerate() {
+            x[p] = huge[(i + k) % huge.len()];
+        }
+        x.push(huge[k]);
+        let mut inputs = Arrays::new();
+        inputs.insert("x".into(), Value::from(ndarray::Array::from_vec(x).into_dyn()));
+        agree_bits(TRIG, &inputs, &format!("seed {seed}: case {k}"));
+    }
+    for (h, v, w) in [(3, 300, 290), (2, 5, 5), (70, 600, 513)] {
+        let mut t = small(h * v, &mut next);
+        for p in [0, h * v / 2, h * v - 1] {
+            t[p] = huge[(next() % huge.len() as u64) as usize];
+        }
+        let b = small(w, &mut next);
+        let mut inputs = Arrays::new();
+        inputs.insert("t".into(), Value::from(ndarray::Array::from_shape_vec([h, v], t).unwrap().into_dyn()));
+        inputs.insert("b".into(), Value::from(ndarray::Array::from_vec(b).into_dyn()));
+        agree_bits(TRIG_ROWS, &inputs, &format!("seed {seed}: [{h}, {v}], space [{h}, {w}]"));
+        let mut p = small(h * v, &mut next);
+        p[h * v / 3] = huge[(next() % huge.len() as u64) as usize];
+        let mut inputs = Arrays::new();
+        inputs.insert("p".into(), Value::from(ndarray::Array::from_shape_vec([h, v], p).unwrap().into_dyn()));
+        agree_bits(TRIG_FLAT, &inputs, &format!("seed {seed}: flat [{h}, {v}]"));
     }
 }

@@ -104,14 +104,40 @@ pub fn reads_fit<E>(
 
 /// Emits `func` as a device function called `name`.
 pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, String> {
+    emit_in(cx, name, func, false)
+}
+
+/// Emits `func` as a C function called `name` whose `f32` `sin`, `cos`, `tan` take their
+/// medium path only (`eq_sin_f32_m`, ...: right below `|x| < 2^28 π/2`), with one more
+/// parameter, `int* eq_big`, to which it ORs 1 when any of them had an argument that needs
+/// the exact path (`eq_trig_big_f32`): where it stays 0, the results are those of
+/// [`emit`]'s function.
+pub(crate) fn emit_medium_trig(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, String> {
+    if cx.layout.dialect() != Dialect::C {
+        return Err(format!("`{name}`: the medium path of sin, cos, tan is for the C dialect"));
+    }
+    emit_in(cx, name, func, true)
+}
+
+/// [`emit`], or with `medium_trig` [`emit_medium_trig`].
+fn emit_in(cx: &mut FnCtx<'_>, name: &str, func: &Func, medium_trig: bool) -> Result<String, String> {
     let dialect = cx.layout.dialect();
     let args_type = cx.layout.type_name().to_string();
     let params_fixed = params_never_written(&func.body, func.params.len());
     // the range analysis, for an element function whose indices are fixed
     let ranges = (cx.in_space.is_some() && params_fixed && !cx.space.is_empty())
         .then(|| Ranges::new(func, cx.space, cx.margins));
-    let mut e =
-        Emitter { cx, func, out: String::new(), loops: 0, params_fixed, ranges, depth: 0, spec: None };
+    let mut e = Emitter {
+        cx,
+        func,
+        out: String::new(),
+        loops: 0,
+        params_fixed,
+        ranges,
+        depth: 0,
+        spec: None,
+        medium_trig,
+    };
     let mut sig = match dialect {
         Dialect::Cuda => {
             format!("static __device__ __forceinline__ bool {name}(const EqArgs& A, const long long ef")
@@ -133,10 +159,16 @@ pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, Strin
     for (k, &r) in func.ret.iter().enumerate() {
         let _ = write!(sig, ", {}* eq_o{k}", cty(e.ty(r)?));
     }
+    if medium_trig {
+        sig.push_str(", int* eq_big");
+    }
     sig.push_str(") {\n");
     let mut decls = String::new();
     if dialect == Dialect::C {
         decls.push_str("  (void)ef;\n  bool eq_ok = true;\n");
+    }
+    if medium_trig {
+        decls.push_str("  int eq_big_l = 0;\n");
     }
     for (r, t) in func.reg_types.iter().enumerate().skip(func.params.len()) {
         let _ = writeln!(decls, "  {} r{r} = {};", cty(*t), zero(*t));
@@ -145,6 +177,9 @@ pub fn emit(cx: &mut FnCtx<'_>, name: &str, func: &Func) -> Result<String, Strin
     let mut body = std::mem::take(&mut e.out);
     for (k, &r) in func.ret.iter().enumerate() {
         let _ = writeln!(body, "  *eq_o{k} = r{r};");
+    }
+    if medium_trig {
+        body.push_str("  *eq_big |= eq_big_l;\n");
     }
     let ret = match dialect {
         Dialect::Cuda => "true",
@@ -246,6 +281,9 @@ struct Emitter<'c, 'a> {
     /// While the arms of an `if` are computed unconditionally: the depth of the outermost
     /// such arms (a proof relying on their guards does not hold there).
     spec: Option<usize>,
+    /// `f32` `sin`, `cos`, `tan` as their medium paths, each argument tested into
+    /// `eq_big_l` ([`emit_medium_trig`]).
+    medium_trig: bool,
 }
 
 /// The most iterations of a loop the C dialect unrolls whole.
@@ -374,6 +412,11 @@ impl Emitter<'_, '_> {
                 self.line(ind, &format!("r{dst} = {e};"));
             }
             Inst::Binary { dst, op, a, b } => self.binary(*dst, *op, *a, *b, ind)?,
+            Inst::Call { dst, f, args } if self.medium_trig_name(*f, args)?.is_some() => {
+                let name = self.medium_trig_name(*f, args)?.unwrap_or_default();
+                self.line(ind, &format!("eq_big_l |= eq_trig_big_f32(r{});", args[0]));
+                self.line(ind, &format!("r{dst} = {name}(r{});", args[0]));
+            }
             Inst::Call { dst, f, args } => {
                 // a `clamp` (`min`, `max`) proven to leave an argument as it is: that
                 // argument (an index the C compiler then sees as affine)
@@ -652,6 +695,21 @@ impl Emitter<'_, '_> {
         };
         self.line(ind, &format!("r{dst} = {e};"));
         Ok(())
+    }
+
+    /// In [`Emitter::medium_trig`] mode, the medium path's name of a call of `f` on `args`
+    /// that has one (`sin`, `cos`, `tan` of one `f32`).
+    fn medium_trig_name(&self, f: ScalarFn, args: &[Reg]) -> Result<Option<&'static str>, String> {
+        let name = match f {
+            ScalarFn::Sin => "eq_sin_f32_m",
+            ScalarFn::Cos => "eq_cos_f32_m",
+            ScalarFn::Tan => "eq_tan_f32_m",
+            _ => return Ok(None),
+        };
+        match args {
+            [a] if self.medium_trig && self.ty(*a)? == ElemType::F32 => Ok(Some(name)),
+            _ => Ok(None),
+        }
     }
 
     fn call(&mut self, f: ScalarFn, args: &[Reg]) -> Result<String, String> {

@@ -1,9 +1,10 @@
-//! `tanh_f32` on every `f32` argument of magnitude at most 10 (above, the argument is clamped
-//! to 10 and the result is 1, checked on a stride up to infinity), against eqfuse's `f64`
-//! `tanh` (within one `f64` ulp, about `2^-29` of an `f32` ulp). `tanh_f32(-x)` is
+//! `tanh_f32` on every `f32` argument of magnitude at most 10 (above 9.1 the argument is
+//! clamped to 9.1 and the result is 1, checked on a stride up to infinity), against eqfuse's
+//! `f64` `tanh` (within one `f64` ulp, about `2^-29` of an `f32` ulp). `tanh_f32(-x)` is
 //! `-tanh_f32(x)` by construction (the sign bit is set aside first), so the positive floats
 //! stand for both signs; a stride of negative ones checks it. The bound the docs state
-//! (docs/math.md) is the largest error found here, rounded up.
+//! (docs/math.md) is the largest error found here, rounded up: 0.52 ulp, that is the one
+//! rounding to `f32` and `2^-29.8` (relative) of the rational function's own error.
 
 use eqfuse_ir::math::{tanh_f32, tanh_f64, ulps_f32};
 
@@ -21,7 +22,7 @@ fn worst(lo: u32, hi: u32) -> (f64, f32) {
 }
 
 #[test]
-fn tanh_f32_is_within_one_ulp_for_every_argument() {
+fn tanh_f32_is_within_0_52_ulp_for_every_argument() {
     let top = 10.0f32.to_bits() + 1;
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8) as u32;
     let jobs = threads * 8;
@@ -45,7 +46,7 @@ fn tanh_f32_is_within_one_ulp_for_every_argument() {
     let (err, at) =
         results.into_iter().fold((0.0f64, 0.0f32), |a, b| if b.0 > a.0 || b.0.is_nan() { b } else { a });
     println!("tanh_f32: {top} arguments, largest error {err:.4} ulp, at x = {at:e} ({:#010x})", at.to_bits());
-    assert!(err <= 1.0, "tanh_f32({at:e}) is {err} ulp from tanh x");
+    assert!(err <= 0.52, "tanh_f32({at:e}) is {err} ulp from tanh x");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! table in [`super::abi`], which declares each entry point's parameters.
 
 use super::{abi, accumulators, Entries, FilterCode, KernelCode, Order, PermuteCode, ScanCode, Shared};
-use crate::scalar::{emit, FnCtx, InSpace};
+use crate::scalar::{emit, emit_medium_trig, FnCtx, InSpace};
 use crate::{cty, known_op, Dialect, KnownOp, Layout};
 use eqfuse_ir::plan::{Func, Inst, Kernel, LaneOp, PermuteDest, Plan, ValueId};
 use eqfuse_ir::types::ElemType;
@@ -20,6 +20,7 @@ macro_rules! w {
 mod columns;
 mod scan;
 mod tiles;
+mod two_version;
 
 pub use columns::COLUMNS;
 pub use tiles::{TILE_COLUMNS, TILE_ROWS};
@@ -56,6 +57,9 @@ struct Unit<'a> {
     reduce: Vec<Option<ElemType>>,
     /// While the interior of an edge split is emitted: its margins ([`FnCtx::margins`]).
     margins: Vec<(usize, usize)>,
+    /// Whether `<prefix>_elem_m` was emitted: the `run` entry walks its rows in two
+    /// versions ([`two_version`]).
+    medium: bool,
 }
 
 impl Unit<'_> {
@@ -77,6 +81,28 @@ impl Unit<'_> {
         let text = emit(&mut cx, &fname, f)?;
         w!(self.funcs, "// {what}");
         self.funcs.push_str(&text);
+        Ok(())
+    }
+
+    /// Emits the element function as `<prefix>_elem_m`, its `f32` `sin`, `cos`, `tan` by
+    /// their medium path ([`emit_medium_trig`]); its unchecked reads are the element
+    /// function's, listed already.
+    fn medium_elem(&mut self) -> Result<(), String> {
+        let fname = format!("{}_elem_m", self.prefix);
+        let mut reads = Vec::new();
+        let mut cx = FnCtx {
+            plan: self.plan,
+            host: self.host,
+            layout: &mut self.layout,
+            in_space: Some(&mut reads),
+            tile: &[],
+            margins: &[],
+            space: &self.k.space,
+        };
+        let text = emit_medium_trig(&mut cx, &fname, &self.k.elem)?;
+        w!(self.funcs, "// the element function with the medium path of sin, cos, tan");
+        self.funcs.push_str(&text);
+        self.medium = true;
         Ok(())
     }
 
@@ -131,6 +157,7 @@ pub(crate) fn generate(
         types,
         reduce,
         margins: Vec::new(),
+        medium: false,
     };
     u.func("elem", &k.elem, "the element function", true)?;
     match kind {
@@ -320,6 +347,9 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     } else {
         Fast::None
     };
+    if reds.is_empty() && edges.is_none() && !columns && !tiles && two_version::calls_f32_trig(&k.elem) {
+        u.medium_elem()?;
+    }
     let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges, fast);
     let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
     let order = match (columns, tiles) {
@@ -375,34 +405,13 @@ fn run_entry(
     w!(e, "  int ok = 1;");
     w!(e, "  const long long L = {};", exts[rank - 1]);
     let inner = rank - 1;
-    // One element at inner index `iL`: compute, write the generate lanes, fold with `fold`.
-    let body = |ind: &str, fold: &dyn Fn(usize) -> String, elem: &str| -> String {
-        let mut s = String::new();
-        for (i, t) in types.iter().enumerate() {
-            w!(s, "{ind}{} x{i};", cty(*t));
-        }
-        let mut call = format!("{prefix}_{elem}(A, base + iL");
-        for d in 0..inner {
-            let _ = write!(call, ", i{d}");
-        }
-        call.push_str(", iL");
-        for i in 0..types.len() {
-            let _ = write!(call, ", &x{i}");
-        }
-        w!(s, "{ind}ok &= {call});");
-        for (i, o) in outs.iter().enumerate() {
-            match o {
-                Some(o) => w!(s, "{ind}{o}[base + iL] = x{i};"),
-                None => {
-                    let f = fold(i);
-                    if !f.is_empty() {
-                        w!(s, "{ind}{f}");
-                    }
-                }
-            }
-        }
-        s
+    // one element at inner index `iL` ([`point`]), its success ANDed into `ok`
+    let point = |ind: &str, fold: &dyn Fn(usize) -> String, elem: &str, ok: &str, extra: &str| {
+        point(u, outs, ind, fold, elem, ok, extra)
     };
+    let body = |ind: &str, fold: &dyn Fn(usize) -> String, elem: &str| point(ind, fold, elem, "ok", "");
+    // a point of a generate-only kernel (the two-version walk's)
+    let gen = |ind: &str, elem: &str, ok: &str, extra: &str| point(ind, &|_| String::new(), elem, ok, extra);
     if let Fast::Whole(text) = &fast {
         e.push_str(text);
     }
@@ -414,9 +423,13 @@ fn run_entry(
         for d in 0..inner {
             w!(e, "    const long long i{d} = 0;");
         }
-        w!(e, "    for (long long iL = r0 * L; iL < r1 * L; ++iL) {{");
-        e.push_str(&body("      ", &|_| String::new(), "elem"));
-        w!(e, "    }}");
+        if u.medium {
+            two_version::blocks(&mut e, "    ", "r0 * L", "r1 * L", &gen);
+        } else {
+            w!(e, "    for (long long iL = r0 * L; iL < r1 * L; ++iL) {{");
+            e.push_str(&body("      ", &|_| String::new(), "elem"));
+            w!(e, "    }}");
+        }
         w!(e, "    return ok;");
         w!(e, "  }}");
     }
@@ -485,6 +498,11 @@ fn run_entry(
         _ => vec![("j1", "elem")],
     };
     for (end, elem) in pieces {
+        if u.medium {
+            // (no reductions, no edges: one piece)
+            two_version::blocks(&mut e, "    ", "j", end, &gen);
+            continue;
+        }
         w!(e, "    for (; j < {end}; ++j) {{");
         w!(e, "      const long long iL = j;");
         e.push_str(&body("      ", &fold, elem));
@@ -497,6 +515,46 @@ fn run_entry(
     w!(e, "  return ok;");
     w!(e, "}}");
     e
+}
+
+/// One element of kernel `u`'s `run` entry at inner index `iL`: the element function
+/// `<prefix>_<elem>` called with `extra` after its outputs, its success ANDed into `ok`, the
+/// generate lanes written to `outs`, the others folded with `fold`.
+fn point(
+    u: &Unit<'_>,
+    outs: &[Option<String>],
+    ind: &str,
+    fold: &dyn Fn(usize) -> String,
+    elem: &str,
+    ok: &str,
+    extra: &str,
+) -> String {
+    let (prefix, types, inner) = (&u.prefix, &u.types, u.k.space.len().saturating_sub(1));
+    let mut s = String::new();
+    for (i, t) in types.iter().enumerate() {
+        w!(s, "{ind}{} x{i};", cty(*t));
+    }
+    let mut call = format!("{prefix}_{elem}(A, base + iL");
+    for d in 0..inner {
+        let _ = write!(call, ", i{d}");
+    }
+    call.push_str(", iL");
+    for i in 0..types.len() {
+        let _ = write!(call, ", &x{i}");
+    }
+    w!(s, "{ind}{ok} &= {call}{extra});");
+    for (i, o) in outs.iter().enumerate() {
+        match o {
+            Some(o) => w!(s, "{ind}{o}[base + iL] = x{i};"),
+            None => {
+                let f = fold(i);
+                if !f.is_empty() {
+                    w!(s, "{ind}{f}");
+                }
+            }
+        }
+    }
+    s
 }
 
 /// A path of a `run` entry taken before its loop over rows, where it applies.

@@ -3,9 +3,11 @@
 //! is one double-double exponential ([`super::exps::exp_dd`], `-z^2 - 0.5625` exact for `z`
 //! the top 21 bits of `|x|`, `(z - |x|)(z + |x|) + R/S` its low part) and a double-double
 //! quotient, where fdlibm multiplies two rounded exponentials; `1 - E` and `2 - E` in
-//! double-double. The `f32` versions compute in `f64` and round once.
+//! double-double. The `f32` versions (`erf_f32`, `erfc_f32`, re-exported here) are short
+//! rational functions of their own, in `math::single`.
 
 use super::exps::{exp_dd, pow2};
+pub use super::single::{erf_f32, erfc_f32};
 use super::{fast_two_sum, horner, neg_if, two_prod, two_sum, zero_low};
 
 /// `erf(1)` rounded to 24 bits (fdlibm's `erx`).
@@ -179,12 +181,6 @@ pub fn erf_f64(x: f64) -> f64 {
     }
 }
 
-/// `erf x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn erf_f32(x: f32) -> f32 {
-    erf_f64(f64::from(x)) as f32
-}
-
 /// `erfc x = 1 - erf x` in `f64`.
 #[inline(always)]
 pub fn erfc_f64(x: f64) -> f64 {
@@ -217,12 +213,6 @@ pub fn erfc_f64(x: f64) -> f64 {
     } else {
         res
     }
-}
-
-/// `erfc x` in `f32` (computed in `f64`, rounded once).
-#[inline(always)]
-pub fn erfc_f32(x: f32) -> f32 {
-    erfc_f64(f64::from(x)) as f32
 }
 
 const C_TEXT: &str = r#"typedef struct eq_erfp { double y; double pq; double pql; double e; double eh; double el; } eq_erfp;
@@ -279,7 +269,6 @@ static __device__ __forceinline__ double eq_erf_f64(double x) {
   res = eq_neg_if(neg, res);
   return eq_sel_f64(x != x, x, res);
 }
-static __device__ __forceinline__ float eq_erf_f32(float x) { return (float)eq_erf_f64((double)x); }
 static __device__ __forceinline__ double eq_erfc_f64(double x) {
   const bool neg = ((unsigned long long)__double_as_longlong(x) >> 63) != 0ULL;
   const double ax = __longlong_as_double((long long)((unsigned long long)__double_as_longlong(x) & 0x7fffffffffffffffULL));
@@ -300,7 +289,6 @@ static __device__ __forceinline__ double eq_erfc_f64(double x) {
   const double res = eq_sel_f64(ax < 0.84375, small, eq_sel_f64(ax < 1.25, mid, tail));
   return eq_sel_f64(x != x, x, res);
 }
-static __device__ __forceinline__ float eq_erfc_f32(float x) { return (float)eq_erfc_f64((double)x); }
 "#;
 
 /// The C text of `eq_erf_*` and `eq_erfc_*` (after `exps`' helpers).

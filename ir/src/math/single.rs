@@ -1,17 +1,20 @@
 //! The `f32` functions that compute in `f32` (at twice `f64`'s vector width): `log`
-//! (module `log`), `sin`, `cos`, `tan` (module `trig`), `tanh` (module `tanh`), `atan2`
-//! (module `atan2`), `log2`, `log10`, `log1p` (module `logs`), `exp2`, `expm1` (module
-//! `exps`) and `pow` (module `pow`); `exp` on `f32` is in the parent module, and `erf`,
-//! `erfc`, `lgamma` on `f32` still compute in `f64` and round once. The rules are those of
-//! the `f64` functions: IEEE basic operations in a fixed order, no fused multiply-add, no
+//! (module `log`), `sin`, `cos`, `tan` (module `trig`), `atan2` (module `atan2`), `log2`,
+//! `log10`, `log1p` (module `logs`), `exp2`, `expm1` (module `exps`) and `pow` (module
+//! `pow`); `exp` on `f32` is in the parent module. `tanh` (module `tanh`), `erf` and `erfc`
+//! (module `erf`) are short rational functions of their own in `f64` (explicit fused
+//! multiply-adds, [`horner_fma`]), rounded once; `lgamma` on `f32` still computes with the
+//! `f64` function and rounds once. The rules are those of the `f64` functions: IEEE basic
+//! operations in a fixed order, fused multiply-adds only where written, no
 //! branch (selects), the same operations in the C text of [`c_source`]; extra precision
 //! where a result needs it comes from exact transformations in `f32` (2Sum, Dekker's product
 //! with Veltkamp's split by `2^12 + 1`).
-//! The only `f64` arithmetic left is the last step of the `sin`/`cos`/`tan` reduction (its
-//! 64-bit fixed-point remainder to a float: one conversion, one product, then to an `f32`
-//! pair).
+//! Besides those three, the only `f64` arithmetic is the last step of the `sin`/`cos`/`tan`
+//! reduction (its 64-bit fixed-point remainder to a float: one conversion, one product, then
+//! to an `f32` pair).
 
 mod atan2;
+mod erf;
 mod exps;
 mod log;
 mod logs;
@@ -20,6 +23,7 @@ mod tanh;
 mod trig;
 
 pub use atan2::{atan2_f32, ATAN_F32_HI, ATAN_F32_LO, ATAN_F32_T};
+pub use erf::{erf_f32, erfc_f32};
 pub use exps::{exp2_f32, expm1_f32, EM1_F32_R, LN2_F32, LN2_TAIL_F32};
 pub use log::{log_f32, LG_F32, LN2_HI_LOG_F32, LN2_LO_LOG_F32};
 pub use logs::{
@@ -84,6 +88,28 @@ pub(crate) fn horner32(c: &[f32], z: f32) -> f32 {
     p
 }
 
+/// `c[0] + z (c[1] + z (... + z c[n-1]))` in `f64`, innermost first, each step one fused
+/// multiply-add (`f64::mul_add`, C's `fma`: exact before its one rounding on every backend).
+#[inline(always)]
+pub(crate) fn horner_fma(c: &[f64], z: f64) -> f64 {
+    let mut p = c[c.len() - 1];
+    let mut k = c.len() - 1;
+    while k > 0 {
+        k -= 1;
+        p = z.mul_add(p, c[k]);
+    }
+    p
+}
+
+/// [`horner_fma`] as C text (`fma(z, ..., c[k])`).
+pub(crate) fn c_horner_fma(c: &[f64], z: &str) -> String {
+    let mut s = crate::math::c_double(c[c.len() - 1]);
+    for k in (0..c.len() - 1).rev() {
+        s = format!("fma({z}, {s}, {})", crate::math::c_double(c[k]));
+    }
+    s
+}
+
 /// Prints `v` as a C `float` literal that reads back as exactly `v`.
 pub(crate) fn c_float(v: f32) -> String {
     let s = format!("{v:?}");
@@ -131,7 +157,7 @@ static __device__ __forceinline__ float eq_neg_if32(bool neg, float x) { const f
 "#;
 
 /// The C text of the `f32` functions of this module (`eq_log_f32`, `eq_sin_f32`,
-/// `eq_cos_f32`, `eq_tan_f32`, `eq_tanh_f32`, `eq_atan2_f32`, `eq_exp2_f32`, `eq_expm1_f32`,
+/// `eq_cos_f32`, `eq_tan_f32`, `eq_tanh_f32`, `eq_erf_f32`, `eq_erfc_f32`, `eq_atan2_f32`, `eq_exp2_f32`, `eq_expm1_f32`,
 /// `eq_log2_f32`, `eq_log10_f32`, `eq_log1p_f32`, `eq_pow_f32`), after the `f64` ones (it uses
 /// `eq_sel_f32` and `eq_u52_to_f64`).
 pub(crate) fn c_source() -> String {
@@ -140,6 +166,7 @@ pub(crate) fn c_source() -> String {
     out.push_str(&log::c_source());
     out.push_str(&trig::c_source());
     out.push_str(&tanh::c_source());
+    out.push_str(&erf::c_source());
     out.push_str(&atan2::c_source());
     out.push_str(&exps::c_source());
     out.push_str(&logs::c_source());
