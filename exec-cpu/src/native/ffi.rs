@@ -282,17 +282,17 @@ impl Entry {
         }
     }
 
-    /// `scan(A, r0, r1, j0, j1, carry)`: the scan over rows `[r0, r1)`, innermost indices
+    /// `scan(A, r0, r1, j0, j1, carry, stored)`: the scan over rows `rows`, innermost indices
     /// `[j0, j1)`, from the carry whose component `l` is `*carry[l]` (the neutral element
     /// where `carry` is `None`). `false` when an element failed, the kernel is no scan or
-    /// `carry` has not a pointer per component. The caller keeps the module's condition:
+    /// `carry` has not a pointer per component. With `stored`, the elements are read from
+    /// the outputs, where [`Entry::fold`] kept them. The caller keeps the module's condition:
     /// the range's elements of the outputs are this call's alone, and each pointer of
     /// `carry` holds its component.
     pub(crate) fn scan(
         &self,
         a: *const u64,
-        r0: usize,
-        r1: usize,
+        rows: std::ops::Range<usize>,
         j0: usize,
         j1: usize,
         carry: Option<&[*const u8]>,
@@ -306,11 +306,14 @@ impl Entry {
         };
         // SAFETY: the module's condition, kept by the caller; `carry` is null or has a
         // pointer per component.
-        unsafe { scan(a, r0 as i64, r1 as i64, j0 as i64, j1 as i64, c, i32::from(stored)) != 0 }
+        unsafe {
+            scan(a, rows.start as i64, rows.end as i64, j0 as i64, j1 as i64, c, i32::from(stored)) != 0
+        }
     }
 
     /// `fold(A, row, j0, j1, part)`: the total of a scan's segment `[j0, j1)` of row `row`,
-    /// component `l` into `*part[l]`. `false` when an element failed, the kernel is no scan
+    /// component `l` into `*part[l]`; with `keep`, each element also into the outputs at
+    /// its place (for a later `scan` of the segment with `stored`). `false` when an element failed, the kernel is no scan
     /// or `part` has not a pointer per component. The caller keeps the module's condition:
     /// `part`'s slots are this call's alone.
     pub(crate) fn fold(

@@ -242,7 +242,7 @@ impl Entry {
                     }
                     let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
                     // rows [r0, r1) are this call's alone
-                    fail(self.scan(a.get() as *const u64, r0, r1, 0, len, None, false));
+                    fail(self.scan(a.get() as *const u64, r0..r1, 0, len, None, false));
                 });
             }
             // a scan is never split by columns (only kernels of reductions are)
@@ -280,8 +280,7 @@ impl Entry {
                     // segment `t` of the outputs is this call's alone; its carry was written
                     fail(self.scan(
                         a.get() as *const u64,
-                        row,
-                        row + 1,
+                        row..row + 1,
                         j0,
                         j1,
                         Some(&carry.carry_at(t)),
@@ -610,7 +609,7 @@ pub(crate) fn launch_row_blocks(
             let r = match (p.entry.kind(), p.row_phase) {
                 (Kind::Lanes { .. }, true) => p.entry.run(a, r0, r1, 0, p.len, &red),
                 (Kind::Lanes { .. }, false) => p.entry.run(a, 0, 1, r0, r1, &red),
-                (Kind::Scan, true) => p.entry.scan(a, r0, r1, 0, p.len, None, false),
+                (Kind::Scan, true) => p.entry.scan(a, r0..r1, 0, p.len, None, false),
                 _ => false,
             };
             if !r {
@@ -717,7 +716,7 @@ pub(crate) fn launch_scan_block(
             // the call touches only points [j0, j1) of it (the address is computed in
             // integers; the C code only ever forms in-bounds ones).
             let r = match (p.entry.kind(), p.dst) {
-                (Kind::Scan, None) => p.entry.scan(a, 0, 1, j0, j1, Some(&carry.carry_at(t)), false),
+                (Kind::Scan, None) => p.entry.scan(a, 0..1, j0, j1, Some(&carry.carry_at(t)), false),
                 (Kind::Lanes { .. }, None) => p.entry.run(a, 0, 1, j0, j1, &nulls),
                 (Kind::Permute { shared: true }, Some(dst)) => p.entry.shared(a, j0, j1, dst.get()),
                 _ => false,

@@ -52,6 +52,7 @@ pub mod eval;
 pub mod exec;
 #[cfg(any(test, feature = "testgen"))]
 pub mod fixtures;
+mod known;
 mod lanes;
 mod loops;
 pub mod print;
@@ -62,6 +63,7 @@ pub use assert::assert_error;
 pub use balance::balanced_bounds;
 pub use edges::EdgeSplit;
 pub use exec::KernelId;
+pub use known::{known_op, KnownOp};
 pub use loops::{LoopKind, LoopStep};
 
 use crate::ast::{BinOp, UnOp};
@@ -519,41 +521,6 @@ pub struct Func {
     /// an integer division), by the register they write: run-time errors point there, as
     /// the reference interpreter's do. Registers with no entry have no known position.
     pub spans: Vec<(Reg, Span)>,
-}
-
-/// A binary operator the runtime knows to be commutative (and, for permute, to have a
-/// hardware atomic for some types).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KnownOp {
-    /// `a + b`
-    Add,
-    /// `a * b`
-    Mul,
-    /// `min a b`
-    Min,
-    /// `max a b`
-    Max,
-}
-
-/// Recognises `op(a, b) = a + b` (either order), `a * b`, `min a b`, `max a b`.
-pub fn known_op(op: &Func) -> Option<KnownOp> {
-    if op.params.len() != 2 || op.ret.len() != 1 {
-        return None;
-    }
-    let [inst] = op.body.insts.as_slice() else { return None };
-    let both = |a: Reg, b: Reg| (a, b) == (0, 1) || (a, b) == (1, 0);
-    let (dst, k) = match inst {
-        Inst::Binary { dst, op: BinOp::Add, a, b } if both(*a, *b) => (*dst, KnownOp::Add),
-        Inst::Binary { dst, op: BinOp::Mul, a, b } if both(*a, *b) => (*dst, KnownOp::Mul),
-        Inst::Call { dst, f: ScalarFn::Min, args } if args.len() == 2 && both(args[0], args[1]) => {
-            (*dst, KnownOp::Min)
-        }
-        Inst::Call { dst, f: ScalarFn::Max, args } if args.len() == 2 && both(args[0], args[1]) => {
-            (*dst, KnownOp::Max)
-        }
-        _ => return None,
-    };
-    (op.ret == [dst]).then_some(k)
 }
 
 impl Func {
