@@ -20,10 +20,9 @@
 
 mod common;
 
-use common::rng;
+use common::{rng, vectorised_lines};
 use eqfuse::{Arrays, Backend, OptimizeOptions, Value};
 use eqfuse_codegen::c::{COLUMNS, TILE_ROWS};
-use std::path::Path;
 
 const FLAT: &str = "input p : f32[a, b, c]
 input q : f32[a, b, c]
@@ -106,29 +105,6 @@ fn lines_of(source: &str, needle: &str) -> Vec<usize> {
         .take_while(|(_, l)| *l != "}")
         .filter(|(_, l)| l.contains(needle))
         .map(|(i, _)| i + 1)
-        .collect()
-}
-
-/// The lines of `source` at which the C compiler, with the backend's flags, reports a
-/// vectorised loop.
-fn vectorised_lines(source: &str, dir: &Path) -> Vec<usize> {
-    let (cc, flags) = eqfuse_exec_cpu::c_compiler_and_flags();
-    let c = dir.join("k.c");
-    std::fs::write(&c, source).unwrap();
-    let out = std::process::Command::new(&cc)
-        .args(flags.iter().filter(|f| **f != "-w"))
-        .arg("-fopt-info-vec-optimized")
-        .arg(&c)
-        .arg("-o")
-        .arg(dir.join("k.so"))
-        .output()
-        .unwrap_or_else(|e| panic!("{cc}: {e}"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report = String::from_utf8_lossy(&out.stderr);
-    report
-        .lines()
-        .filter(|l| l.contains("optimized: loop vectorized"))
-        .filter_map(|l| l.strip_prefix(&format!("{}:", c.display()))?.split(':').next()?.parse().ok())
         .collect()
 }
 

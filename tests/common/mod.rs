@@ -92,3 +92,26 @@ pub fn kernels(steps: &[eqfuse::ir::plan::Step]) -> Vec<&eqfuse::ir::plan::Kerne
         .filter_map(|s| if let eqfuse::ir::plan::Step::Kernel(k) = s { Some(k) } else { None })
         .collect()
 }
+
+/// The lines of `source` at which the C compiler, with the backend's flags, reports a
+/// vectorised loop.
+pub fn vectorised_lines(source: &str, dir: &Path) -> Vec<usize> {
+    let (cc, flags) = eqfuse_exec_cpu::c_compiler_and_flags();
+    let c = dir.join("k.c");
+    std::fs::write(&c, source).unwrap_or_else(|e| panic!("{}: {e}", c.display()));
+    let out = std::process::Command::new(&cc)
+        .args(flags.iter().filter(|f| **f != "-w"))
+        .arg("-fopt-info-vec-optimized")
+        .arg(&c)
+        .arg("-o")
+        .arg(dir.join("k.so"))
+        .output()
+        .unwrap_or_else(|e| panic!("{cc}: {e}"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = String::from_utf8_lossy(&out.stderr);
+    report
+        .lines()
+        .filter(|l| l.contains("optimized: loop vectorized"))
+        .filter_map(|l| l.strip_prefix(&format!("{}:", c.display()))?.split(':').next()?.parse().ok())
+        .collect()
+}

@@ -19,6 +19,7 @@ macro_rules! w {
 
 mod columns;
 mod scan;
+mod staged;
 mod tiles;
 mod two_version;
 
@@ -616,17 +617,23 @@ fn filter_entries(prefix: &str, name: &str, t: &str) -> String {
         w!(e, "{}", entry.header(prefix, name));
         w!(e, "  int ok = 1;");
         w!(e, "  long long m = 0;");
-        w!(e, "  for (long long j = j0; j < j1; ++j) {{");
-        w!(e, "    {t} x;");
-        w!(e, "    bool keep;");
-        w!(e, "    ok &= {prefix}_elem(A, j, j, &x);");
-        w!(e, "    ok &= {prefix}_pred(A, -1, x, &keep);");
+        let compute =
+            [format!("ok &= {prefix}_elem(A, j, j, &x);"), format!("ok &= {prefix}_pred(A, -1, x, &keep);")];
         if entry == abi::COUNT {
+            // a sum: the compiler vectorises it as it is
+            w!(e, "  for (long long j = j0; j < j1; ++j) {{");
+            w!(e, "    {t} x;");
+            w!(e, "    bool keep;");
+            for c in &compute {
+                w!(e, "    {c}");
+            }
             w!(e, "    m += keep ? 1 : 0;");
+            w!(e, "  }}");
         } else {
-            w!(e, "    if (keep) (({t}*)dst)[m++] = x;");
+            // the compaction cannot vectorise: the elements and the tests first
+            let vars = [(t, "x".to_string()), ("bool", "keep".to_string())];
+            staged::staged(&mut e, "  ", &vars, &compute, &[format!("if (keep) (({t}*)dst)[m++] = x;")]);
         }
-        w!(e, "  }}");
         if entry == abi::COUNT {
             w!(e, "  *n = m;");
         }
@@ -718,16 +725,19 @@ fn permute_entries(
     w!(e, "{}", abi::PERMUTE.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  {t}* restrict d = ({t}*)dst;");
-    permute_loop_head(&mut e, prefix, exts, dims, t);
-    w!(e, "    if (touched && !touched[f]) {{");
-    w!(e, "      d[f] = x;");
-    w!(e, "      touched[f] = 1;");
-    w!(e, "    }} else {{");
-    w!(e, "      {t} y;");
-    w!(e, "      ok &= {prefix}_op0(A, -1, d[f], x, &y);");
-    w!(e, "      d[f] = y;");
-    w!(e, "    }}");
-    w!(e, "  }}");
+    let combine = format!("  ok &= {prefix}_op0(A, -1, d[f], x, &y);");
+    let declare = format!("  {t} y;");
+    let body = [
+        "if (touched && !touched[f]) {",
+        "  d[f] = x;",
+        "  touched[f] = 1;",
+        "} else {",
+        &declare,
+        &combine,
+        "  d[f] = y;",
+        "}",
+    ];
+    permute_loop(&mut e, prefix, exts, dims, t, &body);
     w!(e, "  return ok;");
     w!(e, "}}");
     w!(e, "{}", abi::MERGE.header(prefix, name));
@@ -750,62 +760,65 @@ fn permute_entries(
     w!(e, "{}", abi::SHARED.header(prefix, name));
     w!(e, "  int ok = 1;");
     w!(e, "  {t}* d = ({t}*)dst;");
-    permute_loop_head(&mut e, prefix, exts, dims, t);
-    match shared {
-        Shared::KeepNew => w!(e, "    __atomic_store(&d[f], &x, __ATOMIC_RELAXED);"),
-        Shared::KeepOld => w!(e, "    (void)d; (void)f; (void)x;"),
+    let (declare, combine) = (format!("{t} old, y;"), format!("  ok &= {prefix}_op0(A, -1, old, x, &y);"));
+    let body: Vec<&str> = match shared {
+        Shared::KeepNew => vec!["__atomic_store(&d[f], &x, __ATOMIC_RELAXED);"],
+        Shared::KeepOld => vec!["(void)d; (void)f; (void)x;"],
         // integers wrap (two's complement) in `__atomic_fetch_add` as in the prelude's `+`
-        Shared::Atomic if fetch_add => w!(e, "    __atomic_fetch_add(&d[f], x, __ATOMIC_RELAXED);"),
-        Shared::Atomic => {
-            w!(e, "    {t} old, y;");
-            w!(e, "    __atomic_load(&d[f], &old, __ATOMIC_RELAXED);");
-            w!(e, "    do {{");
-            w!(e, "      ok &= {prefix}_op0(A, -1, old, x, &y);");
-            w!(e, "    }} while (!__atomic_compare_exchange(&d[f], &old, &y, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));");
-        }
-    }
-    w!(e, "  }}");
+        Shared::Atomic if fetch_add => vec!["__atomic_fetch_add(&d[f], x, __ATOMIC_RELAXED);"],
+        Shared::Atomic => vec![
+            &declare,
+            "__atomic_load(&d[f], &old, __ATOMIC_RELAXED);",
+            "do {",
+            &combine,
+            "} while (!__atomic_compare_exchange(&d[f], &old, &y, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));",
+        ],
+    };
+    permute_loop(&mut e, prefix, exts, dims, t, &body);
     w!(e, "  return ok;");
     w!(e, "}}");
     e
 }
 
-/// The shared head of a permute entry's loop over elements `[j0, j1)`: the element `x`, its
-/// target checked (a `-1` into a rank-1 destination skips it, one out of bounds fails the
-/// call and skips it), and its flat position `f`; the loop's body goes on from there.
-fn permute_loop_head(e: &mut String, prefix: &str, exts: &[String], dims: &[String], t: &str) {
+/// A permute entry's loop over elements `[j0, j1)`, staged ([`staged::staged`]): each
+/// block's elements and targets computed first (a loop the compiler vectorises), then, in
+/// order, each target checked (a `-1` into a rank-1 destination skips it, one out of bounds
+/// fails the call and skips it), its flat position `f` found and `body` run.
+fn permute_loop(e: &mut String, prefix: &str, exts: &[String], dims: &[String], t: &str, body: &[&str]) {
     let rank = exts.len();
     let ix: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
     let tg: Vec<String> = (0..dims.len()).map(|d| format!("t{d}")).collect();
-    w!(e, "  for (long long j = j0; j < j1; ++j) {{");
-    w!(e, "    long long eq_t = j;");
+    let mut compute = vec!["long long eq_t = j;".to_string()];
     for d in (0..rank).rev() {
         if d == 0 {
-            w!(e, "    const long long i0 = eq_t;");
+            compute.push("const long long i0 = eq_t;".to_string());
         } else {
-            w!(e, "    const long long i{d} = eq_t % {};", exts[d]);
-            w!(e, "    eq_t /= {};", exts[d]);
+            compute.push(format!("const long long i{d} = eq_t % {};", exts[d]));
+            compute.push(format!("eq_t /= {};", exts[d]));
         }
     }
-    w!(e, "    {t} x;");
-    w!(e, "    ok &= {prefix}_elem(A, j, {}, &x);", ix.join(", "));
-    w!(e, "    long long {};", tg.join(", "));
+    compute.push(format!("ok &= {prefix}_elem(A, j, {}, &x);", ix.join(", ")));
     let outs: Vec<String> = tg.iter().map(|t| format!("&{t}")).collect();
-    w!(e, "    ok &= {prefix}_target(A, j, {}, {});", ix.join(", "), outs.join(", "));
+    compute.push(format!("ok &= {prefix}_target(A, j, {}, {});", ix.join(", "), outs.join(", ")));
+    let mut lines = Vec::new();
     if dims.len() == 1 {
-        w!(e, "    if (t0 == -1) continue;");
+        lines.push("if (t0 == -1) continue;".to_string());
     }
     let inb: Vec<String> = tg
         .iter()
         .zip(dims)
         .map(|(t, d)| format!("(unsigned long long){t} < (unsigned long long){d}"))
         .collect();
-    w!(e, "    if (!({})) {{ ok = 0; continue; }}", inb.join(" && "));
+    lines.push(format!("if (!({})) {{ ok = 0; continue; }}", inb.join(" && ")));
     let mut flat = "t0".to_string();
     for (k, d) in dims.iter().enumerate().skip(1) {
         flat = format!("({flat} * {d} + t{k})");
     }
-    w!(e, "    const long long f = {flat};");
+    lines.push(format!("const long long f = {flat};"));
+    lines.extend(body.iter().map(|l| l.to_string()));
+    let vars: Vec<(&str, String)> =
+        std::iter::once((t, "x".to_string())).chain(tg.iter().map(|g| ("long long", g.clone()))).collect();
+    staged::staged(e, "  ", &vars, &compute, &lines);
 }
 
 /// Lines declaring `i0 .. i{rank-2}`, the outer indices of `row`.

@@ -3,6 +3,7 @@
 //! a variable of its own (`s<l>`), folded by the group's operator in order (earlier on the
 //! left: the operator need not commute).
 
+use super::staged::staged;
 use super::{group_call, outer_indices};
 use crate::cty;
 use eqfuse_ir::types::ElemType;
@@ -110,47 +111,4 @@ pub(super) fn scan_entries(
     w!(e, "  return ok;");
     w!(e, "}}");
     e
-}
-
-/// How many elements a staged loop ([`staged`]) computes before it folds them.
-pub(crate) const STAGED: usize = 256;
-
-/// Lines of a loop over the elements `[j0, j1)` in blocks of [`STAGED`]: first `compute`
-/// for every element of the block, by a loop whose iterations do not depend on each other
-/// (the compiler vectorises it: the element functions are the expensive part), which sets
-/// the variables `vars` (C type, name; declared here), kept in a buffer on the stack; then
-/// `body` for each element in order, with the variables read back. `j` is the element's
-/// index in both loops.
-pub(super) fn staged(
-    e: &mut String,
-    ind: &str,
-    vars: &[(&str, String)],
-    compute: &[String],
-    body: &[String],
-) {
-    w!(e, "{ind}for (long long jb = j0; jb < j1; jb += {STAGED}) {{");
-    w!(e, "{ind}  const long long je = j1 - jb < {STAGED} ? j1 : jb + {STAGED};");
-    for (t, v) in vars {
-        w!(e, "{ind}  {t} {v}_b[{STAGED}];");
-    }
-    w!(e, "{ind}  for (long long j = jb; j < je; ++j) {{");
-    for (t, v) in vars {
-        w!(e, "{ind}    {t} {v};");
-    }
-    for c in compute {
-        w!(e, "{ind}    {c}");
-    }
-    for (_, v) in vars {
-        w!(e, "{ind}    {v}_b[j - jb] = {v};");
-    }
-    w!(e, "{ind}  }}");
-    w!(e, "{ind}  for (long long j = jb; j < je; ++j) {{");
-    for (t, v) in vars {
-        w!(e, "{ind}    const {t} {v} = {v}_b[j - jb];");
-    }
-    for b in body {
-        w!(e, "{ind}    {b}");
-    }
-    w!(e, "{ind}  }}");
-    w!(e, "{ind}}}");
 }
