@@ -12,13 +12,17 @@
 //! fresh each run and printed (`EQFUSE_ERF_OFFSET` replays one): eight runs cover every
 //! argument on average.
 
-use eqfuse_ir::math::{erf_f32, erf_f64, erfc_f32, erfc_f64, ulps_f32};
+#[path = "common/sweep.rs"]
+mod sweep;
+
+use eqfuse_ir::math::{erf_f32, erf_f64, erfc_f32, erfc_f64};
+use sweep::{worst_parallel, Step};
 
 /// One stride and offset for the whole run.
-static STRIDE: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+static STRIDE: std::sync::OnceLock<Step> = std::sync::OnceLock::new();
 
 /// The stride and the offset of the bit patterns a run checks (see the module docs).
-fn stride() -> (u32, u32) {
+fn stride() -> Step {
     let var = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<u32>().ok());
     let stride = var("EQFUSE_ERF_STRIDE").unwrap_or(8).max(1);
     let fresh = || {
@@ -29,55 +33,13 @@ fn stride() -> (u32, u32) {
     };
     let offset = var("EQFUSE_ERF_OFFSET").unwrap_or_else(fresh) % stride;
     println!("every {stride}th bit pattern from offset {offset} (EQFUSE_ERF_STRIDE={stride} EQFUSE_ERF_OFFSET={offset})");
-    (stride, offset)
-}
-
-/// The largest error of `f` against `g` and its argument over the bit patterns `lo..hi`
-/// that [`stride`] picks.
-fn worst(f: fn(f32) -> f32, g: fn(f64) -> f64, lo: u32, hi: u32) -> (f64, f32) {
-    let (stride, offset) = *STRIDE.get_or_init(stride);
-    let mut w = (0.0f64, 0.0f32);
-    let first = lo + (offset + stride - lo % stride) % stride;
-    for b in (first..hi).step_by(stride as usize) {
-        let x = f32::from_bits(b);
-        let e = ulps_f32(f(x), g(f64::from(x)));
-        if e > w.0 || e.is_nan() {
-            w = (e, x);
-        }
-    }
-    w
-}
-
-/// [`worst`] over `lo..hi` on every core (at most 8), in 64 slices.
-fn worst_parallel(f: fn(f32) -> f32, g: fn(f64) -> f64, lo: u32, hi: u32) -> (f64, f32) {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8) as u32;
-    let jobs = 64u32;
-    let chunk = (hi - lo).div_ceil(jobs);
-    let next = std::sync::atomic::AtomicU32::new(0);
-    let results = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if j >= jobs {
-                    break;
-                }
-                let a = lo.saturating_add(j * chunk).min(hi);
-                let b = lo.saturating_add((j + 1) * chunk).min(hi);
-                let w = worst(f, g, a, b);
-                results.lock().expect("results").push(w);
-            });
-        }
-    });
-    let results = results.into_inner().expect("results");
-    assert_eq!(results.len(), jobs as usize);
-    results.into_iter().fold((0.0f64, 0.0f32), |a, b| if b.0 > a.0 || b.0.is_nan() { b } else { a })
+    Step { stride, offset }
 }
 
 #[test]
 fn erf_f32_is_within_0_52_ulp_for_every_argument() {
     let top = 3.95f32.to_bits() + 1;
-    let (err, at) = worst_parallel(erf_f32, erf_f64, 0, top);
+    let (err, at) = worst_parallel(erf_f32, erf_f64, 0, top, *STRIDE.get_or_init(stride));
     println!("erf_f32: {top} arguments, largest error {err:.4} ulp, at x = {at:e} ({:#010x})", at.to_bits());
     assert!(err <= 0.52, "erf_f32({at:e}) is {err} ulp from erf x");
 }
@@ -85,7 +47,7 @@ fn erf_f32_is_within_0_52_ulp_for_every_argument() {
 #[test]
 fn erfc_f32_is_within_0_53_ulp_for_every_positive_argument() {
     let top = 10.1f32.to_bits() + 1;
-    let (err, at) = worst_parallel(erfc_f32, erfc_f64, 0, top);
+    let (err, at) = worst_parallel(erfc_f32, erfc_f64, 0, top, *STRIDE.get_or_init(stride));
     println!(
         "erfc_f32 (x >= 0): {top} arguments, largest error {err:.4} ulp, at x = {at:e} ({:#010x})",
         at.to_bits()
@@ -96,7 +58,7 @@ fn erfc_f32_is_within_0_53_ulp_for_every_positive_argument() {
 #[test]
 fn erfc_f32_is_within_0_53_ulp_for_every_negative_argument() {
     let (lo, hi) = (0x8000_0000u32, (-3.95f32).to_bits() + 1);
-    let (err, at) = worst_parallel(erfc_f32, erfc_f64, lo, hi);
+    let (err, at) = worst_parallel(erfc_f32, erfc_f64, lo, hi, *STRIDE.get_or_init(stride));
     println!(
         "erfc_f32 (x < 0): {} arguments, largest error {err:.4} ulp, at x = {at:e} ({:#010x})",
         hi - lo,

@@ -6,45 +6,16 @@
 //! (docs/math.md) is the largest error found here, rounded up: 0.52 ulp, that is the one
 //! rounding to `f32` and `2^-29.8` (relative) of the rational function's own error.
 
-use eqfuse_ir::math::{tanh_f32, tanh_f64, ulps_f32};
+#[path = "common/sweep.rs"]
+mod sweep;
 
-/// The largest error and its argument over the bit patterns `lo..hi`.
-fn worst(lo: u32, hi: u32) -> (f64, f32) {
-    let mut w = (0.0f64, 0.0f32);
-    for b in lo..hi {
-        let x = f32::from_bits(b);
-        let e = ulps_f32(tanh_f32(x), tanh_f64(f64::from(x)));
-        if e > w.0 || e.is_nan() {
-            w = (e, x);
-        }
-    }
-    w
-}
+use eqfuse_ir::math::{tanh_f32, tanh_f64};
+use sweep::worst_parallel;
 
 #[test]
 fn tanh_f32_is_within_0_52_ulp_for_every_argument() {
     let top = 10.0f32.to_bits() + 1;
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8) as u32;
-    let jobs = threads * 8;
-    let chunk = top.div_ceil(jobs);
-    let next = std::sync::atomic::AtomicU32::new(0);
-    let results = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if j >= jobs {
-                    break;
-                }
-                let w = worst(j * chunk, ((j + 1) * chunk).min(top));
-                results.lock().expect("results").push(w);
-            });
-        }
-    });
-    let results = results.into_inner().expect("results");
-    assert_eq!(results.len(), jobs as usize);
-    let (err, at) =
-        results.into_iter().fold((0.0f64, 0.0f32), |a, b| if b.0 > a.0 || b.0.is_nan() { b } else { a });
+    let (err, at) = worst_parallel(tanh_f32, tanh_f64, 0, top, sweep::EVERY);
     println!("tanh_f32: {top} arguments, largest error {err:.4} ulp, at x = {at:e} ({:#010x})", at.to_bits());
     assert!(err <= 0.52, "tanh_f32({at:e}) is {err} ulp from tanh x");
 }

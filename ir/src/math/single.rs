@@ -101,6 +101,43 @@ pub(crate) fn horner_fma(c: &[f64], z: f64) -> f64 {
     p
 }
 
+/// `x P(x²)/Q(x²)` in `f64` for an odd function (`tanh`, `erf`), rounded once to `f32`:
+/// `|x|` clamped to `clamp` on its bits (an integer minimum), the sign bit set aside first
+/// and put back last, `P` and `Q` by [`horner_fma`]; `NaN` stays itself.
+#[inline(always)]
+pub(crate) fn odd_rational_f32(x: f32, clamp: f32, p: &[f64], q: &[f64]) -> f32 {
+    let b = x.to_bits();
+    let a = f64::from(f32::from_bits((b & 0x7fff_ffff).min(clamp.to_bits())));
+    let z = a * a;
+    let t = ((a * horner_fma(p, z)) / horner_fma(q, z)) as f32;
+    let res = f32::from_bits(t.to_bits() | (b & 0x8000_0000));
+    if x.is_nan() {
+        x
+    } else {
+        res
+    }
+}
+
+/// [`odd_rational_f32`] as the C function `float name(float x)`.
+pub(crate) fn c_odd_rational_f32(name: &str, clamp: f32, p: &[f64], q: &[f64]) -> String {
+    let bits = format!("0x{:x}U", clamp.to_bits());
+    format!(
+        "static __device__ __forceinline__ float {name}(float x) {{
+  const unsigned int b = (unsigned int)__float_as_int(x);
+  const unsigned int ab0 = b & 0x7fffffffU;
+  const unsigned int ab = ab0 < {bits} ? ab0 : {bits};
+  const double a = (double)__int_as_float((int)ab);
+  const double z = a * a;
+  const float t = (float)((a * ({})) / ({}));
+  const float res = __int_as_float((int)((unsigned int)__float_as_int(t) | (b & 0x80000000U)));
+  return eq_sel_f32(x != x, x, res);
+}}
+",
+        c_horner_fma(p, "z"),
+        c_horner_fma(q, "z")
+    )
+}
+
 /// [`horner_fma`] as C text (`fma(z, ..., c[k])`).
 pub(crate) fn c_horner_fma(c: &[f64], z: &str) -> String {
     let mut s = crate::math::c_double(c[c.len() - 1]);

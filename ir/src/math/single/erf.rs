@@ -14,7 +14,7 @@
 //! both parts computed and selected, no branch. Both fits are weighted least squares on
 //! Chebyshev nodes, iterated towards the minimax (Lawson).
 
-use super::{c_horner_fma, horner_fma};
+use super::{c_horner_fma, c_odd_rational_f32, horner_fma, odd_rational_f32};
 
 /// `erf x` rounds to `±1` for `|x| >= 3.833`; `|x|` is clamped to `3.95` (on its bits).
 pub const ERF_F32_CLAMP: f32 = 3.95;
@@ -76,16 +76,7 @@ const NEG_LN2: f64 = -std::f64::consts::LN_2;
 /// `erf x` on `f32` (in `f64`, one rounding).
 #[inline(always)]
 pub fn erf_f32(x: f32) -> f32 {
-    let b = x.to_bits();
-    let a = f64::from(f32::from_bits((b & 0x7fff_ffff).min(ERF_F32_CLAMP.to_bits())));
-    let z = a * a;
-    let t = ((a * horner_fma(&ERF_F32_P, z)) / horner_fma(&ERF_F32_Q, z)) as f32;
-    let res = f32::from_bits(t.to_bits() | (b & 0x8000_0000));
-    if x.is_nan() {
-        x
-    } else {
-        res
-    }
+    odd_rational_f32(x, ERF_F32_CLAMP, &ERF_F32_P, &ERF_F32_Q)
 }
 
 /// `erfc x = 1 - erf x` on `f32` (in `f64`, one rounding).
@@ -111,17 +102,7 @@ pub fn erfc_f32(x: f32) -> f32 {
     }
 }
 
-const C_TEXT: &str = r#"static __device__ __forceinline__ float eq_erf_f32(float x) {
-  const unsigned int b = (unsigned int)__float_as_int(x);
-  const unsigned int ab0 = b & 0x7fffffffU;
-  const unsigned int ab = ab0 < @ERF_CLAMP@U ? ab0 : @ERF_CLAMP@U;
-  const double a = (double)__int_as_float((int)ab);
-  const double z = a * a;
-  const float t = (float)((a * (@ERF_P@)) / (@ERF_Q@));
-  const float res = __int_as_float((int)((unsigned int)__float_as_int(t) | (b & 0x80000000U)));
-  return eq_sel_f32(x != x, x, res);
-}
-static __device__ __forceinline__ float eq_erfc_f32(float x) {
+const C_TEXT: &str = r#"static __device__ __forceinline__ float eq_erfc_f32(float x) {
   const unsigned int b = (unsigned int)__float_as_int(x);
   const unsigned int ab0 = b & 0x7fffffffU;
   const unsigned int ab = ab0 < @ERFC_CLAMP@U ? ab0 : @ERFC_CLAMP@U;
@@ -143,15 +124,16 @@ static __device__ __forceinline__ float eq_erfc_f32(float x) {
 /// The C text of `eq_erf_f32` and `eq_erfc_f32`.
 pub(crate) fn c_source() -> String {
     let t = C_TEXT
-        .replace("@ERF_CLAMP@", &format!("0x{:x}", ERF_F32_CLAMP.to_bits()))
         .replace("@ERFC_CLAMP@", &format!("0x{:x}", ERFC_F32_CLAMP.to_bits()))
         .replace("@SHIFT_BITS@", &format!("0x{:x}", SHIFT.to_bits()))
-        .replace("@ERF_P@", &c_horner_fma(&ERF_F32_P, "z"))
-        .replace("@ERF_Q@", &c_horner_fma(&ERF_F32_Q, "z"))
         .replace("@G_P@", &c_horner_fma(&ERFCX_F32_P, "a"))
         .replace("@G_Q@", &c_horner_fma(&ERFCX_F32_Q, "a"))
         .replace("@EXP@", &c_horner_fma(&ERFC_F32_EXP, "r"));
-    crate::math::fill(&t, &[("LOG2E", std::f64::consts::LOG2_E), ("SHIFT", SHIFT), ("NEG_LN2", NEG_LN2)])
+    let erf = c_odd_rational_f32("eq_erf_f32", ERF_F32_CLAMP, &ERF_F32_P, &ERF_F32_Q);
+    erf + &crate::math::fill(
+        &t,
+        &[("LOG2E", std::f64::consts::LOG2_E), ("SHIFT", SHIFT), ("NEG_LN2", NEG_LN2)],
+    )
 }
 
 #[cfg(test)]

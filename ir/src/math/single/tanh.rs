@@ -7,7 +7,7 @@
 //! fused multiply-adds (`f64::mul_add`, C's `fma`: one rounding each on every backend), one
 //! division: no exponential, no branch, no table.
 
-use super::{c_horner_fma, horner_fma};
+use super::{c_odd_rational_f32, odd_rational_f32};
 
 /// `tanh x` rounds to 1 (in `f32`) for `|x| >= 9.011`; `|x|` is clamped to `9.1` (this
 /// constant's bits, `0x4111999a`), where `P/Q` still holds.
@@ -35,37 +35,12 @@ pub const TANH_F32_R: [f64; 6] = [
 /// `tanh x` on `f32` (in `f64`, one rounding).
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
-    let b = x.to_bits();
-    let ab = (b & 0x7fff_ffff).min(TANH_F32_CLAMP.to_bits());
-    let a = f64::from(f32::from_bits(ab));
-    let z = a * a;
-    let t = ((a * horner_fma(&TANH_F32_P, z)) / horner_fma(&TANH_F32_R, z)) as f32;
-    let res = f32::from_bits(t.to_bits() | (b & 0x8000_0000));
-    if x.is_nan() {
-        x
-    } else {
-        res
-    }
+    odd_rational_f32(x, TANH_F32_CLAMP, &TANH_F32_P, &TANH_F32_R)
 }
-
-const C_TEXT: &str = r#"static __device__ __forceinline__ float eq_tanh_f32(float x) {
-  const unsigned int b = (unsigned int)__float_as_int(x);
-  const unsigned int ab0 = b & 0x7fffffffU;
-  const unsigned int ab = ab0 < @CLAMP_BITS@U ? ab0 : @CLAMP_BITS@U;
-  const double a = (double)__int_as_float((int)ab);
-  const double z = a * a;
-  const float t = (float)((a * (@P@)) / (@Q@));
-  const float res = __int_as_float((int)((unsigned int)__float_as_int(t) | (b & 0x80000000U)));
-  return eq_sel_f32(x != x, x, res);
-}
-"#;
 
 /// The C text of `eq_tanh_f32`.
 pub(crate) fn c_source() -> String {
-    C_TEXT
-        .replace("@CLAMP_BITS@", &format!("0x{:x}", TANH_F32_CLAMP.to_bits()))
-        .replace("@P@", &c_horner_fma(&TANH_F32_P, "z"))
-        .replace("@Q@", &c_horner_fma(&TANH_F32_R, "z"))
+    c_odd_rational_f32("eq_tanh_f32", TANH_F32_CLAMP, &TANH_F32_P, &TANH_F32_R)
 }
 
 #[cfg(test)]
