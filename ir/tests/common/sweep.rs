@@ -1,6 +1,8 @@
 //! Sweeps of an `f32` function over bit patterns against an `f64` reference, on every core:
 //! the largest error in `f32` ulps and where it is.
 
+#![allow(dead_code)] // each test binary uses part of it
+
 use eqfuse_ir::math::ulps_f32;
 
 /// Which bit patterns of a range a sweep checks: every `stride`-th from `offset` (modulo
