@@ -74,9 +74,14 @@ pub fn optimize(program: &Program, opts: &OptimizeOptions) -> Result<Optimized> 
     optimize_checked(crate::check(program)?, opts)
 }
 
-/// [`optimize`] for a program already checked.
+/// [`optimize`] for a program already checked. The passes recurse over the program (as
+/// deep as [`eqfuse_ir::Limits::max_depth`] allows), so they run on a thread of their own
+/// with [`eqfuse_ir::stack::REQUEST_STACK_BYTES`] of stack, whatever the caller's.
 pub fn optimize_checked(checked: Checked, opts: &OptimizeOptions) -> Result<Optimized> {
-    let result = eqfuse_optimize::optimize(&checked, opts)?;
+    let result =
+        eqfuse_ir::stack::with_stack("eqfuse-optimize", eqfuse_ir::stack::REQUEST_STACK_BYTES, || {
+            eqfuse_optimize::optimize(&checked, opts)
+        })?;
     let kernels = summarize(&result.plan, &result.cost);
     let unfused = summarize(&result.unfused_plan, &result.unfused_cost);
     Ok(Optimized { result, kernels, unfused, checked })

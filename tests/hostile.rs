@@ -203,14 +203,14 @@ fn deep_and_long_programs_are_limits_not_crashes() {
         format!("output y = {}{leaf}{}\n", open.repeat(N), close.repeat(N))
     };
     let table = vec![
-        case("parentheses", nest("(", "1", ")"), Want::Fails("E-LIMIT", "nested deeper than 500")),
-        case("brackets", nest("[", "", "]"), Want::Fails("E-LIMIT", "nested deeper than 500")),
-        case("unary minus", nest("- ", "1", ""), Want::Fails("E-LIMIT", "nested deeper than 500")),
-        case("not", nest("!", "true", ""), Want::Fails("E-LIMIT", "nested deeper than 500")),
-        case("lets", nest("let a = 1 in ", "a", ""), Want::Fails("E-LIMIT", "nested deeper than 500")),
-        case("ifs", nest("if true then ", "1", " else 2"), Want::Fails("E-LIMIT", "nested deeper than 500")),
-        case("lambdas", nest("\\x -> ", "1", ""), Want::Fails("E-LIMIT", "nested deeper than 500")),
-        case("indexing", nest("", "a", "[0]"), Want::Fails("E-LIMIT", "nested deeper than 500")),
+        case("parentheses", nest("(", "1", ")"), Want::Fails("E-LIMIT", "nested deeper than 2000")),
+        case("brackets", nest("[", "", "]"), Want::Fails("E-LIMIT", "nested deeper than 2000")),
+        case("unary minus", nest("- ", "1", ""), Want::Fails("E-LIMIT", "nested deeper than 2000")),
+        case("not", nest("!", "true", ""), Want::Fails("E-LIMIT", "nested deeper than 2000")),
+        case("lets", nest("let a = 1 in ", "a", ""), Want::Fails("E-LIMIT", "nested deeper than 2000")),
+        case("ifs", nest("if true then ", "1", " else 2"), Want::Fails("E-LIMIT", "nested deeper than 2000")),
+        case("lambdas", nest("\\x -> ", "1", ""), Want::Fails("E-LIMIT", "nested deeper than 2000")),
+        case("indexing", nest("", "a", "[0]"), Want::Fails("E-LIMIT", "nested deeper than 2000")),
         case(
             "a long sum",
             format!("output y = 1{}\n", " + 1".repeat(N)),

@@ -611,7 +611,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_depth: 500, max_program_bytes: 16 << 20, max_array_bytes: default_memory_limit() }
+        Limits { max_depth: 2000, max_program_bytes: 16 << 20, max_array_bytes: default_memory_limit() }
     }
 }
 

@@ -77,7 +77,28 @@ pub fn parse_with(src: &str, limits: &Limits) -> Result<Program> {
         let mut p = Parser::new(src, limits)?;
         p.program()
     };
-    run().map_err(|e| *e)
+    on_parse_stack(src, limits, || run().map_err(|e| *e))
+}
+
+/// Texts shorter than this cannot nest deep enough to need a stack of their own (a level
+/// takes at least one character; the parser runs 500 levels on a 2 MiB stack).
+const SHORT_TEXT: usize = 512;
+
+/// Stack bytes reserved per level of nesting the parser may reach (generous: debug builds
+/// take a few kilobytes per level).
+const PARSE_STACK_PER_LEVEL: usize = 16 << 10;
+
+/// Runs `f`, the parse of `src`, on a thread whose stack is sized for `limits.max_depth`
+/// levels, unless the text is too short to nest that deep: the parser recurses once per
+/// level, and no caller's stack (a 2 MiB test thread, say) should decide whether a legal
+/// program parses.
+fn on_parse_stack<T: Send>(src: &str, limits: &Limits, f: impl Fn() -> Result<T> + Sync) -> Result<T> {
+    if src.len() < SHORT_TEXT {
+        return f();
+    }
+    let levels = usize::try_from(limits.max_depth).unwrap_or(usize::MAX);
+    let stack = levels.saturating_mul(PARSE_STACK_PER_LEVEL).saturating_add(8 << 20).min(1 << 30);
+    crate::stack::with_stack("eqfuse-parse", stack, f)
 }
 
 /// Parses one expression (the whole text) with the default [`Limits`].
@@ -98,7 +119,7 @@ pub fn parse_expr_with(src: &str, limits: &Limits) -> Result<Expr> {
         }
         Ok(*e)
     };
-    run().map_err(|e| *e)
+    on_parse_stack(src, limits, || run().map_err(|e| *e))
 }
 
 /// Internal results: boxed errors and (below) boxed nodes keep stack frames small.

@@ -356,7 +356,7 @@ fn deep_version_2_forms_are_limit_errors_not_stack_overflows() {
     for e in errors {
         let e = e.expect("deep program parsed");
         assert_eq!(e.code, Code::Limit, "{e}");
-        assert!(e.message.contains("nested deeper than 500 levels"), "{e}");
+        assert!(e.message.contains("nested deeper than 2000 levels"), "{e}");
     }
 }
 
