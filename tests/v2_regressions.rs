@@ -51,20 +51,20 @@ fn a_folded_u64_constant_above_every_i64_reads_back() {
 
 #[test]
 fn tuple_lets_nested_within_the_limit_compile_however_deep_their_rewriting() {
-    // 70 lets of an 8-tuple: 72 levels as written, ~570 once each is 8 `let`s (beyond the
-    // default limit of 500, which holds the text a person writes, not the rewriting)
+    // 260 lets of an 8-tuple: 262 levels as written, ~2100 once each is 8 `let`s (beyond the
+    // default limit of 2000, which holds the text a person writes, not the rewriting)
     let names = |k: usize| (0..8).map(|c| format!("v{c}_{k}")).collect::<Vec<_>>().join(", ");
     let mut src = format!(
         "input xs : u64[n]\noutput o = map (\\x ->\n  let ({}) = ({}) in\n",
         names(0),
         ["x"; 8].join(", ")
     );
-    for k in 0..70 {
+    for k in 0..260 {
         let next: Vec<String> =
             (1..8).map(|c| format!("v{c}_{k}")).chain([format!("v0_{k} + v1_{k}")]).collect();
         src.push_str(&format!("  let ({}) = ({}) in\n", names(k + 1), next.join(", ")));
     }
-    src.push_str("  v0_70 + v7_70) xs\n");
+    src.push_str("  v0_260 + v7_260) xs\n");
     let mut inputs = Arrays::new();
     inputs.insert("xs".into(), Value::from(ndarray::arr1(&[1u64, 2, 3, 1 << 40]).into_dyn()));
     both(&src, &inputs);

@@ -10,7 +10,7 @@ use crate::native::Prepared;
 use crate::store::{host, scalar_buf, to_value, Buf, Results, Store, StoreRef};
 use eqfuse_ir::error::Result;
 use eqfuse_ir::plan::exec::{run_steps, Executor, KernelId, Phases};
-use eqfuse_ir::plan::{Func, Kernel, LaneOp, Plan, ValueId};
+use eqfuse_ir::plan::{Func, Kernel, Plan, ValueId};
 use eqfuse_ir::value::{AsValueView, Scalar, Value};
 use indexmap::IndexMap;
 use std::sync::Arc;
@@ -177,13 +177,10 @@ fn kernel_step(store: &mut Store<'_>, id: KernelId, k: &Kernel, ctx: &Ctx) -> Re
 /// the space's shape over that value's elements. `None` where the kernel must run: not a
 /// reshape, or a space that cannot hold the value's elements (the kernel reports it).
 fn view<'a>(store: &Store<'a>, k: &Kernel) -> Option<Buf<'a>> {
-    let src = store.get(k.view_of?).ok()?;
-    let lane = match k.lanes.as_slice() {
-        [lane] if lane.op == LaneOp::Generate => lane,
-        _ => return None,
-    };
+    let (src, dst) = k.view_lane()?;
+    let src = store.get(src).ok()?;
     let (shape, total) = k.shape(|v| store.load(v), |v| store.name(v)).ok()?;
-    let same = total == src.data.len() && store.elem(lane.dst).ok()? == src.data.ty();
+    let same = total == src.data.len() && store.elem(dst).ok()? == src.data.ty();
     same.then(|| Buf { shape, data: Arc::clone(&src.data) })
 }
 

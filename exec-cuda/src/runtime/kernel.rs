@@ -107,11 +107,8 @@ impl<G: Gpu> Run<'_, G> {
     /// same device buffer in the space's shape. `None` where the kernel must run: not a
     /// reshape, or a space that cannot hold the value's elements (the kernel reports it).
     fn view(&mut self, k: &Kernel) -> Option<(eqfuse_ir::plan::ValueId, Val<G::Buf>)> {
-        let src = self.val(k.view_of?).ok()?.clone();
-        let dst = match k.lanes.as_slice() {
-            [lane] if lane.op == eqfuse_ir::plan::LaneOp::Generate => lane.dst,
-            _ => return None,
-        };
+        let (src, dst) = k.view_lane()?;
+        let src = self.val(src).ok()?.clone();
         let (shape, total) = self.space(k).ok()?;
         let same = src.dev.is_some()
             && src.shape.iter().product::<usize>() == total

@@ -684,6 +684,17 @@ impl Inst {
 }
 
 impl Kernel {
+    /// The value a `reshape` kernel may be a view of and the value it defines, `(source,
+    /// result)`: set where [`Kernel::view_of`] is and the kernel has its one
+    /// [`LaneOp::Generate`] lane. An executor still checks, once the extents are known, that
+    /// the space counts the source's elements and that both have one element type.
+    pub fn view_lane(&self) -> Option<(ValueId, ValueId)> {
+        match self.lanes.as_slice() {
+            [lane] if lane.op == LaneOp::Generate => Some((self.view_of?, lane.dst)),
+            _ => None,
+        }
+    }
+
     /// The space as a shape and its element count, the host scalars among its extents read
     /// with `load` (and named with `name` in errors): `E-SHAPE` for a negative extent,
     /// `E-LIMIT` when the count overflows `i64` or does not fit in memory. An empty space or
