@@ -13,7 +13,8 @@
 //! 5. **termination**: every optimisation stops within its limits and says why.
 //!
 //! `EQFUSE_PROPTEST_CASES=N` sets the case count (CI: the default; the nightly command in
-//! the README: ten times it), `EQFUSE_PROPTEST_SEED=random` explores beyond the fixed seed.
+//! the README: ten times it). Every run draws a fresh seed and prints it;
+//! `EQFUSE_PROPTEST_SEED=S` replays seed `S` (`scripts/property_sweep.sh` runs many).
 #![allow(clippy::unwrap_used)]
 
 use eqfuse::{optimize_checked, OptimizeOptions, Optimized, Variant};
@@ -33,9 +34,11 @@ fn config() -> ProptestConfig {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0x5EED_0006, |d| d.as_nanos() as u64)
     };
+    // a fresh seed every run unless one is given (CI explores new programs on every run;
+    // `EQFUSE_PROPTEST_SEED=S` replays a run)
     let seed: u64 = match std::env::var("EQFUSE_PROPTEST_SEED").ok().as_deref() {
         Some(n) => n.parse().unwrap_or_else(|_| fresh()),
-        None => 0x5EED_0006,
+        None => fresh(),
     };
     eprintln!(
         "optimizer_props: proptest seed {seed} ({cases} cases); rerun with EQFUSE_PROPTEST_SEED={seed}"

@@ -14,9 +14,10 @@
 //!   subterms of one kernel computed once.
 //! - **The search over `S`** starts from the fully fused choice (the tree extraction with no
 //!   restriction) and takes the best single change (materialise one more class, or fuse one
-//!   away) while that lowers the true cost: greedy with local improvement. [`Search::Exact`]
-//!   instead tries every subset of the candidates (for small graphs; the tests check the
-//!   greedy result against it).
+//!   away) while that lowers the true cost: greedy with local improvement. Where there are
+//!   at most [`EXACT_CANDIDATES`] candidates, every subset is tried instead, so the choice is
+//!   the best over the sets however the classes are numbered; [`Search::Exact`] raises that
+//!   bound (the tests check the greedy result against it).
 //!
 //! The output classes are always in `S`: outputs are written to memory.
 
@@ -33,10 +34,16 @@ use eqfuse_ir::plan::KernelKind;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
+/// Up to this many candidates, [`Search::Greedy`] tries every materialised set instead (at
+/// most 2^6 = 64 lowerings, a few milliseconds): the extraction is then exact over the sets,
+/// whatever order the rules put the e-graph's classes in.
+pub const EXACT_CANDIDATES: usize = 6;
+
 /// How to search the materialised sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Search {
-    /// Greedy with local improvement (the default).
+    /// Greedy with local improvement (the default), or every set where there are at most
+    /// [`EXACT_CANDIDATES`] candidates.
     Greedy,
     /// Every subset of the candidates, when there are at most this many (else greedy).
     Exact(usize),
@@ -427,7 +434,11 @@ pub fn extract(
     let (forced, candidates) = ctx.forced_and_candidates();
     let fusable = fusable_classes(eg);
     let (mut best_set, mut best, fused_feasible) = ctx.starts(&forced, &candidates);
-    let exact = matches!(cost.search, Search::Exact(k) if candidates.len() <= k);
+    let exact = match cost.search {
+        Search::Exact(k) => candidates.len() <= k,
+        Search::Greedy => candidates.len() <= EXACT_CANDIDATES,
+        Search::Fused => false,
+    };
     let fused_only = cost.search == Search::Fused && fused_feasible;
     if fused_only {
         // the fully fused choice as it is
