@@ -19,6 +19,9 @@ BIN=$(cargo test --release --test optimizer_props --no-run --message-format=json
 for l in sys.stdin:
     m = json.loads(l)
     if m.get("profile", {}).get("test") and m.get("executable"): print(m["executable"])' | tail -1)
+# a copy, so that a build while the sweep runs does not change what it tests
+cp "$BIN" "$OUT/optimizer_props"
+BIN="$PWD/$OUT/optimizer_props"
 one() {
   local seed start r
   seed=$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')

@@ -69,3 +69,29 @@ fn tuple_lets_nested_within_the_limit_compile_however_deep_their_rewriting() {
     inputs.insert("xs".into(), Value::from(ndarray::arr1(&[1u64, 2, 3, 1 << 40]).into_dyn()));
     both(&src, &inputs);
 }
+
+#[test]
+fn a_function_a_loop_calls_reads_what_it_reads_before_the_loop() {
+    // found by `optimisation_is_confluent` on a fresh seed (211644653200620): `g` reads `t`,
+    // the loop body calls `g`, and the piece before the loop did not keep `t` for it
+    let mut inputs = Arrays::new();
+    inputs.insert("xs".into(), Value::from(ndarray::arr1(&[-3i64, 7]).into_dyn()));
+    both(
+        "input xs : i64[n]\n\
+         let (t, u) = iterate 2 (\\s -> let (a, b) = s in (a + 1.0, b)) (f32 0.0, f32 0.0)\n\
+         let g = \\p -> t\n\
+         let (ys, c) = loop (y, k) = (xs, 0) for i < 3 do (map (\\x -> let v = g x in x + i64 v) y, k + 1)\n\
+         output ys\noutput c\n",
+        &inputs,
+    );
+}
+
+#[test]
+fn the_mean_over_rows_of_an_expression_is_the_mean_of_its_value() {
+    // found by `optimisation_is_confluent` on fresh seeds (843815303734, 108151156196986): the
+    // prelude's `mean` of rank 2 named its operand inside the divide's lambda
+    let mut inputs = Arrays::new();
+    inputs
+        .insert("a".into(), Value::from(ndarray::arr2(&[[1.0f32, -2.0, 4.5], [0.5, 8.0, -1.0]]).into_dyn()));
+    both("input a : f32[n, m]\noutput r = mean (reverse a)\noutput s = mean (map abs a)\n", &inputs);
+}

@@ -51,7 +51,8 @@ pub struct ExplainArgs {
     /// kernel, `DIR/k<first>_rowblock.cu` (each compiles under NVRTC on its own).
     #[arg(long, value_name = "DIR")]
     cuda_source: Option<PathBuf>,
-    /// Search every materialisation choice (small programs) instead of the greedy search.
+    /// Search every materialisation choice up to 16 candidate arrays (the default does up to
+    /// 6, and searches greedily above).
     #[arg(long)]
     exact: bool,
     /// Also compile the plan for the CPU backend (native C, from the cache where it is

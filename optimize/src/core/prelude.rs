@@ -5,7 +5,8 @@
 //! prod a       =>  reduce (*) 1 a               any a  =>  reduce (||) false a
 //! dot a b      =>  reduce (+) 0 (map (\x y -> x * y) a b)
 //! mean a       =>  reduce (+) 0 a / t (length a)                       (rank 1, `t` its type)
-//! mean a       =>  map (\s -> s / t (size a (r - 1))) (reduce (+) 0 a)   (rank r > 1)
+//! mean a       =>  map (\s -> s / t (size a (r - 1))) (reduce (+) 0 a)   (rank r > 1; an `a`
+//!                  made by an expression is bound by a `let` first)
 //! pi           =>  3.141592653589793            (read in the float type the checker gave it)
 //! map sqrt xs  =>  map (\x -> sqrt x) xs        (every scalar builtin passed as a function)
 //! slice a [s1, .., sr] [l1, .., lr]  =>  generate [l1, .., lr] (\i1 .. ir -> a[s1 + i1, .., sr + ir])
@@ -185,6 +186,24 @@ fn fresh_name(fresh: &mut usize, stem: &str) -> String {
     format!("core'{stem}'{fresh}")
 }
 
+/// The name a lambda may use for array `a`: `a` itself when it is a name, else a fresh one
+/// with `a` to bind to it (lambdas are scalar functions: they name arrays, never compute
+/// them).
+fn bound_array(a: &Expr, fresh: &mut usize) -> (String, Option<Expr>) {
+    match &a.kind {
+        ExprKind::Var(v) => (v.clone(), None),
+        _ => (fresh_name(fresh, "a"), Some(a.clone())),
+    }
+}
+
+/// `let name = value in body` where there is a value to bind, else `body`.
+fn let_in(name: String, value: Option<Expr>, body: Expr, span: Span) -> Expr {
+    match value {
+        Some(value) => mk(ExprKind::Let { name, value: Box::new(value), body: Box::new(body) }, span),
+        None => body,
+    }
+}
+
 /// `f args` for a prelude builtin `f`, rewritten; `None` for the others.
 fn prelude_call(f: &str, args: &[Expr], span: Span, fresh: &mut usize) -> Result<Option<Expr>> {
     Ok(Some(match (f, args) {
@@ -201,17 +220,21 @@ fn prelude_call(f: &str, args: &[Expr], span: Span, fresh: &mut usize) -> Result
         }
         ("mean", [a]) => {
             let Some(Type::Array { elem, shape }) = &a.ty else { return Ok(None) };
-            let total = reduce(BinOp::Add, Lit::Int(0), a.clone(), span);
             let conv = elem.name();
             if shape.len() == 1 {
+                let total = reduce(BinOp::Add, Lit::Int(0), a.clone(), span);
                 let n = apply(conv, vec![apply("length", vec![a.clone()], span)], span);
                 bin(BinOp::Div, total, n, span)
             } else {
+                // the lambda names the array: one made by an expression is bound first
+                let (name, bind) = bound_array(a, fresh);
+                let total = reduce(BinOp::Add, Lit::Int(0), var(&name, span), span);
                 let k = lit(Lit::Int(shape.len() as i128 - 1), span);
-                let n = apply(conv, vec![apply("size", vec![a.clone(), k], span)], span);
+                let n = apply(conv, vec![apply("size", vec![var(&name, span), k], span)], span);
                 let s = fresh_name(fresh, "s");
                 let div = lambda(vec![s.clone()], bin(BinOp::Div, var(&s, span), n, span), span);
-                apply("map", vec![div, total], span)
+                let mean = apply("map", vec![div, total], span);
+                let_in(name, bind, mean, span)
             }
         }
         ("slice", [a, starts, lens]) => {
@@ -222,17 +245,11 @@ fn prelude_call(f: &str, args: &[Expr], span: Span, fresh: &mut usize) -> Result
             let indices =
                 ss.iter().zip(&ix).map(|(s, i)| bin(BinOp::Add, s.clone(), var(i, span), span)).collect();
             // an array made by an expression is bound first: a lambda only indexes names
-            let (name, bind) = match &a.kind {
-                ExprKind::Var(v) => (v.clone(), None),
-                _ => (fresh_name(fresh, "a"), Some(a.clone())),
-            };
+            let (name, bind) = bound_array(a, fresh);
             let read = mk(ExprKind::Index { array: Box::new(var(&name, span)), indices }, span);
             let f = lambda(ix, read, span);
             let gen = apply("generate", vec![mk(ExprKind::Shape(ls.clone()), span), f], span);
-            match bind {
-                Some(value) => mk(ExprKind::Let { name, value: Box::new(value), body: Box::new(gen) }, span),
-                None => gen,
-            }
+            let_in(name, bind, gen, span)
         }
         _ => return Ok(None),
     }))

@@ -175,7 +175,7 @@ impl Context {
         later: &[Segment],
         opts: &OptimizeOptions,
     ) -> Result<Optimized> {
-        let needed = names_read(later);
+        let needed = self.with_function_reads(names_read(later));
         let mut outputs: Vec<Item> = Vec::new();
         // an input is a value of the whole plan already: no piece outputs it
         for it in items.iter().filter(|it| !matches!(it, Item::Input { .. })) {
@@ -194,6 +194,25 @@ impl Context {
             .collect();
         body.extend(outputs);
         self.run(body, &[], opts)
+    }
+
+    /// `names` and every name the program's functions among them read, transitively: a later
+    /// piece that calls a function takes its definition along (`run`), and what the
+    /// definition reads must be a value by then.
+    fn with_function_reads(&self, mut names: HashSet<String>) -> HashSet<String> {
+        let mut todo: Vec<String> = names.iter().cloned().collect();
+        while let Some(n) = todo.pop() {
+            if let Some(Item::Let { value, .. }) = self.funcs.get(&n) {
+                let mut free = Vec::new();
+                free_names(value, &mut free);
+                for f in free {
+                    if names.insert(f.clone()) {
+                        todo.push(f);
+                    }
+                }
+            }
+        }
+        names
     }
 
     /// A loop's programs.
