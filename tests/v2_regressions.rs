@@ -8,6 +8,10 @@ use eqfuse::{Arrays, Backend, Value};
 fn both(src: &str, inputs: &Arrays) {
     let checked = eqfuse::check(&eqfuse::parse(src).unwrap()).unwrap();
     let want = eqfuse::run(&checked, Backend::Reference, inputs).unwrap();
+    // compiled, not run on the interpreter because a piece failed to check
+    if let Err(e) = eqfuse::optimize_checked(checked.clone(), &Default::default()) {
+        panic!("not compiled: {e}\n{src}");
+    }
     for unfused in [false, true] {
         let got = if unfused {
             eqfuse::backend::run_unfused(&checked, Backend::Cpu, inputs)
@@ -81,6 +85,24 @@ fn a_function_a_loop_calls_reads_what_it_reads_before_the_loop() {
          let (t, u) = iterate 2 (\\s -> let (a, b) = s in (a + 1.0, b)) (f32 0.0, f32 0.0)\n\
          let g = \\p -> t\n\
          let (ys, c) = loop (y, k) = (xs, 0) for i < 3 do (map (\\x -> let v = g x in x + i64 v) y, k + 1)\n\
+         output ys\noutput c\n",
+        &inputs,
+    );
+}
+
+#[test]
+fn a_function_a_loop_calls_may_call_another_that_reads_a_top_level_name() {
+    // review of the fix above: the loop's own program took the called function's definition
+    // along but not the definitions of the functions that one calls, which became inputs
+    // with no type
+    let mut inputs = Arrays::new();
+    inputs.insert("xs".into(), Value::from(ndarray::arr1(&[-3i64, 7]).into_dyn()));
+    both(
+        "input xs : i64[n]\n\
+         let (t, u) = iterate 2 (\\s -> let (a, b) = s in (a + 1.0, b)) (f32 0.0, f32 0.0)\n\
+         let g = \\p -> t + p\n\
+         let f = \\q -> g (q * 2.0)\n\
+         let (ys, c) = loop (y, k) = (xs, 0) for i < 3 do (map (\\x -> let v = f (f32 x) in x + i64 v) y, k + 1)\n\
          output ys\noutput c\n",
         &inputs,
     );

@@ -80,8 +80,8 @@ pub fn parse_with(src: &str, limits: &Limits) -> Result<Program> {
     on_parse_stack(src, limits, || run().map_err(|e| *e))
 }
 
-/// Texts shorter than this cannot nest deep enough to need a stack of their own (a level
-/// takes at least one character; the parser runs 500 levels on a 2 MiB stack, and a shorter text nests less deeply).
+/// Texts shorter than this cannot nest deep enough to need a stack of their own: a level
+/// takes at least one character, and the parser runs 500 levels on a 2 MiB stack.
 const SHORT_TEXT: usize = 512;
 
 /// Stack bytes reserved per level of nesting the parser may reach (generous: debug builds
@@ -96,7 +96,8 @@ fn on_parse_stack<T: Send>(src: &str, limits: &Limits, f: impl Fn() -> Result<T>
     if src.len() < SHORT_TEXT {
         return f();
     }
-    let levels = usize::try_from(limits.max_depth).unwrap_or(usize::MAX);
+    // a level of nesting takes at least one character of the text
+    let levels = usize::try_from(limits.max_depth).unwrap_or(usize::MAX).min(src.len());
     let stack = levels.saturating_mul(PARSE_STACK_PER_LEVEL).saturating_add(8 << 20).min(1 << 30);
     crate::stack::with_stack("eqfuse-parse", stack, f)
 }

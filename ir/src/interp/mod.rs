@@ -43,7 +43,8 @@ use std::time::Instant;
 /// step returns stay small.
 pub(crate) type R<T> = std::result::Result<T, Box<Error>>;
 
-/// Stack size of the evaluation thread: ample for the deepest nesting allowed (2000 levels) in a debug build.
+/// Stack size of the evaluation thread: ample for the deepest nesting allowed (2000 levels)
+/// in a debug build.
 const EVAL_STACK_BYTES: usize = 256 << 20;
 
 /// Runs a checked program on `inputs` (by name) with the default [`Limits`]; returns the

@@ -140,6 +140,8 @@ struct Context {
     types: HashMap<String, Type>,
     /// The program's top-level functions (`let f = \x -> ...`).
     funcs: HashMap<String, Item>,
+    /// Their places in the program (a function's definition comes after those it calls).
+    func_order: HashMap<String, usize>,
     /// The program's size names.
     sizes: Vec<String>,
     /// Sizes made up for dimensions with no name: (array, axis).
@@ -151,10 +153,12 @@ impl Context {
         let mut types: HashMap<String, Type> =
             checked.inputs.iter().map(|(n, t)| (n.clone(), t.clone())).collect();
         let mut funcs = HashMap::new();
-        for it in &checked.program.items {
+        let mut func_order = HashMap::new();
+        for (k, it) in checked.program.items.iter().enumerate() {
             if let Item::Let { name, value, .. } = it {
                 if matches!(value.kind, ExprKind::Lambda { .. }) {
                     funcs.insert(name.clone(), it.clone());
+                    func_order.insert(name.clone(), k);
                     continue;
                 }
             }
@@ -164,7 +168,7 @@ impl Context {
             }
         }
         let sizes = checked.sizes.clone();
-        Context { types, funcs, sizes, fresh: HashMap::new() }
+        Context { types, funcs, func_order, sizes, fresh: HashMap::new() }
     }
 
     /// The items of a piece with no loop, as a program whose outputs are its own outputs and
@@ -366,19 +370,21 @@ impl Context {
             }
             i += 1;
         }
-        // the program's own functions read names too: done by the loop above, as each was
-        // put first and is read in turn only when it comes before `i`: read them now
-        for f in &fns {
-            if let Some(Item::Let { value, .. }) = self.funcs.get(f) {
-                let mut free = Vec::new();
-                free_names(value, &mut free);
-                for n in free {
-                    if !defined.contains(&n) && !reads.contains(&n) && !fns.contains(&n) {
-                        reads.push(n);
-                    }
-                }
+        // the functions' own reads, transitively (a function may call another): every
+        // function among them goes first too, in the program's order, and the rest are read
+        let closed = self.with_function_reads(fns.iter().cloned().collect());
+        let mut called: Vec<&String> = closed.iter().filter(|n| self.funcs.contains_key(*n)).collect();
+        called.sort_by_key(|n| self.func_order[*n]);
+        let mut rest: Vec<String> = closed.iter().filter(|n| !self.funcs.contains_key(*n)).cloned().collect();
+        rest.sort();
+        for n in rest {
+            if !defined.contains(&n) && !reads.contains(&n) {
+                reads.push(n);
             }
         }
+        items.drain(..fns.len());
+        let defs: Vec<Item> = called.iter().map(|n| self.funcs[*n].clone()).collect();
+        items.splice(0..0, defs);
         let mut inputs: Vec<Item> = Vec::new();
         let mut dims_named: HashSet<String> = HashSet::new();
         let mut scalar_sizes: Vec<String> = Vec::new();
