@@ -76,6 +76,17 @@ input b : f32[w]
 output o = generate [h, w] (\\i j -> sin t[i, j] + cos (t[i, j] * b[j]) * tan b[j])
 ";
 
+/// Reductions of trigonometry along rows (a sum whose elements are multiples of 1/8, exact in
+/// any order; a maximum; a minimum by a lambda the optimiser does not know to commute) and of
+/// a whole array.
+const TRIG_REDUCE: &str = "input t : f32[h, v]
+input x : f32[n]
+output s = reduce (+) 0 (generate [h, v] (\\i j -> floor (sin t[i, j] * 8.0) / 8.0))
+output m = reduce max (-inf) (generate [h, v] (\\i j -> cos (t[i, j] * 3.0)))
+output l = reduce (\\a b -> if b < a then b else a) inf (generate [h, v] (\\i j -> tan t[i, j]))
+output a = reduce (+) 0 (map (\\y -> floor (cos y * 8.0) / 8.0) x)
+";
+
 fn plan_of(src: &str) -> eqfuse::ir::plan::Plan {
     let p = eqfuse::parse(src).unwrap();
     eqfuse::optimize(&p, &OptimizeOptions::default()).unwrap().result.plan
@@ -324,5 +335,36 @@ fn trigonometry_with_huge_arguments_in_some_blocks_gives_the_reference_bits() {
         let mut inputs = Arrays::new();
         inputs.insert("p".into(), Value::from(ndarray::Array::from_shape_vec([h, v], p).unwrap().into_dyn()));
         agree_bits(TRIG_FLAT, &inputs, &format!("seed {seed}: flat [{h}, {v}]"));
+    }
+}
+
+#[test]
+fn reductions_of_trigonometry_walk_blocks_in_two_versions_and_give_the_reference_bits() {
+    let source = source_of(TRIG_REDUCE);
+    assert!(source.contains("_elem_m(") && source.contains("xb0["), "no two-version reduction: {source}");
+    let (seed, mut next) = rng();
+    let huge = [1e30f32, 3e9, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, -1e30, 4.3e8];
+    let small = |n: usize, next: &mut dyn FnMut() -> u64| -> Vec<f32> {
+        (0..n).map(|_| ((next() % 20_001) as f32 - 10_000.0) / 64.0).collect()
+    };
+    // rows shorter than the accumulators, rows of several blocks with a partial last one
+    for (h, v, n) in [(3, 300, 7), (2, 5, 5 * 256 + 37), (70, 600, 64), (1, 5 * 256 + 37, 256), (40, 20, 1)] {
+        for with_huge in [false, true] {
+            let mut t = small(h * v, &mut next);
+            let mut x = small(n, &mut next);
+            if with_huge {
+                for p in [0, h * v / 2, h * v - 1, (next() % (h * v) as u64) as usize] {
+                    t[p] = huge[(next() % huge.len() as u64) as usize];
+                }
+                x[(next() % n as u64) as usize] = huge[(next() % huge.len() as u64) as usize];
+            }
+            let mut inputs = Arrays::new();
+            inputs.insert(
+                "t".into(),
+                Value::from(ndarray::Array::from_shape_vec([h, v], t).unwrap().into_dyn()),
+            );
+            inputs.insert("x".into(), Value::from(ndarray::Array::from_vec(x).into_dyn()));
+            agree_bits(TRIG_REDUCE, &inputs, &format!("seed {seed}: [{h}, {v}], [{n}], huge {with_huge}"));
+        }
     }
 }

@@ -348,7 +348,7 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     } else {
         Fast::None
     };
-    if reds.is_empty() && edges.is_none() && !columns && !tiles && two_version::calls_f32_trig(&k.elem) {
+    if edges.is_none() && !columns && !tiles && two_version::calls_f32_trig(&k.elem) {
         u.medium_elem()?;
     }
     let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges, fast);
@@ -413,6 +413,9 @@ fn run_entry(
     let body = |ind: &str, fold: &dyn Fn(usize) -> String, elem: &str| point(ind, fold, elem, "ok", "");
     // a point of a generate-only kernel (the two-version walk's)
     let gen = |ind: &str, elem: &str, ok: &str, extra: &str| point(ind, &|_| String::new(), elem, ok, extra);
+    // a point of the two-version walk of a reduction: its elements kept in the block's buffers
+    let keep = |i: usize| if reds.contains(&i) { format!("xb{i}[iL - jb] = x{i};") } else { String::new() };
+    let store = |ind: &str, elem: &str, ok: &str, extra: &str| point(ind, &keep, elem, ok, extra);
     if let Fast::Whole(text) = &fast {
         e.push_str(text);
     }
@@ -425,7 +428,7 @@ fn run_entry(
             w!(e, "    const long long i{d} = 0;");
         }
         if u.medium {
-            two_version::blocks(&mut e, "    ", "r0 * L", "r1 * L", &gen);
+            two_version::blocks(&mut e, "    ", "r0 * L", "r1 * L", &gen, &|_| String::new());
         } else {
             w!(e, "    for (long long iL = r0 * L; iL < r1 * L; ++iL) {{");
             e.push_str(&body("      ", &|_| String::new(), "elem"));
@@ -448,30 +451,53 @@ fn run_entry(
         // independent accumulators: element j into accumulator j mod W (every component
         // of a group's in its own array), combined in order at the end
         let wn = reds.iter().map(|&i| accumulators(types[i].size_bytes())).max().unwrap_or(16);
+        w!(e, "    const long long jstart = j;");
         for &i in &reds {
             w!(e, "    {} acc{i}[{wn}];", cty(types[i]));
             w!(e, "    for (int w = 0; w < {wn}; ++w) acc{i}[w] = ne{i};");
         }
-        w!(e, "    for (; j + {wn} <= j1; j += {wn}) {{");
-        w!(e, "      for (int w = 0; w < {wn}; ++w) {{");
-        w!(e, "        const long long iL = j + w;");
-        e.push_str(&body(
-            "        ",
-            &|i| match widths[i] {
-                0 => String::new(),
-                w => group_call(prefix, "op", i, w, &["acc@[w]", "x@"], "acc@[w]"),
-            },
-            "elem",
-        ));
-        w!(e, "      }}");
-        w!(e, "    }}");
+        let to_acc = |i: usize| match widths[i] {
+            0 => String::new(),
+            w => group_call(prefix, "op", i, w, &["acc@[w]", "x@"], "acc@[w]"),
+        };
+        if u.medium {
+            // blocks of both versions into buffers, whose points before `jw` (a multiple of
+            // the accumulators past `j`, as the block is) are folded as the loop below folds
+            // them; the last block's points from `jw` on are folded after, from its buffer
+            w!(e, "    const long long jw = j + (j1 - j) / {wn} * {wn};");
+            w!(e, "    long long jl = j;");
+            buffers(&mut e, u, &reds);
+            let after = |ind: &str| {
+                let mut a = String::new();
+                w!(a, "{ind}jl = jb;");
+                w!(a, "{ind}for (long long p = 0; p < (je < jw ? je : jw) - jb; p += {wn}) {{");
+                w!(a, "{ind}  for (int w = 0; w < {wn}; ++w) {{");
+                a.push_str(&from_buffers(u, &reds, &format!("{ind}    "), "p + w", &to_acc));
+                w!(a, "{ind}  }}");
+                w!(a, "{ind}}}");
+                a
+            };
+            two_version::blocks(&mut e, "    ", "j", "j1", &store, &after);
+            w!(e, "    j = jw;");
+        } else {
+            w!(e, "    for (; j + {wn} <= j1; j += {wn}) {{");
+            w!(e, "      for (int w = 0; w < {wn}; ++w) {{");
+            w!(e, "        const long long iL = j + w;");
+            e.push_str(&body("        ", &to_acc, "elem"));
+            w!(e, "      }}");
+            w!(e, "    }}");
+        }
         for &i in &reds {
             w!(e, "    {} s{i} = acc{i}[0];", cty(types[i]));
         }
+        // a row shorter than the accumulators left them all neutral: nothing to combine (a
+        // row of 20 would otherwise pay a chain of 63 folds)
+        w!(e, "    if (j > jstart) {{");
         for &(h, w) in &heads {
             let call = group_call(prefix, "op", h, w, &["s@", "acc@[w]"], "s@");
-            w!(e, "    for (int w = 1; w < {wn}; ++w) {call}");
+            w!(e, "      for (int w = 1; w < {wn}; ++w) {call}");
         }
+        w!(e, "    }}");
     } else {
         for &i in &reds {
             w!(e, "    {} s{i} = ne{i};", cty(types[i]));
@@ -499,9 +525,29 @@ fn run_entry(
         _ => vec![("j1", "elem")],
     };
     for (end, elem) in pieces {
+        if u.medium && reds.is_empty() {
+            // (no edges: one piece)
+            two_version::blocks(&mut e, "    ", "j", end, &gen, &|_| String::new());
+            continue;
+        }
+        if u.medium && commutative {
+            // the points from `jw` on, in the last block's buffers
+            w!(e, "    for (; j < {end}; ++j) {{");
+            e.push_str(&from_buffers(u, &reds, "      ", "j - jl", &fold));
+            w!(e, "    }}");
+            continue;
+        }
         if u.medium {
-            // (no reductions, no edges: one piece)
-            two_version::blocks(&mut e, "    ", "j", end, &gen);
+            // in order, a block at a time
+            buffers(&mut e, u, &reds);
+            let after = |ind: &str| {
+                let mut a = String::new();
+                w!(a, "{ind}for (long long p = 0; p < je - jb; ++p) {{");
+                a.push_str(&from_buffers(u, &reds, &format!("{ind}  "), "p", &fold));
+                w!(a, "{ind}}}");
+                a
+            };
+            two_version::blocks(&mut e, "    ", "j", end, &store, &after);
             continue;
         }
         w!(e, "    for (; j < {end}; ++j) {{");
@@ -516,6 +562,29 @@ fn run_entry(
     w!(e, "  return ok;");
     w!(e, "}}");
     e
+}
+
+/// Declares the two-version walk's buffers: one block of each reduction lane's elements.
+fn buffers(e: &mut String, u: &Unit<'_>, reds: &[usize]) {
+    for &i in reds {
+        w!(e, "    {} xb{i}[{}];", cty(u.types[i]), two_version::TRIG_BLOCK);
+    }
+}
+
+/// The reduction lanes' elements at buffer position `at` (a C expression) as `x<i>`, then
+/// `fold` of each lane.
+fn from_buffers(u: &Unit<'_>, reds: &[usize], ind: &str, at: &str, fold: &dyn Fn(usize) -> String) -> String {
+    let mut s = String::new();
+    for &i in reds {
+        w!(s, "{ind}const {} x{i} = xb{i}[{at}];", cty(u.types[i]));
+    }
+    for &i in reds {
+        let f = fold(i);
+        if !f.is_empty() {
+            w!(s, "{ind}{f}");
+        }
+    }
+    s
 }
 
 /// One element of kernel `u`'s `run` entry at inner index `iL`: the element function

@@ -8,7 +8,10 @@
 //! element function itself, whose results and failures (`ok`) replace the first pass's. So
 //! the results are the element function's, bit for bit, and a block of ordinary arguments
 //! costs the cheap path alone. Kernels of generate lanes whose points are walked as rows or as
-//! one flat loop take it; reductions, scans, tiles, column walks and edge splits keep one
+//! one flat loop take it, and so do reductions along rows: a block's elements are kept in a
+//! buffer of [`TRIG_BLOCK`] per reduction and folded from there, into the same accumulators in
+//! the same order as the one-version walk (the block is a multiple of every accumulator
+//! count), so the results do not change. Scans, tiles, column walks and edge splits keep one
 //! version.
 
 use eqfuse_ir::interp::scalar::ScalarFn;
@@ -43,9 +46,18 @@ fn block_calls_f32_trig(b: &Block, f: &Func) -> bool {
 pub(super) type Point<'a> = dyn Fn(&str, &str, &str, &str) -> String + 'a;
 
 /// Appends the walk of inner indices `[start, end)` (C expressions; `start` is read once) in
-/// blocks: each block by `<prefix>_elem_m` into `okb`, then, if it flagged an argument,
-/// again by `<prefix>_elem` into `ok`; else `okb` into `ok`.
-pub(super) fn blocks(e: &mut String, ind: &str, start: &str, end: &str, point: &Point<'_>) {
+/// blocks `[jb, je)`: each block by `<prefix>_elem_m` into `okb`, then, if it flagged an
+/// argument, again by `<prefix>_elem` into `ok`; else `okb` into `ok`; then `after` (given its
+/// indentation), which may read the block's elements where `point` kept them (a reduction
+/// folds them there, in the order of the points).
+pub(super) fn blocks(
+    e: &mut String,
+    ind: &str,
+    start: &str,
+    end: &str,
+    point: &Point<'_>,
+    after: &dyn Fn(&str) -> String,
+) {
     let b = TRIG_BLOCK;
     w!(e, "{ind}for (long long jb = {start}; jb < {end}; jb += {b}) {{");
     w!(e, "{ind}  const long long je = {end} - jb < {b} ? {end} : jb + {b};");
@@ -60,5 +72,6 @@ pub(super) fn blocks(e: &mut String, ind: &str, start: &str, end: &str, point: &
     w!(e, "{ind}  }} else {{");
     w!(e, "{ind}    ok &= okb;");
     w!(e, "{ind}  }}");
+    e.push_str(&after(&format!("{ind}  ")));
     w!(e, "{ind}}}");
 }
