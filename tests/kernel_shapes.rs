@@ -87,6 +87,21 @@ output l = reduce (\\a b -> if b < a then b else a) inf (generate [h, v] (\\i j 
 output a = reduce (+) 0 (map (\\y -> floor (cos y * 8.0) / 8.0) x)
 ";
 
+/// Loops inside element functions, each kernel's only loop: 40 steps calling `sin`, a loop
+/// over two dimensions reading the indices and a count known only at run time, a tuple state
+/// reading a scalar input.
+const LOCKSTEP: &str = "input x : f32[n]
+output y = map (\\v -> iterate 40 (\\s -> 0.5 * s + 0.25 * sin s) v) x
+";
+const LOCKSTEP_ROWS: &str = "input t : f32[h, w]
+input k : i64
+output g = generate [h, w] (\\i j -> iterate k (\\s -> s * 0.5 + f32 (i + j)) t[i, j])
+";
+const LOCKSTEP_TUPLE: &str = "input x : f32[n]
+input c : f32
+output z = map (\\v -> let (a, b) = iterate 100 (\\s -> let (p, q) = s in (p * 0.5 + q, q * 0.75 + c)) (v, v * 2.0) in a - b) x
+";
+
 fn plan_of(src: &str) -> eqfuse::ir::plan::Plan {
     let p = eqfuse::parse(src).unwrap();
     eqfuse::optimize(&p, &OptimizeOptions::default()).unwrap().result.plan
@@ -366,5 +381,51 @@ fn reductions_of_trigonometry_walk_blocks_in_two_versions_and_give_the_reference
             inputs.insert("x".into(), Value::from(ndarray::Array::from_vec(x).into_dyn()));
             agree_bits(TRIG_REDUCE, &inputs, &format!("seed {seed}: [{h}, {v}], [{n}], huge {with_huge}"));
         }
+    }
+}
+
+#[test]
+fn a_loop_in_an_element_function_walks_blocks_in_lockstep_vectorised() {
+    let source = source_of(LOCKSTEP);
+    let entry = run_entry(&source);
+    insta::assert_snapshot!("lockstep_run", entry);
+    // two versions (sin): each step over a whole block, the cheap one vectorised
+    let steps = lines_of(&source, "for (long long q = 0; q < 256; ++q) {");
+    assert_eq!(steps.len(), 2, "{entry}");
+    let dir = common::scratch("kernel_shapes_lockstep");
+    let vec = vectorised_lines(&source, &dir);
+    assert!(vec.contains(&steps[0]), "the cheap step at line {} is not vectorised: {vec:?}", steps[0]);
+    for src in [LOCKSTEP_ROWS, LOCKSTEP_TUPLE] {
+        assert!(run_entry(&source_of(src)).contains("_step("), "no lockstep walk: {src}");
+    }
+}
+
+#[test]
+fn loops_walked_in_lockstep_give_the_reference_bits() {
+    let (seed, mut next) = rng();
+    let huge = [1e30f32, 3e9, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, -1e30, 4.3e8];
+    let small = |n: usize, next: &mut dyn FnMut() -> u64| -> Vec<f32> {
+        (0..n).map(|_| ((next() % 20_001) as f32 - 10_000.0) / 64.0).collect()
+    };
+    // blocks of 256 points: whole ones, a partial last one, fewer points than a block
+    for n in [1, 255, 256, 5 * 256 + 37] {
+        for with_huge in [false, true] {
+            let mut x = small(n, &mut next);
+            if with_huge {
+                x[(next() % n as u64) as usize] = huge[(next() % huge.len() as u64) as usize];
+            }
+            let mut inputs = Arrays::new();
+            inputs.insert("x".into(), Value::from(ndarray::Array::from_vec(x).into_dyn()));
+            agree_bits(LOCKSTEP, &inputs, &format!("seed {seed}: [{n}], huge {with_huge}"));
+            inputs.insert("c".into(), Value::from(ndarray::arr0(0.375f32).into_dyn()));
+            agree_bits(LOCKSTEP_TUPLE, &inputs, &format!("seed {seed}: tuple [{n}]"));
+        }
+    }
+    for (h, w, k) in [(3, 300, 25i64), (2, 5, 0), (70, 600, 3), (1, 257, -2)] {
+        let mut inputs = Arrays::new();
+        let t = small(h * w, &mut next);
+        inputs.insert("t".into(), Value::from(ndarray::Array::from_shape_vec([h, w], t).unwrap().into_dyn()));
+        inputs.insert("k".into(), Value::from(ndarray::arr0(k).into_dyn()));
+        agree_bits(LOCKSTEP_ROWS, &inputs, &format!("seed {seed}: [{h}, {w}], {k} steps"));
     }
 }

@@ -305,6 +305,23 @@ fn calls_math(b: &Block) -> bool {
     })
 }
 
+/// The count a loop of `func` (its `count` register, its `body`) is unrolled by in C
+/// ([`Emitter::unroll`]): `None` where it stays a loop.
+pub(crate) fn unroll_count(func: &Func, count: Reg, body: &Block) -> Option<i64> {
+    if calls_math(body) {
+        return None;
+    }
+    let mut defs = Vec::new();
+    definitions(&func.body, count, &mut defs);
+    let n = match defs.as_slice() {
+        [Inst::Const { value: Scalar::I64(n), .. }] => *n,
+        [Inst::Const { value: Scalar::I32(n), .. }] => i64::from(*n),
+        _ => return None,
+    };
+    let size = i64::try_from(insts_in(body)).ok()?;
+    (n > 0 && n <= UNROLL_MAX_COUNT && n.saturating_mul(size) <= UNROLL_MAX_INSTS).then_some(n)
+}
+
 /// The instructions in `b`, nested blocks included.
 fn insts_in(b: &Block) -> usize {
     b.insts
@@ -318,7 +335,7 @@ fn insts_in(b: &Block) -> usize {
 }
 
 /// Every instruction in `b` (nested blocks included) that writes register `r`.
-fn definitions<'b>(b: &'b Block, r: Reg, out: &mut Vec<&'b Inst>) {
+pub(crate) fn definitions<'b>(b: &'b Block, r: Reg, out: &mut Vec<&'b Inst>) {
     for inst in &b.insts {
         if inst.dsts().contains(&r) || matches!(inst, Inst::Loop { vars, .. } if vars.contains(&r)) {
             out.push(inst);
@@ -570,18 +587,10 @@ impl Emitter<'_, '_> {
     /// [`UNROLL_MAX_INSTS`] instructions, and the body calls none of the math functions
     /// ([`calls_math`]): such a loop stays a loop in C.
     fn unroll(&self, count: Reg, body: &Block) -> Option<i64> {
-        if self.cx.layout.dialect() != Dialect::C || calls_math(body) {
+        if self.cx.layout.dialect() != Dialect::C {
             return None;
         }
-        let mut defs = Vec::new();
-        definitions(&self.func.body, count, &mut defs);
-        let n = match defs.as_slice() {
-            [Inst::Const { value: Scalar::I64(n), .. }] => *n,
-            [Inst::Const { value: Scalar::I32(n), .. }] => i64::from(*n),
-            _ => return None,
-        };
-        let size = i64::try_from(insts_in(body)).ok()?;
-        (n > 0 && n <= UNROLL_MAX_COUNT && n.saturating_mul(size) <= UNROLL_MAX_INSTS).then_some(n)
+        unroll_count(self.func, count, body)
     }
 
     /// Whether a read of `array` at `index`, writing `dst`, needs no check: each index is

@@ -18,6 +18,7 @@ macro_rules! w {
 }
 
 mod columns;
+mod lockstep;
 mod scan;
 mod staged;
 mod tiles;
@@ -61,6 +62,9 @@ struct Unit<'a> {
     /// Whether `<prefix>_elem_m` was emitted: the `run` entry walks its rows in two
     /// versions ([`two_version`]).
     medium: bool,
+    /// The element function split at its loop: the `run` entry walks its points in lockstep
+    /// ([`lockstep`]).
+    lockstep: Option<lockstep::Split>,
 }
 
 impl Unit<'_> {
@@ -85,25 +89,38 @@ impl Unit<'_> {
         Ok(())
     }
 
-    /// Emits the element function as `<prefix>_elem_m`, its `f32` `sin`, `cos`, `tan` by
-    /// their medium path ([`emit_medium_trig`]); its unchecked reads are the element
-    /// function's, listed already.
-    fn medium_elem(&mut self) -> Result<(), String> {
-        let fname = format!("{}_elem_m", self.prefix);
+    /// Emits `f` as `<prefix>_<suffix>_m`, its `f32` `sin`, `cos`, `tan` by their medium
+    /// path ([`emit_medium_trig`]); `elem`: the element function, whose unchecked reads are
+    /// listed already.
+    fn medium(&mut self, suffix: &str, f: &Func, elem: bool) -> Result<(), String> {
+        let fname = format!("{}_{suffix}_m", self.prefix);
         let mut reads = Vec::new();
         let mut cx = FnCtx {
             plan: self.plan,
             host: self.host,
             layout: &mut self.layout,
-            in_space: Some(&mut reads),
+            in_space: elem.then_some(&mut reads),
             tile: &[],
             margins: &[],
             space: &self.k.space,
         };
-        let text = emit_medium_trig(&mut cx, &fname, &self.k.elem)?;
-        w!(self.funcs, "// the element function with the medium path of sin, cos, tan");
+        let text = emit_medium_trig(&mut cx, &fname, f)?;
+        w!(self.funcs, "// {suffix} with the medium path of sin, cos, tan");
         self.funcs.push_str(&text);
         self.medium = true;
+        Ok(())
+    }
+
+    /// Emits the element function split at its loop for the lockstep walk (with `medium`,
+    /// also with the medium path of `sin`, `cos`, `tan`).
+    fn lockstep(&mut self, split: lockstep::Split, medium: bool) -> Result<(), String> {
+        for (suffix, f) in [("pre", &split.pre), ("step", &split.step), ("post", &split.post)] {
+            self.func(suffix, f, &format!("the element function's {suffix} its loop (lockstep)"), false)?;
+            if medium {
+                self.medium(suffix, f, false)?;
+            }
+        }
+        self.lockstep = Some(split);
         Ok(())
     }
 
@@ -159,6 +176,7 @@ pub(crate) fn generate(
         reduce,
         margins: Vec::new(),
         medium: false,
+        lockstep: None,
     };
     u.func("elem", &k.elem, "the element function", true)?;
     match kind {
@@ -348,9 +366,17 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
     } else {
         Fast::None
     };
-    if edges.is_none() && !columns && !tiles && two_version::calls_f32_trig(&k.elem) {
-        u.medium_elem()?;
-    }
+    let trig = edges.is_none() && !columns && !tiles && two_version::calls_f32_trig(&k.elem);
+    let split = if reds.is_empty() && edges.is_none() && !tiles { lockstep::split(&k.elem) } else { None };
+    let fast = if let Some(split) = split {
+        u.lockstep(split, trig)?;
+        Fast::None
+    } else {
+        if trig {
+            u.medium("elem", &k.elem, true)?;
+        }
+        fast
+    };
     let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges, fast);
     let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
     let order = match (columns, tiles) {
@@ -525,6 +551,12 @@ fn run_entry(
         _ => vec![("j1", "elem")],
     };
     for (end, elem) in pieces {
+        if let Some(split) = &u.lockstep {
+            // (no reductions, no edges: one piece)
+            let names = lockstep::Names { prefix, inner, outs, lanes: types };
+            lockstep::walk(&mut e, "    ", "j", end, split, &names, u.medium);
+            continue;
+        }
         if u.medium && reds.is_empty() {
             // (no edges: one piece)
             two_version::blocks(&mut e, "    ", "j", end, &gen, &|_| String::new());

@@ -667,6 +667,44 @@ impl Inst {
         }
     }
 
+    /// Renames every register this instruction reads or writes by `f`, its nested blocks'
+    /// included.
+    pub fn map_regs(&mut self, f: &impl Fn(Reg) -> Reg) {
+        let block = |b: &mut Block| {
+            for j in &mut b.insts {
+                j.map_regs(f);
+            }
+        };
+        match self {
+            Inst::Const { dst, .. } | Inst::Load { dst, .. } => *dst = f(*dst),
+            Inst::Unary { dst, a, .. } => (*dst, *a) = (f(*dst), f(*a)),
+            Inst::Binary { dst, a, b, .. } => (*dst, *a, *b) = (f(*dst), f(*a), f(*b)),
+            Inst::Call { dst, args, .. } => {
+                *dst = f(*dst);
+                args.iter_mut().for_each(|r| *r = f(*r));
+            }
+            Inst::Read { dst, index, .. } => {
+                *dst = f(*dst);
+                index.iter_mut().for_each(|r| *r = f(*r));
+            }
+            Inst::Dim { dst, axis, .. } => (*dst, *axis) = (f(*dst), f(*axis)),
+            Inst::If { dst, cond, then_block, then_ret, else_block, else_ret } => {
+                (*dst, *cond, *then_ret, *else_ret) = (f(*dst), f(*cond), f(*then_ret), f(*else_ret));
+                block(then_block);
+                block(else_block);
+            }
+            Inst::Loop { dsts, count, inits, vars, body, nexts } => {
+                *count = f(*count);
+                for r in
+                    dsts.iter_mut().chain(inits.iter_mut()).chain(vars.iter_mut()).chain(nexts.iter_mut())
+                {
+                    *r = f(*r);
+                }
+                block(body);
+            }
+        }
+    }
+
     /// The registers this instruction writes (nested blocks' own registers not included).
     pub fn dsts(&self) -> Vec<Reg> {
         match self {
