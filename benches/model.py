@@ -5,19 +5,29 @@ table gives predicted against measured times, and the summary the Spearman rank 
 of predicted and measured times over every (program, plan) pair, and the programs whose
 optimised plan is measurably slower than the unfused one.
 
-    python3 benches/model.py [path/to/eqfuse] [--min-time-ms MS] [--filter TEXT]
+    python3 benches/model.py [path/to/eqfuse] [--min-time-ms MS] [--filter TEXT] [--skip TEXT]...
 
 Sizes: a phrasing set's `bench` sizes; for other programs every size name is given so
 that its largest input has about 2^22 elements (a name's extent is the smallest that any
 input's rank asks of it). Inputs are `--random-inputs 1` (floats in [0, 1), integers in
 0..16); a program that fails on them (offsets that must be sorted, say) is listed as
 skipped. One run; a benchmark, never a test.
+
+MODEL_CAP_S (default 60) caps each program's time, in seconds: its `check`, `explain` and
+`bench` together (the unfused integer matrix products of the conformance suite take minutes
+each). A program over the cap is stopped (its process group killed), listed as skipped with
+the reason, and the run goes on. `--skip TEXT` (repeatable) leaves out every program whose
+path or label contains TEXT; `--filter TEXT` keeps only those whose label contains it.
 """
 import argparse
 import json
+import os
 import pathlib
 import re
+import signal
 import subprocess
+import sys
+import time
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -30,6 +40,32 @@ SIZES = {
     # quadratic work: all pairs of bodies
     "examples/nbody.eqf": {"n": 4096},
 }
+
+
+class OverCap(Exception):
+    """A program ran past its MODEL_CAP_S."""
+
+
+def run_capped(args, deadline):
+    """`subprocess.run(args)`, text output captured, killed (its whole process group: the
+    C compiler `eqfuse` may have started too) at `deadline` (`time.monotonic()`)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise OverCap()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=left)
+    except BaseException as e:  # the cap, or Ctrl-C: the child is in a session of its own
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise OverCap() from None
+        raise
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
 def programs():
@@ -49,9 +85,9 @@ def programs():
     return out
 
 
-def guess_sizes(eqfuse, path):
+def guess_sizes(eqfuse, path, deadline):
     """Every size name of `path`'s inputs, so that its largest input has ~ELEMENTS."""
-    out = subprocess.run([eqfuse, "check", str(path)], capture_output=True, text=True).stdout
+    out = run_capped([eqfuse, "check", str(path)], deadline).stdout
     sizes = {}
     for m in re.finditer(r"^\s+input\s+\w+\s*:\s*\w+\[([^\]]*)\]", out, re.M):
         names = [n.strip() for n in m.group(1).split(",")]
@@ -62,25 +98,22 @@ def guess_sizes(eqfuse, path):
     return sizes
 
 
-def predicted(eqfuse, path, sizes):
+def predicted(eqfuse, path, sizes, deadline):
     args = [eqfuse, "explain", str(path), "--json"]
     for k, v in sizes.items():
         args += ["--size", f"{k}={v}"]
-    r = subprocess.run(args, capture_output=True, text=True)
+    r = run_capped(args, deadline)
     if r.returncode != 0:
         return None
     d = json.loads(r.stdout)
     return d["predicted_s"] * 1e3, d["unfused"]["predicted_s"] * 1e3
 
 
-def measured(eqfuse, path, sizes, min_ms):
+def measured(eqfuse, path, sizes, min_ms, deadline):
     args = [eqfuse, "bench", str(path), "--random-inputs", "1", "--json", "--min-time-ms", str(min_ms)]
     for k, v in sizes.items():
         args += ["--size", f"{k}={v}"]
-    try:
-        r = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        return None, "over 300 s"
+    r = run_capped(args, deadline)
     if r.returncode != 0:
         return None, (r.stderr.strip().splitlines() or ["?"])[0][:80]
     plans = {p["plan"]: p for p in json.loads(r.stdout)["plans"]}
@@ -119,16 +152,37 @@ def main():
     ap.add_argument("eqfuse", nargs="?", default=str(ROOT / "target/release/eqfuse"))
     ap.add_argument("--min-time-ms", type=int, default=200)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--skip", action="append", default=[], metavar="TEXT",
+                    help="leave out the programs whose path or label contains TEXT (repeatable)")
     args = ap.parse_args()
-    rows, skipped = [], []
+    try:
+        cap_s = float(os.environ.get("MODEL_CAP_S", "60"))
+    except ValueError:
+        cap_s = 0.0
+    if not cap_s > 0:
+        ap.error(f"MODEL_CAP_S must be a positive number of seconds, not {os.environ['MODEL_CAP_S']!r}")
+    # the programs run in sessions of their own (so that the cap can stop a whole process
+    # group), out of reach of the terminal's signals: stop them on the way out
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+    rows, skipped, left_out, over = [], [], [], 0
     print("| program | sizes | predicted opt / unfused (ms) | measured opt / unfused (ms) | opt / unfused |")
     print("| --- | --- | ---: | ---: | ---: |")
     for label, path, sizes in programs():
         if args.filter not in label:
             continue
-        sizes = sizes if sizes is not None else guess_sizes(args.eqfuse, path)
-        pred = predicted(args.eqfuse, path, sizes)
-        meas, why = measured(args.eqfuse, path, sizes, args.min_time_ms)
+        rel = str(path.relative_to(ROOT))
+        if any(s in rel or s in label for s in args.skip):
+            left_out.append(label)
+            continue
+        deadline = time.monotonic() + cap_s
+        try:
+            sizes = sizes if sizes is not None else guess_sizes(args.eqfuse, path, deadline)
+            pred = predicted(args.eqfuse, path, sizes, deadline)
+            meas, why = measured(args.eqfuse, path, sizes, args.min_time_ms, deadline) if pred else (None, None)
+        except OverCap:
+            pred, meas, why = None, None, f"over the {cap_s:g} s cap (MODEL_CAP_S)"
+            over += 1
         if pred is None or meas is None:
             skipped.append((label, why or "explain failed"))
             continue
@@ -140,7 +194,8 @@ def main():
     m = [x for _, _, me in rows for x in me]
     slower = [(l, me[0] / me[1]) for l, _, me in rows if me[0] > 1.05 * me[1]]
     print()
-    print(f"programs timed: {len(rows)}; skipped: {len(skipped)}")
+    print(f"programs measured: {len(rows)}; skipped: {len(skipped)} ({over} over the {cap_s:g} s cap); "
+          f"left out by --skip: {len(left_out)}")
     if rows:
         print(f"Spearman rank correlation of predicted and measured (all plans): {spearman(p, m):.3f}")
         print(f"optimised only: {spearman([pr[0] for _, pr, _ in rows], [me[0] for _, _, me in rows]):.3f}")

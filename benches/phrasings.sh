@@ -1,10 +1,27 @@
 #!/usr/bin/env bash
 # The phrasing suite's measured spread (docs/phrasings.md): every member of every set of
 # tests/phrasings/ timed with `eqfuse bench` (its optimised plan, random inputs at the set's
-# `bench` sizes from set.toml), and each set's spread, max / min of its members' times (one
-# run; a timing, never a test).
+# `bench` sizes from set.toml), and each set's spread, max / min of its members' times (a
+# timing, never a test).
 #
 #   benches/phrasings.sh [SET_FILTER] [MIN_TIME_MS]
+#
+# ROUNDS (default 5) rounds per set. Within a round every member of the set is timed once
+# (one `eqfuse bench --min-time-ms MIN_TIME_MS` call, a fresh process), the members one
+# after the other, so that a noisy period of the machine falls on all of them rather than on
+# one; each round starts one member later (round 1: a b c, round 2: b c a, ...), so that no
+# member always runs first. A member's time is the median over the rounds of the per-call
+# minimum that `eqfuse bench` reports (its `min_ms`, the fastest timed run of the call): on
+# a busy machine interference only adds time, so a call's minimum moves less than its
+# median, and the median over rounds drops the calls that landed in the slow mode of
+# sub-millisecond passes over large arrays.
+#
+# "one plan": yes when every member's optimised plan (the `plan:` section of
+# `eqfuse explain PROG --size k=v ...` at the set's bench sizes) is the same up to the names
+# of arrays: input, size and intermediate array names are renamed in order of first
+# appearance before hashing. "no" lists the groups of members that share a plan. A "*" marks
+# a set where some member's plan at the bench sizes differs from its plan at the default
+# sizes, which is the plan `eqfuse bench` times (docs/explain.md, "The plan that runs").
 #
 # EQFUSE (default target/release/eqfuse) names the binary; build it first
 # (`cargo build --release`). Prints a Markdown table.
@@ -13,43 +30,116 @@ cd "$(dirname "$0")/.."
 EQFUSE=${EQFUSE:-target/release/eqfuse}
 FILTER=${1:-}
 MIN_MS=${2:-300}
-exec python3 - "$EQFUSE" "$FILTER" "$MIN_MS" <<'EOF'
-import pathlib, re, subprocess, sys, tomllib
+ROUNDS=${ROUNDS:-5}
+exec python3 - "$EQFUSE" "$FILTER" "$MIN_MS" "$ROUNDS" <<'EOF'
+import hashlib, json, pathlib, re, statistics, subprocess, sys, tomllib
 
-eqfuse, want, min_ms = sys.argv[1], sys.argv[2], sys.argv[3]
+eqfuse, want, min_ms, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+if not rounds.isdigit() or int(rounds) < 1:
+    sys.exit(f"ROUNDS must be a positive integer, not {rounds!r}")
+rounds = int(rounds)
 root = pathlib.Path("tests/phrasings")
-row = re.compile(r"^optimised\s+\d+\s+\d+\s+\S+\s+([\d.]+)(ms|s|us|µs)\s+([\d.]+)(ms|s|us|µs)")
-unit = {"s": 1e3, "ms": 1.0, "us": 1e-3, "µs": 1e-3}
+STAT = "min_ms"  # the per-call figure of `eqfuse bench --json` (see the header)
+
+def size_args(sizes):
+    return [a for k, v in sizes.items() for a in ("--size", f"{k}={v}")]
 
 def time_ms(prog, sizes):
-    args = [eqfuse, "bench", str(prog), "--random-inputs", "1", "--min-time-ms", min_ms]
-    for k, v in sizes.items():
-        args += ["--size", f"{k}={v}"]
+    """One `eqfuse bench` call: the optimised plan's per-call STAT, in ms."""
+    args = [eqfuse, "bench", str(prog), "--random-inputs", "1", "--json",
+            "--min-time-ms", min_ms, *size_args(sizes)]
     out = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    for line in out.stdout.splitlines():
-        m = row.match(line)
-        if m:
-            return float(m.group(1)) * unit[m.group(2)], float(m.group(3)) * unit[m.group(4)]
-    raise RuntimeError(f"{prog}: no timing\n{out.stdout}\n{out.stderr}")
+    if out.returncode != 0:
+        raise RuntimeError(f"{prog}: bench failed: {out.stderr.strip()[:300]}")
+    for plan in json.loads(out.stdout)["plans"]:
+        if plan["plan"] == "optimised":
+            if plan.get("not_run") or plan.get(STAT) is None:
+                raise RuntimeError(f"{prog}: optimised plan not run: {plan.get('not_run')}")
+            return float(plan[STAT])
+    raise RuntimeError(f"{prog}: no optimised plan in\n{out.stdout}")
 
-print("| set | sizes | members (min ms) | spread |")
-print("| --- | --- | --- | ---: |")
+def plan_text(prog, sizes):
+    """The `plan:` section of `explain`, array names renamed canonically."""
+    out = subprocess.run([eqfuse, "explain", str(prog), *size_args(sizes)],
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"{prog}: explain failed: {out.stderr.strip()[:300]}")
+    lines = out.stdout.splitlines()
+    start = lines.index("plan:") + 1
+    body = []
+    for line in lines[start:]:
+        if not line.startswith(" "):  # the next section (`optimised program:`)
+            break
+        body.append(line)
+    names = set()
+    for line in body:
+        m = re.match(r"\s*(?:input|size)\s+(\w+)\s*:", line)  # input xs: f32[_], size n: i64
+        if m:
+            names.add(m.group(1))
+        m = re.match(r"\s*k\d+\s.*->\s*(.+)$", line)  # k1 reduce over [n, m] -> e, z
+        if m:
+            names.update(n.strip() for n in m.group(1).split(","))
+        m = re.match(r"\s*(\w+)\s*:\s*\w+\[.*\]\s*=", line)  # e: f32[_, _] = generate r5
+        if m:
+            names.add(m.group(1))
+    canon = {}
+    def rename(m):
+        w = m.group(0)
+        if w not in names:
+            return w
+        return canon.setdefault(w, f"v{len(canon)}")
+    return "\n".join(re.sub(r"\b\w+\b", rename, line) for line in body)
+
+def digest(text):
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+print(f"rounds: {rounds} (ROUNDS); min time per call: {min_ms} ms; a member's time: the median "
+      f"over the rounds of `eqfuse bench`'s per-call {STAT.removesuffix('_ms')}")
+print()
+print(f"| set | sizes | members (median of {rounds} rounds' min ms) | spread | one plan |")
+print("| --- | --- | --- | ---: | --- |")
 for d in sorted(p for p in root.iterdir() if p.is_dir()):
     if want and want not in d.name:
         continue
     cfg = tomllib.loads((d / "set.toml").read_text())
     sizes = cfg.get("bench", cfg.get("sizes", {}))
-    times = []
-    for prog in sorted(d.glob("*.eqf")):
+    progs = sorted(d.glob("*.eqf"))
+    # one plan? (cheap: explain takes milliseconds)
+    plans, moved = {}, False
+    for prog in progs:
         try:
-            lo, _median = time_ms(prog, sizes)
-            times.append((prog.stem, lo))
-        except Exception as e:  # a member that fails is reported, the others still run
-            times.append((prog.stem, float("nan")))
+            text = plan_text(prog, sizes)
+            moved |= text != plan_text(prog, {})
+            plans[prog.stem] = digest(text)
+        except Exception as e:
+            plans[prog.stem] = None
             print(f"<!-- {e} -->", file=sys.stderr)
+    # R rounds, the members interleaved within each round
+    samples = {prog.stem: [] for prog in progs}
+    for r in range(rounds):
+        k = r % len(progs)
+        for prog in progs[k:] + progs[:k]:
+            try:
+                samples[prog.stem].append(time_ms(prog, sizes))
+            except Exception as e:  # a member that fails is reported, the others still run
+                print(f"<!-- round {r + 1}: {e} -->", file=sys.stderr)
+    times = [(n, statistics.median(s) if s else float("nan")) for n, s in samples.items()]
     ok = [t for _, t in times if t == t]
     spread = max(ok) / min(ok) if len(ok) == len(times) and min(ok) > 0 else float("nan")
     members = ", ".join(f"{n} {t:.3f}" for n, t in times)
+    short = [n for n, s in samples.items() if 0 < len(s) < rounds]
+    if short:
+        members += " (" + ", ".join(f"{n}: {len(samples[n])} of {rounds} rounds" for n in short) + ")"
+    groups = {}
+    for n, h in plans.items():
+        groups.setdefault(h, []).append(n)
+    if None in groups:
+        one = "?"
+    elif len(groups) == 1:
+        one = "yes"
+    else:
+        one = "no: " + " / ".join(" ".join(g) for g in groups.values())
+    one += " *" if moved else ""
     size_text = " ".join(f"{k}={v}" for k, v in sizes.items())
-    print(f"| {d.name} | {size_text} | {members} | {spread:.2f} |", flush=True)
+    print(f"| {d.name} | {size_text} | {members} | {spread:.2f} | {one} |", flush=True)
 EOF
