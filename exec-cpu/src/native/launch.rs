@@ -39,10 +39,10 @@ pub(crate) enum Split {
     Rows { per_task: usize },
     /// Each row in `segs` segments of `seg` elements; partial results, then combined.
     Segments { seg: usize, segs: usize },
-    /// Every row in each call (a kernel that folds its rows side by side:
+    /// Groups of `group` rows in each call (a kernel that folds its rows side by side:
     /// `Order::Columns`), the innermost dimension in `segs` segments of
     /// `seg` elements; partial results, then combined.
-    Columns { seg: usize, segs: usize },
+    Columns { seg: usize, segs: usize, group: usize },
     /// Blocks of `rows_per` rows by `seg` inner indices, one call each (a kernel of
     /// generate lanes that walks tiles: `Order::Tiles`).
     Tiles { rows_per: usize, seg: usize },
@@ -246,7 +246,7 @@ impl Entry {
                 });
             }
             // a scan is never split by columns (only kernels of reductions are)
-            Split::Segments { seg, segs } | Split::Columns { seg, segs } => {
+            Split::Segments { seg, segs } | Split::Columns { seg, segs, .. } => {
                 let carry = Carries::new(&sc.tys, rows * segs);
                 let seg_range = |t: usize| {
                     let (row, s) = (t / segs, t % segs);
@@ -412,19 +412,24 @@ impl Entry {
                 }
                 drop(parts);
             }
-            Split::Columns { seg, segs } => {
-                // call `s` writes its rows' partials at `[s * rows, (s + 1) * rows)`
+            Split::Columns { seg, segs, group } => {
+                // the call of segment `s` and group `g` writes its rows' partials at
+                // `s * rows + [g * group, (g + 1) * group)`
                 let mut parts: Vec<Col> = self.partials(rows * segs);
                 let part_base: Vec<Ptr> = parts.iter_mut().map(|c| Ptr(col_ptr(c) as *mut u8)).collect();
-                (0..segs).into_par_iter().for_each(|s| {
+                let groups = rows.div_ceil(group.max(1));
+                (0..segs * groups).into_par_iter().for_each(|t| {
                     if stopped(cancel, &ok) {
                         return;
                     }
+                    let (s, g) = (t / groups, t % groups);
                     let j0 = s * seg;
                     let j1 = (j0 + seg).min(len);
-                    let red = self.slots(&part_base, s * rows);
-                    // segment `s` of every row, and its partial slots, are this call's alone
-                    if !self.run(a.get() as *const u64, 0, rows, j0, j1, &red) {
+                    let (r0, r1) = (g * group, ((g + 1) * group).min(rows));
+                    let red = self.slots(&part_base, s * rows + r0);
+                    // segment `s` of rows `[r0, r1)`, and their partial slots, are this call's
+                    // alone
+                    if !self.run(a.get() as *const u64, r0, r1, j0, j1, &red) {
                         ok.store(false, Ordering::Relaxed);
                     }
                 });

@@ -289,11 +289,21 @@ fn run_native(
         Entries::Lanes { order, .. } => *order,
         _ => Order::Rows,
     };
-    let split = if order == Order::Columns && (2..=eqfuse_codegen::c::COLUMNS).contains(&rows) {
-        // every row in each call, the innermost dimension split so that a call has about
-        // `segment` points
-        let seg = (segment / rows).max(1);
-        launch::Split::Columns { seg, segs: len.div_ceil(seg).max(1) }
+    let columns = eqfuse_codegen::c::COLUMNS;
+    // whole rows to a call of up to `8 * segment` points
+    let whole = (8 * segment / len.max(1)).clamp(1, columns);
+    let split = if order == Order::Columns && rows > 1 && whole >= rows.min(64) {
+        // short rows: whole rows, at least 64 of them (or all) side by side in a call (no
+        // partial results)
+        launch::Split::Rows { per_task: whole }
+    } else if order == Order::Columns && rows > 1 {
+        // groups of up to `COLUMNS` rows in each call, so that a step of the walk reads a long
+        // run of neighbours; the innermost dimension split so that a call has about `segment`
+        // points, and at least 64 steps (each call's partials are written, transposed and
+        // folded again; a last group of one row walks as a row)
+        let group = rows.min(columns);
+        let seg = (segment / group).max(64);
+        launch::Split::Columns { seg, segs: len.div_ceil(seg).max(1), group }
     } else if order == Order::Tiles && rows > 1 {
         // blocks of the space: many rows and many inner indices to a call
         let rows_per = rows.min(eqfuse_codegen::c::TILE_ROWS);

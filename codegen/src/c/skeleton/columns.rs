@@ -11,8 +11,12 @@ use crate::cty;
 use eqfuse_ir::types::ElemType;
 use std::fmt::Write as _;
 
-/// The most rows of the space folded side by side (accumulators on the stack).
-pub const COLUMNS: usize = 64;
+/// The most rows of the space folded side by side (accumulators on the stack: 16 KiB a lane
+/// at most). Many rows make a step of the walk a long run of neighbours in memory (a row of a
+/// 2048-column matrix in one step, where 64 made each step a new page: column sums of a
+/// `[2048, 2048]` `f32` matrix went from 2.5 to 1.0 ms); the executor gives a call that
+/// many rows and splits the inner dimension instead.
+pub const COLUMNS: usize = 2048;
 
 /// The text placed at the start of a `run` entry (after `L`, the innermost extent) of a
 /// kernel over a 2-d space whose lanes are all reductions of one component (element types
