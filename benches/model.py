@@ -39,6 +39,11 @@ SIZES = {
     "benches/v2/jacobi.eqf": {"h": 1024, "w": 1024},
     # quadratic work: all pairs of bodies
     "examples/nbody.eqf": {"n": 4096},
+    # cubic work: matrix products at 512 (2048, from the 2^22 elements, takes minutes unfused)
+    "examples/matmul.eqf": {"n": 512, "k": 512, "m": 512},
+    "tests/conformance/int_matmul/program.eqf": {"n": 512, "k": 512, "m": 512},
+    "tests/conformance/matmul/program.eqf": {"n": 512, "k": 512, "m": 512},
+    "tests/conformance/matmul_transposed/program.eqf": {"n": 512, "k": 512, "m": 512},
 }
 
 

@@ -19,7 +19,8 @@
 # "one plan": yes when every member's optimised plan (the `plan:` section of
 # `eqfuse explain PROG --size k=v ...` at the set's bench sizes) is the same up to the names
 # of arrays: input, size and intermediate array names are renamed in order of first
-# appearance before hashing. "no" lists the groups of members that share a plan. A "*" marks
+# appearance before hashing, and a kernel written as a `map` counts as the `generate` it
+# compiles to. "no" lists the groups of members that share a plan. A "*" marks
 # a set where some member's plan at the bench sizes differs from its plan at the default
 # sizes, which is the plan `eqfuse bench` times (docs/explain.md, "The plan that runs").
 #
@@ -88,6 +89,9 @@ def plan_text(prog, sizes):
         if w not in names:
             return w
         return canon.setdefault(w, f"v{len(canon)}")
+    # a kernel's kind word (`map over`, `generate over`) is how it was written, not what
+    # runs: both are generate lanes, compiled alike
+    body = [re.sub(r"^(\s*k\d+ )map over", r"\1generate over", line) for line in body]
     return "\n".join(re.sub(r"\b\w+\b", rename, line) for line in body)
 
 def digest(text):
