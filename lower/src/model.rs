@@ -150,10 +150,7 @@ fn default_gemm() -> f64 {
 
 impl CostParams {
     /// A CPU of a few cores: ~20 GB/s, ~20 µs per parallel pass, a few Gop/s of scalar
-    /// arithmetic, transcendentals at the speed of the generated code's vectorised `f32`
-    /// math on two cores (1.5e9 a second: 40 steps of `0.5 * x + 0.25 * sin x` over 4M
-    /// points in 91 ms; `libm`'s speed, 2.5e8 until 2026-11-30, priced math-heavy programs
-    /// three to eight times too slow against memory-bound ones).
+    /// arithmetic, libm-speed transcendentals.
     pub fn cpu_default() -> CostParams {
         CostParams {
             name: "cpu default".into(),
@@ -162,7 +159,7 @@ impl CostParams {
             flop: 8e9,
             div: 2e9,
             sqrt: 2e9,
-            transcendental: 1.5e9,
+            transcendental: 2.5e8,
             int: 8e9,
             compare: 8e9,
             gather: 2e9,
