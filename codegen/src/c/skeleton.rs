@@ -356,27 +356,24 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
         k.space.len() == 2 && !reds.is_empty() && widths.iter().all(|&w| w == 1) && k.elem.walks_columns();
     // generate lanes over a 2-d space reading across rows (a transposition) walk tiles
     let tiles = k.space.len() == 2 && reds.is_empty() && edges.is_none() && k.elem.walks_columns();
+    // generate lanes around one loop walk a block of points through each step together
+    let split = if reds.is_empty() && edges.is_none() && !tiles { lockstep::split(&k.elem) } else { None };
     let fast = if columns {
         Fast::Whole(columns::columns_path(&u.prefix, &u.types))
     } else if tiles {
         let outs: Vec<String> = outs.iter().flatten().cloned().collect();
         Fast::Whole(tiles::tiles_path(&u.prefix, &u.types, &outs))
-    } else if reds.is_empty() && edges.is_none() {
+    } else if reds.is_empty() && edges.is_none() && split.is_none() {
         flat_condition(&mut u, &exts).map_or(Fast::None, Fast::Flat)
     } else {
         Fast::None
     };
     let trig = edges.is_none() && !columns && !tiles && two_version::calls_f32_trig(&k.elem);
-    let split = if reds.is_empty() && edges.is_none() && !tiles { lockstep::split(&k.elem) } else { None };
-    let fast = if let Some(split) = split {
+    if let Some(split) = split {
         u.lockstep(split, trig)?;
-        Fast::None
-    } else {
-        if trig {
-            u.medium("elem", &k.elem, true)?;
-        }
-        fast
-    };
+    } else if trig {
+        u.medium("elem", &k.elem, true)?;
+    }
     let mut e = run_entry(&u, &exts, &outs, &widths, commutative, edges, fast);
     let combine = (!reds.is_empty()).then(|| combine_entry(&mut e, &u, &widths));
     let order = match (columns, tiles) {

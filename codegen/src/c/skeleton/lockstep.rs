@@ -46,22 +46,24 @@ pub(super) struct Split {
     pub extra: Vec<ElemType>,
 }
 
-/// Every register `b` writes, its nested blocks' (and loops' state) included.
-fn written(b: &Block, out: &mut BTreeSet<Reg>) {
-    for inst in &b.insts {
+/// Every register `insts` write, their nested blocks' (and loops' state) included.
+fn written(insts: &[Inst]) -> BTreeSet<Reg> {
+    let mut out = BTreeSet::new();
+    for inst in insts {
         out.extend(inst.dsts());
         match inst {
             Inst::If { then_block, else_block, .. } => {
-                written(then_block, out);
-                written(else_block, out);
+                out.extend(written(&then_block.insts));
+                out.extend(written(&else_block.insts));
             }
             Inst::Loop { vars, body, .. } => {
                 out.extend(vars.iter().copied());
-                written(body, out);
+                out.extend(written(&body.insts));
             }
             _ => {}
         }
     }
+    out
 }
 
 /// Every register `insts` read (a superset: see [`Inst::uses`]), and `also`.
@@ -120,12 +122,7 @@ pub(super) fn split(f: &Func) -> Option<Split> {
         return None;
     }
     let p = f.params.len() as Reg;
-    let mut before = BTreeSet::new();
-    written(&Block { insts: pre.to_vec() }, &mut before);
-    let mut in_body = BTreeSet::new();
-    written(body, &mut in_body);
-    let mut after = BTreeSet::new();
-    written(&Block { insts: post.to_vec() }, &mut after);
+    let (before, in_body, after) = (written(pre), written(&body.insts), written(post));
     let body_reads = read(&body.insts, nexts);
     let post_reads = read(post, &f.ret);
     let needed: Vec<Reg> = body_reads.union(&post_reads).copied().filter(|r| before.contains(r)).collect();
@@ -233,17 +230,17 @@ fn pass(e: &mut String, ind: &str, s: &Split, n: &Names<'_>, sfx: &str, ok: &str
     w!(e, "{ind}}}");
     // the steps, each over the block (a whole block by a constant count, which gcc unrolls)
     let step = format!("{ok} &= {prefix}_step{sfx}({idx}{}{}{}{extra});", state(""), extras(""), state("&"));
+    let step_loop = |e: &mut String, bound: &str| {
+        w!(e, "{ind}    for (long long q = 0; q < {bound}; ++q) {{");
+        w!(e, "{ind}      const long long iL = jb + q;");
+        w!(e, "{ind}      {step}");
+        w!(e, "{ind}    }}");
+    };
     w!(e, "{ind}for (long long it = 0; it < ls_n; ++it) {{");
     w!(e, "{ind}  if (nq == {b}) {{");
-    w!(e, "{ind}    for (long long q = 0; q < {b}; ++q) {{");
-    w!(e, "{ind}      const long long iL = jb + q;");
-    w!(e, "{ind}      {step}");
-    w!(e, "{ind}    }}");
+    step_loop(e, &b.to_string());
     w!(e, "{ind}  }} else {{");
-    w!(e, "{ind}    for (long long q = 0; q < nq; ++q) {{");
-    w!(e, "{ind}      const long long iL = jb + q;");
-    w!(e, "{ind}      {step}");
-    w!(e, "{ind}    }}");
+    step_loop(e, "nq");
     w!(e, "{ind}  }}");
     w!(e, "{ind}}}");
     // after: the results, to the lanes' outputs
