@@ -384,6 +384,38 @@ fn reductions_of_trigonometry_walk_blocks_in_two_versions_and_give_the_reference
     }
 }
 
+/// A row sum of `exp` that also writes its elements (the softmax's fused kernel), and a row
+/// maximum: the sums' elements are multiples of 1/8, their sums exact in any order.
+const EXP_ROWS: &str = "input a : f32[n, m]
+let e = generate [n, m] (\\i j -> floor (exp a[i, j] * 8.0) / 8.0)
+output z = reduce (+) 0 e
+output mx = reduce max (-inf) (generate [n, m] (\\i j -> exp (a[i, j] - 0.5)))
+output e
+";
+
+#[test]
+fn row_reductions_of_math_compute_blocks_before_folding_and_give_the_reference_bits() {
+    let source = source_of(EXP_ROWS);
+    let entry = run_entry(&source);
+    assert!(entry.contains("xb") && entry.contains("j += 1024"), "no buffered walk: {entry}");
+    // the block's points in one loop, vectorised
+    let points = lines_of(&source, "for (long long iL = jb; iL < jb + 1024; ++iL) {");
+    assert_eq!(points.len(), 1, "{entry}");
+    let dir = common::scratch("kernel_shapes_buffered");
+    let vec = vectorised_lines(&source, &dir);
+    assert!(vec.contains(&points[0]), "the block's loop at line {} is not vectorised: {vec:?}", points[0]);
+    // a sum of plain reads keeps the one-version walk
+    assert!(!run_entry(&source_of(COLUMN_SUMS)).contains("j += 1024"));
+    let (seed, mut next) = rng();
+    // rows shorter than the accumulators, than a block, of several blocks and a remainder
+    for (n, m) in [(3, 20), (2, 1000), (5, 1024), (3, 3 * 1024 + 64 * 3 + 17), (70, 1100)] {
+        let a: Vec<f32> = (0..n * m).map(|_| ((next() % 20_001) as f32 - 10_000.0) / 4000.0).collect();
+        let mut inputs = Arrays::new();
+        inputs.insert("a".into(), Value::from(ndarray::Array::from_shape_vec([n, m], a).unwrap().into_dyn()));
+        agree_bits(EXP_ROWS, &inputs, &format!("seed {seed}: [{n}, {m}]"));
+    }
+}
+
 #[test]
 fn a_loop_in_an_element_function_walks_blocks_in_lockstep_vectorised() {
     let source = source_of(LOCKSTEP);

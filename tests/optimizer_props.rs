@@ -1540,3 +1540,41 @@ fn a_second_round_follows_only_a_change_of_kernels() {
     );
     assert_eq!(rounds("input a : f32[n]\noutput b = map (\\x -> x * 1.0) a"), 0);
 }
+
+/// `t3 = map (\x -> if n == 0 then x else ..) s`, unswitched, holds `map (\x -> x) s`, so
+/// `s`'s class gains `generate (\j -> s[j])`, a producer whose body is the read itself. A
+/// walk fusing `t3` into the gather then fused `s[k]` into `s[k]`, met that class inside
+/// its own walk and gave up every fusion of the walk (the default order; shuffled orders
+/// fused `t3` before the merge). A producer that fuses to the read itself is now skipped.
+/// Found by `optimisation_is_confluent` on seed 53341490191136.
+#[test]
+fn a_producer_that_is_its_own_read_does_not_stop_a_walk() {
+    let src = "input in1 : i8[n]
+input in2 : i8[n]
+let t3 = map (\\x7 -> if n == 0 then x7 else in1[clamp (-n + i64 (-3)) 0 (n - 1)]) (scan_exclusive (\\a b -> a * b) 1 in2)
+output o8 = reshape [1, n] in2
+let t9 = gather t3 (generate [n] (\\j10 -> clamp ((j10 & j10) + j10) 0 (n - 1)))
+output t9";
+    same_cost_under_every_variant(src);
+    second_optimisation_finds_nothing(src);
+}
+
+/// `backpermute [length t] (\j -> length t - 1 - j) t` and the `reverse t` a rule finds
+/// for it were lowered with `length t` read inside the kernel in one and loaded from the
+/// host value of the extent in the other: two plans one instruction apart. An extent of a
+/// materialised array is now one host value wherever it is read. Found by
+/// `optimisation_is_confluent` on seed 276773342168569.
+#[test]
+fn an_extent_written_as_length_is_the_arrays_extent() {
+    let src = "input in1 : f32[n]
+let t2 = filter (\\x3 -> false) in1
+let t5 = backpermute [length t2] (\\j6 -> length t2 - 1 - j6) t2
+let t7 = if if false then false else false then t5 else reverse t5
+output o8 = reverse t7
+output t2";
+    same_cost_under_every_variant(src);
+    let o = optimise_default(src);
+    let explain = o.explain_with(false);
+    // one host step reads the extent; the kernel loads it
+    assert_eq!(explain.matches("size(t2").count(), 1, "{explain}");
+}

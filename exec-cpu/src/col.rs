@@ -484,6 +484,11 @@ impl<'a> Data<'a> {
         each!(self, Data, v => v.len())
     }
 
+    /// An owned copy ([`copied`]).
+    pub(crate) fn copied(&self) -> Data<'static> {
+        each!(self, Data, v => Elem::wrap_data(Cow::Owned(copied(&v[..]))))
+    }
+
     /// An owned copy, as a column.
     pub(crate) fn to_col(&self) -> Col {
         each!(self, Data, v => Elem::wrap(v.to_vec()))
@@ -500,6 +505,36 @@ impl<'a> Data<'a> {
             Cow::Owned(v) => Some(Elem::wrap(v)),
             Cow::Borrowed(_) => None,
         })
+    }
+}
+
+/// Copies of at least this many bytes are made by the pool's threads: one thread's copy
+/// reaches about half the bandwidth of two (an output that is another output, or an input,
+/// is copied out of the run).
+const PARALLEL_COPY_BYTES: usize = 1 << 20;
+
+/// Elements per task of a parallel copy.
+const COPY_CHUNK: usize = 1 << 16;
+
+/// A copy of `s`, by the pool's threads when it is large.
+pub(crate) fn copied<T: Elem>(s: &[T]) -> Vec<T> {
+    use rayon::prelude::*;
+    if std::mem::size_of_val(s) < PARALLEL_COPY_BYTES {
+        return s.to_vec();
+    }
+    // zeroed memory comes from the allocator untouched: the threads' copies fault its pages
+    // in, huge pages where the system gives them (as a kernel's output's, `Col::zeros`)
+    let mut v = vec![T::default(); s.len()];
+    crate::pages::advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(v.as_slice()));
+    v.par_chunks_mut(COPY_CHUNK).zip(s.par_chunks(COPY_CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
+    v
+}
+
+/// The elements of `c`, owned: its own vector, or a copy ([`copied`]) of what it borrows.
+pub(crate) fn owned<T: Elem>(c: Cow<'_, [T]>) -> Vec<T> {
+    match c {
+        Cow::Owned(v) => v,
+        Cow::Borrowed(s) => copied(s),
     }
 }
 

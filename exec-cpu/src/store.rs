@@ -2,7 +2,7 @@
 //! every kernel runner shares (a lane's result, the allocation limit, host functions run on
 //! the VM). The steps that fill it run in [`crate::steps`].
 
-use crate::col::{Col, ColRef, Data};
+use crate::col::{owned, Col, ColRef, Data};
 use crate::compile::compile;
 use crate::internal;
 use crate::program::{ArrInfo, Env};
@@ -38,7 +38,7 @@ impl<'a> Buf<'a> {
 
     /// Its elements, taken when nothing else shares them, else copied.
     pub(crate) fn into_data(self) -> Data<'a> {
-        Arc::try_unwrap(self.data).unwrap_or_else(|shared| (*shared).clone())
+        Arc::try_unwrap(self.data).unwrap_or_else(|shared| shared.copied())
     }
 }
 
@@ -284,17 +284,17 @@ pub(crate) fn to_value(buf: Buf<'_>) -> Result<Value> {
     let sh = IxDyn(&buf.shape);
     let bad = |e: ndarray::ShapeError| internal(format!("an output does not fill its shape: {e}"));
     Ok(match buf.into_data() {
-        Data::Bool(v) => Value::Bool(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::I8(v) => Value::I8(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::I16(v) => Value::I16(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::I32(v) => Value::I32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::I64(v) => Value::I64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::U8(v) => Value::U8(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::U16(v) => Value::U16(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::U32(v) => Value::U32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::U64(v) => Value::U64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::F32(v) => Value::F32(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
-        Data::F64(v) => Value::F64(ArrayD::from_shape_vec(sh, v.into_owned()).map_err(bad)?),
+        Data::Bool(v) => Value::Bool(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::I8(v) => Value::I8(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::I16(v) => Value::I16(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::I32(v) => Value::I32(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::I64(v) => Value::I64(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::U8(v) => Value::U8(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::U16(v) => Value::U16(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::U32(v) => Value::U32(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::U64(v) => Value::U64(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::F32(v) => Value::F32(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
+        Data::F64(v) => Value::F64(ArrayD::from_shape_vec(sh, owned(v)).map_err(bad)?),
     })
 }
 

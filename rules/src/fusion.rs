@@ -496,6 +496,12 @@ impl FuseReads<'_> {
                 }
                 let ix = self.indices(eg, ix, depth);
                 if let Some(r) = beta(eg, body, &ix) {
+                    // a producer that is the read itself (`t = generate (\j -> t[j])`, an
+                    // identity map merged with its operand) fuses to the same class: not a
+                    // fusion, and walking it again would meet the class inside its own walk
+                    if eg.find(r) == eg.find(c) {
+                        continue;
+                    }
                     self.chain.push(a);
                     return Some(r);
                 }

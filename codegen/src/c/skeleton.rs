@@ -17,6 +17,7 @@ macro_rules! w {
     }};
 }
 
+mod buffered;
 mod columns;
 mod lockstep;
 mod scan;
@@ -489,7 +490,7 @@ fn run_entry(
             // them; the last block's points from `jw` on are folded after, from its buffer
             w!(e, "    const long long jw = j + (j1 - j) / {wn} * {wn};");
             w!(e, "    long long jl = j;");
-            buffers(&mut e, u, &reds);
+            buffers(&mut e, u, &reds, "    ", two_version::TRIG_BLOCK);
             let after = |ind: &str| {
                 let mut a = String::new();
                 w!(a, "{ind}jl = jb;");
@@ -503,6 +504,23 @@ fn run_entry(
             two_version::blocks(&mut e, "    ", "j", "j1", &store, &after);
             w!(e, "    j = jw;");
         } else {
+            if buffered::calls_math(&u.k.elem) {
+                // blocks of points computed into buffers, then folded as the loop below
+                // folds them ([`buffered`]); that loop takes the rest
+                let b = buffered::FOLD_BLOCK;
+                w!(e, "    for (; j + {b} <= j1; j += {b}) {{");
+                w!(e, "      const long long jb = j;");
+                buffers(&mut e, u, &reds, "      ", b);
+                w!(e, "      for (long long iL = jb; iL < jb + {b}; ++iL) {{");
+                e.push_str(&store("        ", "elem", "ok", ""));
+                w!(e, "      }}");
+                w!(e, "      for (int p = 0; p < {b}; p += {wn}) {{");
+                w!(e, "        for (int w = 0; w < {wn}; ++w) {{");
+                e.push_str(&from_buffers(u, &reds, "          ", "p + w", &to_acc));
+                w!(e, "        }}");
+                w!(e, "      }}");
+                w!(e, "    }}");
+            }
             w!(e, "    for (; j + {wn} <= j1; j += {wn}) {{");
             w!(e, "      for (int w = 0; w < {wn}; ++w) {{");
             w!(e, "        const long long iL = j + w;");
@@ -568,7 +586,7 @@ fn run_entry(
         }
         if u.medium {
             // in order, a block at a time
-            buffers(&mut e, u, &reds);
+            buffers(&mut e, u, &reds, "    ", two_version::TRIG_BLOCK);
             let after = |ind: &str| {
                 let mut a = String::new();
                 w!(a, "{ind}for (long long p = 0; p < je - jb; ++p) {{");
@@ -593,10 +611,11 @@ fn run_entry(
     e
 }
 
-/// Declares the two-version walk's buffers: one block of each reduction lane's elements.
-fn buffers(e: &mut String, u: &Unit<'_>, reds: &[usize]) {
+/// Declares a block's buffers (`n` points, indented by `ind`): one block of each reduction
+/// lane's elements, `xb<i>`.
+fn buffers(e: &mut String, u: &Unit<'_>, reds: &[usize], ind: &str, n: usize) {
     for &i in reds {
-        w!(e, "    {} xb{i}[{}];", cty(u.types[i]), two_version::TRIG_BLOCK);
+        w!(e, "{ind}{} xb{i}[{n}];", cty(u.types[i]));
     }
 }
 

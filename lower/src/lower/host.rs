@@ -122,7 +122,15 @@ impl Lowerer<'_> {
                     .copied()
                     .ok_or_else(|| internal(format!("unknown size {s}")))
             }
-            _ => {}
+            n => {
+                // `length a` as a host value: the one host value of that extent
+                if let Some((a, k)) = self.constant_axis(n) {
+                    if let Some(Arg::Value(v)) = self.axis_extent(a, k, Some(&name))? {
+                        self.value_of.insert(i, v);
+                        return Ok(v);
+                    }
+                }
+            }
         }
         let (elem, _) = self.elem_rank(i)?;
         let mut fb = FuncBuilder::new(Vec::new());
@@ -134,11 +142,28 @@ impl Lowerer<'_> {
         Ok(dst)
     }
 
+    /// The array and constant axis of a `length a` or `size a k` node.
+    fn constant_axis(&self, n: &ArrayLang) -> Option<(Id, i64)> {
+        match n {
+            ArrayLang::Length([a]) => Some((*a, 0)),
+            ArrayLang::Dim([a, k]) => match self.nodes[usize::from(*k)] {
+                ArrayLang::Lit(Literal::I64(c)) => Some((*a, c)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// An extent: a constant, a size, or a host scalar computed from node `i`.
     pub(super) fn extent(&mut self, i: usize) -> Result<Arg> {
         match &self.nodes[i] {
             ArrayLang::Lit(Literal::I64(v)) => Ok(Arg::Const(*v)),
-            _ => {
+            n => {
+                if let Some((a, k)) = self.constant_axis(n) {
+                    if let Some(e) = self.axis_extent(a, k, None)? {
+                        return Ok(e);
+                    }
+                }
                 let name = format!("d{}", self.plan.values.len());
                 Ok(Arg::Value(self.host_scalar(i, name)?))
             }
@@ -161,21 +186,42 @@ impl Lowerer<'_> {
             Kind::Array { shape, .. } => shape.clone(),
             _ => return Ok(Vec::new()),
         };
-        let mut out = Vec::with_capacity(shape.len());
-        for (k, d) in shape.iter().enumerate() {
-            out.push(match d {
-                SymDim::Const(c) => Arg::Const(*c),
-                SymDim::Size(s) => match self.sizes.get(s.as_str()) {
-                    Some(&sv) => Arg::Value(sv),
-                    None => self.dim_at_run_time(v, k)?,
-                },
-                _ => self.dim_at_run_time(v, k)?,
-            });
-        }
-        Ok(out)
+        (0..shape.len()).map(|k| self.dim_of_value(v, &shape[k], k, None)).collect()
     }
 
-    pub(super) fn dim_at_run_time(&mut self, v: ValueId, axis: usize) -> Result<Arg> {
+    /// Extent `k` of materialised value `v`, whose analysed extent is `d`: a constant, a
+    /// size, or read at run time once (one host step per array and axis, shared by every
+    /// kernel and extent that asks, named `name` when it is made here, else `{array}_d{k}`).
+    fn dim_of_value(&mut self, v: ValueId, d: &SymDim, k: usize, name: Option<&str>) -> Result<Arg> {
+        match d {
+            SymDim::Const(c) => Ok(Arg::Const(*c)),
+            SymDim::Size(s) => match self.sizes.get(s.as_str()) {
+                Some(&sv) => Ok(Arg::Value(sv)),
+                None => self.dim_at_run_time(v, k, name),
+            },
+            _ => self.dim_at_run_time(v, k, name),
+        }
+    }
+
+    /// Extent `k` (a constant) of array node `a`, where `a` has that axis: what
+    /// [`Self::dims_of_value`] gives for it, so that `length t` written in the source, the
+    /// extent a rule gave a `reverse t`, and a kernel over `t` read one host value. `None`
+    /// where the axis is not one of `a`'s (the `Dim` instruction then fails at run time as
+    /// it should).
+    pub(super) fn axis_extent(&mut self, a: Id, k: i64, name: Option<&str>) -> Result<Option<Arg>> {
+        let node = usize::from(a);
+        let d = match &self.kinds[node] {
+            Kind::Array { shape, .. } => match usize::try_from(k).ok().and_then(|k| shape.get(k)) {
+                Some(d) => d.clone(),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let v = self.array(a)?;
+        self.dim_of_value(v, &d, k as usize, name).map(Some)
+    }
+
+    pub(super) fn dim_at_run_time(&mut self, v: ValueId, axis: usize, name: Option<&str>) -> Result<Arg> {
         if let Some(a) = self.dim_memo.get(&(v, axis)) {
             return Ok(*a);
         }
@@ -183,7 +229,7 @@ impl Lowerer<'_> {
         let ax = fb.konst(Scalar::I64(axis as i64));
         let r = fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax });
         let body = fb.finish(vec![r]);
-        let name = format!("{}_d{axis}", self.plan.values[v].name);
+        let name = name.map_or_else(|| format!("{}_d{axis}", self.plan.values[v].name), str::to_string);
         let dst = self.new_value(name, ElemType::I64, 0, Origin::Computed);
         self.plan.steps.push(Step::Scalar { dst, body });
         let a = Arg::Value(dst);
