@@ -516,18 +516,12 @@ const PARALLEL_COPY_BYTES: usize = 1 << 20;
 /// Elements per task of a parallel copy.
 const COPY_CHUNK: usize = 1 << 16;
 
-/// A copy of `s`, by the pool's threads when it is large.
+/// A copy of `s`, by the pool's threads when it is large ([`crate::pages::parallel_copy`]).
 pub(crate) fn copied<T: Elem>(s: &[T]) -> Vec<T> {
-    use rayon::prelude::*;
     if std::mem::size_of_val(s) < PARALLEL_COPY_BYTES {
         return s.to_vec();
     }
-    // zeroed memory comes from the allocator untouched: the threads' copies fault its pages
-    // in, huge pages where the system gives them (as a kernel's output's, `Col::zeros`)
-    let mut v = vec![T::default(); s.len()];
-    crate::pages::advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(v.as_slice()));
-    v.par_chunks_mut(COPY_CHUNK).zip(s.par_chunks(COPY_CHUNK)).for_each(|(d, s)| d.copy_from_slice(s));
-    v
+    crate::pages::parallel_copy(s, COPY_CHUNK)
 }
 
 /// The elements of `c`, owned: its own vector, or a copy ([`copied`]) of what it borrows.
@@ -550,5 +544,21 @@ impl ColRef<'_> {
             T::TY
         }
         each!(self, ColRef, v => of(v))
+    }
+}
+
+#[cfg(test)]
+mod copy_tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_is_the_slice_at_every_size() {
+        // below the parallel threshold, at it, and a large one whose last chunk is partial
+        for n in [0usize, 5, PARALLEL_COPY_BYTES / 4, 3 * COPY_CHUNK + 17, (1 << 21) + 3] {
+            let s: Vec<f32> = (0..n).map(|k| k as f32 * 0.5 - 7.0).collect();
+            assert_eq!(copied(&s), s, "{n} elements");
+            let b: Vec<bool> = (0..n).map(|k| k % 3 == 0).collect();
+            assert_eq!(owned(Cow::Borrowed(&b[..])), b, "{n} booleans");
+        }
     }
 }

@@ -35,3 +35,25 @@ pub(crate) fn advise_huge(ptr: *mut u8, bytes: usize) {
 /// Elsewhere: nothing to do.
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn advise_huge(_ptr: *mut u8, _bytes: usize) {}
+
+/// A copy of `s`, made by the pool's threads `chunk` elements at a time into a buffer marked
+/// as [`advise_huge`] marks and never zeroed first (zeroing memory an allocator hands back
+/// would be one more write of every element).
+pub(crate) fn parallel_copy<T: Copy + Send + Sync>(s: &[T], chunk: usize) -> Vec<T> {
+    use rayon::prelude::*;
+    let n = s.len();
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(s));
+    v.spare_capacity_mut()[..n].par_chunks_mut(chunk.max(1)).zip(s.par_chunks(chunk.max(1))).for_each(
+        |(d, s)| {
+            for (d, x) in d.iter_mut().zip(s) {
+                d.write(*x);
+            }
+        },
+    );
+    // SAFETY: the capacity is at least `n`, and the loop above wrote each of the first `n`
+    // elements: the chunks of the spare capacity and of `s` pair up one to one, with equal
+    // lengths, and cover both.
+    unsafe { v.set_len(n) };
+    v
+}
