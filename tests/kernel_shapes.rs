@@ -215,6 +215,47 @@ fn column_sums_agree_with_the_reference_at_every_width() {
     }
 }
 
+/// Products of three dimensions reading `b` down its columns (`b[p, j]` at `[i, j, p]`): an
+/// integer matrix product (never a GEMM call) and a max-plus product.
+const PRODUCTS_3D: &str = "input a : i32[n, k]
+input b : i32[k, m]
+input x : f32[n, k]
+input y : f32[k, m]
+output c = reduce (+) 0 (generate [n, m, k] (\\i j p -> a[i, p] * b[p, j]))
+output d = reduce max (-inf) (generate [n, m, k] (\\i j p -> x[i, p] + y[p, j]))
+";
+
+#[test]
+fn a_reduction_of_three_dimensions_across_rows_folds_runs_of_rows_side_by_side() {
+    let source = source_of(PRODUCTS_3D);
+    let entry = run_entry(&source);
+    assert!(entry.contains("for (long long row0 = r0; row0 < r1;) {"), "no column walk: {entry}");
+    let hot = lines_of(&source, "for (long long q = 0; q < run; ++q) {");
+    assert_eq!(hot.len(), 1, "{entry}");
+    let dir = common::scratch("kernel_shapes_columns_3d");
+    assert!(
+        vectorised_lines(&source, &dir).contains(&hot[0]),
+        "the loop over a run of rows is not vectorised"
+    );
+    let (seed, mut next) = rng();
+    // runs within one `i` and across several; more rows than COLUMNS; one row; empty
+    let mut shapes =
+        vec![(1, 1, 1), (2, 3, 5), (3, 7, 64), (5, 300, 33), (2, COLUMNS + 5, 3), (1, 1, 40), (0, 3, 2)];
+    shapes.extend(
+        (0..3).map(|_| (1 + (next() % 9) as usize, 1 + (next() % 600) as usize, 1 + (next() % 90) as usize)),
+    );
+    for (n, m, k) in shapes {
+        let mut ints = |len: usize| -> Vec<i32> { (0..len).map(|_| (next() % 2001) as i32 - 1000).collect() };
+        let (a, b) = (ints(n * k), ints(k * m));
+        let mut inputs = Arrays::new();
+        inputs.insert("a".into(), Value::from(ndarray::Array::from_shape_vec([n, k], a).unwrap().into_dyn()));
+        inputs.insert("b".into(), Value::from(ndarray::Array::from_shape_vec([k, m], b).unwrap().into_dyn()));
+        inputs.insert("x".into(), f32_array(&[n, k], &mut next));
+        inputs.insert("y".into(), f32_array(&[k, m], &mut next));
+        agree(PRODUCTS_3D, &inputs, &format!("seed {seed}: [{n}, {m}, {k}]"));
+    }
+}
+
 #[test]
 fn a_select_reduction_is_branch_free_and_vectorised() {
     let source = source_of(SELECT_MIN);

@@ -352,15 +352,16 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
         u.margins.clear();
     }
     let edges = edges.map(|s| s.margins);
-    // reductions of a 2-d space reading across rows fold several rows side by side
+    // reductions of a space of two or more dimensions reading across rows fold several rows
+    // side by side
     let columns =
-        k.space.len() == 2 && !reds.is_empty() && widths.iter().all(|&w| w == 1) && k.elem.walks_columns();
+        k.space.len() >= 2 && !reds.is_empty() && widths.iter().all(|&w| w == 1) && k.elem.walks_columns();
     // generate lanes over a 2-d space reading across rows (a transposition) walk tiles
     let tiles = k.space.len() == 2 && reds.is_empty() && edges.is_none() && k.elem.walks_columns();
     // generate lanes around one loop walk a block of points through each step together
     let split = if reds.is_empty() && edges.is_none() && !tiles { lockstep::split(&k.elem) } else { None };
     let fast = if columns {
-        Fast::Whole(columns::columns_path(&u.prefix, &u.types))
+        Fast::Whole(columns::columns_path(&u.prefix, &u.types, &exts))
     } else if tiles {
         let outs: Vec<String> = outs.iter().flatten().cloned().collect();
         Fast::Whole(tiles::tiles_path(&u.prefix, &u.types, &outs))

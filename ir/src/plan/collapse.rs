@@ -63,12 +63,13 @@ impl Func {
 }
 
 impl Func {
-    /// Whether this element function, over a space of two dimensions `[i, j]` (its first
-    /// two parameters), reads an array across its rows: the array's last axis indexed by
-    /// the outer index `i` and an earlier axis by the inner index `j` (`a[j, i]`, a
-    /// transposed walk). A reduction of `j` over such a space reads one element of each
-    /// row of `a` per step; folding several outer indices at once, inner index by inner
-    /// index, reads those rows' elements side by side instead.
+    /// Whether this element function, over a space of two or more dimensions `[.., i, j]`
+    /// (its parameters), reads an array across its rows: the array's last axis indexed by
+    /// the last outer index `i` and an earlier axis by the inner index `j` (`a[j, i]`, a
+    /// transposed walk; `b[p, j]` of a matrix product's `[i, j, p]`). A reduction of `j`
+    /// over such a space reads one element of each row of `a` per step; folding several
+    /// outer indices at once, inner index by inner index, reads those rows' elements side
+    /// by side instead.
     ///
     /// ```
     /// use eqfuse_ir::plan::fixtures::{column_sum, flat_map};
@@ -76,14 +77,16 @@ impl Func {
     /// assert!(!flat_map().0.walks_columns());
     /// ```
     pub fn walks_columns(&self) -> bool {
-        if self.params.len() != 2 {
+        let r = self.params.len();
+        if r < 2 {
             return false;
         }
+        let (outer, inner) = ((r - 2) as Reg, (r - 1) as Reg);
         let mut found = false;
         self.body.visit(&mut |i| {
             if let Inst::Read { index, .. } = i {
                 if let Some((&last, rest)) = index.split_last() {
-                    found |= last == 0 && rest.contains(&1);
+                    found |= last == outer && rest.contains(&inner);
                 }
             }
         });

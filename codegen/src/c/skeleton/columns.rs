@@ -6,6 +6,11 @@
 //! folds them inner index by inner index, each row's accumulator in an array: the reads
 //! of one step are neighbours in memory, and the loop over the rows vectorises. Each row is
 //! still folded in order, so the result is the plain left fold's.
+//!
+//! A space of more dimensions (`[n, m, k]` reducing `k`, an integer matrix product's
+//! `a[i, p] * b[p, j]`, or a max-plus product's) is walked the same way over its rows,
+//! in runs of rows that share every index but the last outer one, so that the loop over a
+//! run has that index affine in the run's counter and vectorises.
 
 use crate::cty;
 use eqfuse_ir::types::ElemType;
@@ -19,10 +24,11 @@ use std::fmt::Write as _;
 pub const COLUMNS: usize = 2048;
 
 /// The text placed at the start of a `run` entry (after `L`, the innermost extent) of a
-/// kernel over a 2-d space whose lanes are all reductions of one component (element types
-/// `types`): when the call has between 2 and [`COLUMNS`] rows, they are folded side by side
-/// and the entry returns.
-pub(super) fn columns_path(prefix: &str, types: &[ElemType]) -> String {
+/// kernel over a space of extents `exts` (C expressions; two or more) whose lanes are all
+/// reductions of one component (element types `types`): when the call has between 2 and
+/// [`COLUMNS`] rows, they are folded side by side and the entry returns.
+pub(super) fn columns_path(prefix: &str, types: &[ElemType], exts: &[String]) -> String {
+    let outer = exts.len().saturating_sub(1);
     let mut e = String::new();
     w!(e, "  if (r1 - r0 > 1 && r1 - r0 <= {COLUMNS}) {{");
     w!(e, "    const long long nr = r1 - r0;");
@@ -33,13 +39,46 @@ pub(super) fn columns_path(prefix: &str, types: &[ElemType]) -> String {
         w!(e, "    for (long long q = 0; q < nr; ++q) c{i}[q] = ne{i};");
     }
     w!(e, "    for (long long iL = j0; iL < j1; ++iL) {{");
-    w!(e, "      for (long long q = 0; q < nr; ++q) {{");
-    w!(e, "        const long long i0 = r0 + q;");
-    e.push_str(&elem_at(prefix, types, "        "));
-    for i in 0..types.len() {
-        w!(e, "        ok &= {prefix}_op{i}(A, -1, c{i}[q], x{i}, &c{i}[q]);");
+    let fold = |e: &mut String, ind: &str, at: &str| {
+        for i in 0..types.len() {
+            w!(e, "{ind}ok &= {prefix}_op{i}(A, -1, c{i}[{at}], x{i}, &c{i}[{at}]);");
+        }
+    };
+    if outer <= 1 {
+        w!(e, "      for (long long q = 0; q < nr; ++q) {{");
+        w!(e, "        const long long i0 = r0 + q;");
+        e.push_str(&elem_at(prefix, types, "        ", 1, "i0 * L + iL"));
+        fold(&mut e, "        ", "q");
+        w!(e, "      }}");
+    } else {
+        // runs of rows sharing the indices before the last outer one, `l`
+        let l = outer - 1;
+        w!(e, "      for (long long row0 = r0; row0 < r1;) {{");
+        w!(e, "        long long eq_t = row0;");
+        w!(e, "        const long long s{l} = eq_t % {};", exts[l]);
+        w!(e, "        eq_t /= {};", exts[l]);
+        for d in (0..l).rev() {
+            if d == 0 {
+                w!(e, "        const long long i0 = eq_t;");
+            } else {
+                w!(e, "        const long long i{d} = eq_t % {};", exts[d]);
+                w!(e, "        eq_t /= {};", exts[d]);
+            }
+        }
+        w!(
+            e,
+            "        const long long run = r1 - row0 < {} - s{l} ? r1 - row0 : {} - s{l};",
+            exts[l],
+            exts[l]
+        );
+        w!(e, "        for (long long q = 0; q < run; ++q) {{");
+        w!(e, "          const long long i{l} = s{l} + q;");
+        e.push_str(&elem_at(prefix, types, "          ", outer, "(row0 + q) * L + iL"));
+        fold(&mut e, "          ", "row0 - r0 + q");
+        w!(e, "        }}");
+        w!(e, "        row0 += run;");
+        w!(e, "      }}");
     }
-    w!(e, "      }}");
     w!(e, "    }}");
     for (i, t) in types.iter().enumerate() {
         w!(e, "    for (long long q = 0; q < nr; ++q) (({}*)red[{i}])[q] = c{i}[q];", cty(*t));
@@ -50,10 +89,15 @@ pub(super) fn columns_path(prefix: &str, types: &[ElemType]) -> String {
 }
 
 /// The lines, indented by `ind`, that declare `x<i>` for each lane (element types `types`)
-/// and compute them with the element function at point `(i0, iL)` of a 2-d space.
-pub(super) fn elem_at(prefix: &str, types: &[ElemType], ind: &str) -> String {
+/// and compute them with the element function at point `(i0, .., i<outer - 1>, iL)`,
+/// whose offset in the flattened space is the C expression `flat`.
+pub(super) fn elem_at(prefix: &str, types: &[ElemType], ind: &str, outer: usize, flat: &str) -> String {
     let mut e = String::new();
-    let mut call = format!("{prefix}_elem(A, i0 * L + iL, i0, iL");
+    let mut call = format!("{prefix}_elem(A, {flat}");
+    for d in 0..outer {
+        let _ = write!(call, ", i{d}");
+    }
+    call.push_str(", iL");
     for (i, t) in types.iter().enumerate() {
         w!(e, "{ind}{} x{i};", cty(*t));
         let _ = write!(call, ", &x{i}");

@@ -35,7 +35,7 @@ pub(super) fn tiles_path(prefix: &str, types: &[ElemType], outs: &[String]) -> S
     w!(e, "        const long long je = jb + {tc} < j1 ? jb + {tc} : j1;");
     w!(e, "        for (long long iL = jb; iL < je; ++iL) {{");
     w!(e, "          for (long long i0 = rb; i0 < re; ++i0) {{");
-    e.push_str(&super::columns::elem_at(prefix, types, "            "));
+    e.push_str(&super::columns::elem_at(prefix, types, "            ", 1, "i0 * L + iL"));
     for i in 0..types.len() {
         w!(e, "            tile{i}[(iL - jb) * {tr} + (i0 - rb)] = x{i};");
     }
