@@ -44,6 +44,9 @@ SIZES = {
     "tests/conformance/int_matmul/program.eqf": {"n": 512, "k": 512, "m": 512},
     "tests/conformance/matmul/program.eqf": {"n": 512, "k": 512, "m": 512},
     "tests/conformance/matmul_transposed/program.eqf": {"n": 512, "k": 512, "m": 512},
+    # products that are not contractions, at the same size
+    "tests/conformance/maxplus/program.eqf": {"n": 512, "k": 512, "m": 512},
+    "tests/conformance/matmul_subblock/program.eqf": {"n": 512, "k": 512, "q": 512, "m": 512},
 }
 
 
