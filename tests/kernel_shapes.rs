@@ -107,6 +107,11 @@ fn plan_of(src: &str) -> eqfuse::ir::plan::Plan {
     eqfuse::optimize(&p, &OptimizeOptions::default()).unwrap().result.plan
 }
 
+/// The lines of `source` that gcc reports vectorised, compiled in scratch directory `name`.
+fn vectorised(source: &str, name: &str) -> Vec<usize> {
+    vectorised_lines(source, &common::scratch(name))
+}
+
 /// The generated C of `src`'s plan, every kernel native.
 fn source_of(src: &str) -> String {
     let code = eqfuse_codegen::c::generate(&plan_of(src));
@@ -160,8 +165,7 @@ fn a_map_over_three_dimensions_is_one_vectorised_loop() {
     insta::assert_snapshot!("flat_map_run", run_entry(&source));
     let hot = lines_of(&source, "for (long long iL = r0 * L; iL < r1 * L; ++iL)");
     assert_eq!(hot.len(), 1, "{}", run_entry(&source));
-    let dir = common::scratch("kernel_shapes_flat");
-    assert!(vectorised_lines(&source, &dir).contains(&hot[0]), "the flat loop is not vectorised");
+    assert!(vectorised(&source, "kernel_shapes_flat").contains(&hot[0]), "the flat loop is not vectorised");
 }
 
 #[test]
@@ -194,8 +198,10 @@ fn a_reduction_across_rows_folds_rows_side_by_side_vectorised() {
     insta::assert_snapshot!("column_sums_run", run_entry(&source));
     let hot = lines_of(&source, "for (long long q = 0; q < nr; ++q) {");
     assert_eq!(hot.len(), 1, "{}", run_entry(&source));
-    let dir = common::scratch("kernel_shapes_columns");
-    assert!(vectorised_lines(&source, &dir).contains(&hot[0]), "the loop over rows is not vectorised");
+    assert!(
+        vectorised(&source, "kernel_shapes_columns").contains(&hot[0]),
+        "the loop over rows is not vectorised"
+    );
 }
 
 #[test]
@@ -232,9 +238,8 @@ fn a_reduction_of_three_dimensions_across_rows_folds_runs_of_rows_side_by_side()
     assert!(entry.contains("for (long long row0 = r0; row0 < r1;) {"), "no column walk: {entry}");
     let hot = lines_of(&source, "for (long long q = 0; q < run; ++q) {");
     assert_eq!(hot.len(), 1, "{entry}");
-    let dir = common::scratch("kernel_shapes_columns_3d");
     assert!(
-        vectorised_lines(&source, &dir).contains(&hot[0]),
+        vectorised(&source, "kernel_shapes_columns_3d").contains(&hot[0]),
         "the loop over a run of rows is not vectorised"
     );
     let (seed, mut next) = rng();
@@ -263,8 +268,7 @@ fn a_select_reduction_is_branch_free_and_vectorised() {
     assert!(source.contains("eq_sel_f32(r3, r4, r5)"), "{source}");
     insta::assert_snapshot!("select_min_run", entry);
     let hot = lines_of(&source, "for (int w = 0; w < ");
-    let dir = common::scratch("kernel_shapes_select");
-    let vec = vectorised_lines(&source, &dir);
+    let vec = vectorised(&source, "kernel_shapes_select");
     assert!(hot.iter().any(|l| vec.contains(l)), "the accumulators' loop is not vectorised: {hot:?} {vec:?}");
     let (seed, mut next) = rng();
     for n in [0usize, 1, 63, 64, 65, 1000, 1 + (next() % 200_000) as usize] {
@@ -287,9 +291,8 @@ fn a_transposing_map_walks_tiles_down_their_columns_vectorised() {
     // the loop down a tile's column reads neighbours: the compiler vectorises it
     let hot = lines_of(&source, "for (long long i0 = rb; i0 < re; ++i0) {");
     assert_eq!(hot.len(), 2, "{entry}");
-    let dir = common::scratch("kernel_shapes_tiles");
     assert!(
-        vectorised_lines(&source, &dir).contains(&hot[0]),
+        vectorised(&source, "kernel_shapes_tiles").contains(&hot[0]),
         "the loop down a tile's column is not vectorised"
     );
 }
@@ -326,8 +329,7 @@ fn a_map_of_sin_walks_blocks_in_two_versions_the_cheap_one_vectorised() {
     // per walk (flat, rows): the cheap loop, then the exact one where a lane was flagged
     let hot = lines_of(&source, "for (long long iL = jb; iL < je; ++iL) {");
     assert!(hot.len() >= 2 && hot.len().is_multiple_of(2), "{entry}");
-    let dir = common::scratch("kernel_shapes_trig");
-    let vec = vectorised_lines(&source, &dir);
+    let vec = vectorised(&source, "kernel_shapes_trig");
     for pair in hot.chunks(2) {
         assert!(vec.contains(&pair[0]), "the cheap loop at line {} is not vectorised: {vec:?}", pair[0]);
     }
@@ -442,8 +444,7 @@ fn row_reductions_of_math_compute_blocks_before_folding_and_give_the_reference_b
     // the block's points in one loop, vectorised
     let points = lines_of(&source, "for (long long iL = jb; iL < jb + 1024; ++iL) {");
     assert_eq!(points.len(), 1, "{entry}");
-    let dir = common::scratch("kernel_shapes_buffered");
-    let vec = vectorised_lines(&source, &dir);
+    let vec = vectorised(&source, "kernel_shapes_buffered");
     assert!(vec.contains(&points[0]), "the block's loop at line {} is not vectorised: {vec:?}", points[0]);
     // a sum of plain reads keeps the one-version walk
     assert!(!run_entry(&source_of(COLUMN_SUMS)).contains("j += 1024"));
@@ -465,8 +466,7 @@ fn a_loop_in_an_element_function_walks_blocks_in_lockstep_vectorised() {
     // two versions (sin): each step over a whole block, the cheap one vectorised
     let steps = lines_of(&source, "for (long long q = 0; q < 256; ++q) {");
     assert_eq!(steps.len(), 2, "{entry}");
-    let dir = common::scratch("kernel_shapes_lockstep");
-    let vec = vectorised_lines(&source, &dir);
+    let vec = vectorised(&source, "kernel_shapes_lockstep");
     assert!(vec.contains(&steps[0]), "the cheap step at line {} is not vectorised: {vec:?}", steps[0]);
     for src in [LOCKSTEP_ROWS, LOCKSTEP_TUPLE] {
         assert!(run_entry(&source_of(src)).contains("_step("), "no lockstep walk: {src}");

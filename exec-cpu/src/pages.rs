@@ -41,16 +41,14 @@ pub(crate) fn advise_huge(_ptr: *mut u8, _bytes: usize) {}
 /// would be one more write of every element).
 pub(crate) fn parallel_copy<T: Copy + Send + Sync>(s: &[T], chunk: usize) -> Vec<T> {
     use rayon::prelude::*;
-    let n = s.len();
+    let (n, chunk) = (s.len(), chunk.max(1));
     let mut v: Vec<T> = Vec::with_capacity(n);
     advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(s));
-    v.spare_capacity_mut()[..n].par_chunks_mut(chunk.max(1)).zip(s.par_chunks(chunk.max(1))).for_each(
-        |(d, s)| {
-            for (d, x) in d.iter_mut().zip(s) {
-                d.write(*x);
-            }
-        },
-    );
+    v.spare_capacity_mut()[..n].par_chunks_mut(chunk).zip(s.par_chunks(chunk)).for_each(|(d, s)| {
+        for (d, x) in d.iter_mut().zip(s) {
+            d.write(*x);
+        }
+    });
     // SAFETY: the capacity is at least `n`, and the loop above wrote each of the first `n`
     // elements: the chunks of the spare capacity and of `s` pair up one to one, with equal
     // lengths, and cover both.

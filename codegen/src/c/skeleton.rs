@@ -495,11 +495,7 @@ fn run_entry(
             let after = |ind: &str| {
                 let mut a = String::new();
                 w!(a, "{ind}jl = jb;");
-                w!(a, "{ind}for (long long p = 0; p < (je < jw ? je : jw) - jb; p += {wn}) {{");
-                w!(a, "{ind}  for (int w = 0; w < {wn}; ++w) {{");
-                a.push_str(&from_buffers(u, &reds, &format!("{ind}    "), "p + w", &to_acc));
-                w!(a, "{ind}  }}");
-                w!(a, "{ind}}}");
+                a.push_str(&fold_buffers(u, &reds, ind, "(je < jw ? je : jw) - jb", wn, &to_acc));
                 a
             };
             two_version::blocks(&mut e, "    ", "j", "j1", &store, &after);
@@ -515,11 +511,7 @@ fn run_entry(
                 w!(e, "      for (long long iL = jb; iL < jb + {b}; ++iL) {{");
                 e.push_str(&store("        ", "elem", "ok", ""));
                 w!(e, "      }}");
-                w!(e, "      for (int p = 0; p < {b}; p += {wn}) {{");
-                w!(e, "        for (int w = 0; w < {wn}; ++w) {{");
-                e.push_str(&from_buffers(u, &reds, "          ", "p + w", &to_acc));
-                w!(e, "        }}");
-                w!(e, "      }}");
+                e.push_str(&fold_buffers(u, &reds, "      ", &b.to_string(), wn, &to_acc));
                 w!(e, "    }}");
             }
             w!(e, "    for (; j + {wn} <= j1; j += {wn}) {{");
@@ -618,6 +610,26 @@ fn buffers(e: &mut String, u: &Unit<'_>, reds: &[usize], ind: &str, n: usize) {
     for &i in reds {
         w!(e, "{ind}{} xb{i}[{n}];", cty(u.types[i]));
     }
+}
+
+/// The loop, indented by `ind`, folding the first `count` (a C expression, a multiple of
+/// `wn`) points of a block's buffers into the `wn` accumulators, point `p + w` into
+/// accumulator `w` ([`from_buffers`] with `to_acc`).
+fn fold_buffers(
+    u: &Unit<'_>,
+    reds: &[usize],
+    ind: &str,
+    count: &str,
+    wn: usize,
+    to_acc: &dyn Fn(usize) -> String,
+) -> String {
+    let mut a = String::new();
+    w!(a, "{ind}for (long long p = 0; p < {count}; p += {wn}) {{");
+    w!(a, "{ind}  for (int w = 0; w < {wn}; ++w) {{");
+    a.push_str(&from_buffers(u, reds, &format!("{ind}    "), "p + w", to_acc));
+    w!(a, "{ind}  }}");
+    w!(a, "{ind}}}");
+    a
 }
 
 /// The reduction lanes' elements at buffer position `at` (a C expression) as `x<i>`, then
@@ -941,14 +953,21 @@ fn permute_loop(e: &mut String, prefix: &str, exts: &[String], dims: &[String], 
 
 /// Lines declaring `i0 .. i{rank-2}`, the outer indices of `row`.
 fn outer_indices(e: &mut String, exts: &[String], ind: &str) {
+    outer_indices_of(e, exts, ind, "row", &|d| format!("i{d}"));
+}
+
+/// Lines declaring the outer indices of the flattened row `row` (a C expression), index
+/// `d` named `name(d)`.
+fn outer_indices_of(e: &mut String, exts: &[String], ind: &str, row: &str, name: &dyn Fn(usize) -> String) {
     let rank = exts.len();
     if rank >= 2 {
-        w!(e, "{ind}long long eq_t = row;");
+        w!(e, "{ind}long long eq_t = {row};");
         for d in (0..rank - 1).rev() {
+            let n = name(d);
             if d == 0 {
-                w!(e, "{ind}const long long i0 = eq_t;");
+                w!(e, "{ind}const long long {n} = eq_t;");
             } else {
-                w!(e, "{ind}const long long i{d} = eq_t % {};", exts[d]);
+                w!(e, "{ind}const long long {n} = eq_t % {};", exts[d]);
                 w!(e, "{ind}eq_t /= {};", exts[d]);
             }
         }

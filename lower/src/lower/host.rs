@@ -143,7 +143,7 @@ impl Lowerer<'_> {
     }
 
     /// The array and constant axis of a `length a` or `size a k` node.
-    fn constant_axis(&self, n: &ArrayLang) -> Option<(Id, i64)> {
+    pub(super) fn constant_axis(&self, n: &ArrayLang) -> Option<(Id, i64)> {
         match n {
             ArrayLang::Length([a]) => Some((*a, 0)),
             ArrayLang::Dim([a, k]) => match self.nodes[usize::from(*k)] {

@@ -12,7 +12,7 @@
 //! 3.01 ms.
 
 use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Block, Func, Inst};
+use eqfuse_ir::plan::{Func, Inst};
 
 /// The points of a block of the buffered walk.
 pub const FOLD_BLOCK: usize = 1024;
@@ -20,11 +20,7 @@ pub const FOLD_BLOCK: usize = 1024;
 /// Whether `f` (nested blocks included) calls a function of the math library: one whose
 /// vectorised code is long enough for the walk around it to matter.
 pub(super) fn calls_math(f: &Func) -> bool {
-    block_calls_math(&f.body)
-}
-
-fn block_calls_math(b: &Block) -> bool {
-    b.insts.iter().any(|inst| match inst {
+    f.body.all_insts().into_iter().any(|inst| match inst {
         Inst::Call { f, .. } => !matches!(
             f,
             ScalarFn::Min
@@ -41,10 +37,6 @@ fn block_calls_math(b: &Block) -> bool {
                 | ScalarFn::IsNan
                 | ScalarFn::IsInf
         ),
-        Inst::If { then_block, else_block, .. } => {
-            block_calls_math(then_block) || block_calls_math(else_block)
-        }
-        Inst::Loop { body, .. } => block_calls_math(body),
         _ => false,
     })
 }

@@ -54,17 +54,9 @@ pub(super) fn columns_path(prefix: &str, types: &[ElemType], exts: &[String]) ->
         // runs of rows sharing the indices before the last outer one, `l`
         let l = outer - 1;
         w!(e, "      for (long long row0 = r0; row0 < r1;) {{");
-        w!(e, "        long long eq_t = row0;");
-        w!(e, "        const long long s{l} = eq_t % {};", exts[l]);
-        w!(e, "        eq_t /= {};", exts[l]);
-        for d in (0..l).rev() {
-            if d == 0 {
-                w!(e, "        const long long i0 = eq_t;");
-            } else {
-                w!(e, "        const long long i{d} = eq_t % {};", exts[d]);
-                w!(e, "        eq_t /= {};", exts[d]);
-            }
-        }
+        // the run's first row's indices, the last outer one as its start `s<l>`
+        let name = |d: usize| if d == l { format!("s{l}") } else { format!("i{d}") };
+        super::outer_indices_of(&mut e, exts, "        ", "row0", &name);
         w!(
             e,
             "        const long long run = r1 - row0 < {} - s{l} ? r1 - row0 : {} - s{l};",

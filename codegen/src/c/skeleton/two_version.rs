@@ -15,7 +15,7 @@
 //! version.
 
 use eqfuse_ir::interp::scalar::ScalarFn;
-use eqfuse_ir::plan::{Block, Func, Inst};
+use eqfuse_ir::plan::{Func, Inst};
 use eqfuse_ir::types::ElemType;
 use std::fmt::Write as _;
 
@@ -24,19 +24,10 @@ pub const TRIG_BLOCK: usize = 256;
 
 /// Whether `f` (nested blocks included) calls `sin`, `cos` or `tan` on `f32`.
 pub(super) fn calls_f32_trig(f: &Func) -> bool {
-    block_calls_f32_trig(&f.body, f)
-}
-
-/// Whether `b`, a block of `f`, calls `sin`, `cos` or `tan` on `f32`.
-fn block_calls_f32_trig(b: &Block, f: &Func) -> bool {
-    b.insts.iter().any(|inst| match inst {
+    f.body.all_insts().into_iter().any(|inst| match inst {
         Inst::Call { f: ScalarFn::Sin | ScalarFn::Cos | ScalarFn::Tan, args, .. } => {
             args.first().and_then(|&a| f.reg_types.get(a as usize)) == Some(&ElemType::F32)
         }
-        Inst::If { then_block, else_block, .. } => {
-            block_calls_f32_trig(then_block, f) || block_calls_f32_trig(else_block, f)
-        }
-        Inst::Loop { body, .. } => block_calls_f32_trig(body, f),
         _ => false,
     })
 }

@@ -48,11 +48,9 @@ impl Lowerer<'_> {
         Ok(self.safe_read(fb, v, regs))
     }
 
-    /// `length a`: the extent of axis 0 ([`Self::axis_extent`]).
+    /// `length a`: the extent of axis 0, read from the array (where the lowering has no
+    /// value of it: [`Self::axis_extent`]).
     pub(super) fn length(&mut self, fb: &mut FuncBuilder, a: Id) -> Result<Reg> {
-        if let Some(e) = self.axis_extent(a, 0, None)? {
-            return Ok(Self::load_arg(fb, e));
-        }
         let v = self.array(a)?;
         let ax = fb.konst(Scalar::I64(0));
         Ok(fb.emit(ElemType::I64, |dst| Inst::Dim { dst, array: v, axis: ax }))
@@ -61,11 +59,6 @@ impl Lowerer<'_> {
     /// `size a k`: the extent of axis `k` (in a guard's test an axis out of range is 0:
     /// [`Self::safe_axis`]).
     pub(super) fn dim(&mut self, fb: &mut FuncBuilder, a: Id, k: Id, env: &[Reg]) -> Result<Reg> {
-        if let ArrayLang::Lit(Literal::I64(c)) = self.nodes[usize::from(k)] {
-            if let Some(e) = self.axis_extent(a, c, None)? {
-                return Ok(Self::load_arg(fb, e));
-            }
-        }
         let v = self.array(a)?;
         let mut ax = self.scalar(fb, usize::from(k), env)?;
         if fb.safe {

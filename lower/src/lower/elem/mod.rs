@@ -143,6 +143,12 @@ impl Lowerer<'_> {
         if let Some(f) = arith::builtin(&node) {
             return self.call(fb, i, f, &node, env);
         }
+        // `length a`, `size a k` (constant `k`): the one value of that extent
+        if let Some((a, k)) = self.constant_axis(&node) {
+            if let Some(e) = self.axis_extent(a, k, None)? {
+                return Ok(Self::load_arg(fb, e));
+            }
+        }
         match node {
             L::Lit(l) => Ok(fb.konst(l.to_scalar())),
             L::Param(p) => self.param(fb, p.index as usize, env),
