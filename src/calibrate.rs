@@ -1,18 +1,21 @@
 //! `eqfuse calibrate`: measures the CPU cost model's parameters on the machine at hand, and
 //! stores them per machine.
 //!
-//! [`measure`] runs a small micro-benchmark (about two seconds, on every core):
+//! [`measure`] runs a small benchmark (a few seconds on every core; the first run also
+//! compiles its probes' C, which the code cache keeps):
 //!
 //! - **bandwidth**: a map-like pass `dst[i] = src[i] * a + b` over two 128 MiB buffers,
 //!   split across the threads; read and written bytes counted; the best of a few passes;
 //! - **launch**: the fixed cost of one parallel pass: spawning and joining one scoped thread
 //!   per core over a trivial amount of work; the median of many;
-//! - **operation throughputs** (all cores together): each thread runs a blocked loop
-//!   `out[i] = a[i] op b[i]` over 1024-element blocks that stay in its cache, as the CPU
-//!   executor's block VM does, for a fixed time; the best of two runs;
-//! - **gather**: elements read through random indices from the 128 MiB buffer, per second;
 //! - **gemm**: a 384³ `f32` matrix product through the CPU executor's GEMM (the way it runs
-//!   contractions), flops per second, the best of eight.
+//!   contractions), flops per second, the best of eight;
+//! - **cache**: what the system reports of the cache one core keeps to itself;
+//! - **operations and access patterns** (`flop` .. `scatter`): through the kernels eqfuse
+//!   generates (`kernels`): a probe program per term, optimised, compiled and timed on the
+//!   CPU backend; the rates that best explain the probes' times under the model, as a
+//!   ratio to what the same probes measured on the machine the defaults were fitted on,
+//!   scale the defaults.
 //!
 //! Every result is finite and positive: a measurement that fails falls back to
 //! [`CostParams::cpu_default`]'s value, and anything absurd is clamped into a sane range.
@@ -21,28 +24,25 @@
 //! or `$HOME/.config/eqfuse/cost-cpu.toml`); [`load_cpu`] reads them back, or gives the
 //! defaults when there is no file or it cannot be read.
 
+mod gpu;
+mod kernels;
+
+pub use gpu::measure as measure_cuda;
+
 use eqfuse_ir::{Code, Error};
 use eqfuse_lower::model::CostParams;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// Elements per block of the operation loops (4 KiB of `f32` per array, 8 KiB of `i64`).
-const BLOCK: usize = 1024;
 /// Elements of each of the two streaming buffers (`f32`: 128 MiB each, well beyond the
 /// last-level cache, which can hold a good part of 64 MiB on a server CPU).
 const STREAM_ELEMS: usize = 32 << 20;
-/// How long one timed run of an operation loop lasts.
-const OP_RUN: Duration = Duration::from_millis(90);
-/// Timed runs of each operation loop (the best counts).
-const OP_RUNS: usize = 2;
 /// Streaming passes timed for the bandwidth (the best counts).
 const STREAM_PASSES: usize = 5;
 /// Most parallel passes timed for the launch cost, and the time they may take.
 const LAUNCH_PASSES: usize = 300;
 const LAUNCH_BUDGET: Duration = Duration::from_millis(150);
-/// Random indices per thread for the gather loop.
-const GATHER_INDICES: usize = 1 << 16;
 
 /// Sane ranges: throughputs and bandwidth (per second), and the launch cost (seconds).
 const RATE_RANGE: (f64, f64) = (1e6, 1e14);
@@ -67,27 +67,9 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
     let launch = settle(launch(threads), d.launch, LAUNCH_RANGE);
     progress(&format!("  launch         {}", human_seconds(launch)));
 
-    progress("operation throughputs: blocked loops in cache on every core ...");
-    let mut rate = |label: &str, measured: Option<f64>, default: f64, unit: &str| {
-        let v = settle(measured, default, RATE_RANGE);
-        progress(&format!("  {label:<14} {}", human(v, unit)));
-        v
-    };
-    let flop = rate("flop", throughput(threads, 2.0, f32_init, k_flop), d.flop, "op/s");
-    let div = rate("div", throughput(threads, 1.0, f32_init, k_div), d.div, "op/s");
-    let sqrt = rate("sqrt", throughput(threads, 1.0, f32_init, k_sqrt), d.sqrt, "op/s");
-    let transcendental = rate(
-        "transcendental",
-        throughput(threads, 2.0, f32_init, k_transcendental),
-        d.transcendental,
-        "op/s",
-    );
-    let int = rate("int", throughput(threads, 2.0, i64_init, k_int), d.int, "op/s");
-    let compare = rate("compare", throughput(threads, 2.0, f32_init, k_compare), d.compare, "op/s");
-    let gathered = stream.as_ref().and_then(|(src, _)| gather(threads, src));
-    let gather = rate("gather", gathered, d.gather, "elem/s");
     drop(stream);
-    let gemm = rate("gemm (f32)", eqfuse_exec_cpu::gemm_rate(384, 8), d.gemm, "flop/s");
+    let gemm = settle(eqfuse_exec_cpu::gemm_rate(384, 8), d.gemm, RATE_RANGE);
+    progress(&format!("  gemm (f32)     {}", human(gemm, "flop/s")));
     // what the system reports (exec-cpu's `caches.rs` says why it is read, not timed)
     let cache = match eqfuse_exec_cpu::private_cache_bytes() {
         Some(b) => {
@@ -103,36 +85,71 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
         }
     };
 
-    CostParams {
+    // the operations and access patterns: through the kernels eqfuse generates, priced
+    // with what was measured above
+    let mut p = CostParams {
         name: format!("calibrated on {} {}", hostname(), today()),
         bandwidth,
         launch,
-        flop,
-        div,
-        sqrt,
-        transcendental,
-        int,
-        compare,
-        gather,
-        // code size is not measured: the default
-        code: d.code,
         gemm,
         cache,
+        ..d.clone()
+    };
+    progress("operations and access patterns: timing generated kernels (compiled once, cached) ...");
+    let target = kernels::Target { base: d, scale: 1, relative: true, time: &kernels::time_cpu };
+    kernels::measure(&mut p, &target, progress);
+    p
+}
+
+/// The device a calibration describes: where it is stored and what it falls back to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// The CPU backend: `cost-cpu.toml`, [`CostParams::cpu_default`].
+    Cpu,
+    /// The CUDA backend: `cost-cuda.toml`, [`CostParams::gpu_default`].
+    Cuda,
+}
+
+impl Device {
+    fn file(self) -> &'static str {
+        match self {
+            Device::Cpu => "cost-cpu.toml",
+            Device::Cuda => "cost-cuda.toml",
+        }
+    }
+
+    /// The parameters used when nothing was saved.
+    pub fn defaults(self) -> CostParams {
+        match self {
+            Device::Cpu => CostParams::cpu_default(),
+            Device::Cuda => CostParams::gpu_default(),
+        }
     }
 }
 
-/// Where this machine's calibration is stored: `$XDG_CONFIG_HOME/eqfuse/cost-cpu.toml`, else
-/// `$HOME/.config/eqfuse/cost-cpu.toml`; `None` when neither variable is set.
+/// Where this machine's CPU calibration is stored ([`path_for`] the CPU).
 pub fn path() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let dir = var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|h| h.join(".config")))?;
-    Some(dir.join("eqfuse").join("cost-cpu.toml"))
+    path_for(Device::Cpu)
 }
 
-/// Writes `p` as TOML to [`path`] (creating its folder); returns where. `E-INPUT` when there
-/// is no such place or it cannot be written.
+/// Where this machine's calibration of `device` is stored:
+/// `$XDG_CONFIG_HOME/eqfuse/cost-cpu.toml` (`cost-cuda.toml`), else
+/// `$HOME/.config/eqfuse/...`; `None` when neither variable is set.
+pub fn path_for(device: Device) -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let dir = var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|h| h.join(".config")))?;
+    Some(dir.join("eqfuse").join(device.file()))
+}
+
+/// Writes `p` as the CPU's calibration ([`save_for`] the CPU).
 pub fn save(p: &CostParams) -> Result<PathBuf, Error> {
-    let path = path().ok_or_else(|| {
+    save_for(p, Device::Cpu)
+}
+
+/// Writes `p` as TOML to [`path_for`] `device` (creating its folder); returns where.
+/// `E-INPUT` when there is no such place or it cannot be written.
+pub fn save_for(p: &CostParams, device: Device) -> Result<PathBuf, Error> {
+    let path = path_for(device).ok_or_else(|| {
         Error::new(Code::Input, "nowhere to save the calibration: neither XDG_CONFIG_HOME nor HOME is set")
     })?;
     let text = toml::to_string(p)
@@ -145,7 +162,11 @@ pub fn save(p: &CostParams) -> Result<PathBuf, Error> {
     }
     // write beside it, then rename: a reader never sees half a file
     let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, format!("# eqfuse calibrate: the CPU cost model's parameters\n{text}"))
+    let what = match device {
+        Device::Cpu => "CPU",
+        Device::Cuda => "GPU",
+    };
+    std::fs::write(&tmp, format!("# eqfuse calibrate: the {what} cost model's parameters\n{text}"))
         .map_err(|e| fail("write", e))?;
     std::fs::rename(&tmp, &path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -154,30 +175,38 @@ pub fn save(p: &CostParams) -> Result<PathBuf, Error> {
     Ok(path)
 }
 
-/// The CPU cost parameters: those [`save`]d for this machine when the file exists and
-/// parses, else [`CostParams::cpu_default`]. Never fails: a missing, unreadable or malformed
-/// file gives the defaults, and a saved value that is not finite and positive is replaced by
-/// its default.
+/// The CPU cost parameters ([`load`] for the CPU).
 pub fn load_cpu() -> CostParams {
-    let d = CostParams::cpu_default();
-    let Some(path) = path() else { return d };
+    load(Device::Cpu)
+}
+
+/// The GPU cost parameters ([`load`] for CUDA): what `eqfuse calibrate --backend cuda`
+/// saved, else the H100-class defaults.
+pub fn load_gpu() -> CostParams {
+    load(Device::Cuda)
+}
+
+/// The cost parameters of `device`: those [`save_for`]d for this machine when the file
+/// exists and parses, else [`Device::defaults`]. Never fails: a missing, unreadable or
+/// malformed file gives the defaults, and a saved value that is not finite and positive is
+/// replaced by its default (a `cache` of 0 is the GPU's: it runs row blocks phase by
+/// phase).
+pub fn load(device: Device) -> CostParams {
+    let d = device.defaults();
+    let Some(path) = path_for(device) else { return d };
     let Ok(text) = std::fs::read_to_string(&path) else { return d };
-    let Ok(p) = toml::from_str::<CostParams>(&text) else { return d };
+    let Ok(mut p) = toml::from_str::<CostParams>(&text) else { return d };
     let ok = |v: f64, default: f64| if v.is_finite() && v > 0.0 { v } else { default };
+    for ((_, v), (_, default)) in p.rates_mut().into_iter().zip(d.rates()) {
+        *v = ok(*v, default);
+    }
     CostParams {
-        name: p.name,
         bandwidth: ok(p.bandwidth, d.bandwidth),
         launch: ok(p.launch, d.launch),
-        flop: ok(p.flop, d.flop),
-        div: ok(p.div, d.div),
-        sqrt: ok(p.sqrt, d.sqrt),
-        transcendental: ok(p.transcendental, d.transcendental),
-        int: ok(p.int, d.int),
-        compare: ok(p.compare, d.compare),
-        gather: ok(p.gather, d.gather),
         code: ok(p.code, d.code),
         gemm: ok(p.gemm, d.gemm),
-        cache: ok(p.cache, d.cache),
+        cache: if d.cache == 0.0 && p.cache == 0.0 { 0.0 } else { ok(p.cache, d.cache) },
+        ..p
     }
 }
 
@@ -189,33 +218,6 @@ fn settle(measured: Option<f64>, default: f64, range: (f64, f64)) -> f64 {
         Some(v) if v.is_finite() && v > 0.0 => v.clamp(range.0, range.1),
         _ => default,
     }
-}
-
-/// Runs `f(t)` for `t in 0..threads` on scoped threads (`t = 0` on the calling thread);
-/// `None` when a thread cannot be started or panics.
-fn parallel<R: Send>(threads: usize, f: impl Fn(usize) -> R + Sync) -> Option<Vec<R>> {
-    std::thread::scope(|s| {
-        let f = &f;
-        let mut handles = Vec::with_capacity(threads.saturating_sub(1));
-        for t in 1..threads {
-            match std::thread::Builder::new().spawn_scoped(s, move || f(t)) {
-                Ok(h) => handles.push(h),
-                Err(_) => {
-                    // join the ones started, then give up
-                    for h in handles {
-                        let _ = h.join();
-                    }
-                    return None;
-                }
-            }
-        }
-        let first = f(0);
-        let mut out = vec![first];
-        for h in handles {
-            out.push(h.join().ok()?);
-        }
-        Some(out)
-    })
 }
 
 /// Runs `f(k, &mut a[k*chunk..], &mut b[k*chunk..])` for every chunk of `a` and `b` (of
@@ -311,142 +313,6 @@ fn launch(threads: usize) -> Option<f64> {
     times.get(times.len() / 2).copied()
 }
 
-/// Operations per second over all threads: every thread runs `kernel` over blocks of
-/// [`BLOCK`] elements in its cache for [`OP_RUN`]; `ops` operations per element; the best
-/// of [`OP_RUNS`] runs.
-fn throughput<T: Copy + Send>(
-    threads: usize,
-    ops: f64,
-    init: fn(usize, u64) -> T,
-    kernel: fn(&[T], &[T], &mut [T]),
-) -> Option<f64> {
-    let mut best: Option<f64> = None;
-    for _ in 0..OP_RUNS {
-        let t0 = Instant::now();
-        let deadline = t0 + OP_RUN;
-        let counts = parallel(threads, |t| {
-            let seed = t as u64 * 2 + 1;
-            let a: Vec<T> = (0..BLOCK).map(|i| init(i, seed)).collect();
-            let b: Vec<T> = (0..BLOCK).map(|i| init(i, seed + 1)).collect();
-            let mut out = a.clone();
-            let mut blocks = 0u64;
-            loop {
-                for _ in 0..16 {
-                    kernel(black_box(&a[..]), black_box(&b[..]), black_box(&mut out[..]));
-                }
-                blocks += 16;
-                if Instant::now() >= deadline {
-                    break;
-                }
-            }
-            black_box(&out);
-            blocks
-        })?;
-        let dt = t0.elapsed().as_secs_f64();
-        let total: u64 = counts.iter().sum();
-        let r = total as f64 * BLOCK as f64 * ops / dt;
-        best = Some(best.map_or(r, |b| b.max(r)));
-    }
-    best
-}
-
-/// Elements per second read through random indices from `table` (larger than any cache),
-/// over all threads; the best of [`OP_RUNS`] runs.
-fn gather(threads: usize, table: &[f32]) -> Option<f64> {
-    if table.is_empty() {
-        return None;
-    }
-    let mut best: Option<f64> = None;
-    for run in 0..OP_RUNS {
-        let t0 = Instant::now();
-        let deadline = t0 + OP_RUN;
-        let counts = parallel(threads, |t| {
-            let mut rng = SplitMix(0x5EED + (run * 1000 + t) as u64);
-            let len = table.len() as u64;
-            let idx: Vec<u32> = (0..GATHER_INDICES).map(|_| (rng.next() % len) as u32).collect();
-            let mut sum = 0.0f32;
-            let mut reads = 0u64;
-            loop {
-                for &i in black_box(&idx[..]) {
-                    sum += table.get(i as usize).copied().unwrap_or(0.0);
-                }
-                reads += idx.len() as u64;
-                if Instant::now() >= deadline {
-                    break;
-                }
-            }
-            black_box(sum);
-            reads
-        })?;
-        let dt = t0.elapsed().as_secs_f64();
-        let r = counts.iter().sum::<u64>() as f64 / dt;
-        best = Some(best.map_or(r, |b| b.max(r)));
-    }
-    best
-}
-
-fn f32_init(i: usize, seed: u64) -> f32 {
-    // in [0.5, 1.5): no overflow, no denormals, no division by zero
-    0.5 + ((i as u64 * 7919 + seed * 104_729) % 1000) as f32 * 0.001
-}
-
-fn i64_init(i: usize, seed: u64) -> i64 {
-    (i as i64 * 7919 + seed as i64 * 104_729) % 100_003 + 1
-}
-
-/// Two flops per element: a multiply and an add.
-fn k_flop(a: &[f32], b: &[f32], out: &mut [f32]) {
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        *o = *x * *y + *x;
-    }
-}
-
-fn k_div(a: &[f32], b: &[f32], out: &mut [f32]) {
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        *o = *x / *y;
-    }
-}
-
-fn k_sqrt(a: &[f32], _b: &[f32], out: &mut [f32]) {
-    for (o, x) in out.iter_mut().zip(a) {
-        *o = x.sqrt();
-    }
-}
-
-/// Two transcendentals per element: an `exp` and a `sin`.
-fn k_transcendental(a: &[f32], b: &[f32], out: &mut [f32]) {
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        *o = x.exp() + y.sin();
-    }
-}
-
-/// Two integer operations per element: a multiply and an add.
-fn k_int(a: &[i64], b: &[i64], out: &mut [i64]) {
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        *o = x.wrapping_mul(*y).wrapping_add(*x);
-    }
-}
-
-/// Two per element: a comparison and a select.
-fn k_compare(a: &[f32], b: &[f32], out: &mut [f32]) {
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        *o = if *x < *y { *x } else { *y };
-    }
-}
-
-/// splitmix64, for the gather's indices.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 // ------------------------------------------------------------------------- naming
 
 /// This machine's host name, or `this machine`.
@@ -485,6 +351,16 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 // ------------------------------------------------------------------------- display
+
+/// The unit of a rate of [`CostParams::rates`]: operations, or elements of an access
+/// pattern, per second.
+pub fn rate_unit(term: &str) -> &'static str {
+    if matches!(term, "gather" | "strided" | "compact" | "scan" | "scatter") {
+        "elem/s"
+    } else {
+        "op/s"
+    }
+}
 
 /// `12.3 GB/s`, `850 Mop/s`: a rate with an SI prefix.
 pub fn human(v: f64, unit: &str) -> String {

@@ -13,15 +13,16 @@ pub fn cpu_cost_params() -> eqfuse_lower::model::CostParams {
 }
 
 /// The optimiser's options for the plan a program runs with on `backend`: `base` with the
-/// backend's cost parameters (those `eqfuse calibrate` saved for the CPU, an H100-class
-/// GPU's for CUDA) and no sizes, so that the cost model takes its default for every size
+/// backend's cost parameters (those `eqfuse calibrate` saved for the CPU, and `eqfuse
+/// calibrate --backend cuda` for the GPU, else the defaults: an H100-class GPU's for CUDA)
+/// and no sizes, so that the cost model takes its default for every size
 /// name (2^20). The plan is chosen before any input is seen, as Python's `compile` must
 /// choose it; `eqfuse run`, `eqfuse bench` (built-in programs and `bench PROGRAM`) and
 /// Python all take their options from here, so the plan `bench` times is the plan `run`
 /// runs (docs/explain.md, "The plan that runs"). `explain --size` is the way to see another.
 pub fn plan_options(backend: Backend, base: OptimizeOptions) -> OptimizeOptions {
     let params = match backend {
-        Backend::Cuda => eqfuse_lower::model::CostParams::gpu_default(),
+        Backend::Cuda => crate::calibrate::load_gpu(),
         Backend::Cpu | Backend::Reference => cpu_cost_params(),
     };
     let cost = eqfuse_lower::dag::CostContext { params, sizes: Default::default(), ..base.cost };
@@ -106,7 +107,8 @@ impl Optimized {
     }
 
     /// `explain --json`: the object docs/design-decisions.md specifies (`optimize_ms`, `stop_reason`,
-    /// `egraph`, `rules_fired`, `kernels`, `materialized`, `predicted_s`, `unfused`).
+    /// `egraph`, `rules_fired`, `kernels`, `materialized`, `predicted_s`, `work`: the model's
+    /// terms, `unfused`).
     ///
     /// ```
     /// let p = eqfuse::parse("input xs : f32[n]\nlet e = map (\\x -> exp x) xs\noutput y = map (\\v -> v + 1) e\noutput z = map (\\v -> v * 2) e")?;
@@ -124,7 +126,8 @@ impl Optimized {
             .kernels
             .kernels
             .iter()
-            .map(|k| {
+            .enumerate()
+            .map(|(i, k)| {
                 // where each value written comes from in the program, where known
                 let origins: Vec<serde_json::Value> = k
                     .writes
@@ -139,6 +142,7 @@ impl Optimized {
                 serde_json::json!({
                     "kind": k.kind, "reads": k.reads, "writes": k.writes, "loops": k.loops,
                     "space": k.space, "predicted_s": k.predicted_s, "origins": origins, "pass": k.pass,
+                    "work": self.result.cost.kernels.get(i).map(|c| &c.work),
                 })
             })
             .collect();
@@ -154,10 +158,12 @@ impl Optimized {
             "materialized": self.kernels.materialized,
             "kept": self.kernels.kept,
             "predicted_s": self.kernels.predicted_s,
+            "work": self.result.cost.work,
             "kernel_count": kernel_count(&self.result.plan),
             "unfused": {
                 "kernels": kernel_count(&self.result.unfused_plan),
                 "predicted_s": self.unfused.predicted_s,
+                "work": self.result.unfused_cost.work,
             },
         })
     }

@@ -2,12 +2,12 @@
 //! measuring, and `eqfuse calibrate --no-save --json`.
 #![allow(clippy::unwrap_used)]
 
-use eqfuse::calibrate::{load_cpu, measure, path, save};
+use eqfuse::calibrate::{load_cpu, load_gpu, measure, path, path_for, save, save_for, Device};
 use eqfuse::CostParams;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn fields(p: &CostParams) -> [(&'static str, f64); 12] {
+fn fields(p: &CostParams) -> [(&'static str, f64); 17] {
     [
         ("bandwidth", p.bandwidth),
         ("launch", p.launch),
@@ -21,6 +21,11 @@ fn fields(p: &CostParams) -> [(&'static str, f64); 12] {
         ("code", p.code),
         ("gemm", p.gemm),
         ("cache", p.cache),
+        ("transcendental_f64", p.transcendental_f64),
+        ("compact", p.compact),
+        ("scan", p.scan),
+        ("strided", p.strided),
+        ("scatter", p.scatter),
     ]
 }
 
@@ -85,10 +90,37 @@ fn path_load_and_save_follow_the_environment() {
         code: 2e-8,
         gemm: 9.5e10,
         cache: 1048576.0,
+        transcendental_f64: 4.4e7,
+        compact: 8.8e8,
+        scan: 7.1e8,
+        strided: 1.6e9,
+        scatter: 1.2e9,
     };
     assert_eq!(save(&p).unwrap(), file);
     assert!(std::fs::read_to_string(&file).unwrap().contains("bandwidth"));
     assert_eq!(load_cpu(), p);
+
+    // a file saved before the model had its access-pattern terms (and f64's transcendental
+    // rate) loads, with the defaults for those
+    let older: String = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            !["transcendental_f64", "compact", "scan", "strided", "scatter"].iter().any(|k| l.starts_with(k))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, older).unwrap();
+    let d = CostParams::cpu_default();
+    let expected = CostParams {
+        transcendental_f64: d.transcendental_f64,
+        compact: d.compact,
+        scan: d.scan,
+        strided: d.strided,
+        scatter: d.scatter,
+        ..p.clone()
+    };
+    assert_eq!(load_cpu(), expected);
 
     // a saved value that is not positive falls back to its default, the rest are kept
     let bad = CostParams { launch: 0.0, flop: -3.0, cache: f64::NAN, ..p.clone() };
@@ -107,6 +139,34 @@ fn path_load_and_save_follow_the_environment() {
         .join("\n");
     std::fs::write(&file, old).unwrap();
     assert_eq!(load_cpu().cache, CostParams::cpu_default().cache);
+
+    // the GPU's parameters: beside the CPU's, the H100-class defaults when none is saved,
+    // and what is saved once it is (its cache of 0 kept: row blocks run phase by phase)
+    let gpu_file = dir.join("eqfuse").join("cost-cuda.toml");
+    assert_eq!(path_for(Device::Cuda), Some(gpu_file.clone()));
+    assert_eq!(load_gpu(), CostParams::gpu_default());
+    let g = CostParams {
+        name: "calibrated on test-host (GPU) 2024-01-01".into(),
+        bandwidth: 4.0e12,
+        ..CostParams::gpu_default()
+    };
+    assert_eq!(save_for(&g, Device::Cuda).unwrap(), gpu_file);
+    assert_eq!(load_gpu(), g);
+    assert_eq!(load_gpu().cache, 0.0);
+    // the CPU's file is not the GPU's
+    assert_ne!(load_cpu().name, g.name);
+    // the plans the GPU runs are priced with it: `explain --backend cuda` names it
+    let out = Command::new(env!("CARGO_BIN_EXE_eqfuse"))
+        .args(["explain", "examples/dotp.eqf", "--backend", "cuda"])
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("cost model: {}", g.name)), "{text}");
+    let opts = eqfuse::plan_options(eqfuse::Backend::Cuda, Default::default());
+    assert_eq!(opts.cost.params, g);
+    std::fs::write(&gpu_file, "bandwidth = \"fast\"").unwrap();
+    assert_eq!(load_gpu(), CostParams::gpu_default());
 
     match saved_xdg {
         Some(v) => std::env::set_var("XDG_CONFIG_HOME", v),
@@ -158,12 +218,33 @@ fn cli_calibrate_no_save_json_prints_the_parameters() {
         let x = obj.get(name).and_then(|x| x.as_f64());
         assert!(x.is_some_and(|x| x.is_finite() && x > 0.0), "{name} in {stdout}");
     }
-    assert_eq!(obj.len(), 13, "{stdout}");
+    assert_eq!(obj.len(), 18, "{stdout}");
     // the JSON reads back as the parameters
     let p: CostParams = serde_json::from_str(stdout.trim()).unwrap();
     assert!(p.bandwidth > 0.0);
     // --no-save: nothing written
     assert!(!dir.join("eqfuse").exists());
     assert!(stderr.contains("bandwidth"), "progress on stderr: {stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn calibrating_the_gpu_without_one_is_a_device_error_and_saves_nothing() {
+    if eqfuse_exec_cuda::available() {
+        eprintln!(
+            "a GPU is here: `calibrate --backend cuda` is checked on the device (scripts/gpu/session.sh)"
+        );
+        return;
+    }
+    let dir = scratch("gpu");
+    let out = Command::new(env!("CARGO_BIN_EXE_eqfuse"))
+        .args(["calibrate", "--backend", "cuda"])
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error[E-DEVICE]: "), "{stderr}");
+    assert!(!dir.join("eqfuse").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

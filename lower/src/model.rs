@@ -33,8 +33,18 @@
 //! - **Sizes** are those of the run when known, else each size name's entry in the
 //!   `sizes` map, else [`DEFAULT_SIZE`]; a length known only at run time (a filter's)
 //!   counts as [`FILTER_KEPT`] of the array filtered, and a filter pays its compaction
-//!   ([`FILTER_COMPACT_S`] per element).
+//!   ([`CostParams::compact`] per element).
+//! - **Access patterns**: a read at an index computed from data (a gather) from an array
+//!   larger than a core's own cache ([`CostParams::cache`]) pays [`CostParams::gather`] per
+//!   element; one that walks an array across its rows (its last
+//!   index does not follow the space's last index, an earlier one does: a transpose)
+//!   [`CostParams::strided`], unless the kernel is a reduction folded by the column walk;
+//!   reads at indices computed from the space's own (`i + 1`, `clamp (i - 1) 0 (n - 1)`)
+//!   pay their arithmetic only. A scan pays [`CostParams::scan`] per element (its running
+//!   value), a permute [`CostParams::scatter`] per element written.
 //!
+//! Every term is counted in a [`Work`] and priced by [`Work::seconds`], so a predicted time
+//! is linear in the inverse rates: `benches/model_fit.py` fits them to measured times.
 //! Two parameter sets: [`CostParams::cpu_default`] (a few cores, tens of GB/s) and
 //! [`CostParams::gpu_default`] (an H100-class device). `eqfuse calibrate` measures the CPU
 //! set on the machine at hand.
@@ -74,24 +84,38 @@ pub fn default_sizes(
 /// fraction of the input per dimension, not at the whole input.
 pub const FILTER_KEPT: f64 = 0.5;
 
-/// Seconds per element a `filter` spends compacting, beyond its predicate and its bytes:
-/// each element's place in the result is a running count (a scan of the flags) and a write
-/// at a computed position. Measured with `eqfuse bench` on the 2-core development machine:
-/// `length (filter (\x -> x > 0.3) xs)` over 8 million elements ran in 16 ms where the
-/// same count as a reduction of selects ran in 0.6 ms (tests/phrasings/count_forms).
-pub const FILTER_COMPACT_S: f64 = 1e-9;
-
 /// A filter lane's result extent, [`FILTER_KEPT`] of its space's points, adding its
-/// compaction ([`FILTER_COMPACT_S`] per point, scaled to `p`'s bandwidth against the
-/// default CPU's) to `seconds`.
-fn filter_estimate(space: &[f64], p: &CostParams, seconds: &mut f64) -> Vec<f64> {
+/// compaction (every point, [`CostParams::compact`]) to `w`.
+fn filter_estimate(space: &[f64], w: &mut Work) -> Vec<f64> {
     let points: f64 = space.iter().product();
-    *seconds += points * FILTER_COMPACT_S * (CostParams::cpu_default().bandwidth / p.bandwidth);
+    w.compact += points;
     vec![(points * FILTER_KEPT).ceil()]
 }
 
 /// Iterations counted for a loop whose count is not a constant.
 pub const UNKNOWN_TRIPS: f64 = 16.0;
+
+/// The terms priced per unit at a rate of their own (operations by class, access
+/// patterns), each a field of [`Work`] and of [`CostParams`] of the same name: `m!` applied
+/// to the list, the one place it is written.
+macro_rules! rated_terms {
+    ($m:ident) => {
+        $m!(
+            flop,
+            div,
+            sqrt,
+            transcendental,
+            transcendental_f64,
+            int,
+            compare,
+            gather,
+            strided,
+            compact,
+            scan,
+            scatter
+        )
+    };
+}
 
 /// The parameters of the model for one backend. Throughputs are operations per second over
 /// the whole device (all cores).
@@ -109,8 +133,12 @@ pub struct CostParams {
     pub div: f64,
     /// `sqrt`: per second.
     pub sqrt: f64,
-    /// `exp log sin cos tan tanh pow atan2`: per second.
+    /// `exp log sin cos tan tanh pow atan2` (and version 2's) of `f32`: per second.
     pub transcendental: f64,
+    /// The same of `f64` (eqfuse's `f64` functions work in double-double where `f32`'s
+    /// need one precision, and a vector holds half as many): per second.
+    #[serde(default = "default_transcendental_f64")]
+    pub transcendental_f64: f64,
     /// Integer arithmetic (including integer divide) and index arithmetic: per second.
     pub int: f64,
     /// Comparisons, logical operations, selects and branches: per second.
@@ -134,6 +162,43 @@ pub struct CostParams {
     /// system reports.
     #[serde(default = "default_cache")]
     pub cache: f64,
+    /// Elements a `filter` compacts per second, beyond its predicate and its bytes: each
+    /// element's place in the result is a running count of the kept ones, and it is
+    /// written at a computed position.
+    #[serde(default = "default_compact")]
+    pub compact: f64,
+    /// Elements of a scan per second, beyond its operator and its bytes: the running value
+    /// is carried from each element to the next, so a pass over a part of the array waits
+    /// on each step.
+    #[serde(default = "default_scan")]
+    pub scan: f64,
+    /// Elements read across an array's rows per second, beyond their bytes: a transpose's
+    /// reads, each a cache line touched for a few bytes.
+    #[serde(default = "default_strided")]
+    pub strided: f64,
+    /// Elements a `permute` writes at computed places per second, beyond their bytes.
+    #[serde(default = "default_scatter")]
+    pub scatter: f64,
+}
+
+fn default_transcendental_f64() -> f64 {
+    CostParams::cpu_default().transcendental_f64
+}
+
+fn default_strided() -> f64 {
+    CostParams::cpu_default().strided
+}
+
+fn default_scatter() -> f64 {
+    CostParams::cpu_default().scatter
+}
+
+fn default_compact() -> f64 {
+    CostParams::cpu_default().compact
+}
+
+fn default_scan() -> f64 {
+    CostParams::cpu_default().scan
 }
 
 fn default_cache() -> f64 {
@@ -149,25 +214,52 @@ fn default_gemm() -> f64 {
 }
 
 impl CostParams {
-    /// A CPU of a few cores: ~20 GB/s, ~20 µs per parallel pass, a few Gop/s of scalar
-    /// arithmetic, libm-speed transcendentals.
+    /// A CPU of a few cores with vector units (the 2-core AVX-512 development machine): the
+    /// rates of the kernels eqfuse generates, fitted to measured times of every program of
+    /// the suites (`benches/model_fit.py`, docs/performance.md) with the bandwidth and the
+    /// launch held at what `eqfuse calibrate` measures; `div` and `sqrt`, which the suites
+    /// barely use, as `eqfuse calibrate` measures them.
     pub fn cpu_default() -> CostParams {
         CostParams {
             name: "cpu default".into(),
-            bandwidth: 20e9,
+            bandwidth: 41e9,
             launch: 20e-6,
-            flop: 8e9,
-            div: 2e9,
-            sqrt: 2e9,
-            transcendental: 2.5e8,
-            int: 8e9,
-            compare: 8e9,
-            gather: 2e9,
+            flop: 4.5e10,
+            div: 1e10,
+            sqrt: 6e9,
+            // eqfuse's own `f32` functions vectorise 16 wide; the `f64` ones work in
+            // double-double, 8 wide
+            transcendental: 3e9,
+            transcendental_f64: 2.7e8,
+            // index arithmetic mostly: hoisted or vectorised with the loop
+            int: 1e11,
+            compare: 1.5e11,
+            gather: 3.5e9,
             code: 1e-8,
-            // matrixmultiply's sgemm on 2 AVX2 cores: 512³ in 2.1 ms
-            gemm: 1.2e11,
+            // matrixmultiply's sgemm on the 2 AVX-512 cores
+            gemm: 2e11,
             cache: ROW_BLOCK_CACHE_BYTES,
+            compact: 1.3e9,
+            scan: 1e9,
+            strided: 1.8e9,
+            scatter: 1.4e9,
         }
+    }
+
+    /// The rates (per second) of the terms of [`Work::rated`], in its order.
+    pub fn rates(&self) -> [(&'static str, f64); 12] {
+        macro_rules! list {
+            ($($f:ident),*) => { [$((stringify!($f), self.$f)),*] };
+        }
+        rated_terms!(list)
+    }
+
+    /// [`CostParams::rates`], to set.
+    pub fn rates_mut(&mut self) -> [(&'static str, &mut f64); 12] {
+        macro_rules! list {
+            ($($f:ident),*) => { [$((stringify!($f), &mut self.$f)),*] };
+        }
+        rated_terms!(list)
     }
 
     /// An H100-class GPU: ~3 TB/s, ~5 µs per launch, tens of Tflop/s.
@@ -180,6 +272,7 @@ impl CostParams {
             div: 4.0e12,
             sqrt: 4.0e12,
             transcendental: 2.0e12,
+            transcendental_f64: 1.0e12,
             int: 1.5e13,
             compare: 1.5e13,
             gather: 2.0e11,
@@ -191,6 +284,14 @@ impl CostParams {
             // reduce over [n, m, k], a block per (i, j)) undercut cuBLAS in the model and ran
             // 400 times slower on an H200
             cache: 0.0,
+            // a filter's compaction and a scan's carry at the bandwidth's ratio to the CPU's
+            // not measured on a GPU yet: a filter's compaction and a scan's carry at the
+            // bandwidth's ratio to the CPU's; reads across rows and scattered writes at the
+            // gather's rate
+            compact: 1e11,
+            scan: 7.5e10,
+            strided: 2.0e11,
+            scatter: 2.0e11,
         }
     }
 }
@@ -200,6 +301,7 @@ use eqfuse_ir::interp::scalar::ScalarFn;
 use eqfuse_ir::plan::{
     Arg, Block, Func, Inst, Kernel, LaneOp, Origin, PermuteDest, Plan, Reg, Step, ValueId,
 };
+use eqfuse_ir::types::ElemType;
 use std::collections::{HashMap, HashSet};
 
 /// What one kernel of a plan is predicted to cost.
@@ -213,6 +315,8 @@ pub struct StepCost {
     pub bytes: f64,
     /// Scalar operations (all classes).
     pub ops: f64,
+    /// What it does, term by term (`seconds` is its price).
+    pub work: Work,
 }
 
 /// A plan's predicted cost: per step, and in all.
@@ -222,6 +326,9 @@ pub struct PlanCost {
     pub kernels: Vec<StepCost>,
     /// The sum, seconds (an `if` costs its dearer branch).
     pub total: f64,
+    /// What the plan does, term by term: the kernels' work, a loop's body times its
+    /// iterations, an `if`'s dearer branch (`total` is its price).
+    pub work: Work,
 }
 
 /// Operation counts of a function, per evaluation, by class.
@@ -231,30 +338,129 @@ struct Ops {
     div: f64,
     sqrt: f64,
     transcendental: f64,
+    transcendental_f64: f64,
     int: f64,
     compare: f64,
     gather: f64,
+    /// Points whose reads walk an array across its rows (its last index does not follow the
+    /// space's last index, an earlier one does: a transpose's), once per point.
+    strided: f64,
     /// Read sites: (array, evaluations per evaluation of the function, whether its index
     /// is the same at every point of the space).
     reads: Vec<(ValueId, f64, bool)>,
+    /// Read sites at an index computed from data: (array, evaluations per evaluation of
+    /// the function). [`kernel_cost`] prices them as gathers when the array is larger than
+    /// a core's own cache ([`CostParams::cache`]).
+    gathers: Vec<(ValueId, f64)>,
     /// Instructions (code size, not executions).
     insts: f64,
 }
 
 impl Ops {
-    fn seconds(&self, p: &CostParams, evals: f64) -> f64 {
-        evals
-            * (self.flop / p.flop
-                + self.div / p.div
-                + self.sqrt / p.sqrt
-                + self.transcendental / p.transcendental
-                + self.int / p.int
-                + self.compare / p.compare
-                + self.gather / p.gather)
+    /// Adds `evals` evaluations of these operations to `w`.
+    fn add_to(&self, w: &mut Work, evals: f64) {
+        w.flop += evals * self.flop;
+        w.div += evals * self.div;
+        w.sqrt += evals * self.sqrt;
+        w.transcendental += evals * self.transcendental;
+        w.transcendental_f64 += evals * self.transcendental_f64;
+        w.int += evals * self.int;
+        w.compare += evals * self.compare;
+        w.gather += evals * self.gather;
+        w.strided += evals * self.strided;
     }
 
     fn count(&self) -> f64 {
-        self.flop + self.div + self.sqrt + self.transcendental + self.int + self.compare
+        self.flop
+            + self.div
+            + self.sqrt
+            + self.transcendental
+            + self.transcendental_f64
+            + self.int
+            + self.compare
+    }
+}
+
+/// What a kernel (or a plan) does, by the terms of the model: each term is priced at its
+/// parameter ([`Work::seconds`]), so a predicted time is linear in the inverse rates, and
+/// `benches/model.py --fit` fits the rates of a machine to measured times from these
+/// counts (`explain --json` prints them, `work`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Work {
+    /// Launches (parallel passes): [`CostParams::launch`] each.
+    pub launches: f64,
+    /// Bytes through main memory.
+    pub bytes: f64,
+    /// Bytes read from, or kept in, a core's own cache ([`CACHE_SPEEDUP`] times faster).
+    pub cached: f64,
+    /// Evaluations of each operation class ([`CostParams`]'s field of the same name).
+    pub flop: f64,
+    pub div: f64,
+    pub sqrt: f64,
+    pub transcendental: f64,
+    /// `f64` transcendental functions ([`CostParams::transcendental_f64`]).
+    pub transcendental_f64: f64,
+    pub int: f64,
+    pub compare: f64,
+    /// Reads through an index that depends on data, or that walks an array across its rows.
+    pub gather: f64,
+    /// Points whose reads walk arrays across their rows ([`CostParams::strided`]).
+    pub strided: f64,
+    /// Instructions of element functions, once per kernel ([`CostParams::code`]).
+    pub code: f64,
+    /// Multiply-adds of GEMM calls, counted as two operations, `f64` twice over.
+    pub gemm: f64,
+    /// Elements a filter compacts ([`CostParams::compact`]).
+    pub compact: f64,
+    /// Elements of scans ([`CostParams::scan`]): a running value carried from each element
+    /// to the next.
+    pub scan: f64,
+    /// Elements a `permute` writes at computed places ([`CostParams::scatter`]).
+    pub scatter: f64,
+}
+
+impl Work {
+    /// The predicted seconds of this work with parameters `p`.
+    pub fn seconds(&self, p: &CostParams) -> f64 {
+        let per = |count: f64, rate: f64| if count == 0.0 { 0.0 } else { count / rate };
+        let rated: f64 = self.rated().iter().zip(p.rates()).map(|((_, c), (_, r))| per(*c, r)).sum();
+        self.launches * p.launch
+            + per(self.bytes, p.bandwidth)
+            + per(self.cached, p.bandwidth * CACHE_SPEEDUP)
+            + self.code * p.code
+            + per(self.gemm, p.gemm)
+            + rated
+    }
+
+    /// The terms priced per unit at a [`CostParams`] rate of the same name
+    /// ([`CostParams::rates`], in the same order): operations by class and the access
+    /// patterns.
+    pub fn rated(&self) -> [(&'static str, f64); 12] {
+        macro_rules! list {
+            ($($f:ident),*) => { [$((stringify!($f), self.$f)),*] };
+        }
+        rated_terms!(list)
+    }
+
+    /// Adds `k` times `o`.
+    pub fn add(&mut self, o: &Work, k: f64) {
+        self.launches += k * o.launches;
+        self.bytes += k * o.bytes;
+        self.cached += k * o.cached;
+        self.flop += k * o.flop;
+        self.div += k * o.div;
+        self.sqrt += k * o.sqrt;
+        self.transcendental += k * o.transcendental;
+        self.transcendental_f64 += k * o.transcendental_f64;
+        self.int += k * o.int;
+        self.compare += k * o.compare;
+        self.gather += k * o.gather;
+        self.strided += k * o.strided;
+        self.code += k * o.code;
+        self.gemm += k * o.gemm;
+        self.compact += k * o.compact;
+        self.scan += k * o.scan;
+        self.scatter += k * o.scatter;
     }
 }
 
@@ -268,14 +474,20 @@ impl Ops {
 fn count_ops(f: &Func) -> (Ops, Ops) {
     let (mut per, mut once) = (Ops::default(), Ops::default());
     let mut consts: HashMap<Reg, i64> = HashMap::new();
-    let params: Vec<Reg> = (0..f.params.len() as Reg).collect();
     let varies = varying(f);
+    let data = data_dependent(f);
+    // what follows the space's last index (over two dimensions and more)
+    let inner = match f.params.len() {
+        0 | 1 => HashSet::new(),
+        r => flows_from(f, HashSet::from([(r - 1) as Reg]), |_| false),
+    };
     // (block, multiplier, whether the block runs the same way at every point), iteratively
     let mut stack: Vec<(&Block, f64, bool)> = vec![(&f.body, 1.0, true)];
     while let Some((b, m, uniform)) = stack.pop() {
         per.insts += b.insts.len() as f64;
         for i in &b.insts {
             let float = |r: &Reg| f.reg_types.get(*r as usize).is_some_and(|t| t.is_float());
+            let f_reg_type = |r: &Reg| f.reg_types.get(*r as usize).copied();
             let hoisted =
                 uniform && !matches!(i, Inst::Read { .. }) && i.dsts().iter().all(|d| !varies.contains(d));
             let ops = if hoisted { &mut once } else { &mut per };
@@ -300,7 +512,14 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
                 },
                 Inst::Call { f: func, args, .. } => match func {
                     ScalarFn::Sqrt => ops.sqrt += m,
-                    f if f.is_transcendental() => ops.transcendental += m,
+                    f if f.is_transcendental() => {
+                        let wide = args.first().and_then(f_reg_type) == Some(ElemType::F64);
+                        if wide {
+                            ops.transcendental_f64 += m
+                        } else {
+                            ops.transcendental += m
+                        }
+                    }
                     ScalarFn::Clamp => {
                         if args.first().is_some_and(float) {
                             ops.flop += 2.0 * m
@@ -319,10 +538,18 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
                 Inst::Read { array, index, .. } => {
                     let invariant = !index.iter().any(|r| varies.contains(r));
                     ops.reads.push((*array, m, invariant));
-                    // a read through a computed index: index arithmetic and a scattered access
-                    // (one at the same index everywhere is one element, read once)
-                    if !invariant && !index.iter().all(|r| params.contains(r)) {
-                        ops.gather += m;
+                    // a read at an index computed from what was read (a gather): a scattered
+                    // access. Indices computed from the space's own (`i + 1`, `clamp ..`,
+                    // `j * 2`) stay near the walk and cost their arithmetic only; one at
+                    // the same index everywhere is one element, read once.
+                    if !invariant && index.iter().any(|r| data.contains(r)) {
+                        ops.gathers.push((*array, m));
+                    } else if let Some((last, rest)) = index.split_last() {
+                        // the walk across rows is paid once per point however many
+                        // arrays it reads so (the code walks them in tiles together)
+                        if !inner.contains(last) && rest.iter().any(|r| inner.contains(r)) {
+                            ops.strided = ops.strided.max(m);
+                        }
                     }
                 }
                 Inst::Dim { .. } | Inst::Load { .. } => {}
@@ -346,12 +573,25 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
 /// `if` or a loop that uses one anywhere, [`Inst::uses`]). The others are the same at every
 /// point.
 fn varying(f: &Func) -> HashSet<Reg> {
-    fn visit(b: &Block, v: &mut HashSet<Reg>, uses: &mut Vec<Reg>) {
+    flows_from(f, (0..f.params.len() as Reg).collect(), |_| false)
+}
+
+/// The registers of `f` computed from an array's element: a read's result and whatever is
+/// computed from it (a read at such an index is a gather).
+fn data_dependent(f: &Func) -> HashSet<Reg> {
+    flows_from(f, HashSet::new(), |i| matches!(i, Inst::Read { .. }))
+}
+
+/// `seed` and every register computed from it, or by an instruction `source` accepts
+/// ([`Inst::uses`]; an `if` or a loop that uses one anywhere; a loop variable whose start
+/// or next value is one).
+fn flows_from(f: &Func, seed: HashSet<Reg>, source: impl Fn(&Inst) -> bool) -> HashSet<Reg> {
+    fn visit(b: &Block, v: &mut HashSet<Reg>, uses: &mut Vec<Reg>, source: &dyn Fn(&Inst) -> bool) {
         for i in &b.insts {
             match i {
                 Inst::If { then_block, else_block, .. } => {
-                    visit(then_block, v, uses);
-                    visit(else_block, v, uses);
+                    visit(then_block, v, uses, source);
+                    visit(else_block, v, uses, source);
                 }
                 Inst::Loop { inits, vars, body, nexts, .. } => {
                     for (var, (init, next)) in vars.iter().zip(inits.iter().zip(nexts)) {
@@ -359,23 +599,23 @@ fn varying(f: &Func) -> HashSet<Reg> {
                             v.insert(*var);
                         }
                     }
-                    visit(body, v, uses);
+                    visit(body, v, uses, source);
                 }
                 _ => {}
             }
             uses.clear();
             i.uses(uses);
-            if uses.iter().any(|r| v.contains(r)) {
+            if source(i) || uses.iter().any(|r| v.contains(r)) {
                 v.extend(i.dsts());
             }
         }
     }
-    let mut v: HashSet<Reg> = (0..f.params.len() as Reg).collect();
+    let mut v = seed;
     let mut uses = Vec::new();
-    // a loop's state feeds back into itself: until nothing more varies
+    // a loop's state feeds back into itself: until nothing more flows
     loop {
         let before = v.len();
-        visit(&f.body, &mut v, &mut uses);
+        visit(&f.body, &mut v, &mut uses, &source);
         if v.len() == before {
             return v;
         }
@@ -448,8 +688,8 @@ pub fn plan_cost(plan: &Plan, p: &CostParams, sizes: &HashMap<String, u64>) -> P
         }
     }
     let mut kernels = Vec::new();
-    let total = steps_cost(plan, &plan.steps, p, &mut s, &mut kernels);
-    PlanCost { kernels, total }
+    let work = steps_cost(plan, &plan.steps, p, &mut s, &mut kernels);
+    PlanCost { kernels, total: work.seconds(p), work }
 }
 
 /// A contraction through the GEMM library: its multiply-adds at [`CostParams::gemm`]
@@ -464,12 +704,12 @@ fn contraction_cost(
     let space: Vec<f64> = kernel.space.iter().map(|a| s.arg(a)).collect();
     let points: f64 = space.iter().product();
     let out: Vec<f64> = space[..space.len().saturating_sub(1)].to_vec();
-    let (mut bytes, mut rate) = (0.0, p.gemm);
+    let (mut bytes, mut weight) = (0.0, 1.0);
     if let Some(lane) = kernel.lanes.first() {
         let info = plan.values.get(lane.dst);
         let size = info.map_or(4, |v| v.elem.size_bytes()) as f64;
         if size > 4.0 {
-            rate /= 2.0;
+            weight = 2.0;
         }
         bytes += out.iter().product::<f64>() * size;
         s.dims.insert(lane.dst, out);
@@ -480,7 +720,8 @@ fn contraction_cost(
         bytes += read.min(s.elements(o.array)) * size;
     }
     let ops = 2.0 * points;
-    StepCost { kernel: 0, seconds: p.launch + ops / rate + bytes / p.bandwidth, bytes, ops }
+    let work = Work { launches: 1.0, bytes, gemm: ops * weight, ..Work::default() };
+    StepCost { kernel: 0, seconds: work.seconds(p), bytes, ops, work }
 }
 
 /// The cost of `steps`, adding one entry per kernel to `kernels`.
@@ -490,8 +731,8 @@ fn steps_cost(
     p: &CostParams,
     s: &mut Sizes<'_>,
     kernels: &mut Vec<StepCost>,
-) -> f64 {
-    let mut total = 0.0;
+) -> Work {
+    let mut total = Work::default();
     for step in steps {
         match step {
             Step::Scalar { dst, body } => {
@@ -504,17 +745,17 @@ fn steps_cost(
                 let inner =
                     phases.iter().map(|k| k.space.last().map_or(1.0, |a| s.arg(a))).fold(1.0, f64::max);
                 let fits = inner * 8.0 * phases.len() as f64 <= p.cache;
-                total += block_cost(plan, phases, local, (fits, true), p, s, kernels)
+                total.add(&block_cost(plan, phases, local, (fits, true), p, s, kernels), 1.0)
             }
             // the CPU backend's segments are sized to fit its cache; the GPU's parameters
             // (a cache of 0) price the phases as the kernels its executor runs
             Step::SegmentBlock { kernels: phases, local } => {
                 let cpu = p.cache > 0.0;
-                total += block_cost(plan, phases, local, (cpu, cpu), p, s, kernels)
+                total.add(&block_cost(plan, phases, local, (cpu, cpu), p, s, kernels), 1.0)
             }
             Step::Kernel(kernel) => {
                 let c = kernel_cost(plan, kernel, p, s, &HashSet::new(), &HashSet::new());
-                total += c.seconds;
+                total.add(&c.work, 1.0);
                 kernels.push(StepCost { kernel: kernels.len(), ..c });
             }
             Step::Loop(l) => {
@@ -526,9 +767,9 @@ fn steps_cost(
                     }
                     eqfuse_ir::plan::LoopKind::While { .. } => 1.0,
                 };
-                let once: f64 =
-                    l.step_lists().into_iter().map(|st| steps_cost(plan, st, p, s, kernels)).sum();
-                total += once * times;
+                for st in l.step_lists() {
+                    total.add(&steps_cost(plan, st, p, s, kernels), times);
+                }
                 for (d, st) in l.dst.iter().zip(&l.state) {
                     if let Some(x) = s.dims.get(st).cloned() {
                         s.dims.insert(*d, x);
@@ -542,15 +783,17 @@ fn steps_cost(
                     let made = steps.iter().any(|st| st.writes().contains(&v));
                     let info = plan.values.get(v);
                     if made || info.is_none_or(|x| x.rank == 0) {
-                        return 0.0;
+                        return Work::default();
                     }
                     let bytes = 2.0 * s.elements(v) * info.map_or(4, |x| x.elem.size_bytes()) as f64;
                     // as a copy kernel: a launch, its bytes, one read instruction
-                    p.launch + bytes / p.bandwidth + p.code
+                    Work { launches: 1.0, bytes, code: 1.0, ..Work::default() }
                 };
-                let a = steps_cost(plan, then_steps, p, s, kernels) + copy(then_steps, *then_value, s);
-                let b = steps_cost(plan, else_steps, p, s, kernels) + copy(else_steps, *else_value, s);
-                total += a.max(b);
+                let mut a = steps_cost(plan, then_steps, p, s, kernels);
+                a.add(&copy(then_steps, *then_value, s), 1.0);
+                let mut b = steps_cost(plan, else_steps, p, s, kernels);
+                b.add(&copy(else_steps, *else_value, s), 1.0);
+                total.add(if a.seconds(p) >= b.seconds(p) { &a } else { &b }, 1.0);
                 if let Some(d) = s.dims.get(then_value).cloned() {
                     s.dims.insert(*dst, d);
                 }
@@ -587,16 +830,17 @@ fn block_cost(
     p: &CostParams,
     s: &mut Sizes<'_>,
     kernels: &mut Vec<StepCost>,
-) -> f64 {
+) -> Work {
     let mut hot = HashSet::new();
     let kept: HashSet<ValueId> = if fits { local.iter().copied().collect() } else { HashSet::new() };
-    let mut total = 0.0;
+    let mut total = Work::default();
     for (n, k) in phases.iter().enumerate() {
         let mut c = kernel_cost(plan, k, p, s, &hot, &kept);
         if n > 0 && one_launch {
-            c.seconds -= p.launch;
+            c.work.launches = (c.work.launches - 1.0).max(0.0);
+            c.seconds = c.work.seconds(p);
         }
-        total += c.seconds;
+        total.add(&c.work, 1.0);
         kernels.push(StepCost { kernel: kernels.len(), ..c });
         if fits {
             hot.extend(k.reads());
@@ -623,14 +867,12 @@ fn kernel_cost(
     // a reshape of a materialised value is a view of its elements: nothing moves
     if let (Some(_), [lane]) = (kernel.view_of, kernel.lanes.as_slice()) {
         s.dims.insert(lane.dst, space);
-        return StepCost { kernel: 0, seconds: 0.0, bytes: 0.0, ops: 0.0 };
+        return StepCost { kernel: 0, seconds: 0.0, bytes: 0.0, ops: 0.0, work: Work::default() };
     }
     let points: f64 = space.iter().product();
-    let mut bytes = 0.0;
-    // bytes read from or kept in a core's own cache (a row block's)
-    let mut cached = 0.0;
+    // bytes through memory, and `cached`: read from or kept in a core's own cache (a row block's)
+    let mut w = Work { launches: 1.0, ..Work::default() };
     let mut ops_total = 0.0;
-    let mut seconds = p.launch;
     let mut fs: Vec<(&Func, f64)> = vec![(&kernel.elem, points)];
     // a part of a group writes what its head writes: a row per reduced row, or the space
     let mut part_dims = space.clone();
@@ -646,21 +888,23 @@ fn kernel_cost(
             }
             LaneOp::Scan { op, .. } => {
                 fs.push((op, points));
+                w.scan += points;
                 part_dims = space.clone();
                 space.clone()
             }
             LaneOp::Filter { pred } => {
                 fs.push((pred, points));
-                filter_estimate(&space, p, &mut seconds)
+                filter_estimate(&space, &mut w)
             }
             LaneOp::Permute { op, dest, target } => {
                 fs.push((op, points));
                 fs.push((target, points));
+                w.scatter += points;
                 match dest {
                     PermuteDest::Array(v) => {
                         let d = s.dims.get(v).cloned().unwrap_or_else(|| vec![points]);
                         // the copy of `dest`
-                        bytes += 2.0 * d.iter().product::<f64>() * elem_bytes;
+                        w.bytes += 2.0 * d.iter().product::<f64>() * elem_bytes;
                         d
                     }
                     // made in place: the output's own write below is all it costs
@@ -670,18 +914,34 @@ fn kernel_cost(
         };
         let out_bytes = out_dims.iter().product::<f64>() * elem_bytes;
         if kept.contains(&lane.dst) {
-            cached += out_bytes;
+            w.cached += out_bytes;
         } else {
-            bytes += out_bytes;
+            w.bytes += out_bytes;
         }
         s.dims.insert(lane.dst, out_dims);
     }
     // each read site of the element functions touches its array at most once per element
     let mut sites: Vec<(ValueId, f64)> = Vec::new();
+    // a reduction across rows folds runs of rows side by side (the column walk): its reads
+    // across rows stay along them
+    let column_walk =
+        kernel.lanes.iter().any(|l| matches!(l.op, LaneOp::Reduce { .. })) && kernel.elem.walks_columns();
     for (f, evals) in fs {
-        let (ops, once) = count_ops(f);
+        let (mut ops, once) = count_ops(f);
+        if column_walk {
+            ops.strided = 0.0;
+        }
+        // a gather from an array a core's cache holds costs its index arithmetic only
+        for &(v, m) in &ops.gathers {
+            let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;
+            if s.elements(v) * elem > p.cache {
+                ops.gather += m;
+            }
+        }
         let runs = evals.min(1.0);
-        seconds += ops.seconds(p, evals) + once.seconds(p, runs) + ops.insts * p.code;
+        ops.add_to(&mut w, evals);
+        once.add_to(&mut w, runs);
+        w.code += ops.insts;
         ops_total += ops.count() * evals + once.count() * runs;
         // a site at the same index everywhere touches one element
         sites.extend(ops.reads.iter().map(|&(v, m, invariant)| (v, if invariant { 1.0 } else { evals * m })));
@@ -690,11 +950,10 @@ fn kernel_cost(
         let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;
         let b = evals.min(s.elements(v)) * elem;
         if hot.contains(&v) {
-            cached += b;
+            w.cached += b;
         } else {
-            bytes += b;
+            w.bytes += b;
         }
     }
-    seconds += bytes / p.bandwidth + cached / (p.bandwidth * CACHE_SPEEDUP);
-    StepCost { kernel: 0, seconds, bytes, ops: ops_total }
+    StepCost { kernel: 0, seconds: w.seconds(p), bytes: w.bytes, ops: ops_total, work: w }
 }

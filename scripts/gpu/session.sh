@@ -19,11 +19,15 @@
 #   6. matrix products (cuBLAS through `contract` kernels), f32 and f64 at 2048^3 and
 #      4096^3, and one-head attention, with `eqfuse bench`, against CuPy's matmul [150];
 #   7. row blocks: softmax_rows and a layer normalisation over f32[32768, 4096], each row
-#      block as one kernel and phase by phase, against CuPy and JAX [150].
+#      block as one kernel and phase by phase, against CuPy and JAX [150];
+#   8. `eqfuse calibrate --backend cuda --json` into a scratch config folder: the GPU's cost parameters
+#      measured on the device (probes through the CUDA backend), then `explain --backend
+#      cuda` of softmax_rows with them in place, in a scratch config folder [120].
 #
 # SKIP="3 5" leaves steps out; BENCH_PROGRAMS and PEER_PROGRAMS (space- and comma-separated
 # names) restrict steps 4 and 5. Results go to $OUT (default device-bin/results): log.txt,
-# smoke.txt, gpu_tests.txt, ceilings.txt, ceilings.json, bench.txt, peers.json, gemm.txt, rowblocks.txt (each step's
+# smoke.txt, gpu_tests.txt, ceilings.txt, ceilings.json, bench.txt, peers.json, gemm.txt, rowblocks.txt,
+# calibrate.txt (each step's
 # standard error goes to log.txt). The last lines printed are a summary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -151,6 +155,16 @@ rows_all() {
 }
 export -f rows_all
 skip 7 || step rowblocks 150 "$OUT/rowblocks.txt" bash -c rows_all
+
+# 8. the GPU's cost parameters, measured (saved to a scratch folder, then used by explain)
+calibrate_gpu() {
+  local cfg="${TMPDIR:-/tmp}/eqfuse-calibrate-cfg"
+  rm -rf "$cfg" && mkdir -p "$cfg"
+  XDG_CONFIG_HOME="$cfg" device-bin/eqfuse calibrate --backend cuda --json || return
+  XDG_CONFIG_HOME="$cfg" device-bin/eqfuse explain examples/softmax_rows.eqf --backend cuda --size r=32768 --size c=4096 | head -4
+}
+export -f calibrate_gpu
+skip 8 || step calibrate 120 "$OUT/calibrate.txt" bash -c calibrate_gpu
 
 echo "== summary" | tee -a "$OUT/log.txt"
 printf '%s\n' "${summary[@]}" | tee -a "$OUT/log.txt"

@@ -1,8 +1,9 @@
-//! `eqfuse calibrate [--no-save] [--json]`: measures this machine's CPU cost parameters.
+//! `eqfuse calibrate [--backend cpu|cuda] [--no-save] [--json]`: measures this machine's
+//! cost parameters, the CPU's or the GPU's.
 
 use super::CmdResult;
 use clap::Args;
-use eqfuse::calibrate::{human, human_seconds};
+use eqfuse::calibrate::{human, human_seconds, rate_unit, Device};
 use eqfuse::{Code, Error};
 use std::time::Instant;
 
@@ -15,12 +16,29 @@ pub struct CalibrateArgs {
     /// Print the parameters as one JSON object (the fields of the cost model's parameters).
     #[arg(long)]
     json: bool,
+    /// The backend to calibrate: `cpu`, or `cuda` (the GPU; stored beside the CPU's).
+    #[arg(long, value_enum, default_value_t = CalibrateBackend::Cpu)]
+    backend: CalibrateBackend,
+}
+
+/// Which backend `calibrate` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CalibrateBackend {
+    /// The CPU backend (`cost-cpu.toml`).
+    Cpu,
+    /// The CUDA backend (`cost-cuda.toml`).
+    Cuda,
 }
 
 /// Measures, prints, and saves unless told not to.
 pub fn calibrate(a: &CalibrateArgs) -> CmdResult {
     let t0 = Instant::now();
-    let p = eqfuse::calibrate::measure(&mut |line| eprintln!("{line}"));
+    let (p, device) = match a.backend {
+        CalibrateBackend::Cpu => (eqfuse::calibrate::measure(&mut |line| eprintln!("{line}")), Device::Cpu),
+        CalibrateBackend::Cuda => {
+            (eqfuse::calibrate::measure_cuda(&mut |line| eprintln!("{line}"))?, Device::Cuda)
+        }
+    };
     eprintln!("measured in {:.2} s", t0.elapsed().as_secs_f64());
     if a.json {
         let json = serde_json::to_string(&p)
@@ -28,27 +46,26 @@ pub fn calibrate(a: &CalibrateArgs) -> CmdResult {
         println!("{json}");
     } else {
         println!("{}", p.name);
-        println!("{:<16} {:>12}  {:<8} ", "parameter", "value", "unit");
-        let rows: [(&str, f64, &str, String); 12] = [
+        println!("{:<18} {:>12}  {:<8} ", "parameter", "value", "unit");
+        let mut rows: Vec<(&str, f64, &str, String)> = vec![
             ("bandwidth", p.bandwidth, "B/s", human(p.bandwidth, "B/s")),
             ("launch", p.launch, "s", human_seconds(p.launch)),
-            ("flop", p.flop, "op/s", human(p.flop, "op/s")),
-            ("div", p.div, "op/s", human(p.div, "op/s")),
-            ("sqrt", p.sqrt, "op/s", human(p.sqrt, "op/s")),
-            ("transcendental", p.transcendental, "op/s", human(p.transcendental, "op/s")),
-            ("int", p.int, "op/s", human(p.int, "op/s")),
-            ("compare", p.compare, "op/s", human(p.compare, "op/s")),
-            ("gather", p.gather, "elem/s", human(p.gather, "elem/s")),
+        ];
+        for (term, rate) in p.rates() {
+            let unit = rate_unit(term);
+            rows.push((term, rate, unit, human(rate, unit)));
+        }
+        rows.extend([
             ("code", p.code, "s/inst", human_seconds(p.code)),
             ("gemm", p.gemm, "flop/s", human(p.gemm, "flop/s")),
             ("cache", p.cache, "B", format!("{} KiB", p.cache as u64 >> 10)),
-        ];
+        ]);
         for (name, v, unit, h) in rows {
-            println!("{name:<16} {v:>12.4e}  {unit:<8} ({h})");
+            println!("{name:<18} {v:>12.4e}  {unit:<8} ({h})");
         }
     }
     if !a.no_save {
-        let path = eqfuse::calibrate::save(&p)?;
+        let path = eqfuse::calibrate::save_for(&p, device)?;
         if a.json {
             eprintln!("saved to {}", path.display());
         } else {

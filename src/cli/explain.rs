@@ -104,7 +104,7 @@ pub fn explain(a: &ExplainArgs) -> CmdResult {
         cost: eqfuse::CostContext {
             params: match a.backend {
                 CostBackend::Cpu => eqfuse::cpu_cost_params(),
-                CostBackend::Cuda => eqfuse::CostParams::gpu_default(),
+                CostBackend::Cuda => eqfuse::calibrate::load_gpu(),
             },
             sizes: a.sizes.iter().cloned().collect::<HashMap<String, u64>>(),
             search: if a.exact { eqfuse::Search::Exact(16) } else { eqfuse::Search::Greedy },

@@ -41,7 +41,7 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Run a few built-in programs on generated inputs and check their results.
     Demo,
-    /// Measure this machine's CPU cost-model parameters and save them for the optimiser.
+    /// Measure this machine's cost-model parameters (the CPU's, or with `--backend cuda` the GPU's) and save them for the optimiser.
     Calibrate(calibrate::CalibrateArgs),
     /// Time the optimised plan, the unfused plan, a hand-written loop and a copy of the
     /// inputs for the benchmark programs.

@@ -1,0 +1,128 @@
+//! The cost model's terms (`lower/src/model.rs`): what each access pattern is charged, and
+//! that a predicted time is its counted work priced term by term (the form
+//! `benches/model_fit.py` and `eqfuse calibrate` fit rates to).
+
+#![allow(clippy::unwrap_used)]
+
+use eqfuse::{CostParams, OptimizeOptions};
+use eqfuse_lower::model::{plan_cost, Work};
+use std::collections::HashMap;
+
+/// The work of the optimised plan of `src` at `sizes`, priced with the CPU defaults.
+fn work(src: &str, sizes: &[(&str, u64)]) -> Work {
+    let prog = eqfuse::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let o = eqfuse::optimize(&prog, &OptimizeOptions::default()).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let sizes: HashMap<String, u64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    plan_cost(&o.result.plan, &CostParams::cpu_default(), &sizes).work
+}
+
+#[test]
+fn a_read_at_an_index_read_from_data_is_a_gather_when_its_array_is_larger_than_a_cache() {
+    // the table is a scan's result (materialised, its extent known to the model)
+    let src = "input s : f32[m]\ninput idx : i64[n]\nlet t = scan (+) 0 s\noutput y = map (\\i -> t[i]) idx";
+    // 16 MiB of table: past a core's cache
+    assert_eq!(work(src, &[("m", 1 << 22), ("n", 1000)]).gather, 1000.0);
+    // 4 KiB: the table stays in cache, the reads cost their bytes and arithmetic only
+    assert_eq!(work(src, &[("m", 1024), ("n", 1000)]).gather, 0.0);
+    // an input's extent is not known to the model: it is taken at the default size
+    // (2^20 elements, past the cache)
+    let input = "input t : f32[m]\ninput idx : i64[n]\noutput y = map (\\i -> t[i]) idx";
+    assert_eq!(work(input, &[("m", 1024), ("n", 1000)]).gather, 1000.0);
+}
+
+#[test]
+fn reads_at_indices_computed_from_the_space_are_not_gathers() {
+    // a clamped stencil and a shifted read: the index is arithmetic on the point's own
+    let stencil = "input a : f32[n]\noutput y = generate [n] (\\i -> a[clamp (i - 1) 0 (n - 1)] + a[i] + a[clamp (i + 1) 0 (n - 1)])";
+    let w = work(stencil, &[("n", 1 << 22)]);
+    assert_eq!((w.gather, w.strided), (0.0, 0.0), "{w:?}");
+    assert!(w.int > 0.0, "the clamps are integer work: {w:?}");
+}
+
+#[test]
+fn a_transpose_walks_across_rows_once_per_point_however_many_arrays_it_reads() {
+    let one = work("input a : f32[n, m]\noutput t = transpose a", &[("n", 100), ("m", 200)]);
+    assert_eq!(one.strided, 20_000.0, "{one:?}");
+    let two = work(
+        "input a : f32[n, m]\ninput b : f32[n, m]\noutput t = generate [m, n] (\\j i -> a[i, j] + b[i, j])",
+        &[("n", 100), ("m", 200)],
+    );
+    assert_eq!(two.strided, 20_000.0, "{two:?}");
+    // a reduction across rows is folded by the column walk: no walk across rows is paid
+    let sums = work(
+        "input a : f32[r, c]\noutput s = reduce (+) 0 (generate [c, r] (\\j i -> a[i, j]))",
+        &[("r", 100), ("c", 200)],
+    );
+    assert_eq!(sums.strided, 0.0, "{sums:?}");
+}
+
+#[test]
+fn scans_filters_and_permutes_pay_their_access_per_element() {
+    let n = [("n", 5000)];
+    assert_eq!(work("input xs : f32[n]\noutput s = scan (+) 0 xs", &n).scan, 5000.0);
+    assert_eq!(work("input xs : f32[n]\noutput k = filter (\\x -> x > 0.5) xs", &n).compact, 5000.0);
+    let hist = "input bins : i64[n]\noutput h = permute (+) (fill [16] 0) (\\i -> bins[i]) (fill [n] 1)";
+    assert_eq!(work(hist, &n).scatter, 5000.0);
+}
+
+#[test]
+fn f64_transcendental_functions_are_counted_apart_from_f32_ones() {
+    let f32w = work("input xs : f32[n]\noutput y = map (\\x -> sin x + exp x) xs", &[("n", 100)]);
+    let f64w = work("input xs : f64[n]\noutput y = map (\\x -> sin x + exp x) xs", &[("n", 100)]);
+    assert_eq!((f32w.transcendental, f32w.transcendental_f64), (200.0, 0.0));
+    assert_eq!((f64w.transcendental, f64w.transcendental_f64), (0.0, 200.0));
+}
+
+/// Every program of the examples and the conformance suite: the plan's predicted time is
+/// its work priced term by term, and the kernels' work adds up to the plan's when no loop
+/// or `if` repeats or chooses among them.
+#[test]
+fn a_predicted_time_is_its_work_priced_term_by_term() {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("examples")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "eqf"))
+        .collect();
+    for d in std::fs::read_dir("tests/conformance").unwrap() {
+        let p = d.unwrap().path().join("program.eqf");
+        if p.exists() {
+            files.push(p);
+        }
+    }
+    files.sort();
+    let mut checked = 0;
+    for p in [CostParams::cpu_default(), CostParams::gpu_default()] {
+        for f in &files {
+            let src = std::fs::read_to_string(f).unwrap();
+            let Ok(prog) = eqfuse::parse(&src) else { continue };
+            let Ok(o) = eqfuse::optimize(&prog, &OptimizeOptions::default()) else { continue };
+            for plan in [&o.result.plan, &o.result.unfused_plan] {
+                let c = plan_cost(plan, &p, &HashMap::new());
+                let priced = c.work.seconds(&p);
+                assert!(
+                    (c.total - priced).abs() <= 1e-9 * c.total.abs().max(1e-12),
+                    "{}: {c:?}",
+                    f.display()
+                );
+                for k in &c.kernels {
+                    let s = k.work.seconds(&p);
+                    assert!((k.seconds - s).abs() <= 1e-9 * s.abs().max(1e-12), "{}: {k:?}", f.display());
+                }
+                let straight = plan
+                    .steps
+                    .iter()
+                    .all(|s| !matches!(s, eqfuse_ir::plan::Step::Loop(_) | eqfuse_ir::plan::Step::If { .. }));
+                if straight {
+                    let mut sum = Work::default();
+                    for k in &c.kernels {
+                        sum.add(&k.work, 1.0);
+                    }
+                    let (a, b) = (sum.seconds(&p), c.total);
+                    assert!((a - b).abs() <= 1e-9 * b.abs().max(1e-12), "{}: {a} vs {b}", f.display());
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} plans checked");
+}
