@@ -98,6 +98,15 @@ fn explain_json_has_the_designed_fields() {
     assert_eq!(origin["value"], "dot", "{j}");
     assert!(origin["expr"].as_str().is_some_and(|e| e.starts_with("reduce (+) 0")), "{j}");
     assert!(origin["line"].as_u64().is_some_and(|l| l > 0), "{j}");
+    // the model's counted work (added, nothing removed): the plan's, each kernel's and the
+    // unfused plan's; one reduction reading two arrays of 2^20 f32, one multiply-add each
+    for w in [&j["work"], &j["kernels"][0]["work"]] {
+        assert_eq!(w["launches"], 1.0, "{j}");
+        assert!(w["bytes"].as_f64().is_some_and(|b| b >= 8.0 * f64::from(1 << 20)), "{j}");
+        assert_eq!(w["flop"], 2.0 * f64::from(1 << 20), "{j}");
+        assert_eq!(w["gather"], 0.0, "{j}");
+    }
+    assert_eq!(j["unfused"]["work"]["launches"], 2.0, "{j}");
 }
 
 /// The fusion budget bisects: no gas is the unfused plan, more gas never adds kernels,
