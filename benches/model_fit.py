@@ -33,7 +33,8 @@ from model import spearman  # noqa: E402
 # count * seconds for `launches` and `code`)
 TERMS = ["launches", "bytes", "cached", "flop", "div", "sqrt", "transcendental", "transcendental_f64", "int",
          "compare", "gather", "strided", "code", "gemm", "compact", "scan", "scatter"]
-PER_SECOND = {"bytes": "bandwidth", "cached": None, "launches": None, "code": None}
+# the CostParams field of a term priced per unit where its name differs
+FIELD = {"bytes": "bandwidth"}
 CACHE_SPEEDUP = 10.0
 
 
@@ -115,7 +116,7 @@ def params_toml(x):
         elif t == "cached":
             lines.append(f"# cached bytes: {1 / v / CACHE_SPEEDUP:.3e} B/s as bandwidth" if v > 0 else "# cached: free")
         else:
-            name = PER_SECOND.get(t) or t
+            name = FIELD.get(t, t)
             lines.append(f"{name} = {1 / v:.3e}" if v > 0 else f"{name} = inf  # no cost found")
     return "\n".join(lines)
 

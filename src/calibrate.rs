@@ -1,5 +1,5 @@
-//! `eqfuse calibrate`: measures the CPU cost model's parameters on the machine at hand, and
-//! stores them per machine.
+//! `eqfuse calibrate`: measures the cost model's parameters on the machine at hand, the
+//! CPU's ([`measure`]) or the GPU's ([`measure_cuda`]), and stores them per machine.
 //!
 //! [`measure`] runs a small benchmark (a few seconds on every core; the first run also
 //! compiles its probes' C, which the code cache keeps):
@@ -58,8 +58,9 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
     progress(&format!("calibrating on {threads} thread(s)"));
 
     progress("memory bandwidth: streaming over 2 x 128 MiB ...");
-    let mut stream = stream_buffers(threads);
-    let bandwidth = stream.as_mut().and_then(|(src, dst)| bandwidth(threads, src, dst));
+    // the buffers (256 MiB) are freed as soon as the bandwidth is measured
+    let bandwidth =
+        stream_buffers(threads).and_then(|(mut src, mut dst)| bandwidth(threads, &mut src, &mut dst));
     let bandwidth = settle(bandwidth, d.bandwidth, RATE_RANGE);
     progress(&format!("  bandwidth      {}", human(bandwidth, "B/s")));
 
@@ -67,7 +68,6 @@ pub fn measure(progress: &mut dyn FnMut(&str)) -> CostParams {
     let launch = settle(launch(threads), d.launch, LAUNCH_RANGE);
     progress(&format!("  launch         {}", human_seconds(launch)));
 
-    drop(stream);
     let gemm = settle(eqfuse_exec_cpu::gemm_rate(384, 8), d.gemm, RATE_RANGE);
     progress(&format!("  gemm (f32)     {}", human(gemm, "flop/s")));
     // what the system reports (exec-cpu's `caches.rs` says why it is read, not timed)

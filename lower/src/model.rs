@@ -284,7 +284,6 @@ impl CostParams {
             // reduce over [n, m, k], a block per (i, j)) undercut cuBLAS in the model and ran
             // 400 times slower on an H200
             cache: 0.0,
-            // a filter's compaction and a scan's carry at the bandwidth's ratio to the CPU's
             // not measured on a GPU yet: a filter's compaction and a scan's carry at the
             // bandwidth's ratio to the CPU's; reads across rows and scattered writes at the
             // gather's rate
@@ -311,11 +310,10 @@ pub struct StepCost {
     pub kernel: usize,
     /// Predicted seconds.
     pub seconds: f64,
-    /// Bytes through main memory.
-    pub bytes: f64,
     /// Scalar operations (all classes).
     pub ops: f64,
-    /// What it does, term by term (`seconds` is its price).
+    /// What it does, term by term (`seconds` is its price, `work.bytes` its bytes through
+    /// main memory).
     pub work: Work,
 }
 
@@ -334,17 +332,10 @@ pub struct PlanCost {
 /// Operation counts of a function, per evaluation, by class.
 #[derive(Clone, Debug, Default)]
 struct Ops {
-    flop: f64,
-    div: f64,
-    sqrt: f64,
-    transcendental: f64,
-    transcendental_f64: f64,
-    int: f64,
-    compare: f64,
-    gather: f64,
-    /// Points whose reads walk an array across its rows (its last index does not follow the
-    /// space's last index, an earlier one does: a transpose's), once per point.
-    strided: f64,
+    /// The operation classes and access patterns counted per evaluation (the fields of
+    /// [`Work::rated`]; `strided` counts a point whose reads walk an array across its rows
+    /// once, however many such reads it makes).
+    w: Work,
     /// Read sites: (array, evaluations per evaluation of the function, whether its index
     /// is the same at every point of the space).
     reads: Vec<(ValueId, f64, bool)>,
@@ -357,34 +348,26 @@ struct Ops {
 }
 
 impl Ops {
-    /// Adds `evals` evaluations of these operations to `w`.
-    fn add_to(&self, w: &mut Work, evals: f64) {
-        w.flop += evals * self.flop;
-        w.div += evals * self.div;
-        w.sqrt += evals * self.sqrt;
-        w.transcendental += evals * self.transcendental;
-        w.transcendental_f64 += evals * self.transcendental_f64;
-        w.int += evals * self.int;
-        w.compare += evals * self.compare;
-        w.gather += evals * self.gather;
-        w.strided += evals * self.strided;
-    }
-
+    /// Scalar operations, all classes, per evaluation.
     fn count(&self) -> f64 {
-        self.flop
-            + self.div
-            + self.sqrt
-            + self.transcendental
-            + self.transcendental_f64
-            + self.int
-            + self.compare
+        let w = &self.w;
+        w.flop + w.div + w.sqrt + w.transcendental + w.transcendental_f64 + w.int + w.compare
+    }
+}
+
+/// `count` units at `rate` per second, in seconds (none: 0, whatever the rate).
+fn per(count: f64, rate: f64) -> f64 {
+    if count == 0.0 {
+        0.0
+    } else {
+        count / rate
     }
 }
 
 /// What a kernel (or a plan) does, by the terms of the model: each term is priced at its
 /// parameter ([`Work::seconds`]), so a predicted time is linear in the inverse rates, and
-/// `benches/model.py --fit` fits the rates of a machine to measured times from these
-/// counts (`explain --json` prints them, `work`).
+/// `benches/model_fit.py` fits the rates of a machine to measured times from these counts
+/// (`explain --json` prints them, `work`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Work {
     /// Launches (parallel passes): [`CostParams::launch`] each.
@@ -402,7 +385,7 @@ pub struct Work {
     pub transcendental_f64: f64,
     pub int: f64,
     pub compare: f64,
-    /// Reads through an index that depends on data, or that walks an array across its rows.
+    /// Reads at an index computed from data, from an array larger than a core's cache.
     pub gather: f64,
     /// Points whose reads walk arrays across their rows ([`CostParams::strided`]).
     pub strided: f64,
@@ -422,14 +405,18 @@ pub struct Work {
 impl Work {
     /// The predicted seconds of this work with parameters `p`.
     pub fn seconds(&self, p: &CostParams) -> f64 {
-        let per = |count: f64, rate: f64| if count == 0.0 { 0.0 } else { count / rate };
         let rated: f64 = self.rated().iter().zip(p.rates()).map(|((_, c), (_, r))| per(*c, r)).sum();
+        self.unrated_seconds(p) + rated
+    }
+
+    /// The seconds of the terms not in [`Work::rated`]: launches, bytes, code size and
+    /// GEMM operations (what `eqfuse calibrate` measures apart from its probes' fit).
+    pub fn unrated_seconds(&self, p: &CostParams) -> f64 {
         self.launches * p.launch
             + per(self.bytes, p.bandwidth)
             + per(self.cached, p.bandwidth * CACHE_SPEEDUP)
             + self.code * p.code
             + per(self.gemm, p.gemm)
-            + rated
     }
 
     /// The terms priced per unit at a [`CostParams`] rate of the same name
@@ -444,23 +431,11 @@ impl Work {
 
     /// Adds `k` times `o`.
     pub fn add(&mut self, o: &Work, k: f64) {
-        self.launches += k * o.launches;
-        self.bytes += k * o.bytes;
-        self.cached += k * o.cached;
-        self.flop += k * o.flop;
-        self.div += k * o.div;
-        self.sqrt += k * o.sqrt;
-        self.transcendental += k * o.transcendental;
-        self.transcendental_f64 += k * o.transcendental_f64;
-        self.int += k * o.int;
-        self.compare += k * o.compare;
-        self.gather += k * o.gather;
-        self.strided += k * o.strided;
-        self.code += k * o.code;
-        self.gemm += k * o.gemm;
-        self.compact += k * o.compact;
-        self.scan += k * o.scan;
-        self.scatter += k * o.scatter;
+        macro_rules! add {
+            ($($f:ident),*) => { $(self.$f += k * o.$f;)* };
+        }
+        add!(launches, bytes, cached, code, gemm);
+        rated_terms!(add);
     }
 }
 
@@ -482,12 +457,12 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
         r => flows_from(f, HashSet::from([(r - 1) as Reg]), |_| false),
     };
     // (block, multiplier, whether the block runs the same way at every point), iteratively
+    let reg_type = |r: &Reg| f.reg_types.get(*r as usize).copied();
+    let float = |r: &Reg| reg_type(r).is_some_and(|t| t.is_float());
     let mut stack: Vec<(&Block, f64, bool)> = vec![(&f.body, 1.0, true)];
     while let Some((b, m, uniform)) = stack.pop() {
         per.insts += b.insts.len() as f64;
         for i in &b.insts {
-            let float = |r: &Reg| f.reg_types.get(*r as usize).is_some_and(|t| t.is_float());
-            let f_reg_type = |r: &Reg| f.reg_types.get(*r as usize).copied();
             let hoisted =
                 uniform && !matches!(i, Inst::Read { .. }) && i.dsts().iter().all(|d| !varies.contains(d));
             let ops = if hoisted { &mut once } else { &mut per };
@@ -499,39 +474,39 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
                 }
                 Inst::Unary { dst, .. } => {
                     if float(dst) {
-                        ops.flop += m
+                        ops.w.flop += m
                     } else {
-                        ops.int += m
+                        ops.w.int += m
                     }
                 }
                 Inst::Binary { op, a, .. } => match op {
-                    _ if op.is_comparison() || op.is_logical() => ops.compare += m,
-                    BinOp::Div | BinOp::Rem if float(a) => ops.div += m,
-                    _ if float(a) => ops.flop += m,
-                    _ => ops.int += m,
+                    _ if op.is_comparison() || op.is_logical() => ops.w.compare += m,
+                    BinOp::Div | BinOp::Rem if float(a) => ops.w.div += m,
+                    _ if float(a) => ops.w.flop += m,
+                    _ => ops.w.int += m,
                 },
                 Inst::Call { f: func, args, .. } => match func {
-                    ScalarFn::Sqrt => ops.sqrt += m,
+                    ScalarFn::Sqrt => ops.w.sqrt += m,
                     f if f.is_transcendental() => {
-                        let wide = args.first().and_then(f_reg_type) == Some(ElemType::F64);
+                        let wide = args.first().and_then(reg_type) == Some(ElemType::F64);
                         if wide {
-                            ops.transcendental_f64 += m
+                            ops.w.transcendental_f64 += m
                         } else {
-                            ops.transcendental += m
+                            ops.w.transcendental += m
                         }
                     }
                     ScalarFn::Clamp => {
                         if args.first().is_some_and(float) {
-                            ops.flop += 2.0 * m
+                            ops.w.flop += 2.0 * m
                         } else {
-                            ops.int += 2.0 * m
+                            ops.w.int += 2.0 * m
                         }
                     }
                     _ => {
                         if args.first().is_some_and(float) {
-                            ops.flop += m
+                            ops.w.flop += m
                         } else {
-                            ops.int += m
+                            ops.w.int += m
                         }
                     }
                 },
@@ -548,13 +523,13 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
                         // the walk across rows is paid once per point however many
                         // arrays it reads so (the code walks them in tiles together)
                         if !inner.contains(last) && rest.iter().any(|r| inner.contains(r)) {
-                            ops.strided = ops.strided.max(m);
+                            ops.w.strided = ops.w.strided.max(m);
                         }
                     }
                 }
                 Inst::Dim { .. } | Inst::Load { .. } => {}
                 Inst::If { then_block, else_block, .. } => {
-                    ops.compare += m;
+                    ops.w.compare += m;
                     stack.push((then_block, m, hoisted));
                     stack.push((else_block, m, hoisted));
                 }
@@ -721,7 +696,7 @@ fn contraction_cost(
     }
     let ops = 2.0 * points;
     let work = Work { launches: 1.0, bytes, gemm: ops * weight, ..Work::default() };
-    StepCost { kernel: 0, seconds: work.seconds(p), bytes, ops, work }
+    StepCost { kernel: 0, seconds: work.seconds(p), ops, work }
 }
 
 /// The cost of `steps`, adding one entry per kernel to `kernels`.
@@ -867,7 +842,7 @@ fn kernel_cost(
     // a reshape of a materialised value is a view of its elements: nothing moves
     if let (Some(_), [lane]) = (kernel.view_of, kernel.lanes.as_slice()) {
         s.dims.insert(lane.dst, space);
-        return StepCost { kernel: 0, seconds: 0.0, bytes: 0.0, ops: 0.0, work: Work::default() };
+        return StepCost { kernel: 0, seconds: 0.0, ops: 0.0, work: Work::default() };
     }
     let points: f64 = space.iter().product();
     // bytes through memory, and `cached`: read from or kept in a core's own cache (a row block's)
@@ -929,18 +904,18 @@ fn kernel_cost(
     for (f, evals) in fs {
         let (mut ops, once) = count_ops(f);
         if column_walk {
-            ops.strided = 0.0;
+            ops.w.strided = 0.0;
         }
         // a gather from an array a core's cache holds costs its index arithmetic only
         for &(v, m) in &ops.gathers {
             let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;
             if s.elements(v) * elem > p.cache {
-                ops.gather += m;
+                ops.w.gather += m;
             }
         }
         let runs = evals.min(1.0);
-        ops.add_to(&mut w, evals);
-        once.add_to(&mut w, runs);
+        w.add(&ops.w, evals);
+        w.add(&once.w, runs);
         w.code += ops.insts;
         ops_total += ops.count() * evals + once.count() * runs;
         // a site at the same index everywhere touches one element
@@ -955,5 +930,5 @@ fn kernel_cost(
             w.bytes += b;
         }
     }
-    StepCost { kernel: 0, seconds: w.seconds(p), bytes: w.bytes, ops: ops_total, work: w }
+    StepCost { kernel: 0, seconds: w.seconds(p), ops: ops_total, work: w }
 }

@@ -185,10 +185,10 @@ const REFERENCE: [(&str, f64); 12] = [
     ("scatter", 2.1e9),
 ];
 
-/// Runs every probe, fits their rates, and scales `p`'s rates (the defaults) by their ratio
-/// to [`REFERENCE`] (`p`'s bandwidth, launch, code size and GEMM rate are taken as
-/// measured). A probe that fails is left out, and a rate the fit cannot find (no probe
-/// left for it) keeps `p`'s.
+/// Runs every probe on `target`, fits their rates (`p`'s bandwidth, launch, code size and
+/// GEMM rate taken as measured) and sets `p`'s: `target.base`'s rates scaled by the fitted
+/// rates' ratio to [`REFERENCE`] when `target.relative`, else the fitted rates themselves. A probe that fails is
+/// left out, and a rate the fit cannot find (no probe left for it) is `target.base`'s.
 pub fn measure(p: &mut CostParams, target: &Target<'_>, progress: &mut dyn FnMut(&str)) {
     let mut samples = Vec::new();
     for probe in &probes(target.scale) {
@@ -277,9 +277,7 @@ fn fit(samples: &[Sample], p: &CostParams) -> Vec<f64> {
         .map(|s| {
             let counts: Vec<f64> = s.work.rated().iter().map(|(_, c)| *c).collect();
             // what the terms measured apart (bandwidth, launch, GEMM, code) account for
-            let rated: f64 =
-                counts.iter().zip(p.rates()).map(|(c, (_, r))| if *c == 0.0 { 0.0 } else { c / r }).sum();
-            let known = s.work.seconds(p) - rated;
+            let known = s.work.unrated_seconds(p);
             (counts.iter().map(|c| c / s.seconds).collect(), 1.0 - known / s.seconds)
         })
         .collect();
