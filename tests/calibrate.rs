@@ -228,23 +228,33 @@ fn cli_calibrate_no_save_json_prints_the_parameters() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `calibrate --backend cuda`: on a machine with a GPU, the device's parameters (finite,
+/// positive, a row block priced phase by phase), saved beside the CPU's; without one (CI),
+/// an `E-DEVICE` error that saves nothing.
 #[test]
-fn calibrating_the_gpu_without_one_is_a_device_error_and_saves_nothing() {
-    if eqfuse_exec_cuda::available() {
-        eprintln!(
-            "a GPU is here: `calibrate --backend cuda` is checked on the device (scripts/gpu/session.sh)"
-        );
-        return;
-    }
+fn calibrating_the_gpu_measures_it_or_is_a_device_error_that_saves_nothing() {
     let dir = scratch("gpu");
     let out = Command::new(env!("CARGO_BIN_EXE_eqfuse"))
-        .args(["calibrate", "--backend", "cuda"])
+        .args(["calibrate", "--backend", "cuda", "--json"])
         .env("XDG_CONFIG_HOME", &dir)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.starts_with("error[E-DEVICE]: "), "{stderr}");
-    assert!(!dir.join("eqfuse").exists());
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if eqfuse_exec_cuda::available() {
+        assert!(out.status.success(), "stderr: {stderr}");
+        let p: CostParams = serde_json::from_str(stdout.trim()).unwrap();
+        for (name, v) in fields(&p).into_iter().filter(|(n, _)| *n != "cache") {
+            assert!(v.is_finite() && v > 0.0, "{name} = {v}");
+        }
+        assert_eq!(p.cache, 0.0);
+        assert!(dir.join("eqfuse").join("cost-cuda.toml").exists());
+        assert!(!dir.join("eqfuse").join("cost-cpu.toml").exists());
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.starts_with("error[E-DEVICE]: "), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(!dir.join("eqfuse").exists());
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
