@@ -114,7 +114,15 @@ def predicted(eqfuse, path, sizes, deadline):
     if r.returncode != 0:
         return None
     d = json.loads(r.stdout)
-    return d["predicted_s"] * 1e3, d["unfused"]["predicted_s"] * 1e3
+    return d["predicted_s"] * 1e3, d["unfused"]["predicted_s"] * 1e3, one_plan(d)
+
+
+def one_plan(d):
+    """Whether `explain --json` output `d` shows the optimised plan to be the unfused plan:
+    the same kernels, the same counted work, the same predicted time."""
+    u = d["unfused"]
+    return (d["predicted_s"] == u["predicted_s"] and d["work"] == u.get("work")
+            and d.get("kernel_count") == u.get("kernels"))
 
 
 def measured(eqfuse, path, sizes, min_ms, deadline):
@@ -198,18 +206,20 @@ def main():
         size_text = ", ".join(f"{k}={v}" for k, v in sizes.items())
         print(f"| {label} | {size_text} | {pred[0]:.3f} / {pred[1]:.3f} | {meas[0]:.3f} / {meas[1]:.3f} "
               f"| {meas[0] / meas[1]:.2f} |", flush=True)
-    p = [x for _, pr, _ in rows for x in pr]
+    p = [x for _, pr, _ in rows for x in pr[:2]]
     m = [x for _, _, me in rows for x in me]
-    slower = [(l, me[0] / me[1]) for l, _, me in rows if me[0] > 1.05 * me[1]]
+    slower = [(l, me[0] / me[1], pr[2]) for l, pr, me in rows if me[0] > 1.05 * me[1]]
     print()
     print(f"programs measured: {len(rows)}; skipped: {len(skipped)} ({over} over the {cap_s:g} s cap); "
           f"left out by --skip: {len(left_out)}")
     if rows:
         print(f"Spearman rank correlation of predicted and measured (all plans): {spearman(p, m):.3f}")
         print(f"optimised only: {spearman([pr[0] for _, pr, _ in rows], [me[0] for _, _, me in rows]):.3f}")
-    print(f"optimised more than 5% slower than unfused: {len(slower)}")
-    for l, r in slower:
-        print(f"  {l}: {r:.2f}x")
+    same = sum(1 for *_, one in slower if one)
+    print(f"optimised more than 5% slower than unfused: {len(slower)} ({len(slower) - same} with a plan "
+          f"of its own; {same} where the optimised plan is the unfused plan: the run's noise)")
+    for l, r, one in slower:
+        print(f"  {l}: {r:.2f}x{' (one plan)' if one else ''}")
     for l, why in skipped:
         print(f"  skipped {l}: {why}")
 

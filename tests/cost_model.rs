@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use eqfuse::{CostParams, OptimizeOptions};
-use eqfuse_lower::model::{plan_cost, Work};
+use eqfuse_lower::model::{input_extents, plan_cost, Extents, Work};
 use std::collections::HashMap;
 
 /// The work of the optimised plan of `src` at `sizes`, priced with the CPU defaults.
@@ -13,7 +13,9 @@ fn work(src: &str, sizes: &[(&str, u64)]) -> Work {
     let prog = eqfuse::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let o = eqfuse::optimize(&prog, &OptimizeOptions::default()).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let sizes: HashMap<String, u64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    plan_cost(&o.result.plan, &CostParams::cpu_default(), &sizes).work
+    let checked = eqfuse::check(&prog).unwrap();
+    let inputs = input_extents(&checked.inputs, &sizes);
+    plan_cost(&o.result.plan, &CostParams::cpu_default(), Extents { sizes: &sizes, inputs: &inputs }).work
 }
 
 #[test]
@@ -24,10 +26,41 @@ fn a_read_at_an_index_read_from_data_is_a_gather_when_its_array_is_larger_than_a
     assert_eq!(work(src, &[("m", 1 << 22), ("n", 1000)]).gather, 1000.0);
     // 4 KiB: the table stays in cache, the reads cost their bytes and arithmetic only
     assert_eq!(work(src, &[("m", 1024), ("n", 1000)]).gather, 0.0);
-    // an input's extent is not known to the model: it is taken at the default size
-    // (2^20 elements, past the cache)
+    // an input's extent is its declared shape at the sizes: the same table as an input
     let input = "input t : f32[m]\ninput idx : i64[n]\noutput y = map (\\i -> t[i]) idx";
-    assert_eq!(work(input, &[("m", 1024), ("n", 1000)]).gather, 1000.0);
+    assert_eq!(work(input, &[("m", 1 << 22), ("n", 1000)]).gather, 1000.0);
+    assert_eq!(work(input, &[("m", 1024), ("n", 1000)]).gather, 0.0);
+}
+
+#[test]
+fn an_input_is_read_at_its_declared_extent() {
+    // 8M elements read once: the bytes are the input's, not the default size's
+    let sum = "input xs : f32[n]\noutput s = reduce (+) 0 xs";
+    let w = work(sum, &[("n", 1 << 23)]);
+    assert!((w.bytes - 4.0 * (1 << 23) as f64).abs() < 64.0, "{w:?}");
+    // column sums of a 3000 × 3000 matrix read all of it
+    let cols = "input a : f32[r, c]\noutput s = sum (transpose a)";
+    let w = work(cols, &[("r", 3000), ("c", 3000)]);
+    assert!(w.bytes >= 4.0 * 9e6, "{w:?}");
+    // a vector broadcast over a matrix is read once, at its own extent
+    let bcast = "input a : f32[n, n]\ninput v : f32[n]\noutput y = generate [n, n] (\\i j -> a[i, j] * v[j])";
+    let w = work(bcast, &[("n", 2048)]);
+    let (matrix, out, vector) = (4.0 * 2048.0 * 2048.0, 4.0 * 2048.0 * 2048.0, 4.0 * 2048.0);
+    assert!((w.bytes - (matrix + out + vector)).abs() < 64.0, "{w:?}");
+}
+
+#[test]
+fn a_stencil_reads_its_array_once_and_two_walks_read_it_twice() {
+    let n = 1u64 << 22;
+    let (array, out) = (4.0 * n as f64, 4.0 * n as f64);
+    // three neighbours of one point: the same lines of memory, brought in once
+    let blur = "input a : f32[n]\noutput b = generate [n] (\\i -> a[clamp (i - 1) 0 (n - 1)] + a[i] + a[min (i + 1) (n - 1)])";
+    let w = work(blur, &[("n", n)]);
+    assert!((w.bytes - (array + out)).abs() < 64.0, "{w:?}");
+    // a forward and a backward walk: two streams of the array
+    let mirror = "input a : f32[n]\noutput b = generate [n] (\\i -> a[i] + a[n - 1 - i])";
+    let w = work(mirror, &[("n", n)]);
+    assert!((w.bytes - (2.0 * array + out)).abs() < 64.0, "{w:?}");
 }
 
 #[test]
@@ -97,7 +130,7 @@ fn a_predicted_time_is_its_work_priced_term_by_term() {
             let Ok(prog) = eqfuse::parse(&src) else { continue };
             let Ok(o) = eqfuse::optimize(&prog, &OptimizeOptions::default()) else { continue };
             for plan in [&o.result.plan, &o.result.unfused_plan] {
-                let c = plan_cost(plan, &p, &HashMap::new());
+                let c = plan_cost(plan, &p, Extents { sizes: &HashMap::new(), inputs: &HashMap::new() });
                 let priced = c.work.seconds(&p);
                 assert!(
                     (c.total - priced).abs() <= 1e-9 * c.total.abs().max(1e-12),

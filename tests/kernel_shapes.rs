@@ -335,10 +335,11 @@ fn a_map_of_sin_walks_blocks_in_two_versions_the_cheap_one_vectorised() {
     }
 }
 
-/// The bits of an `f32` value's elements.
-fn bits(v: &Value) -> Vec<u32> {
+/// The bits of an `f32` value's elements (an `i64` value's, as they are).
+fn bits(v: &Value) -> Vec<u64> {
     match v {
-        Value::F32(a) => a.iter().map(|x| x.to_bits()).collect(),
+        Value::F32(a) => a.iter().map(|x| u64::from(x.to_bits())).collect(),
+        Value::I64(a) => a.iter().map(|x| *x as u64).collect(),
         other => panic!("not f32: {other:?}"),
     }
 }
@@ -500,5 +501,58 @@ fn loops_walked_in_lockstep_give_the_reference_bits() {
         inputs.insert("t".into(), Value::from(ndarray::Array::from_shape_vec([h, w], t).unwrap().into_dyn()));
         inputs.insert("k".into(), Value::from(ndarray::arr0(k).into_dyn()));
         agree_bits(LOCKSTEP_ROWS, &inputs, &format!("seed {seed}: [{h}, {w}], {k} steps"));
+    }
+}
+
+/// An argmin written as a reduction over the group (value, index) whose operator skips NaNs
+/// (a comparison with NaN is false), the same per row, and an operator that keeps a NaN
+/// from either side (`!(b >= a)`): it does not commute with NaNs (nor associate with them:
+/// the reduction's contract asks it to, so only the shape of its code is checked).
+const GROUP_ARGMIN: &str = "input d : f32[n]
+let (m, i) = reduce (\\(a, i) (b, j) -> if b < a || (b == a && j < i) then (b, j) else (a, i)) (inf, n) (d, iota n)
+output m
+output i
+";
+const GROUP_ARGMIN_ROWS: &str = "input t : f32[r, c]
+let (m, i) = reduce (\\(a, i) (b, j) -> if b < a || (b == a && j < i) then (b, j) else (a, i)) (inf, c) (t, generate [r, c] (\\p q -> q))
+output m
+output i
+";
+const GROUP_KEEPS_NAN: &str = "input d : f32[n]
+let (m, i) = reduce (\\(a, i) (b, j) -> if !(b >= a) || (b == a && j < i) then (b, j) else (a, i)) (inf, n) (d, iota n)
+output m
+output i
+";
+
+/// An array of `n` multiples of 1/4 in `[-2, 2)` (ties), with NaNs of both signs, `±0.0`
+/// and infinities at random places.
+fn with_nans(shape: &[usize], next: &mut impl FnMut() -> u64) -> Value {
+    let special = [f32::NAN, -f32::NAN, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY];
+    let n = shape.iter().product();
+    let v: Vec<f32> = (0..n)
+        .map(|_| match next() % 8 {
+            0 => special[(next() % special.len() as u64) as usize],
+            _ => (next() % 16) as f32 / 4.0 - 2.0,
+        })
+        .collect();
+    Value::from(ndarray::Array::from_shape_vec(shape.to_vec(), v).unwrap().into_dyn())
+}
+
+#[test]
+fn a_group_argmin_that_skips_nans_folds_into_independent_accumulators_and_agrees_with_the_reference() {
+    let interleaved = |src: &str| run_entry(&source_of(src)).contains("for (int w = 0; w < ");
+    assert!(interleaved(GROUP_ARGMIN), "{}", run_entry(&source_of(GROUP_ARGMIN)));
+    assert!(interleaved(GROUP_ARGMIN_ROWS), "{}", run_entry(&source_of(GROUP_ARGMIN_ROWS)));
+    assert!(!interleaved(GROUP_KEEPS_NAN), "{}", run_entry(&source_of(GROUP_KEEPS_NAN)));
+    let (seed, mut next) = rng();
+    for n in [0usize, 1, 5, 64, 65, 1000, 1 + (next() % 300_000) as usize] {
+        let mut inputs = Arrays::new();
+        inputs.insert("d".into(), with_nans(&[n], &mut next));
+        agree_bits(GROUP_ARGMIN, &inputs, &format!("seed {seed}: n {n}"));
+    }
+    for (r, c) in [(1, 1), (3, 7), (4, 200), (2, 1 + (next() % 5000) as usize)] {
+        let mut inputs = Arrays::new();
+        inputs.insert("t".into(), with_nans(&[r, c], &mut next));
+        agree_bits(GROUP_ARGMIN_ROWS, &inputs, &format!("seed {seed}: [{r}, {c}]"));
     }
 }

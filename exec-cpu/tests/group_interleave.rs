@@ -1,7 +1,8 @@
 //! Which reductions the C generator folds into independent accumulators (element `j` into
 //! accumulator `j mod W`): only operators that commute on the elements they meet — a known
-//! one, or a keyed selection (`argmin` over `(value, innermost index)`); an operator that
-//! does not commute folds in order. And the `bool` `if`s of an operator are `bool`
+//! one, or a keyed selection (`argmin` over `(value, innermost index)`, also one that
+//! skips NaNs from a neutral value that is no NaN); an operator that does not commute
+//! folds in order. And the `bool` `if`s of an operator are `bool`
 //! operators in the generated C. Read off the generated source.
 #![allow(clippy::unwrap_used)]
 
@@ -65,8 +66,21 @@ fn only_commuting_reductions_fold_into_independent_accumulators() {
         std::mem::swap(a, b);
     }
     assert!(interleaved(&int_argmin(last)), "ties to the last index");
-    // `<` on floats ignores NaN: `NaN op 1` keeps NaN, `1 op NaN` keeps 1; in order
-    assert!(!interleaved(&group_argmin(false)), "argmin_op does not commute on NaN");
+    // `<` on floats ignores NaN: `NaN op 1` keeps NaN, `1 op NaN` keeps 1. From a neutral
+    // value that is no NaN (`inf`) no accumulator ever holds one and NaN elements change
+    // none: independent accumulators fold what the in-order fold does
+    assert!(interleaved(&group_argmin(false)), "argmin_op from inf skips NaNs");
+    // from a NaN: in order
+    let with_ne = |v: f32| {
+        let mut plan = group_argmin(false);
+        let Step::Kernel(k) = &mut plan.steps[0] else { panic!("a kernel") };
+        if let LaneOp::Reduce { ne, .. } = &mut k.lanes[0].op {
+            ne.body.insts[0] = Inst::Const { dst: 0, value: eqfuse_ir::value::Scalar::F32(v) };
+        }
+        plan
+    };
+    assert!(!interleaved(&with_ne(f32::NAN)), "argmin_op from NaN");
+    assert!(interleaved(&with_ne(-0.0)), "argmin_op from -0.0");
     // the key is no innermost index: in order
     let builtin = plan_of("input d : f32[r, c]\noutput i = argmin d\n");
     let Step::Kernel(k) = &builtin.steps.iter().find(|s| matches!(s, Step::Kernel(_))).unwrap() else {

@@ -22,7 +22,7 @@
 //! The output classes are always in `S`: outputs are written to memory.
 
 use crate::lower::{lower_by, Lowered, Signature};
-use crate::model::{plan_cost, CostParams, DEFAULT_SIZE};
+use crate::model::{plan_cost, CostParams, Extents, DEFAULT_SIZE};
 use egg::{EGraph, Id, Language, RecExpr};
 use eqfuse_egraph::analysis::ParamSet;
 use eqfuse_egraph::analysis::{Facts, Kind, SymDim};
@@ -64,6 +64,10 @@ pub struct CostContext {
     pub params: CostParams,
     /// Sizes to assume for size names (others: [`DEFAULT_SIZE`]).
     pub sizes: HashMap<String, u64>,
+    /// Extents to assume for array inputs, by name (others: [`DEFAULT_SIZE`] elements);
+    /// the optimiser fills those of the signature's inputs from `sizes`
+    /// ([`crate::model::input_extents`]).
+    pub inputs: HashMap<String, Vec<u64>>,
     /// How to search.
     pub search: Search,
     /// Wall-clock budget for the search (it stops with the best set found so far).
@@ -72,11 +76,19 @@ pub struct CostContext {
     pub deadline: Option<Instant>,
 }
 
+impl CostContext {
+    /// The sizes and input extents the model prices plans at.
+    pub fn extents(&self) -> Extents<'_> {
+        Extents { sizes: &self.sizes, inputs: &self.inputs }
+    }
+}
+
 impl Default for CostContext {
     fn default() -> CostContext {
         CostContext {
             params: CostParams::cpu_default(),
             sizes: HashMap::new(),
+            inputs: HashMap::new(),
             search: Search::Greedy,
             budget: Duration::from_millis(300),
             deadline: None,
@@ -212,7 +224,7 @@ impl Ctx<'_> {
                 return None;
             }
         };
-        let c = plan_cost(&plan, &self.cost.params, &self.cost.sizes).total;
+        let c = plan_cost(&plan, &self.cost.params, self.cost.extents()).total;
         c.is_finite().then_some((c, term.expr, index))
     }
 

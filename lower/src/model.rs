@@ -79,6 +79,43 @@ pub fn default_sizes(
     out
 }
 
+/// The extent of every array input of `inputs` whose dimensions are literal sizes or size
+/// names, each name at its value in `sizes` ([`default_sizes`] fills those missing).
+pub fn input_extents(
+    inputs: &indexmap::IndexMap<String, eqfuse_ir::types::Type>,
+    sizes: &HashMap<String, u64>,
+) -> HashMap<String, Vec<u64>> {
+    use eqfuse_ir::types::{Dim, Type};
+    let sizes = default_sizes(inputs, sizes);
+    let mut out = HashMap::new();
+    for (name, ty) in inputs {
+        let Type::Array { shape, .. } = ty else { continue };
+        let dims: Option<Vec<u64>> = shape
+            .iter()
+            .map(|d| match d {
+                Dim::Known(k) => Some((*k).max(0) as u64),
+                Dim::Size(n) => sizes.get(n).copied(),
+                _ => None,
+            })
+            .collect();
+        if let Some(dims) = dims {
+            out.insert(name.clone(), dims);
+        }
+    }
+    out
+}
+
+/// What the model assumes of a run's inputs: the value of each size name and the extents
+/// of each array input (by name). A size name or input not listed is taken at
+/// [`DEFAULT_SIZE`] (an input: that many elements).
+#[derive(Clone, Copy, Debug)]
+pub struct Extents<'a> {
+    /// Size names' values.
+    pub sizes: &'a HashMap<String, u64>,
+    /// Array inputs' extents, in the order of their axes.
+    pub inputs: &'a HashMap<String, Vec<u64>>,
+}
+
 /// The fraction of its input a `filter` is estimated to keep: its length is known only at
 /// run time, and a kernel over it (`generate [length big, length big] ..`) is priced at this
 /// fraction of the input per dimension, not at the whole input.
@@ -337,8 +374,8 @@ struct Ops {
     /// once, however many such reads it makes).
     w: Work,
     /// Read sites: (array, evaluations per evaluation of the function, whether its index
-    /// is the same at every point of the space).
-    reads: Vec<(ValueId, f64, bool)>,
+    /// is the same at every point of the space, its neighbourhood: [`neighbourhood`]).
+    reads: Vec<(ValueId, f64, bool, Option<Vec<Reg>>)>,
     /// Read sites at an index computed from data: (array, evaluations per evaluation of
     /// the function). [`kernel_cost`] prices them as gathers when the array is larger than
     /// a core's own cache ([`CostParams::cache`]).
@@ -459,6 +496,7 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
     // (block, multiplier, whether the block runs the same way at every point), iteratively
     let reg_type = |r: &Reg| f.reg_types.get(*r as usize).copied();
     let float = |r: &Reg| reg_type(r).is_some_and(|t| t.is_float());
+    let defs = definitions(f);
     let mut stack: Vec<(&Block, f64, bool)> = vec![(&f.body, 1.0, true)];
     while let Some((b, m, uniform)) = stack.pop() {
         per.insts += b.insts.len() as f64;
@@ -512,12 +550,14 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
                 },
                 Inst::Read { array, index, .. } => {
                     let invariant = !index.iter().any(|r| varies.contains(r));
-                    ops.reads.push((*array, m, invariant));
                     // a read at an index computed from what was read (a gather): a scattered
                     // access. Indices computed from the space's own (`i + 1`, `clamp ..`,
                     // `j * 2`) stay near the walk and cost their arithmetic only; one at
                     // the same index everywhere is one element, read once.
-                    if !invariant && index.iter().any(|r| data.contains(r)) {
+                    let gather = !invariant && index.iter().any(|r| data.contains(r));
+                    let near = (!invariant && !gather).then(|| neighbourhood(&defs, &varies, index));
+                    ops.reads.push((*array, m, invariant, near));
+                    if gather {
                         ops.gathers.push((*array, m));
                     } else if let Some((last, rest)) = index.split_last() {
                         // the walk across rows is paid once per point however many
@@ -541,6 +581,52 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
         }
     }
     (per, once)
+}
+
+/// Every register of `f` with the instruction that computes it.
+fn definitions(f: &Func) -> HashMap<Reg, &Inst> {
+    let mut out = HashMap::new();
+    let mut stack = vec![&f.body];
+    while let Some(b) = stack.pop() {
+        for i in &b.insts {
+            for d in i.dsts() {
+                out.insert(d, i);
+            }
+            match i {
+                Inst::If { then_block, else_block, .. } => stack.extend([then_block, else_block]),
+                Inst::Loop { body, .. } => stack.push(body),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A read's index with each component traced back through a shift and a clamp by values
+/// the same at every point (`i + 1`, `clamp (i - 1) 0 (n - 1)`, `min i k`) to the register
+/// it offsets: sites of one array with the same neighbourhood (a stencil's) touch the same
+/// lines of memory, which the kernel brings in once.
+fn neighbourhood(defs: &HashMap<Reg, &Inst>, varies: &HashSet<Reg>, index: &[Reg]) -> Vec<Reg> {
+    let fixed = |r: &Reg| !varies.contains(r);
+    index
+        .iter()
+        .map(|&r| {
+            let mut r = r;
+            // at most as many steps as there are definitions: no cycle runs forever
+            for _ in 0..defs.len() {
+                r =
+                    match defs.get(&r) {
+                        Some(Inst::Binary { op: BinOp::Add | BinOp::Sub, a, b, .. }) if fixed(b) => *a,
+                        Some(Inst::Binary { op: BinOp::Add, a, b, .. }) if fixed(a) => *b,
+                        Some(Inst::Call {
+                            f: ScalarFn::Clamp | ScalarFn::Min | ScalarFn::Max, args, ..
+                        }) if args.len() > 1 && args[1..].iter().all(fixed) => args[0],
+                        _ => break,
+                    };
+            }
+            r
+        })
+        .collect()
 }
 
 /// The registers of `f` whose value may differ from one point of the space to another:
@@ -599,7 +685,7 @@ fn flows_from(f: &Func, seed: HashSet<Reg>, source: impl Fn(&Inst) -> bool) -> H
 
 /// Estimated extents and element counts of a plan's values.
 struct Sizes<'a> {
-    given: &'a HashMap<String, u64>,
+    given: Extents<'a>,
     scalars: HashMap<ValueId, f64>,
     dims: HashMap<ValueId, Vec<f64>>,
 }
@@ -652,14 +738,22 @@ impl Sizes<'_> {
     }
 }
 
-/// The predicted cost of `plan` with parameters `p`; a size name not in `sizes` is
-/// [`DEFAULT_SIZE`].
-pub fn plan_cost(plan: &Plan, p: &CostParams, sizes: &HashMap<String, u64>) -> PlanCost {
-    let mut s = Sizes { given: sizes, scalars: HashMap::new(), dims: HashMap::new() };
+/// The predicted cost of `plan` with parameters `p`, its sizes and inputs as `extents`
+/// says.
+pub fn plan_cost(plan: &Plan, p: &CostParams, extents: Extents<'_>) -> PlanCost {
+    let mut s = Sizes { given: extents, scalars: HashMap::new(), dims: HashMap::new() };
     for (v, info) in plan.values.iter().enumerate() {
-        if info.origin == Origin::Size {
-            let n = s.given.get(&info.name).copied().unwrap_or(DEFAULT_SIZE);
-            s.scalars.insert(v, n as f64);
+        match info.origin {
+            Origin::Size => {
+                let n = s.given.sizes.get(&info.name).copied().unwrap_or(DEFAULT_SIZE);
+                s.scalars.insert(v, n as f64);
+            }
+            Origin::Input => {
+                if let Some(d) = s.given.inputs.get(&info.name).filter(|d| d.len() == info.rank) {
+                    s.dims.insert(v, d.iter().map(|x| *x as f64).collect());
+                }
+            }
+            Origin::Computed => {}
         }
     }
     let mut kernels = Vec::new();
@@ -918,8 +1012,23 @@ fn kernel_cost(
         w.add(&once.w, runs);
         w.code += ops.insts;
         ops_total += ops.count() * evals + once.count() * runs;
-        // a site at the same index everywhere touches one element
-        sites.extend(ops.reads.iter().map(|&(v, m, invariant)| (v, if invariant { 1.0 } else { evals * m })));
+        // a site at the same index everywhere touches one element; sites of one array in
+        // one neighbourhood (a stencil's), the most any of them reads
+        let mut near: HashMap<(ValueId, &[Reg]), usize> = HashMap::new();
+        for (v, m, invariant, hood) in &ops.reads {
+            let n = if *invariant { 1.0 } else { evals * m };
+            match hood.as_deref().map(|h| near.entry((*v, h))) {
+                Some(std::collections::hash_map::Entry::Occupied(e)) => {
+                    let site: &mut (ValueId, f64) = &mut sites[*e.get()];
+                    site.1 = site.1.max(n);
+                }
+                Some(std::collections::hash_map::Entry::Vacant(e)) => {
+                    e.insert(sites.len());
+                    sites.push((*v, n));
+                }
+                None => sites.push((*v, n)),
+            }
+        }
     }
     for (v, evals) in sites {
         let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;

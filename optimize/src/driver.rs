@@ -523,7 +523,7 @@ fn choose(
                 }
             }
         };
-        let c = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes).total;
+        let c = plan_cost(&plan, &opts.cost.params, opts.cost.extents()).total;
         if best.as_ref().is_none_or(|(bc, _, _)| c < *bc) {
             best = Some((c, b, plan));
         }
@@ -534,7 +534,7 @@ fn choose(
     // intermediates per block of rows, unpriced in the e-graph), so a rule order that
     // extracted only a fully fused term could otherwise keep it over the source's own
     // term, lowered to a cheaper row block; a tie keeps the optimised plan
-    let start_cost = plan_cost(start_plan, &opts.cost.params, &opts.cost.sizes).total;
+    let start_cost = plan_cost(start_plan, &opts.cost.params, opts.cost.extents()).total;
     let (branch, plan) = match best {
         Some((c, b, plan)) if c <= start_cost => (b, plan),
         Some((_, b, _)) => (Branch { term: start, reports: b.reports }, start_plan.clone()),
@@ -591,13 +591,10 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let phases_deadline = deadline.checked_sub(reserve).unwrap_or(deadline).max(started);
     let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
     let pipeline = Pipeline::new(opts, &gas);
-    let sized = OptimizeOptions {
-        cost: CostContext {
-            sizes: eqfuse_lower::model::default_sizes(&enc.inputs, &opts.cost.sizes),
-            ..opts.cost.clone()
-        },
-        ..opts.clone()
-    };
+    let sizes = eqfuse_lower::model::default_sizes(&enc.inputs, &opts.cost.sizes);
+    let mut inputs = eqfuse_lower::model::input_extents(&enc.inputs, &sizes);
+    inputs.extend(opts.cost.inputs.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let sized = OptimizeOptions { cost: CostContext { sizes, inputs, ..opts.cost.clone() }, ..opts.clone() };
     let opts = &sized;
     let first = Round { sig, facts: &facts, opts, phases_deadline, deadline };
     let chosen = explore(&pipeline, &first, source.clone(), &unfused_plan)?;
@@ -624,7 +621,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     };
     crate::trace::note("final", "decode", t, String::new);
     let mut facts = facts;
-    let mut cost = plan_cost(&plan, &opts.cost.params, &opts.cost.sizes);
+    let mut cost = plan_cost(&plan, &opts.cost.params, opts.cost.extents());
     let mut made = phases.len();
     // later rounds: the decoded program encoded again and optimised again, as a second
     // optimisation of the optimised program would, kept where it prices lower, until one
@@ -648,7 +645,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         };
         crate::trace::note("again", "round trip", t, String::new);
         // the decoded program as written is what a second optimisation starts from
-        let c2 = plan_cost(&p2, &opts.cost.params, &opts.cost.sizes);
+        let c2 = plan_cost(&p2, &opts.cost.params, opts.cost.extents());
         if c2.total < cost.total {
             (term, plan, cost) = (t2.clone(), p2.clone(), c2);
             facts = f2.clone();
@@ -667,7 +664,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
         if !report.stop_reason.is_saturated() {
             stop_reason = first_stop(stop_reason, report.stop_reason.clone());
         }
-        let c3 = plan_cost(&chosen.plan, &opts.cost.params, &opts.cost.sizes);
+        let c3 = plan_cost(&chosen.plan, &opts.cost.params, opts.cost.extents());
         let better = c3.total < cost.total;
         phases.push(report);
         if !better || Instant::now() >= deadline {
@@ -681,7 +678,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     // the rules that made the chosen term (not those of a round that found nothing cheaper)
     let mut rules_fired = rules_fired(&phases[..made]);
     rules_fired.sort_keys();
-    let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, &opts.cost.sizes);
+    let unfused_cost = plan_cost(&unfused_plan, &opts.cost.params, opts.cost.extents());
     let stop_reason = stop_reason.unwrap_or(StopReason::Saturated);
     Ok(Optimized {
         plan,

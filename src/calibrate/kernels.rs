@@ -19,7 +19,7 @@ use super::{human, rate_unit, settle, RATE_RANGE};
 use crate::random_inputs::{random_inputs, RandomInputs};
 use crate::Arrays;
 use eqfuse_ir::plan::Plan;
-use eqfuse_lower::model::{plan_cost, CostParams, Work};
+use eqfuse_lower::model::{plan_cost, CostParams, Extents, Work};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -238,7 +238,8 @@ fn planned(checked: &crate::Checked, probe: &Probe, base: &CostParams) -> crate:
     };
     let plan = crate::optimize_checked(checked.clone(), &oopts)?.result.plan;
     let sizes: HashMap<String, u64> = probe.sizes.iter().map(|(k, v)| (k.to_string(), *v as u64)).collect();
-    let work = plan_cost(&plan, base, &sizes).work;
+    let inputs = eqfuse_lower::model::input_extents(&checked.inputs, &sizes);
+    let work = plan_cost(&plan, base, Extents { sizes: &sizes, inputs: &inputs }).work;
     Ok((plan, work))
 }
 

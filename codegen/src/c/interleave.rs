@@ -34,13 +34,20 @@ impl V {
 }
 
 /// Whether the reduction over the group of two lanes `head`, `head + 1` of a kernel whose
-/// element function is `elem`, by operator `op`, is a keyed selection: one component (the
-/// key, `i64`) is the element function's last parameter (the innermost index) itself, and
-/// `op` reads its parameters only through comparisons of a component's two sides, `isnan`,
-/// the `bool` operators and `if`s (a non-`bool` `if` choosing between a component's two
-/// sides), and commutes on a representative of every order of two values and two distinct
-/// keys.
-pub(crate) fn keyed_selection(op: &Func, elem: &Func, head: usize) -> bool {
+/// element function is `elem`, by operator `op` from neutral element `ne`, is a keyed
+/// selection: one component (the key, `i64`) is the element function's last parameter (the
+/// innermost index) itself, and `op` reads its parameters only through comparisons of a
+/// component's two sides, `isnan`, the `bool` operators and `if`s (a non-`bool` `if`
+/// choosing between a component's two sides), and commutes on a representative of every
+/// order of two values and two distinct keys.
+///
+/// Or it commutes on every order of two values that are not NaN, keeps its left side
+/// whenever that is not NaN and the right one is (`if b < a || (b == a && j < i) then (b, j)
+/// else (a, i)`: a comparison with NaN is false), and `ne`'s value is a constant that is
+/// not NaN: then no accumulator is ever NaN (each starts at `ne`, and keeps itself against
+/// a NaN), a NaN element changes none, and on the others the operator commutes, so the
+/// accumulators fold what the in-order fold folds, NaNs skipped alike.
+pub(crate) fn keyed_selection(op: &Func, ne: &Func, elem: &Func, head: usize) -> bool {
     let w = 2;
     let Some(last) = elem.params.len().checked_sub(1) else { return false };
     if elem.params[last] != ElemType::I64 {
@@ -57,23 +64,49 @@ pub(crate) fn keyed_selection(op: &Func, elem: &Func, head: usize) -> bool {
     if !allowed(&op.body, op, w) {
         return false;
     }
-    let vt = [t0, t1][value];
-    let reps = representatives(vt);
+    let reps = representatives([t0, t1][value]);
+    // `op` on values `u` and `v` with keys `i` and `j`, both ways round
+    let pair = |u: V, v: V, (i, j): (i128, i128)| {
+        let mut a = [V::Int(0); 2];
+        let mut x = [V::Int(0); 2];
+        (a[value], a[key], x[value], x[key]) = (u, V::Int(i), v, V::Int(j));
+        Some((a, apply(op, a, x)?, apply(op, x, a)?))
+    };
     let keys = [(1i128, 2i128), (2, 1)];
-    for &u in &reps {
-        for &v in &reps {
-            for &(i, j) in &keys {
-                let mut a = [V::Int(0); 2];
-                let mut x = [V::Int(0); 2];
-                (a[value], a[key], x[value], x[key]) = (u, V::Int(i), v, V::Int(j));
-                let (Some(l), Some(r)) = (apply(op, a, x), apply(op, x, a)) else { return false };
-                if !l.iter().zip(&r).all(|(p, q)| p.same(*q)) {
-                    return false;
-                }
-            }
-        }
+    let commutes = |reps: &[V]| {
+        reps.iter().all(|&u| {
+            reps.iter().all(|&v| {
+                keys.iter().all(|&k| {
+                    pair(u, v, k).is_some_and(|(_, l, r)| l.iter().zip(&r).all(|(p, q)| p.same(*q)))
+                })
+            })
+        })
+    };
+    if commutes(&reps) {
+        return true;
     }
-    true
+    let nan = |v: &V| matches!(v, V::Float(f, _) if f.is_nan());
+    let (nans, ordered): (Vec<V>, Vec<V>) = reps.iter().partition(|v| nan(v));
+    let skips_nan = ordered.iter().all(|&u| {
+        nans.iter().all(|&v| {
+            keys.iter()
+                .all(|&k| pair(u, v, k).is_some_and(|(a, l, _)| a.iter().zip(&l).all(|(p, q)| p.same(*q))))
+        })
+    });
+    !nans.is_empty() && ordered_constant(ne, value) && skips_nan && commutes(&ordered)
+}
+
+/// Whether component `c` of what `ne` returns is a floating-point constant that is not NaN.
+fn ordered_constant(ne: &Func, c: usize) -> bool {
+    let Some(&r) = ne.ret.get(c) else { return false };
+    ne.body.insts.iter().any(|i| match i {
+        Inst::Const { dst, value } if *dst == r => match value {
+            eqfuse_ir::value::Scalar::F32(f) => !f.is_nan(),
+            eqfuse_ir::value::Scalar::F64(f) => !f.is_nan(),
+            _ => false,
+        },
+        _ => false,
+    })
 }
 
 /// One value of every way two values of type `t` compare: below, equal (the same bits and,

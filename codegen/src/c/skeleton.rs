@@ -327,7 +327,7 @@ fn lanes_kernel(mut u: Unit<'_>) -> Result<(KernelCode, String), String> {
             widths[i] = lane.op.width();
             commutative &= match widths[i] {
                 1 => known_op(op).is_some(),
-                2 => super::interleave::keyed_selection(op, &k.elem, i),
+                2 => super::interleave::keyed_selection(op, ne, &k.elem, i),
                 _ => false,
             };
         }
