@@ -57,6 +57,11 @@ fn a_stencil_reads_its_array_once_and_two_walks_read_it_twice() {
     let blur = "input a : f32[n]\noutput b = generate [n] (\\i -> a[clamp (i - 1) 0 (n - 1)] + a[i] + a[min (i + 1) (n - 1)])";
     let w = work(blur, &[("n", n)]);
     assert!((w.bytes - (array + out)).abs() < 64.0, "{w:?}");
+    // a shift by an input's value: another walk of the array, however far
+    let shifted =
+        "input a : f32[n]\ninput k : i64\noutput b = generate [n] (\\i -> a[i] + a[min (i + k) (n - 1)])";
+    let w = work(shifted, &[("n", n)]);
+    assert!((w.bytes - (2.0 * array + out)).abs() < 64.0, "{w:?}");
     // a forward and a backward walk: two streams of the array
     let mirror = "input a : f32[n]\noutput b = generate [n] (\\i -> a[i] + a[n - 1 - i])";
     let w = work(mirror, &[("n", n)]);

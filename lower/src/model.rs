@@ -602,12 +602,21 @@ fn definitions(f: &Func) -> HashMap<Reg, &Inst> {
     out
 }
 
-/// A read's index with each component traced back through a shift and a clamp by values
-/// the same at every point (`i + 1`, `clamp (i - 1) 0 (n - 1)`, `min i k`) to the register
-/// it offsets: sites of one array with the same neighbourhood (a stencil's) touch the same
-/// lines of memory, which the kernel brings in once.
+/// The farthest shift, in elements along an axis, that [`neighbourhood`] takes for a
+/// neighbour's: a stencil's reach, not a second walk of the array.
+const NEAR: i64 = 64;
+
+/// A read's index with each component traced back through a shift by a small constant
+/// (`i + 1`, at most [`NEAR`]) and a clamp by values the same at every point
+/// (`clamp (i - 1) 0 (n - 1)`, `min i k`) to the register it offsets: sites of one array
+/// with the same neighbourhood (a stencil's) touch the same lines of memory, which the
+/// kernel brings in once. A shift by a size or an input (`a[i + k]`) is another walk.
 fn neighbourhood(defs: &HashMap<Reg, &Inst>, varies: &HashSet<Reg>, index: &[Reg]) -> Vec<Reg> {
     let fixed = |r: &Reg| !varies.contains(r);
+    let near = |r: &Reg| match defs.get(r) {
+        Some(Inst::Const { value, .. }) => value.as_i128().is_some_and(|c| c.abs() <= NEAR as i128),
+        _ => false,
+    };
     index
         .iter()
         .map(|&r| {
@@ -616,8 +625,8 @@ fn neighbourhood(defs: &HashMap<Reg, &Inst>, varies: &HashSet<Reg>, index: &[Reg
             for _ in 0..defs.len() {
                 r =
                     match defs.get(&r) {
-                        Some(Inst::Binary { op: BinOp::Add | BinOp::Sub, a, b, .. }) if fixed(b) => *a,
-                        Some(Inst::Binary { op: BinOp::Add, a, b, .. }) if fixed(a) => *b,
+                        Some(Inst::Binary { op: BinOp::Add | BinOp::Sub, a, b, .. }) if near(b) => *a,
+                        Some(Inst::Binary { op: BinOp::Add, a, b, .. }) if near(a) => *b,
                         Some(Inst::Call {
                             f: ScalarFn::Clamp | ScalarFn::Min | ScalarFn::Max, args, ..
                         }) if args.len() > 1 && args[1..].iter().all(fixed) => args[0],
