@@ -1,9 +1,11 @@
 """Does the cost model agree with the machine? Every program of the suites (examples,
 phrasings, version 2 and kernel benchmarks; conformance programs with their own inputs
-scaled up where random inputs fit them) is optimised and timed with its unfused plan; the
-table gives predicted against measured times, and the summary the Spearman rank correlation
-of predicted and measured times over every (program, plan) pair, and the programs whose
-optimised plan is measurably slower than the unfused one.
+scaled up where random inputs fit them) is optimised and timed with its unfused plan
+(`eqfuse bench PROGRAM`, which times the two interleaved, run by run:
+docs/design-decisions.md, decision 17); the table gives predicted against measured times,
+and the summary the Spearman rank correlation of predicted and measured times over every
+(program, plan) pair, and the programs whose optimised plan is measurably slower than the
+unfused one.
 
     python3 benches/model.py [path/to/eqfuse] [--min-time-ms MS] [--filter TEXT] [--skip TEXT]...
 

@@ -6,15 +6,22 @@
 #
 #   benches/phrasings.sh [SET_FILTER] [MIN_TIME_MS]
 #
-# ROUNDS (default 5) rounds per set. Within a round every member of the set is timed once
-# (one `eqfuse bench --min-time-ms MIN_TIME_MS` call, a fresh process), the members one
-# after the other, so that a noisy period of the machine falls on all of them rather than on
-# one; each round starts one member later (round 1: a b c, round 2: b c a, ...), so that no
-# member always runs first. A member's time is the median over the rounds of the per-call
-# minimum that `eqfuse bench` reports (its `min_ms`, the fastest timed run of the call): on
-# a busy machine interference only adds time, so a call's minimum moves less than its
-# median, and the median over rounds drops the calls that landed in the slow mode of
-# sub-millisecond passes over large arrays.
+# ROUNDS (default 5) rounds per set. A round is one `eqfuse bench A.eqf B.eqf ...
+# --min-time-ms MIN_TIME_MS` call (a fresh process) that times every member of the set
+# interleaved, in rounds of one run of each in one order (`eqfuse::bench::interleaved`,
+# docs/design-decisions.md, decision 17): a busy period of the machine falls
+# on all members alike, and no member finds its arrays still in the shared L3 cache from
+# its own last run (on this machine an 8M-element map ran in 0.87 ms or 1.2-1.4 ms from one
+# call to the next, by what else held the cache, when members were timed one call each).
+# Each round starts one member later on the command line (round 1: a b c, round 2: b c a,
+# ...): in one call the program named first ran up to 1.3x slower than alone in a stencil
+# (`torus_wraps`, whichever member it was; the cause is not found: running the members in
+# the reverse order within each round kept the first *named* one slow), so every member
+# is named first in some rounds and not in others. A member's time is the least over the
+# rounds of its per-call minimum (`min_ms`): interference, and that position, only add
+# time. Where the interleaved call
+# fails (a member does not run), the round times each member in a call of its own, and the
+# failure is reported.
 #
 # "one plan": yes when every member's optimised plan (the `plan:` section of
 # `eqfuse explain PROG --size k=v ...` at the set's bench sizes) is the same up to the names
@@ -33,7 +40,7 @@ FILTER=${1:-}
 MIN_MS=${2:-300}
 ROUNDS=${ROUNDS:-5}
 exec python3 - "$EQFUSE" "$FILTER" "$MIN_MS" "$ROUNDS" <<'EOF'
-import hashlib, json, pathlib, re, statistics, subprocess, sys, tomllib
+import hashlib, json, pathlib, re, subprocess, sys, tomllib
 
 eqfuse, want, min_ms, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 if not rounds.isdigit() or int(rounds) < 1:
@@ -45,19 +52,40 @@ STAT = "min_ms"  # the per-call figure of `eqfuse bench --json` (see the header)
 def size_args(sizes):
     return [a for k, v in sizes.items() for a in ("--size", f"{k}={v}")]
 
-def time_ms(prog, sizes):
-    """One `eqfuse bench` call: the optimised plan's per-call STAT, in ms."""
-    args = [eqfuse, "bench", str(prog), "--random-inputs", "1", "--json",
+def bench_json(progs, sizes):
+    args = [eqfuse, "bench", *map(str, progs), "--random-inputs", "1", "--json",
             "--min-time-ms", min_ms, *size_args(sizes)]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(args, capture_output=True, text=True, timeout=1200)
     if out.returncode != 0:
-        raise RuntimeError(f"{prog}: bench failed: {out.stderr.strip()[:300]}")
-    for plan in json.loads(out.stdout)["plans"]:
+        names = " ".join(p.name for p in progs)
+        raise RuntimeError(f"{names}: bench failed: {out.stderr.strip()[:300]}")
+    got = json.loads(out.stdout)
+    return got if isinstance(got, list) else [got]
+
+def optimised_ms(obj):
+    for plan in obj["plans"]:
         if plan["plan"] == "optimised":
             if plan.get("not_run") or plan.get(STAT) is None:
-                raise RuntimeError(f"{prog}: optimised plan not run: {plan.get('not_run')}")
+                raise RuntimeError(f"{obj['program']}: optimised plan not run: {plan.get('not_run')}")
             return float(plan[STAT])
-    raise RuntimeError(f"{prog}: no optimised plan in\n{out.stdout}")
+    raise RuntimeError(f"{obj['program']}: no optimised plan")
+
+def time_round(progs, sizes):
+    """One round: the members' optimised plans timed interleaved in one `eqfuse bench`
+    call, each member's per-call STAT in ms; on failure each member in a call of its own."""
+    try:
+        objs = bench_json(progs, sizes) if len(progs) > 1 else []
+        if len(objs) == len(progs):
+            return {p.stem: optimised_ms(o) for p, o in zip(progs, objs)}
+    except Exception as e:
+        print(f"<!-- interleaved: {e} -->", file=sys.stderr)
+    out = {}
+    for p in progs:
+        try:
+            out[p.stem] = optimised_ms(bench_json([p], sizes)[0])
+        except Exception as e:  # a member that fails is reported, the others still run
+            print(f"<!-- {e} -->", file=sys.stderr)
+    return out
 
 def plan_text(prog, sizes):
     """The `plan:` section of `explain`, array names renamed canonically."""
@@ -97,10 +125,11 @@ def plan_text(prog, sizes):
 def digest(text):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-print(f"rounds: {rounds} (ROUNDS); min time per call: {min_ms} ms; a member's time: the median "
-      f"over the rounds of `eqfuse bench`'s per-call {STAT.removesuffix('_ms')}")
+print(f"rounds: {rounds} (ROUNDS), each one `eqfuse bench` call timing the set's members "
+      f"interleaved; min time per member and call: {min_ms} ms; a member's time: the least "
+      f"over the rounds of its per-call {STAT.removesuffix('_ms')}")
 print()
-print(f"| set | sizes | members (median of {rounds} rounds' min ms) | spread | one plan |")
+print(f"| set | sizes | members (least of {rounds} rounds' min ms) | spread | one plan |")
 print("| --- | --- | --- | ---: | --- |")
 for d in sorted(p for p in root.iterdir() if p.is_dir()):
     if want and want not in d.name:
@@ -118,16 +147,13 @@ for d in sorted(p for p in root.iterdir() if p.is_dir()):
         except Exception as e:
             plans[prog.stem] = None
             print(f"<!-- {e} -->", file=sys.stderr)
-    # R rounds, the members interleaved within each round
+    # R rounds, each one call that times the members interleaved
     samples = {prog.stem: [] for prog in progs}
     for r in range(rounds):
         k = r % len(progs)
-        for prog in progs[k:] + progs[:k]:
-            try:
-                samples[prog.stem].append(time_ms(prog, sizes))
-            except Exception as e:  # a member that fails is reported, the others still run
-                print(f"<!-- round {r + 1}: {e} -->", file=sys.stderr)
-    times = [(n, statistics.median(s) if s else float("nan")) for n, s in samples.items()]
+        for stem, t in time_round(progs[k:] + progs[:k], sizes).items():
+            samples[stem].append(t)
+    times = [(n, min(s) if s else float("nan")) for n, s in samples.items()]
     ok = [t for _, t in times if t == t]
     spread = max(ok) / min(ok) if len(ok) == len(times) and min(ok) > 0 else float("nan")
     members = ", ".join(f"{n} {t:.3f}" for n, t in times)

@@ -5,8 +5,8 @@
 //! Each program is the conformance program of the same name (compiled into the binary), at
 //! a size that takes tens of milliseconds on a few cores: 1-d programs 2^24 elements,
 //! matrices 4096 × 4096, nbody 4096 bodies, mandelbrot 1024 × 1024. Times are medians of
-//! repeated runs. Before timing, the optimised plan's outputs are checked against the
-//! hand-written loop's.
+//! repeated runs, the variants timed interleaved run by run ([`interleaved`]) on the CPU.
+//! Before timing, the optimised plan's outputs are checked against the hand-written loop's.
 
 #[path = "../benches/handwritten.rs"]
 pub mod handwritten;
@@ -314,25 +314,56 @@ pub fn median<T>(opts: &BenchOptions, f: impl FnMut() -> T) -> f64 {
 
 /// The least, median and greatest time of repeated runs of `f`, as [`median`] times them.
 pub fn spread<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> (f64, f64, f64) {
-    let warming = Instant::now();
-    let mut warm = 0;
-    while warm < WARM_UP_RUNS || (warming.elapsed() < WARM_UP_TIME && warm < 1000) {
+    let mut run = || {
         std::hint::black_box(f());
-        warm += 1;
-    }
-    let started = Instant::now();
-    let mut times = Vec::new();
-    while times.len() < opts.min_runs || started.elapsed() < opts.min_time {
-        let t = Instant::now();
-        std::hint::black_box(f());
-        times.push(t.elapsed().as_secs_f64());
-        if times.len() >= 1000 {
-            break;
+    };
+    interleaved(opts, &mut [&mut run])[0]
+}
+
+/// The least, median and greatest time of each of `fs`, timed interleaved: each warmed up
+/// as [`median`] warms it, then rounds that run every one of them once, in the order given,
+/// until each has `opts.min_runs` runs and the rounds took `opts.min_time` per function (at
+/// least one round, at most [`MAX_RUNS`]). A busy period of the machine then falls on all
+/// of them alike, where timing one after the other lets it fall on whichever ran then.
+///
+/// The order is the same in every round, so every function finds the caches as the same
+/// function left them and at the same distance from its own last run: a run pays for what
+/// the run before it left behind (a plan run right after a 32 MiB copy ran 25% slower), and
+/// one run twice in a row finds its arrays still in the cache (an 8M-element map: 0.87 ms
+/// against 1.2 ms). Orders shuffled each round made both a matter of luck: reductions over
+/// 32 MiB measured up to 1.4× apart by how often they happened to run two apart.
+pub fn interleaved(opts: &BenchOptions, fs: &mut [&mut dyn FnMut()]) -> Vec<(f64, f64, f64)> {
+    for f in fs.iter_mut() {
+        let warming = Instant::now();
+        let mut warm = 0;
+        while warm < WARM_UP_RUNS || (warming.elapsed() < WARM_UP_TIME && warm < 1000) {
+            f();
+            warm += 1;
         }
     }
-    times.sort_by(f64::total_cmp);
-    (times[0], times[times.len() / 2], times[times.len() - 1])
+    let min_time = opts.min_time.saturating_mul(u32::try_from(fs.len()).unwrap_or(u32::MAX));
+    let started = Instant::now();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); fs.len()];
+    let mut rounds = 0;
+    while rounds == 0 || ((rounds < opts.min_runs || started.elapsed() < min_time) && rounds < MAX_RUNS) {
+        for (f, ts) in fs.iter_mut().zip(&mut times) {
+            let t = Instant::now();
+            f();
+            ts.push(t.elapsed().as_secs_f64());
+        }
+        rounds += 1;
+    }
+    times
+        .iter_mut()
+        .map(|ts| {
+            ts.sort_by(f64::total_cmp);
+            (ts[0], ts[ts.len() / 2], ts[ts.len() - 1])
+        })
+        .collect()
 }
+
+/// The most timed runs of one function in [`interleaved`].
+const MAX_RUNS: usize = 1000;
 
 /// Times `plan` on the GPU as a peer's arrays live there: its inputs uploaded once, its
 /// outputs left on the device, each run returning when the device has finished. A first
@@ -395,22 +426,32 @@ pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Resul
             )
         })?;
     }
-    let (fused_s, unfused_s) = if cuda {
+    let (fused_s, unfused_s, handwritten_s, copy_s) = if cuda {
         // as a peer's arrays live on the device: inputs uploaded once per plan, outputs
         // left there; each run returns when the device has finished
         let median_on_device =
             |plan| -> Result<f64> { Ok(on_device(plan, &inputs, &bound.sizes, opts)?.1 .1) };
-        (median_on_device(&opt.result.plan)?, median_on_device(&opt.result.unfused_plan)?)
+        (median_on_device(&opt.result.plan)?, median_on_device(&opt.result.unfused_plan)?, None, None)
     } else {
-        (median(opts, || run(&opt.result.plan)), median(opts, || run(&opt.result.unfused_plan)))
-    };
-    let (handwritten_s, copy_s) = if cuda {
-        (None, None)
-    } else {
+        // the plans and the hand-written loop timed interleaved: a busy period falls on all
+        // of them
         let total: usize = inputs.values().map(bytes_of).sum();
         let src = vec![1u8; total.max(1)];
         let mut dst = vec![0u8; total.max(1)];
-        (Some(median(opts, &hw)), Some(median(opts, || handwritten::copy_floor(&src, &mut dst))))
+        let mut fused = || {
+            let _ = std::hint::black_box(run(&opt.result.plan));
+        };
+        let mut unfused = || {
+            let _ = std::hint::black_box(run(&opt.result.unfused_plan));
+        };
+        let mut hand = || {
+            std::hint::black_box(hw());
+        };
+        let t = interleaved(opts, &mut [&mut fused, &mut unfused, &mut hand]);
+        // the floor on its own: whatever ran right after a copy of every input byte would
+        // pay for the copy's writes
+        let copy = median(opts, || handwritten::copy_floor(&src, &mut dst));
+        (t[0].1, t[1].1, Some(t[2].1), Some(copy))
     };
     Ok(Measurement {
         program: p.name.to_string(),
@@ -421,4 +462,53 @@ pub fn bench(p: &Program, opts: &BenchOptions, backend: crate::Backend) -> Resul
         handwritten_s,
         copy_s,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// Every function gets its runs, a slower one measures slower, and the rounds run them
+    /// in one order: each right after the same other one, never twice in a row.
+    #[test]
+    fn interleaved_times_each_function_in_rounds_of_one_order() {
+        let opts =
+            BenchOptions { min_time: Duration::from_millis(20), min_runs: 40, ..BenchOptions::default() };
+        let log = RefCell::new(Vec::new());
+        let spin = |d: Duration| {
+            let t = Instant::now();
+            while t.elapsed() < d {
+                std::hint::spin_loop();
+            }
+        };
+        let (mut a, mut b, mut c) = (
+            || {
+                log.borrow_mut().push(0);
+                spin(Duration::from_micros(20));
+            },
+            || {
+                log.borrow_mut().push(1);
+                spin(Duration::from_micros(400));
+            },
+            || {
+                log.borrow_mut().push(2);
+                spin(Duration::from_micros(20));
+            },
+        );
+        let t = interleaved(&opts, &mut [&mut a, &mut b, &mut c]);
+        assert_eq!(t.len(), 3);
+        for (lo, med, hi) in &t {
+            assert!(0.0 < *lo && lo <= med && med <= hi, "{t:?}");
+        }
+        assert!(t[1].0 > t[0].0 && t[1].0 > t[2].0, "the slow one measures slower: {t:?}");
+        let log = log.into_inner();
+        // after the warm-up runs (each function's together), rounds of one run of each in
+        // the order given: the log ends in at least `min_runs` rounds of `0 1 2`
+        let rounds = log.rchunks(3).position(|r| r != [0, 1, 2]).unwrap_or(log.len() / 3);
+        assert!(rounds >= 40, "{rounds} rounds of 0 1 2 at the end of {log:?}");
+        // the warm-up: each function's runs together, first to last
+        let warm = &log[..log.len() - 3 * rounds];
+        assert!(warm.windows(2).all(|w| w[0] <= w[1]), "{warm:?}");
+    }
 }

@@ -372,6 +372,56 @@ fn bench_times_a_program_of_ones_own() {
 }
 
 #[test]
+fn bench_times_several_phrasings_interleaved() {
+    let set = root().join("tests/phrasings/maps_split_merged");
+    let progs: Vec<String> = ["a.eqf", "b.eqf", "c.eqf"]
+        .iter()
+        .map(|m| set.join(m).to_str().expect("utf-8 path").to_string())
+        .collect();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v = vec!["bench".to_string()];
+        v.extend(progs.iter().cloned());
+        v.extend(["--random-inputs", "1", "--size", "n=5000", "--min-time-ms", "1"].map(String::from));
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        eqfuse(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let out = run(&[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{}", stdout, text(&out.stderr));
+    assert!(stdout.contains("timed interleaved"), "{stdout}");
+    // one row per program, each naming it, the fastest at 1.00x
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("optimised ")).collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    for (row, prog) in rows.iter().zip(&progs) {
+        assert!(row.ends_with(prog.as_str()), "{row}");
+    }
+    assert!(rows.iter().any(|r| r.contains(" 1.00x ")), "{stdout}");
+    // JSON: a list of one object per program, as `bench PROGRAM --json` prints it
+    let out = run(&["--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let list = json.as_array().expect("a list");
+    assert_eq!(list.len(), 3, "{json}");
+    for (obj, prog) in list.iter().zip(&progs) {
+        assert_eq!(obj["program"], serde_json::json!(prog), "{obj}");
+        assert_eq!(obj["interleaved"], serde_json::json!(true), "{obj}");
+        let plan = &obj["plans"][0];
+        assert_eq!(plan["plan"], "optimised", "{obj}");
+        let (lo, med, hi) = (plan["min_ms"].as_f64(), plan["median_ms"].as_f64(), plan["max_ms"].as_f64());
+        let (lo, med, hi) = (lo.expect("min"), med.expect("median"), hi.expect("max"));
+        assert!(0.0 < lo && lo <= med && med <= hi, "{obj}");
+    }
+    // inputs per program cannot be dumped for several at once; a bad member fails the call
+    assert_fails(&run(&["--dump-inputs", "/tmp/eqfuse-never-written"]), "E-INPUT");
+    let out = eqfuse(&["bench", &progs[0], "no-such-file.eqf", "--random-inputs", "1"]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+}
+
+#[test]
 fn run_timings_split_the_stages() {
     let prog = root().join("examples/dotp.eqf");
     let cache = std::env::temp_dir().join(format!("eqfuse-timings-{}", std::process::id()));

@@ -164,3 +164,17 @@ fn a_predicted_time_is_its_work_priced_term_by_term() {
     }
     assert!(checked > 50, "only {checked} plans checked");
 }
+
+#[test]
+fn a_program_with_a_loop_prices_its_inputs_at_their_declared_extents() {
+    // the loop path assembles its pieces' plans and prices the whole at the program's
+    // signature: the reduction of `xs` reads 8M elements, not the default 1M
+    let src = "input xs : f32[n]\ninput steps : i64\nlet (y, k) = loop (v, c) = (0.0, 0) for s < steps do (v + 1.0, c + 1)\noutput s = reduce (+) 0 xs + y\noutput k";
+    let prog = eqfuse::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let mut opts = OptimizeOptions::default();
+    opts.cost.sizes.insert("n".to_string(), 1 << 23);
+    let o = eqfuse::optimize(&prog, &opts).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    for (what, cost) in [("optimised", &o.result.cost), ("unfused", &o.result.unfused_cost)] {
+        assert!(cost.work.bytes >= 4.0 * (1 << 23) as f64, "{what}: {:?}", cost.work);
+    }
+}

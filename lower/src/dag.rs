@@ -81,6 +81,18 @@ impl CostContext {
     pub fn extents(&self) -> Extents<'_> {
         Extents { sizes: &self.sizes, inputs: &self.inputs }
     }
+
+    /// This context at the signature `inputs`: every size name they use sized
+    /// ([`crate::model::default_sizes`]) and every array input's extent derived from those
+    /// sizes ([`crate::model::input_extents`]); the sizes and extents already given win.
+    /// The optimiser prices every plan of a program, and a program with loops its
+    /// assembled plan, at these.
+    pub fn at_signature(&self, inputs: &indexmap::IndexMap<String, eqfuse_ir::types::Type>) -> CostContext {
+        let sizes = crate::model::default_sizes(inputs, &self.sizes);
+        let mut extents = crate::model::extents_at(inputs, &sizes);
+        extents.extend(self.inputs.iter().map(|(k, v)| (k.clone(), v.clone())));
+        CostContext { sizes, inputs: extents, ..self.clone() }
+    }
 }
 
 impl Default for CostContext {

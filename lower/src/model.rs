@@ -85,8 +85,16 @@ pub fn input_extents(
     inputs: &indexmap::IndexMap<String, eqfuse_ir::types::Type>,
     sizes: &HashMap<String, u64>,
 ) -> HashMap<String, Vec<u64>> {
+    extents_at(inputs, &default_sizes(inputs, sizes))
+}
+
+/// [`input_extents`] with `sizes` already filled: an input with a size name `sizes` lacks
+/// is left out (the model takes it at [`DEFAULT_SIZE`] elements).
+pub(crate) fn extents_at(
+    inputs: &indexmap::IndexMap<String, eqfuse_ir::types::Type>,
+    sizes: &HashMap<String, u64>,
+) -> HashMap<String, Vec<u64>> {
     use eqfuse_ir::types::{Dim, Type};
-    let sizes = default_sizes(inputs, sizes);
     let mut out = HashMap::new();
     for (name, ty) in inputs {
         let Type::Array { shape, .. } = ty else { continue };

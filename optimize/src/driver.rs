@@ -591,10 +591,7 @@ fn optimize_here(checked: &Checked, opts: &OptimizeOptions) -> Result<Optimized>
     let phases_deadline = deadline.checked_sub(reserve).unwrap_or(deadline).max(started);
     let gas = opts.fuse_gas.map_or_else(Gas::unlimited, Gas::limited);
     let pipeline = Pipeline::new(opts, &gas);
-    let sizes = eqfuse_lower::model::default_sizes(&enc.inputs, &opts.cost.sizes);
-    let mut inputs = eqfuse_lower::model::input_extents(&enc.inputs, &sizes);
-    inputs.extend(opts.cost.inputs.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let sized = OptimizeOptions { cost: CostContext { sizes, inputs, ..opts.cost.clone() }, ..opts.clone() };
+    let sized = OptimizeOptions { cost: opts.cost.at_signature(&enc.inputs), ..opts.clone() };
     let opts = &sized;
     let first = Round { sig, facts: &facts, opts, phases_deadline, deadline };
     let chosen = explore(&pipeline, &first, source.clone(), &unfused_plan)?;

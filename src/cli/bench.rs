@@ -2,12 +2,15 @@
 //! unfused plan, a hand-written loop and the input-copy floor, timed in one run.
 //! `eqfuse bench PROGRAM.eqf (--inputs DIR | --random-inputs SEED [--size NAME=N]...)`
 //! times a program of one's own instead: its optimised and unfused plans (least, median
-//! and greatest time), the compile time of their native code reported apart.
+//! and greatest time), timed interleaved run by run ([`eqfuse::bench::interleaved`]), the
+//! compile time of their native code reported apart. `eqfuse bench A.eqf B.eqf ...` times
+//! several programs (phrasings of one computation), each with its own inputs: their
+//! optimised plans, interleaved run by run, each with its time over the fastest's.
 //! `--dump-inputs DIR` writes each chosen program's generated inputs instead
 //! (`DIR/PROGRAM/INPUT.npy`, what `eqfuse run --inputs` reads), so that other tools
 //! (`benches/peers/`) compute on exactly the benchmarked data; with PROGRAM, its inputs
 //! (`DIR/INPUT.npy`, as `eqfuse run --save-inputs DIR` writes them). `--json` prints one
-//! JSON object for PROGRAM, a list for the built-in programs. Every plan is chosen by
+//! JSON object for PROGRAM, a list for several programs and for the built-in programs. Every plan is chosen by
 //! [`eqfuse::plan_options`], as `eqfuse run` chooses it.
 
 use super::CmdResult;
@@ -21,13 +24,15 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Time this program instead of the built-in ones (its optimised and unfused plans;
-    /// compile time reported apart).
-    program: Option<PathBuf>,
+    /// compile time reported apart). Several programs (phrasings of one computation): their
+    /// optimised plans, timed interleaved run by run, each with its own inputs.
+    #[arg(value_name = "PROGRAM")]
+    programs: Vec<PathBuf>,
     /// With PROGRAM: read every `DIR/NAME.npy` as input `NAME`.
-    #[arg(long, value_name = "DIR", requires = "program")]
+    #[arg(long, value_name = "DIR", requires = "programs")]
     inputs: Option<PathBuf>,
     /// With PROGRAM: random inputs of the declared types (as `eqfuse run --random-inputs`).
-    #[arg(long, value_name = "SEED", requires = "program", conflicts_with = "inputs")]
+    #[arg(long, value_name = "SEED", requires = "programs", conflicts_with = "inputs")]
     random_inputs: Option<u64>,
     /// With `--random-inputs`: the value of a size name (repeatable; others are 1000).
     #[arg(long = "size", value_name = "NAME=N", value_parser = super::run::parse_size, requires = "random_inputs")]
@@ -89,8 +94,10 @@ pub fn bench(a: &BenchArgs) -> CmdResult {
         cpu_codegen: super::limits::codegen(&a.cpu_codegen),
         ..BenchOptions::default()
     };
-    if let Some(program) = &a.program {
-        return bench_program(a, program, &opts);
+    match a.programs.as_slice() {
+        [] => {}
+        [program] => return bench_program(a, program, &opts),
+        programs => return bench_programs(a, programs, &opts),
     }
     let chosen: Vec<_> =
         PROGRAMS.iter().filter(|p| a.filter.as_deref().is_none_or(|f| p.name.contains(f))).collect();
@@ -198,57 +205,97 @@ impl Row {
     }
 }
 
-/// One row of `bench PROGRAM --backend cuda` ([`eqfuse::bench::on_device`]: the first run,
-/// which compiles the kernels, reported as `compile`).
-fn bench_on_device(
-    label: &'static str,
-    plan: &eqfuse::ir::plan::Plan,
-    inputs: &indexmap::IndexMap<String, eqfuse::ir::value::Value>,
-    sizes: &indexmap::IndexMap<String, i64>,
-    opts: &BenchOptions,
-) -> std::result::Result<Row, Error> {
-    let (kernels, digest) = (eqfuse::kernel_count(plan), eqfuse::plan_digest(plan));
-    let row =
-        |compile_ms, times| Row { label, kernels, digest: digest.clone(), native: None, compile_ms, times };
-    match eqfuse::bench::on_device(plan, inputs, sizes, opts) {
-        Ok((first, t)) => Ok(row(Some(first * 1e3), Ok(t))),
-        // the unfused plan may not fit where the optimised one does (above)
-        Err(e) if label != "optimised" => Ok(row(None, Err(e.to_string()))),
-        Err(e) => Err(e),
-    }
-}
+/// A plan made ready to time: its row (times not yet filled), and what runs it once; no
+/// runner where the plan failed its first run, the reason in the row.
+type Runner<'a> = (Row, Option<Run<'a>>);
 
-/// One row of `bench PROGRAM` on the CPU.
-fn bench_on_cpu(
+/// One run of a plan, its result discarded.
+type Run<'a> = Box<dyn FnMut() + 'a>;
+
+/// A plan of `bench PROGRAM` made ready to time on `backend`: compiled (its native code on
+/// the CPU; on the GPU, the inputs uploaded once, as a peer's arrays live there, and a first
+/// run, reported as `compile`, that compiles the kernels) and run once, whose error is
+/// reported (the timed runs' results are not looked at). The optimised plan's failure is
+/// the command's; another plan's is its row's (the unfused plan may not fit where the
+/// optimised one does: a matrix product materialises its n·m·k products).
+fn runner<'a>(
     label: &'static str,
-    plan: &eqfuse::ir::plan::Plan,
-    inputs: &indexmap::IndexMap<String, eqfuse::ir::value::Value>,
-    sizes: &indexmap::IndexMap<String, i64>,
+    plan: &'a eqfuse::ir::plan::Plan,
+    p: &'a Prepared,
     opts: &BenchOptions,
-) -> std::result::Result<Row, Error> {
-    let ropts =
-        eqfuse_exec_cpu::RunOptions { codegen: opts.cpu_codegen, ..eqfuse_exec_cpu::RunOptions::default() };
+) -> std::result::Result<Runner<'a>, Error> {
     let (kernels, digest) = (eqfuse::kernel_count(plan), eqfuse::plan_digest(plan));
-    let report = eqfuse_exec_cpu::compile_plan(plan, &ropts);
-    if let Some(why) = &report.failure {
-        eprintln!("bench: {label}: no native code: {why}");
-    }
-    let native = Some(report.native.len());
-    let compile_ms = (!report.cached).then_some(report.compile_seconds * 1e3);
-    if let Err(e) = eqfuse_exec_cpu::run(plan, inputs, sizes, &ropts) {
-        // the unfused plan may not fit where the optimised one does (a matrix product
-        // materialises its n·m·k products): the optimised row stands on its own
-        if label == "optimised" {
-            return Err(e);
+    let mut row = Row { label, kernels, digest, native: None, compile_ms: None, times: Err(String::new()) };
+    let first: std::result::Result<Run<'a>, Error> = if p.backend == eqfuse::Backend::Cuda {
+        let copts = eqfuse_exec_cuda::CudaOptions::default();
+        let started = std::time::Instant::now();
+        eqfuse_exec_cuda::upload(plan, &p.inputs, &p.sizes, &copts).and_then(|up| {
+            eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
+            row.compile_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+            Ok(Box::new(move || {
+                let _ = std::hint::black_box(eqfuse_exec_cuda::run_uploaded(plan, &up, &copts));
+            }) as Run<'a>)
+        })
+    } else {
+        let ropts = eqfuse_exec_cpu::RunOptions {
+            codegen: opts.cpu_codegen,
+            ..eqfuse_exec_cpu::RunOptions::default()
+        };
+        let report = eqfuse_exec_cpu::compile_plan(plan, &ropts);
+        if let Some(why) = &report.failure {
+            eprintln!("bench: {}: {label}: no native code: {why}", p.path.display());
         }
-        return Ok(Row { label, kernels, digest, native, compile_ms, times: Err(e.to_string()) });
+        row.native = Some(report.native.len());
+        row.compile_ms = (!report.cached).then_some(report.compile_seconds * 1e3);
+        eqfuse_exec_cpu::run(plan, &p.inputs, &p.sizes, &ropts).map(|_| {
+            Box::new(move || {
+                let _ = std::hint::black_box(eqfuse_exec_cpu::run(plan, &p.inputs, &p.sizes, &ropts));
+            }) as Run<'a>
+        })
+    };
+    match first {
+        Ok(run) => Ok((row, Some(run))),
+        Err(e) if label == "optimised" => Err(e),
+        Err(e) => {
+            row.times = Err(e.to_string());
+            Ok((row, None))
+        }
     }
-    let times = eqfuse::bench::spread(opts, || eqfuse_exec_cpu::run(plan, inputs, sizes, &ropts));
-    Ok(Row { label, kernels, digest, native, compile_ms, times: Ok(times) })
 }
 
-/// `eqfuse bench PROGRAM`: the user's program, optimised and unfused, on the chosen backend.
-fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) -> CmdResult {
+/// Times the runners that have a run, interleaved run by run ([`eqfuse::bench::interleaved`]),
+/// and returns their rows with the times filled.
+fn time_interleaved(runners: Vec<Runner<'_>>, opts: &BenchOptions) -> Vec<Row> {
+    let (mut rows, mut runs): (Vec<Row>, Vec<Option<Run<'_>>>) = runners.into_iter().unzip();
+    let mut fs: Vec<&mut dyn FnMut()> =
+        runs.iter_mut().flatten().map(|f| &mut **f as &mut dyn FnMut()).collect();
+    let mut times = eqfuse::bench::interleaved(opts, &mut fs).into_iter();
+    for (row, run) in rows.iter_mut().zip(&runs) {
+        if run.is_some() {
+            if let Some(t) = times.next() {
+                row.times = Ok(t);
+            }
+        }
+    }
+    rows
+}
+
+/// A program of one's own, ready to time: checked, its inputs made or read, optimised.
+struct Prepared {
+    path: PathBuf,
+    backend: eqfuse::Backend,
+    inputs: indexmap::IndexMap<String, eqfuse::ir::value::Value>,
+    sizes: indexmap::IndexMap<String, i64>,
+    opt: eqfuse::Optimized,
+    optimise_s: f64,
+}
+
+/// The inputs of `program` (`--random-inputs` or `--inputs`), written to `--dump-inputs`
+/// when given (then `None`: nothing is timed), and its plans as `eqfuse run` chooses them.
+fn prepare(
+    a: &BenchArgs,
+    program: &std::path::Path,
+) -> std::result::Result<Option<Prepared>, super::Failure> {
     use eqfuse::random_inputs::{self, RandomInputs};
     let backend = if a.backend == BenchBackend::Cuda { eqfuse::Backend::Cuda } else { eqfuse::Backend::Cpu };
     let limits = eqfuse::Limits::default();
@@ -273,21 +320,27 @@ fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) 
         for path in eqfuse::files::write_outputs(dir, &inputs)? {
             println!("wrote {}", path.display());
         }
-        return Ok(());
+        return Ok(None);
     }
     // the plan `eqfuse run` runs: the same options, whatever the inputs' sizes
     let oopts = eqfuse::plan_options(backend, eqfuse::OptimizeOptions::default());
     let t0 = std::time::Instant::now();
-    let opt = eqfuse::optimize_checked(checked.clone(), &oopts)?;
+    let opt = eqfuse::optimize_checked(checked, &oopts)?;
     let optimise_s = t0.elapsed().as_secs_f64();
-    let mut rows = Vec::with_capacity(2);
-    for (label, plan) in [("optimised", &opt.result.plan), ("unfused", &opt.result.unfused_plan)] {
-        rows.push(if backend == eqfuse::Backend::Cuda {
-            bench_on_device(label, plan, &inputs, &bound.sizes, opts)?
-        } else {
-            bench_on_cpu(label, plan, &inputs, &bound.sizes, opts)?
-        });
-    }
+    Ok(Some(Prepared { path: program.to_path_buf(), backend, inputs, sizes: bound.sizes, opt, optimise_s }))
+}
+
+/// `eqfuse bench PROGRAM`: the user's program, optimised and unfused, on the chosen backend.
+fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) -> CmdResult {
+    let Some(p) = prepare(a, program)? else {
+        return Ok(());
+    };
+    let (backend, optimise_s) = (p.backend, p.optimise_s);
+    let runners = vec![
+        runner("optimised", &p.opt.result.plan, &p, opts)?,
+        runner("unfused", &p.opt.result.unfused_plan, &p, opts)?,
+    ];
+    let rows = time_interleaved(runners, opts);
     if a.json {
         let j = serde_json::json!({
             "program": program.display().to_string(),
@@ -305,6 +358,55 @@ fn bench_program(a: &BenchArgs, program: &std::path::Path, opts: &BenchOptions) 
     );
     for r in &rows {
         println!("{}", r.text());
+    }
+    Ok(())
+}
+
+/// `eqfuse bench PROGRAM PROGRAM...`: the programs' optimised plans, each with its own
+/// inputs, timed interleaved run by run ([`eqfuse::bench::interleaved`]), so that a busy
+/// period of the machine falls on all of them alike.
+fn bench_programs(a: &BenchArgs, programs: &[PathBuf], opts: &BenchOptions) -> CmdResult {
+    if a.dump_inputs.is_some() {
+        return Err(Error::new(Code::Input, "bench --dump-inputs takes one PROGRAM").into());
+    }
+    let mut prepared = Vec::with_capacity(programs.len());
+    for program in programs {
+        let Some(p) = prepare(a, program)? else { return Ok(()) };
+        prepared.push(p);
+    }
+    let mut runners = Vec::with_capacity(programs.len());
+    for p in &prepared {
+        runners.push(runner("optimised", &p.opt.result.plan, p, opts)?);
+    }
+    let rows = time_interleaved(runners, opts);
+    if a.json {
+        let list: Vec<serde_json::Value> = programs
+            .iter()
+            .zip(&prepared)
+            .zip(&rows)
+            .map(|((program, p), row)| {
+                serde_json::json!({
+                    "program": program.display().to_string(),
+                    "backend": p.backend.name(),
+                    "optimise_ms": p.optimise_s * 1e3,
+                    "interleaved": true,
+                    "plans": [row.json()],
+                })
+            })
+            .collect();
+        println!("{:#}", serde_json::Value::Array(list));
+        return Ok(());
+    }
+    let fastest =
+        rows.iter().filter_map(|r| r.times.as_ref().ok().map(|t| t.0)).fold(f64::INFINITY, f64::min);
+    println!("the optimised plans, timed interleaved run by run:");
+    println!(
+        "{:<10} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9}  program",
+        "plan", "kernels", "native", "compile", "min", "median", "max", "min/best"
+    );
+    for (program, row) in programs.iter().zip(&rows) {
+        let ratio = row.times.as_ref().map_or(f64::NAN, |t| t.0 / fastest);
+        println!("{} {ratio:>8.2}x  {}", row.text(), program.display());
     }
     Ok(())
 }

@@ -100,11 +100,7 @@ pub(crate) fn keyed_selection(op: &Func, ne: &Func, elem: &Func, head: usize) ->
 fn ordered_constant(ne: &Func, c: usize) -> bool {
     let Some(&r) = ne.ret.get(c) else { return false };
     ne.body.insts.iter().any(|i| match i {
-        Inst::Const { dst, value } if *dst == r => match value {
-            eqfuse_ir::value::Scalar::F32(f) => !f.is_nan(),
-            eqfuse_ir::value::Scalar::F64(f) => !f.is_nan(),
-            _ => false,
-        },
+        Inst::Const { dst, value } => *dst == r && value.elem_type().is_float() && !value.as_f64().is_nan(),
         _ => false,
     })
 }

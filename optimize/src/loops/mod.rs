@@ -55,8 +55,10 @@ pub(crate) fn optimize(checked: &Checked, opts: &OptimizeOptions) -> Result<Opti
     let Some(first) = parts.first() else {
         return Err(eqfuse_ir::error::internal("a program with a loop cut into no pieces"));
     };
-    let cost = eqfuse_lower::model::plan_cost(&plan, &opts.cost.params, opts.cost.extents());
-    let unfused_cost = eqfuse_lower::model::plan_cost(&unfused_plan, &opts.cost.params, opts.cost.extents());
+    // the assembled plans priced at the program's signature, as each piece was at its own
+    let at = opts.cost.at_signature(&checked.inputs);
+    let cost = eqfuse_lower::model::plan_cost(&plan, &at.params, at.extents());
+    let unfused_cost = eqfuse_lower::model::plan_cost(&unfused_plan, &at.params, at.extents());
     let mut rules_fired = indexmap::IndexMap::new();
     for p in &parts {
         for (r, k) in &p.rules_fired {
