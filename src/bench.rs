@@ -323,7 +323,7 @@ pub fn spread<T>(opts: &BenchOptions, mut f: impl FnMut() -> T) -> (f64, f64, f6
 /// The least, median and greatest time of each of `fs`, timed interleaved: each warmed up
 /// as [`median`] warms it, then rounds that run every one of them once, in the order given,
 /// until each has `opts.min_runs` runs and the rounds took `opts.min_time` per function (at
-/// least one round, at most [`MAX_RUNS`]). A busy period of the machine then falls on all
+/// least one round, at most 1000). A busy period of the machine then falls on all
 /// of them alike, where timing one after the other lets it fall on whichever ran then.
 ///
 /// The order is the same in every round, so every function finds the caches as the same

@@ -400,6 +400,26 @@ fn bench_times_several_phrasings_interleaved() {
         assert!(row.ends_with(prog.as_str()), "{row}");
     }
     assert!(rows.iter().any(|r| r.contains(" 1.00x ")), "{stdout}");
+    // whether the programs share a plan: one program twice does, another computation not
+    let dotp = root().join("examples/dotp.eqf");
+    for (second, want) in [
+        (progs[0].as_str(), "one plan for all 2 programs"),
+        (dotp.to_str().expect("utf-8"), "2 distinct plans"),
+    ] {
+        let out = eqfuse(&[
+            "bench",
+            &progs[0],
+            second,
+            "--random-inputs",
+            "1",
+            "--size",
+            "n=5000",
+            "--min-time-ms",
+            "1",
+        ]);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success() && stdout.contains(want), "{stdout}\n{}", text(&out.stderr));
+    }
     // JSON: a list of one object per program, as `bench PROGRAM --json` prints it
     let out = run(&["--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -5,13 +5,14 @@
 //! and greatest time), timed interleaved run by run ([`eqfuse::bench::interleaved`]), the
 //! compile time of their native code reported apart. `eqfuse bench A.eqf B.eqf ...` times
 //! several programs (phrasings of one computation), each with its own inputs: their
-//! optimised plans, interleaved run by run, each with its time over the fastest's.
+//! optimised plans, interleaved run by run, each with its time over the fastest's and its
+//! plan digest, and whether they share one plan.
 //! `--dump-inputs DIR` writes each chosen program's generated inputs instead
 //! (`DIR/PROGRAM/INPUT.npy`, what `eqfuse run --inputs` reads), so that other tools
 //! (`benches/peers/`) compute on exactly the benchmarked data; with PROGRAM, its inputs
 //! (`DIR/INPUT.npy`, as `eqfuse run --save-inputs DIR` writes them). `--json` prints one
-//! JSON object for PROGRAM, a list for several programs and for the built-in programs. Every plan is chosen by
-//! [`eqfuse::plan_options`], as `eqfuse run` chooses it.
+//! JSON object for PROGRAM, a list for several programs and for the built-in programs.
+//! Every plan is chosen by [`eqfuse::plan_options`], as `eqfuse run` chooses it.
 
 use super::CmdResult;
 use clap::Args;
@@ -401,12 +402,23 @@ fn bench_programs(a: &BenchArgs, programs: &[PathBuf], opts: &BenchOptions) -> C
         rows.iter().filter_map(|r| r.times.as_ref().ok().map(|t| t.0)).fold(f64::INFINITY, f64::min);
     println!("the optimised plans, timed interleaved run by run:");
     println!(
-        "{:<10} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9}  program",
-        "plan", "kernels", "native", "compile", "min", "median", "max", "min/best"
+        "{:<10} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>9}  {:<8}  program",
+        "plan", "kernels", "native", "compile", "min", "median", "max", "min/best", "digest"
     );
     for (program, row) in programs.iter().zip(&rows) {
         let ratio = row.times.as_ref().map_or(f64::NAN, |t| t.0 / fastest);
-        println!("{} {ratio:>8.2}x  {}", row.text(), program.display());
+        let digest = row.digest.get(..8).unwrap_or(&row.digest);
+        println!("{} {ratio:>8.2}x  {digest:<8}  {}", row.text(), program.display());
+    }
+    // the plan digest (`explain` prints it) hashes the plan's text, array names included
+    let mut digests: Vec<&str> = rows.iter().map(|r| r.digest.as_str()).collect();
+    digests.sort_unstable();
+    digests.dedup();
+    match digests.len() {
+        1 => println!("one plan for all {} programs", rows.len()),
+        n => println!(
+            "{n} distinct plans (by digest: the same plan under other array names counts as another)"
+        ),
     }
     Ok(())
 }
