@@ -504,7 +504,7 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
     // (block, multiplier, whether the block runs the same way at every point), iteratively
     let reg_type = |r: &Reg| f.reg_types.get(*r as usize).copied();
     let float = |r: &Reg| reg_type(r).is_some_and(|t| t.is_float());
-    let defs = definitions(f);
+    let defs = f.body.definitions();
     let mut stack: Vec<(&Block, f64, bool)> = vec![(&f.body, 1.0, true)];
     while let Some((b, m, uniform)) = stack.pop() {
         per.insts += b.insts.len() as f64;
@@ -589,25 +589,6 @@ fn count_ops(f: &Func) -> (Ops, Ops) {
         }
     }
     (per, once)
-}
-
-/// Every register of `f` with the instruction that computes it.
-fn definitions(f: &Func) -> HashMap<Reg, &Inst> {
-    let mut out = HashMap::new();
-    let mut stack = vec![&f.body];
-    while let Some(b) = stack.pop() {
-        for i in &b.insts {
-            for d in i.dsts() {
-                out.insert(d, i);
-            }
-            match i {
-                Inst::If { then_block, else_block, .. } => stack.extend([then_block, else_block]),
-                Inst::Loop { body, .. } => stack.push(body),
-                _ => {}
-            }
-        }
-    }
-    out
 }
 
 /// The farthest shift, in elements along an axis, that [`neighbourhood`] takes for a

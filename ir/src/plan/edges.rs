@@ -49,7 +49,7 @@ impl Func {
     /// assert_eq!(s.margins, [(1, 0), (1, 1)]);
     /// ```
     pub fn edge_split(&self, space: &[Arg]) -> Option<EdgeSplit> {
-        let defs = definitions(&self.body);
+        let defs = self.body.definitions();
         let dims = space.len().min(self.params.len());
         let term = |r: Reg| -> Option<Term> {
             if (r as usize) < dims {
@@ -106,11 +106,6 @@ impl Func {
         let margins = margins.into_iter().map(|(h, t)| (h as usize, t as usize)).collect();
         Some(EdgeSplit { margins, interior })
     }
-}
-
-/// The instruction that writes each register, nested blocks included.
-fn definitions(b: &Block) -> HashMap<Reg, &Inst> {
-    b.all_insts().into_iter().flat_map(|i| i.dsts().into_iter().map(move |d| (d, i))).collect()
 }
 
 /// `index + extent + c` as far as [`moved_edge`] needs: the index (if any), the value of

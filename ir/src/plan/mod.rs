@@ -856,6 +856,11 @@ impl Block {
         out
     }
 
+    /// The instruction that writes each register, nested blocks included.
+    pub fn definitions(&self) -> std::collections::HashMap<Reg, &Inst> {
+        self.all_insts().into_iter().flat_map(|i| i.dsts().into_iter().map(move |d| (d, i))).collect()
+    }
+
     /// Calls `f` on every instruction, nested blocks included (iteratively).
     pub fn visit(&self, f: &mut dyn FnMut(&Inst)) {
         self.all_insts().into_iter().for_each(f);
