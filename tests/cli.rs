@@ -344,19 +344,19 @@ fn explain_writes_each_kernels_cuda_source() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `eqfuse bench PROGRAMS... EXTRA...` on small random inputs (`n = 5000`), timed briefly.
+fn bench_small(programs: &[&str], extra: &[&str]) -> Output {
+    let mut args = vec!["bench"];
+    args.extend_from_slice(programs);
+    args.extend_from_slice(&["--random-inputs", "1", "--size", "n=5000", "--min-time-ms", "1"]);
+    args.extend_from_slice(extra);
+    eqfuse(&args)
+}
+
 #[test]
 fn bench_times_a_program_of_ones_own() {
     let prog = root().join("examples/dotp.eqf");
-    let out = eqfuse(&[
-        "bench",
-        prog.to_str().expect("utf-8 path"),
-        "--random-inputs",
-        "1",
-        "--size",
-        "n=5000",
-        "--min-time-ms",
-        "1",
-    ]);
+    let out = bench_small(&[prog.to_str().expect("utf-8 path")], &[]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}\n{}", stdout, text(&out.stderr));
     assert!(stdout.contains("optimised in"), "{stdout}");
@@ -378,17 +378,8 @@ fn bench_times_several_phrasings_interleaved() {
         .iter()
         .map(|m| set.join(m).to_str().expect("utf-8 path").to_string())
         .collect();
-    let args = |extra: &[&str]| -> Vec<String> {
-        let mut v = vec!["bench".to_string()];
-        v.extend(progs.iter().cloned());
-        v.extend(["--random-inputs", "1", "--size", "n=5000", "--min-time-ms", "1"].map(String::from));
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    };
-    let run = |extra: &[&str]| {
-        let a = args(extra);
-        eqfuse(&a.iter().map(String::as_str).collect::<Vec<_>>())
-    };
+    let names: Vec<&str> = progs.iter().map(String::as_str).collect();
+    let run = |extra: &[&str]| bench_small(&names, extra);
     let out = run(&[]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}\n{}", stdout, text(&out.stderr));
@@ -406,17 +397,7 @@ fn bench_times_several_phrasings_interleaved() {
         (progs[0].as_str(), "one plan for all 2 programs"),
         (dotp.to_str().expect("utf-8"), "2 distinct plans"),
     ] {
-        let out = eqfuse(&[
-            "bench",
-            &progs[0],
-            second,
-            "--random-inputs",
-            "1",
-            "--size",
-            "n=5000",
-            "--min-time-ms",
-            "1",
-        ]);
+        let out = bench_small(&[&progs[0], second], &[]);
         let stdout = text(&out.stdout);
         assert!(out.status.success() && stdout.contains(want), "{stdout}\n{}", text(&out.stderr));
     }
