@@ -365,22 +365,39 @@ pub fn interleaved(opts: &BenchOptions, fs: &mut [&mut dyn FnMut()]) -> Vec<(f64
 /// The most timed runs of one function in [`interleaved`].
 const MAX_RUNS: usize = 1000;
 
-/// Times `plan` on the GPU as a peer's arrays live there: its inputs uploaded once, its
-/// outputs left on the device, each run returning when the device has finished. A first
-/// run, whose error is reported (the timed runs' results are not looked at), compiles the
-/// kernels: its seconds, then the least, median and greatest of the runs [`spread`] times.
+/// `plan` made ready to time on the GPU as a peer's arrays live there: its inputs uploaded
+/// once, and a first run, whose error is reported, that compiles the kernels. Returns that
+/// run's seconds (upload included) and a run of the plan on the uploaded inputs, its outputs
+/// left on the device and returning when the device has finished (its result, which the
+/// timed runs do not look at, discarded).
+pub fn device_run<'a>(
+    plan: &'a eqfuse_ir::plan::Plan,
+    inputs: &Arrays,
+    sizes: &indexmap::IndexMap<String, i64>,
+) -> Result<(f64, Box<dyn FnMut() + 'a>)> {
+    let copts = eqfuse_exec_cuda::CudaOptions::default();
+    let first = Instant::now();
+    let up = eqfuse_exec_cuda::upload(plan, inputs, sizes, &copts)?;
+    eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
+    let first_s = first.elapsed().as_secs_f64();
+    Ok((
+        first_s,
+        Box::new(move || {
+            let _ = std::hint::black_box(eqfuse_exec_cuda::run_uploaded(plan, &up, &copts));
+        }),
+    ))
+}
+
+/// Times `plan` on the GPU ([`device_run`]): the first run's seconds, then the least,
+/// median and greatest of the runs [`spread`] times.
 pub fn on_device(
     plan: &eqfuse_ir::plan::Plan,
     inputs: &Arrays,
     sizes: &indexmap::IndexMap<String, i64>,
     opts: &BenchOptions,
 ) -> Result<(f64, (f64, f64, f64))> {
-    let copts = eqfuse_exec_cuda::CudaOptions::default();
-    let first = Instant::now();
-    let up = eqfuse_exec_cuda::upload(plan, inputs, sizes, &copts)?;
-    eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
-    let first_s = first.elapsed().as_secs_f64();
-    Ok((first_s, spread(opts, || eqfuse_exec_cuda::run_uploaded(plan, &up, &copts))))
+    let (first_s, run) = device_run(plan, inputs, sizes)?;
+    Ok((first_s, spread(opts, run)))
 }
 
 /// The bytes of `v`'s elements.

@@ -228,14 +228,9 @@ fn runner<'a>(
     let (kernels, digest) = (eqfuse::kernel_count(plan), eqfuse::plan_digest(plan));
     let mut row = Row { label, kernels, digest, native: None, compile_ms: None, times: Err(String::new()) };
     let first: std::result::Result<Run<'a>, Error> = if p.backend == eqfuse::Backend::Cuda {
-        let copts = eqfuse_exec_cuda::CudaOptions::default();
-        let started = std::time::Instant::now();
-        eqfuse_exec_cuda::upload(plan, &p.inputs, &p.sizes, &copts).and_then(|up| {
-            eqfuse_exec_cuda::run_uploaded(plan, &up, &copts)?;
-            row.compile_ms = Some(started.elapsed().as_secs_f64() * 1e3);
-            Ok(Box::new(move || {
-                let _ = std::hint::black_box(eqfuse_exec_cuda::run_uploaded(plan, &up, &copts));
-            }) as Run<'a>)
+        eqfuse::bench::device_run(plan, &p.inputs, &p.sizes).map(|(first_s, run)| {
+            row.compile_ms = Some(first_s * 1e3);
+            run
         })
     } else {
         let ropts = eqfuse_exec_cpu::RunOptions {
