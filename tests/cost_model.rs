@@ -178,3 +178,44 @@ fn a_program_with_a_loop_prices_its_inputs_at_their_declared_extents() {
         assert!(cost.work.bytes >= 4.0 * (1 << 23) as f64, "{what}: {:?}", cost.work);
     }
 }
+
+#[test]
+fn a_gather_in_a_row_block_reads_its_array_from_memory() {
+    // the first kernel of the row block reads `a` at its own point, the second gathers from
+    // all of it: the block keeps its own rows in cache, not the 8 MiB array
+    let block = "input a : i64[n, n]
+output o = map (\\x y -> a[clamp y 0 (n - 1), clamp x 0 (n - 1)]) (map (\\v -> v + 1) a) a";
+    let prog = eqfuse::parse(block).unwrap();
+    let unfused = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
+    let o = eqfuse::optimize(&prog, &unfused).unwrap();
+    assert!(o.explain_with(false).contains("row block"), "{}", o.explain_with(false));
+    let sizes: HashMap<String, u64> = HashMap::from([("n".to_string(), 1024)]);
+    let inputs = input_extents(&eqfuse::check(&prog).unwrap().inputs, &sizes);
+    let w = plan_cost(&o.result.plan, &CostParams::cpu_default(), Extents { sizes: &sizes, inputs: &inputs })
+        .work;
+    // the walk of `a` (once: the second kernel finds its rows in cache), the gather's
+    // reads of `a`, the output: three arrays through memory
+    let array = 8.0 * 1024.0 * 1024.0;
+    assert!((w.bytes - 3.0 * array).abs() < 64.0, "{w:?}");
+}
+
+#[test]
+fn a_read_at_one_index_costs_one_element_from_memory_wherever_its_kernel_is_in_a_block() {
+    // the same two kernels in one row block, in either order: the map's read of `b` at one
+    // index is one element from memory, whether or not the block's other kernel read `b`
+    let head = "input b : f64[n, n]\ninput m : i64\n";
+    let body = "generate [n, n] (\\i j -> if m == 0 then b[i, j] else b[clamp m 0 (n - 1), 0])";
+    let first = format!("{head}output g = {body}\noutput t = transpose b");
+    let second = format!("{head}output t = transpose b\noutput g = {body}");
+    let unfused = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
+    let sizes: HashMap<String, u64> = HashMap::from([("n".to_string(), 1024)]);
+    let price = |src: &str| {
+        let prog = eqfuse::parse(src).unwrap();
+        let o = eqfuse::optimize(&prog, &unfused).unwrap();
+        assert!(o.explain_with(false).contains("row block"), "{}", o.explain_with(false));
+        let inputs = input_extents(&eqfuse::check(&prog).unwrap().inputs, &sizes);
+        plan_cost(&o.result.plan, &CostParams::cpu_default(), Extents { sizes: &sizes, inputs: &inputs }).work
+    };
+    let (a, b) = (price(&first), price(&second));
+    assert_eq!((a.bytes, a.cached), (b.bytes, b.cached), "{a:?}\n{b:?}");
+}

@@ -238,6 +238,51 @@ fn second_optimisation_finds_nothing(src: &str) {
     );
 }
 
+/// The unswitched form of `map (\\x -> if n == 0 then x else t4[0]) (scan (+) 0 t4)` has
+/// `map (\\x -> 7) (scan ..)` as its `else`, the same class as `generate [n] (\\i -> 7)`; the
+/// tree extraction took the `map` (a materialised child costs its parent nothing), and the
+/// plan computed the scan in both branches. Whether the `generate` was found first depended
+/// on the rule order. A `map` now pays a little for an operand its function ignores.
+#[test]
+fn an_unswitched_branch_does_not_compute_an_operand_it_ignores() {
+    let src = "input in1 : f32[n]
+let t4 = generate [n] (\\i -> u32 7)
+output o17 = map (\\x20 -> if n == 0 then x20 else t4[0]) (scan (+) 0 t4)";
+    same_cost_under_every_variant(src);
+    let o = optimise_default(src);
+    // one branch scans, the other generates: one kernel on either path
+    assert_eq!(kernels_on_a_path(&o.result.plan.steps), 1, "{}", o.explain_with(false));
+}
+
+/// After the reads of `in1` merged, the `generate` form reads `in1[v, v]` with `v = clamp
+/// in1[i, j] 0 (n - 1)`, where the map form `map (\\a b c -> in1[clamp b .., clamp a ..]) in1
+/// in1 in1` still names its two clamps apart; the tree cost counted the child named twice
+/// twice (its read with it), so the map won, and only the merged phases, whose e-graph had
+/// no such map form, found the cheaper plan (seed 98661825711887, 0.3% apart).
+#[test]
+fn a_child_named_twice_is_counted_once() {
+    let src = "input in1 : i64[n, n]
+output o10 = map (\\x11 x12 x13 -> if true then if let v14 = 10 in false then iterate 3 (\\x15 -> x15) x11 else if n == 0 || n == 0 then x13 else in1[clamp x12 0 (n - 1), clamp x11 0 (n - 1)] else x12 % (if x12 == 0 then 1 else x12) % (if iterate (-1) (\\x16 -> (-3)) 2 == 0 then 1 else iterate (-1) (\\x16 -> (-3)) 2)) (map i64 in1) in1 in1";
+    same_cost_under_every_variant(src);
+    let o = optimise_default(src);
+    let text = eqfuse_ir::print::print_program(o.program());
+    assert_eq!(text.matches("clamp").count(), 1, "{text}");
+}
+
+/// A read at one index (`o12[clamp m 0 (n - 1), ..]`, one element) was priced from cache in
+/// the second kernel of a row block and from memory in the first, so two plans differing
+/// only in the order of a block's kernels were 1.4e-7 apart (seed 95936074002153).
+#[test]
+fn a_read_at_one_index_costs_the_same_wherever_its_kernel_is_in_a_block() {
+    same_cost_under_every_variant(
+        "input in1 : i64[n]
+input in2 : f64[n, n]
+input in3 : u64[m]
+output o12 = transpose in2
+output o13 = map (\\x14 x15 x16 -> if n == 0 || n == 0 then x16 else o12[clamp (size in3 0) 0 (n - 1), clamp n 0 (n - 1)]) o12 o12 in2",
+    );
+}
+
 /// With the default rule order the transposed read of the map was first walked while its
 /// indices were still projections of a tuple, found not provably in bounds, and that
 /// finding was memoised for the rest of the phase; after `fuse-proj-tuple` made them

@@ -310,6 +310,10 @@ fn segment_trips(eg: &EGraph<ArrayLang, Facts>, k: Id, sizes: &HashMap<String, u
     Some((n / m).max(1e-3))
 }
 
+/// What a `map` pays in the tree cost for each operand its function ignores (see
+/// [`node_cost`]): more than the picosecond ties, less than any work.
+const IGNORED_OPERAND: f64 = 1e-9;
+
 /// The tree cost of one node in seconds: a scalar node per evaluation, a kernel node its
 /// whole pass (its element functions times its points).
 fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f64) -> f64 {
@@ -367,7 +371,13 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
                 return own + 1e-12 + child(*c) + child(*t).max(child(*e));
             }
         }
-        return own + 1e-12 + n.children().iter().map(|c| child(*c)).sum::<f64>();
+        // a child named twice (`a[clamp x 0 k, clamp x 0 k]`) is one value of the kernel,
+        // computed once: counted once, so that the form whose operands merged into one class
+        // is not dearer than a form that still names them apart
+        let mut kids: Vec<Id> = n.children().iter().map(|c| eg.find(*c)).collect();
+        kids.sort_unstable();
+        kids.dedup();
+        return own + 1e-12 + kids.iter().map(|c| child(*c)).sum::<f64>();
     }
     // a kernel: launch, its result written, its element functions at every point, its
     // array operands read at every point
@@ -408,6 +418,15 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
         } else {
             c += child(k);
         }
+    }
+    // a `map` whose function ignores an operand still names it, and the lowering computes
+    // it where the map takes its shape from it; the `generate` over that shape computes only
+    // its elements. A little more than the ties above, so that the `generate` wins also
+    // where the operand is materialised (a child in the set costs its parent nothing): an
+    // `if` whose `else` was `map (\x -> 7) (scan ..)` computed the scan on both branches
+    if let L::Map(kids) = n {
+        let ignored = kids.iter().skip(1).filter(|a| !operands.contains(&eg.find(**a))).count();
+        c += IGNORED_OPERAND * ignored as f64;
     }
     for a in operands {
         c += points(a).min(space) * elem_bytes(a) / p.bandwidth;

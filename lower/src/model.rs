@@ -917,6 +917,11 @@ fn block_cost(
     total
 }
 
+/// The bytes of one element of value `v` (4 where the plan does not say).
+fn elem_size(plan: &Plan, v: ValueId) -> f64 {
+    plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64
+}
+
 /// A kernel's cost; reads of the values in `hot` are in cache, and the results in `kept`
 /// are written to cache, not to memory (both at [`CACHE_SPEEDUP`] times memory's rate).
 fn kernel_cost(
@@ -987,8 +992,9 @@ fn kernel_cost(
         }
         s.dims.insert(lane.dst, out_dims);
     }
-    // each read site of the element functions touches its array at most once per element
-    let mut sites: Vec<(ValueId, f64)> = Vec::new();
+    // each read site of the element functions touches its array at most once per element;
+    // whether the site may find it in cache where an earlier kernel of the block read it
+    let mut sites: Vec<(ValueId, f64, bool)> = Vec::new();
     // a reduction across rows folds runs of rows side by side (the column walk): its reads
     // across rows stay along them
     let column_walk =
@@ -1000,8 +1006,7 @@ fn kernel_cost(
         }
         // a gather from an array a core's cache holds costs its index arithmetic only
         for &(v, m) in &ops.gathers {
-            let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;
-            if s.elements(v) * elem > p.cache {
+            if s.elements(v) * elem_size(plan, v) > p.cache {
                 ops.w.gather += m;
             }
         }
@@ -1015,23 +1020,29 @@ fn kernel_cost(
         let mut near: HashMap<(ValueId, &[Reg]), usize> = HashMap::new();
         for (v, m, invariant, hood) in &ops.reads {
             let n = if *invariant { 1.0 } else { evals * m };
+            // a gather (a read neither at one index nor near the point) reaches anywhere in
+            // its array: an earlier kernel of a block brought in the block's rows, not the
+            // array, so it is in cache only where the whole array fits. A read at one index
+            // is one element from memory wherever its kernel is in the block (else which of
+            // two kernels came first in a block decided the price of its one element)
+            let gather = !*invariant && hood.is_none();
+            let may_be_hot = !*invariant && (!gather || s.elements(*v) * elem_size(plan, *v) <= p.cache);
             match hood.as_deref().map(|h| near.entry((*v, h))) {
                 Some(std::collections::hash_map::Entry::Occupied(e)) => {
-                    let site: &mut (ValueId, f64) = &mut sites[*e.get()];
+                    let site: &mut (ValueId, f64, bool) = &mut sites[*e.get()];
                     site.1 = site.1.max(n);
                 }
                 Some(std::collections::hash_map::Entry::Vacant(e)) => {
                     e.insert(sites.len());
-                    sites.push((*v, n));
+                    sites.push((*v, n, may_be_hot));
                 }
-                None => sites.push((*v, n)),
+                None => sites.push((*v, n, may_be_hot)),
             }
         }
     }
-    for (v, evals) in sites {
-        let elem = plan.values.get(v).map_or(4, |x| x.elem.size_bytes()) as f64;
-        let b = evals.min(s.elements(v)) * elem;
-        if hot.contains(&v) {
+    for (v, evals, may_be_hot) in sites {
+        let b = evals.min(s.elements(v)) * elem_size(plan, v);
+        if may_be_hot && hot.contains(&v) {
             w.cached += b;
         } else {
             w.bytes += b;
