@@ -374,10 +374,7 @@ fn node_cost(ctx: &Ctx<'_>, n: &ArrayLang, kernel: bool, child: &dyn Fn(Id) -> f
         // a child named twice (`a[clamp x 0 k, clamp x 0 k]`) is one value of the kernel,
         // computed once: counted once, so that the form whose operands merged into one class
         // is not dearer than a form that still names them apart
-        let mut kids: Vec<Id> = n.children().iter().map(|c| eg.find(*c)).collect();
-        kids.sort_unstable();
-        kids.dedup();
-        return own + 1e-12 + kids.iter().map(|c| child(*c)).sum::<f64>();
+        return own + 1e-12 + distinct_children(eg, n).into_iter().map(child).sum::<f64>();
     }
     // a kernel: launch, its result written, its element functions at every point, its
     // array operands read at every point
@@ -689,6 +686,14 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The classes of `n`'s children, canonical, each once, in order.
+fn distinct_children(eg: &EGraph<ArrayLang, Facts>, n: &ArrayLang) -> Vec<Id> {
+    let mut kids: Vec<Id> = n.children().iter().map(|c| eg.find(*c)).collect();
+    kids.sort_unstable();
+    kids.dedup();
+    kids
+}
+
 /// The classes that can stop being materialised: some user of each has another way to
 /// compute its value (a node that does not read it).
 fn fusable_classes(eg: &EGraph<ArrayLang, Facts>) -> IdMap<()> {
@@ -698,15 +703,7 @@ fn fusable_classes(eg: &EGraph<ArrayLang, Facts>) -> IdMap<()> {
     // and a scan of its children per child was quadratic in the outputs)
     let mut fusable: IdMap<()> = IdMap::default();
     for c in eg.classes().filter(|c| c.nodes.len() > 1) {
-        let kids: Vec<Vec<Id>> = c
-            .nodes
-            .iter()
-            .map(|n| {
-                let mut k: Vec<Id> = n.children().iter().map(|x| eg.find(*x)).collect();
-                k.sort_unstable();
-                k
-            })
-            .collect();
+        let kids: Vec<Vec<Id>> = c.nodes.iter().map(|n| distinct_children(eg, n)).collect();
         for k in kids.iter().flatten() {
             if kids.iter().any(|m| m.binary_search(k).is_err()) {
                 fusable.insert(*k, ());

@@ -773,8 +773,7 @@ fn contraction_cost(
     let out: Vec<f64> = space[..space.len().saturating_sub(1)].to_vec();
     let (mut bytes, mut weight) = (0.0, 1.0);
     if let Some(lane) = kernel.lanes.first() {
-        let info = plan.values.get(lane.dst);
-        let size = info.map_or(4, |v| v.elem.size_bytes()) as f64;
+        let size = elem_size(plan, lane.dst);
         if size > 4.0 {
             weight = 2.0;
         }
@@ -783,7 +782,7 @@ fn contraction_cost(
     }
     for o in [&c.a, &c.b] {
         let read: f64 = o.axes.iter().map(|d| space.get(*d).copied().unwrap_or(1.0)).product();
-        let size = plan.values.get(o.array).map_or(4, |x| x.elem.size_bytes()) as f64;
+        let size = elem_size(plan, o.array);
         bytes += read.min(s.elements(o.array)) * size;
     }
     let ops = 2.0 * points;
@@ -852,7 +851,7 @@ fn steps_cost(
                     if made || info.is_none_or(|x| x.rank == 0) {
                         return Work::default();
                     }
-                    let bytes = 2.0 * s.elements(v) * info.map_or(4, |x| x.elem.size_bytes()) as f64;
+                    let bytes = 2.0 * s.elements(v) * elem_size(plan, v);
                     // as a copy kernel: a launch, its bytes, one read instruction
                     Work { launches: 1.0, bytes, code: 1.0, ..Work::default() }
                 };
@@ -949,7 +948,7 @@ fn kernel_cost(
     // a part of a group writes what its head writes: a row per reduced row, or the space
     let mut part_dims = space.clone();
     for lane in &kernel.lanes {
-        let elem_bytes = plan.values.get(lane.dst).map_or(4, |v| v.elem.size_bytes()) as f64;
+        let elem_bytes = elem_size(plan, lane.dst);
         let out_dims: Vec<f64> = match &lane.op {
             LaneOp::Generate => space.clone(),
             LaneOp::Part => part_dims.clone(),
