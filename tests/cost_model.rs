@@ -10,8 +10,13 @@ use std::collections::HashMap;
 
 /// The work of the optimised plan of `src` at `sizes`, priced with the CPU defaults.
 fn work(src: &str, sizes: &[(&str, u64)]) -> Work {
+    work_with(src, sizes, &OptimizeOptions::default())
+}
+
+/// [`work`] of the plan `opts` make.
+fn work_with(src: &str, sizes: &[(&str, u64)], opts: &OptimizeOptions) -> Work {
     let prog = eqfuse::parse(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
-    let o = eqfuse::optimize(&prog, &OptimizeOptions::default()).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let o = eqfuse::optimize(&prog, opts).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let sizes: HashMap<String, u64> = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let checked = eqfuse::check(&prog).unwrap();
     let inputs = input_extents(&checked.inputs, &sizes);
@@ -218,4 +223,24 @@ fn a_read_at_one_index_costs_one_element_from_memory_wherever_its_kernel_is_in_a
     };
     let (a, b) = (price(&first), price(&second));
     assert_eq!((a.bytes, a.cached), (b.bytes, b.cached), "{a:?}\n{b:?}");
+}
+
+/// An `if` whose condition is the same at every point is taken out of the loop by the C
+/// compiler (`Func::uniform_ifs`, emitted as a branch): one arm runs per element, and the
+/// model counts the dearer arm's operations and the decision once. One on the element
+/// computes both arms and selects: both count, and its comparison per element.
+#[test]
+fn an_if_the_same_at_every_point_counts_its_dearer_arm() {
+    let n = 1u64 << 20;
+    // unfused: the optimiser would take the branch out of the map (`hoist-unswitch`)
+    let unfused = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
+    let work = |src: &str, sizes: &[(&str, u64)]| work_with(src, sizes, &unfused);
+    let uniform =
+        "input xs : f32[n]\ninput flag : bool\noutput y = map (\\x -> if flag then exp x else x + 1.0) xs";
+    let w = work(uniform, &[("n", n)]);
+    assert_eq!((w.transcendental, w.flop, w.compare), (n as f64, 0.0, 1.0), "{w:?}");
+    let varying = "input xs : f32[n]\noutput y = map (\\x -> if x > 0.0 then exp x else x + 1.0) xs";
+    let w = work(varying, &[("n", n)]);
+    assert_eq!((w.transcendental, w.flop), (n as f64, n as f64), "{w:?}");
+    assert!(w.compare >= n as f64, "{w:?}");
 }

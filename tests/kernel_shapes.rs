@@ -103,8 +103,12 @@ output z = map (\\v -> let (a, b) = iterate 100 (\\s -> let (p, q) = s in (p * 0
 ";
 
 fn plan_of(src: &str) -> eqfuse::ir::plan::Plan {
+    plan_with(src, &OptimizeOptions::default())
+}
+
+fn plan_with(src: &str, opts: &OptimizeOptions) -> eqfuse::ir::plan::Plan {
     let p = eqfuse::parse(src).unwrap();
-    eqfuse::optimize(&p, &OptimizeOptions::default()).unwrap().result.plan
+    eqfuse::optimize(&p, opts).unwrap().result.plan
 }
 
 /// The lines of `source` that gcc reports vectorised, compiled in scratch directory `name`.
@@ -114,7 +118,12 @@ fn vectorised(source: &str, name: &str) -> Vec<usize> {
 
 /// The generated C of `src`'s plan, every kernel native.
 fn source_of(src: &str) -> String {
-    let code = eqfuse_codegen::c::generate(&plan_of(src));
+    source_of_plan(&plan_of(src))
+}
+
+/// The generated C of `plan`, every kernel native.
+fn source_of_plan(plan: &eqfuse::ir::plan::Plan) -> String {
+    let code = eqfuse_codegen::c::generate(plan);
     assert!(code.kernels.iter().all(Result::is_ok), "{:?}", code.kernels);
     code.source
 }
@@ -554,5 +563,41 @@ fn a_group_argmin_that_skips_nans_folds_into_independent_accumulators_and_agrees
         let mut inputs = Arrays::new();
         inputs.insert("t".into(), with_nans(&[r, c], &mut next));
         agree_bits(GROUP_ARGMIN_ROWS, &inputs, &format!("seed {seed}: [{r}, {c}]"));
+    }
+}
+
+const UNIFORM_IF: &str = "input xs : f32[n]
+input flag : bool
+output y = map (\\x -> if flag then x * 2.5 else x + 1.5) xs
+";
+
+/// A branch the same at every element (`Func::uniform_ifs`) is emitted as a branch, not a
+/// select of both arms: gcc takes it out of the loop over elements and vectorises a loop per
+/// arm, so one arm runs per element, as the cost model counts.
+#[test]
+fn a_branch_the_same_at_every_element_is_taken_out_of_the_vectorised_loop() {
+    // unfused: the optimiser would take the branch out of the map (`hoist-unswitch`)
+    let unfused = OptimizeOptions { no_fusion: true, ..OptimizeOptions::default() };
+    let plan = plan_with(UNIFORM_IF, &unfused);
+    let source = source_of_plan(&plan);
+    let start = source.find("bool eq_k0_elem(").unwrap();
+    let elem = &source[start..start + source[start..].find("\n}\n").unwrap()];
+    assert!(elem.contains("if (r") && !elem.contains("eq_sel_f32"), "{elem}");
+    let hot = lines_of(&source, "for (; j < j1; ++j)");
+    let vec = vectorised(&source, "kernel_shapes_uniform_if");
+    assert!(hot.iter().any(|l| vec.contains(l)), "the loop over elements is not vectorised: {hot:?} {vec:?}");
+    let (seed, mut next) = rng();
+    for n in [0usize, 1, 17, 1000, 1 + (next() % 200_000) as usize] {
+        for flag in [false, true] {
+            let mut inputs = Arrays::new();
+            inputs.insert("xs".into(), f32_array(&[n], &mut next));
+            inputs.insert("flag".into(), Value::from(ndarray::arr0(flag).into_dyn()));
+            // the unfused plan (its kernel holds the branch) and the optimised one
+            let checked = eqfuse::check(&eqfuse::parse(UNIFORM_IF).unwrap()).unwrap();
+            let want = eqfuse::run(&checked, Backend::Reference, &inputs).unwrap();
+            let got = eqfuse::backend::run_plan(&plan, &checked, Backend::Cpu, &inputs).unwrap();
+            assert_eq!(got, want, "seed {seed}: n = {n}, flag = {flag}, unfused");
+            agree(UNIFORM_IF, &inputs, &format!("seed {seed}: n = {n}, flag = {flag}"));
+        }
     }
 }

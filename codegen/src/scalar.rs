@@ -137,6 +137,7 @@ fn emit_in(cx: &mut FnCtx<'_>, name: &str, func: &Func, medium_trig: bool) -> Re
         depth: 0,
         spec: None,
         medium_trig,
+        uniform: func.uniform_ifs(),
     };
     let mut sig = match dialect {
         Dialect::Cuda => {
@@ -284,6 +285,11 @@ struct Emitter<'c, 'a> {
     /// `f32` `sin`, `cos`, `tan` as their medium paths, each argument tested into
     /// `eq_big_l` ([`emit_medium_trig`]).
     medium_trig: bool,
+    /// The `if`s that branch the same way at every point ([`Func::uniform_ifs`]), by the
+    /// register they write: emitted as branches, which the C compiler takes out of the loop
+    /// over elements (one vectorised loop per arm), so that one arm runs, as the cost model
+    /// counts.
+    uniform: HashSet<Reg>,
 }
 
 /// The most iterations of a loop the C dialect unrolls whole.
@@ -478,7 +484,9 @@ impl Emitter<'_, '_> {
                 let mut budget = SPECULATE_BUDGET;
                 let s = self.spec.unwrap_or(self.depth + 1);
                 self.depth += 1;
-                if self.speculable(then_block, &mut budget, s) && self.speculable(else_block, &mut budget, s)
+                if !self.uniform.contains(dst)
+                    && self.speculable(then_block, &mut budget, s)
+                    && self.speculable(else_block, &mut budget, s)
                 {
                     // Neither arm can fail: both are computed and one is selected, so that
                     // the loop around this element has no control flow and the C compiler

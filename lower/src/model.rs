@@ -20,7 +20,11 @@
 //!   count; the operator of a reduction or scan once more per point), each class at its own
 //!   throughput: add/mul, divide, sqrt, transcendental, integer, compare/select. A loop's
 //!   body counts its iteration count times (a count not known before the run counts
-//!   [`UNKNOWN_TRIPS`]); both branches of an `if` count (the worst case).
+//!   [`UNKNOWN_TRIPS`]); both branches of an `if` count (the worst case: the generated
+//!   code computes both and selects), except an `if` that branches the same way at every
+//!   point ([`Func::uniform_ifs`]): the compiler takes it out of the loop, and its dearer
+//!   arm counts, its decision once.
+//! - **An array `if`** (a [`Step::If`]) costs its dearer branch.
 //! - **Code size**: each instruction of a kernel's element functions costs
 //!   [`CostParams::code`] once per kernel, so a loop beats its body unrolled.
 //! - **Row blocks** ([`Step::RowBlock`]) are one launch; a phase's reads of what an earlier
@@ -491,104 +495,179 @@ impl Work {
 /// costs once, not once per point (a scan that recomputes an output's invariant element
 /// rather than read it, for one). Reads stay per
 /// evaluation (one at an invariant index is one element, [`Ops::reads`]).
-fn count_ops(f: &Func) -> (Ops, Ops) {
-    let (mut per, mut once) = (Ops::default(), Ops::default());
-    let mut consts: HashMap<Reg, i64> = HashMap::new();
-    let varies = varying(f);
-    let data = data_dependent(f);
+fn count_ops(f: &Func, p: &CostParams) -> (Ops, Ops) {
     // what follows the space's last index (over two dimensions and more)
     let inner = match f.params.len() {
         0 | 1 => HashSet::new(),
-        r => flows_from(f, HashSet::from([(r - 1) as Reg]), |_| false),
+        r => f.flows_from(HashSet::from([(r - 1) as Reg]), |_| false),
     };
-    // (block, multiplier, whether the block runs the same way at every point), iteratively
-    let reg_type = |r: &Reg| f.reg_types.get(*r as usize).copied();
-    let float = |r: &Reg| reg_type(r).is_some_and(|t| t.is_float());
-    let defs = f.body.definitions();
-    let mut stack: Vec<(&Block, f64, bool)> = vec![(&f.body, 1.0, true)];
-    while let Some((b, m, uniform)) = stack.pop() {
-        per.insts += b.insts.len() as f64;
-        for i in &b.insts {
-            let hoisted =
-                uniform && !matches!(i, Inst::Read { .. }) && i.dsts().iter().all(|d| !varies.contains(d));
-            let ops = if hoisted { &mut once } else { &mut per };
-            match i {
-                Inst::Const { dst, value } => {
-                    if let eqfuse_ir::value::Scalar::I64(v) = value {
-                        consts.insert(*dst, *v);
+    let cx = Count {
+        f,
+        p,
+        varies: f.varying(),
+        data: data_dependent(f),
+        inner,
+        defs: f.body.definitions(),
+        uniform_ifs: f.uniform_ifs(),
+    };
+    let (mut per, mut once) = (Ops::default(), Ops::default());
+    cx.block(&f.body, 1.0, true, (&mut per, &mut once), &mut HashMap::new());
+    (per, once)
+}
+
+/// What [`count_ops`] knows of the function it counts.
+struct Count<'a> {
+    f: &'a Func,
+    p: &'a CostParams,
+    varies: HashSet<Reg>,
+    data: HashSet<Reg>,
+    inner: HashSet<Reg>,
+    defs: HashMap<Reg, &'a Inst>,
+    /// The `if`s that branch the same way at every point ([`Func::uniform_ifs`]).
+    uniform_ifs: HashSet<Reg>,
+}
+
+impl<'a> Count<'a> {
+    /// Counts `root` (run `m0` times per evaluation; `uniform0`: the same way at every
+    /// point) into `per` (per evaluation) and `once` (once per run); `consts` holds the
+    /// integer constants seen so far (a loop's count).
+    fn block(
+        &self,
+        root: &'a Block,
+        m0: f64,
+        uniform0: bool,
+        (per, once): (&mut Ops, &mut Ops),
+        consts: &mut HashMap<Reg, i64>,
+    ) {
+        let reg_type = |r: &Reg| self.f.reg_types.get(*r as usize).copied();
+        let float = |r: &Reg| reg_type(r).is_some_and(|t| t.is_float());
+        let (varies, data, inner, defs) = (&self.varies, &self.data, &self.inner, &self.defs);
+        // (block, multiplier, whether the block runs the same way at every point), iteratively
+        let mut stack: Vec<(&Block, f64, bool)> = vec![(root, m0, uniform0)];
+        while let Some((b, m, uniform)) = stack.pop() {
+            per.insts += b.insts.len() as f64;
+            for i in &b.insts {
+                let hoisted = uniform
+                    && !matches!(i, Inst::Read { .. })
+                    && i.dsts().iter().all(|d| !varies.contains(d));
+                if let Inst::If { dst, then_block, else_block, .. } = i {
+                    if !hoisted && self.uniform_ifs.contains(dst) {
+                        self.uniform_if([then_block, else_block], m, (&mut *per, &mut *once), consts);
+                        continue;
                     }
                 }
-                Inst::Unary { dst, .. } => {
-                    if float(dst) {
-                        ops.w.flop += m
-                    } else {
-                        ops.w.int += m
-                    }
-                }
-                Inst::Binary { op, a, .. } => match op {
-                    _ if op.is_comparison() || op.is_logical() => ops.w.compare += m,
-                    BinOp::Div | BinOp::Rem if float(a) => ops.w.div += m,
-                    _ if float(a) => ops.w.flop += m,
-                    _ => ops.w.int += m,
-                },
-                Inst::Call { f: func, args, .. } => match func {
-                    ScalarFn::Sqrt => ops.w.sqrt += m,
-                    f if f.is_transcendental() => {
-                        let wide = args.first().and_then(reg_type) == Some(ElemType::F64);
-                        if wide {
-                            ops.w.transcendental_f64 += m
-                        } else {
-                            ops.w.transcendental += m
+                let ops = if hoisted { &mut *once } else { &mut *per };
+                match i {
+                    Inst::Const { dst, value } => {
+                        if let eqfuse_ir::value::Scalar::I64(v) = value {
+                            consts.insert(*dst, *v);
                         }
                     }
-                    ScalarFn::Clamp => {
-                        if args.first().is_some_and(float) {
-                            ops.w.flop += 2.0 * m
-                        } else {
-                            ops.w.int += 2.0 * m
-                        }
-                    }
-                    _ => {
-                        if args.first().is_some_and(float) {
+                    Inst::Unary { dst, .. } => {
+                        if float(dst) {
                             ops.w.flop += m
                         } else {
                             ops.w.int += m
                         }
                     }
-                },
-                Inst::Read { array, index, .. } => {
-                    let invariant = !index.iter().any(|r| varies.contains(r));
-                    // a read at an index computed from what was read (a gather): a scattered
-                    // access. Indices computed from the space's own (`i + 1`, `clamp ..`,
-                    // `j * 2`) stay near the walk and cost their arithmetic only; one at
-                    // the same index everywhere is one element, read once.
-                    let gather = !invariant && index.iter().any(|r| data.contains(r));
-                    let near = (!invariant && !gather).then(|| neighbourhood(&defs, &varies, index));
-                    ops.reads.push((*array, m, invariant, near));
-                    if gather {
-                        ops.gathers.push((*array, m));
-                    } else if let Some((last, rest)) = index.split_last() {
-                        // the walk across rows is paid once per point however many
-                        // arrays it reads so (the code walks them in tiles together)
-                        if !inner.contains(last) && rest.iter().any(|r| inner.contains(r)) {
-                            ops.w.strided = ops.w.strided.max(m);
+                    Inst::Binary { op, a, .. } => match op {
+                        _ if op.is_comparison() || op.is_logical() => ops.w.compare += m,
+                        BinOp::Div | BinOp::Rem if float(a) => ops.w.div += m,
+                        _ if float(a) => ops.w.flop += m,
+                        _ => ops.w.int += m,
+                    },
+                    Inst::Call { f: func, args, .. } => match func {
+                        ScalarFn::Sqrt => ops.w.sqrt += m,
+                        f if f.is_transcendental() => {
+                            let wide = args.first().and_then(reg_type) == Some(ElemType::F64);
+                            if wide {
+                                ops.w.transcendental_f64 += m
+                            } else {
+                                ops.w.transcendental += m
+                            }
+                        }
+                        ScalarFn::Clamp => {
+                            if args.first().is_some_and(float) {
+                                ops.w.flop += 2.0 * m
+                            } else {
+                                ops.w.int += 2.0 * m
+                            }
+                        }
+                        _ => {
+                            if args.first().is_some_and(float) {
+                                ops.w.flop += m
+                            } else {
+                                ops.w.int += m
+                            }
+                        }
+                    },
+                    Inst::Read { array, index, .. } => {
+                        let invariant = !index.iter().any(|r| varies.contains(r));
+                        // a read at an index computed from what was read (a gather): a scattered
+                        // access. Indices computed from the space's own (`i + 1`, `clamp ..`,
+                        // `j * 2`) stay near the walk and cost their arithmetic only; one at
+                        // the same index everywhere is one element, read once.
+                        let gather = !invariant && index.iter().any(|r| data.contains(r));
+                        let near = (!invariant && !gather).then(|| neighbourhood(defs, varies, index));
+                        ops.reads.push((*array, m, invariant, near));
+                        if gather {
+                            ops.gathers.push((*array, m));
+                        } else if let Some((last, rest)) = index.split_last() {
+                            // the walk across rows is paid once per point however many
+                            // arrays it reads so (the code walks them in tiles together)
+                            if !inner.contains(last) && rest.iter().any(|r| inner.contains(r)) {
+                                ops.w.strided = ops.w.strided.max(m);
+                            }
                         }
                     }
-                }
-                Inst::Dim { .. } | Inst::Load { .. } => {}
-                Inst::If { then_block, else_block, .. } => {
-                    ops.w.compare += m;
-                    stack.push((then_block, m, hoisted));
-                    stack.push((else_block, m, hoisted));
-                }
-                Inst::Loop { count, body, .. } => {
-                    let trips = consts.get(count).map_or(UNKNOWN_TRIPS, |&c| c.max(0) as f64);
-                    stack.push((body, m * trips, hoisted));
+                    Inst::Dim { .. } | Inst::Load { .. } => {}
+                    Inst::If { then_block, else_block, .. } => {
+                        ops.w.compare += m;
+                        stack.push((then_block, m, hoisted));
+                        stack.push((else_block, m, hoisted));
+                    }
+                    Inst::Loop { count, body, .. } => {
+                        let trips = consts.get(count).map_or(UNKNOWN_TRIPS, |&c| c.max(0) as f64);
+                        stack.push((body, m * trips, hoisted));
+                    }
                 }
             }
         }
     }
-    (per, once)
+
+    /// An `if` that branches the same way at every point: taken out of the loop, decided
+    /// once, one arm per point: its dearer arm's operations count (both arms' reads and
+    /// code, the worst case).
+    fn uniform_if(
+        &self,
+        arms: [&'a Block; 2],
+        m: f64,
+        (per, once): (&mut Ops, &mut Ops),
+        consts: &mut HashMap<Reg, i64>,
+    ) {
+        once.w.compare += 1.0;
+        let counted = arms.map(|a| {
+            let (mut ap, mut ao) = (Ops::default(), Ops::default());
+            self.block(a, m, false, (&mut ap, &mut ao), consts);
+            (ap, ao)
+        });
+        let dear = usize::from(counted[1].0.w.seconds(self.p) > counted[0].0.w.seconds(self.p));
+        for (k, (ap, ao)) in counted.into_iter().enumerate() {
+            if k == dear {
+                // a point walks across rows once, however many of its reads do
+                let strided = per.w.strided.max(ap.w.strided);
+                per.w.add(&ap.w, 1.0);
+                per.w.strided = strided;
+            }
+            per.reads.extend(ap.reads);
+            per.gathers.extend(ap.gathers);
+            per.insts += ap.insts;
+            once.w.add(&ao.w, 1.0);
+            once.reads.extend(ao.reads);
+            once.gathers.extend(ao.gathers);
+            once.insts += ao.insts;
+        }
+    }
 }
 
 /// The farthest shift, in elements along an axis, that [`neighbourhood`] takes for a
@@ -627,58 +706,10 @@ fn neighbourhood(defs: &HashMap<Reg, &Inst>, varies: &HashSet<Reg>, index: &[Reg
         .collect()
 }
 
-/// The registers of `f` whose value may differ from one point of the space to another:
-/// its parameters and whatever is computed from them (an array read at such an index, an
-/// `if` or a loop that uses one anywhere, [`Inst::uses`]). The others are the same at every
-/// point.
-fn varying(f: &Func) -> HashSet<Reg> {
-    flows_from(f, (0..f.params.len() as Reg).collect(), |_| false)
-}
-
 /// The registers of `f` computed from an array's element: a read's result and whatever is
 /// computed from it (a read at such an index is a gather).
 fn data_dependent(f: &Func) -> HashSet<Reg> {
-    flows_from(f, HashSet::new(), |i| matches!(i, Inst::Read { .. }))
-}
-
-/// `seed` and every register computed from it, or by an instruction `source` accepts
-/// ([`Inst::uses`]; an `if` or a loop that uses one anywhere; a loop variable whose start
-/// or next value is one).
-fn flows_from(f: &Func, seed: HashSet<Reg>, source: impl Fn(&Inst) -> bool) -> HashSet<Reg> {
-    fn visit(b: &Block, v: &mut HashSet<Reg>, uses: &mut Vec<Reg>, source: &dyn Fn(&Inst) -> bool) {
-        for i in &b.insts {
-            match i {
-                Inst::If { then_block, else_block, .. } => {
-                    visit(then_block, v, uses, source);
-                    visit(else_block, v, uses, source);
-                }
-                Inst::Loop { inits, vars, body, nexts, .. } => {
-                    for (var, (init, next)) in vars.iter().zip(inits.iter().zip(nexts)) {
-                        if v.contains(init) || v.contains(next) {
-                            v.insert(*var);
-                        }
-                    }
-                    visit(body, v, uses, source);
-                }
-                _ => {}
-            }
-            uses.clear();
-            i.uses(uses);
-            if source(i) || uses.iter().any(|r| v.contains(r)) {
-                v.extend(i.dsts());
-            }
-        }
-    }
-    let mut v = seed;
-    let mut uses = Vec::new();
-    // a loop's state feeds back into itself: until nothing more flows
-    loop {
-        let before = v.len();
-        visit(&f.body, &mut v, &mut uses, &source);
-        if v.len() == before {
-            return v;
-        }
-    }
+    f.flows_from(HashSet::new(), |i| matches!(i, Inst::Read { .. }))
 }
 
 /// Estimated extents and element counts of a plan's values.
@@ -999,7 +1030,7 @@ fn kernel_cost(
     let column_walk =
         kernel.lanes.iter().any(|l| matches!(l.op, LaneOp::Reduce { .. })) && kernel.elem.walks_columns();
     for (f, evals) in fs {
-        let (mut ops, once) = count_ops(f);
+        let (mut ops, once) = count_ops(f, p);
         if column_walk {
             ops.w.strided = 0.0;
         }

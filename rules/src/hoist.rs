@@ -23,11 +23,12 @@
 //! `exp (a[i, j] - mx[i])`), `hoist-shared` adds the form that reads `e[i, j]`, and the cost
 //! model picks between reading and recomputing.
 //!
-//! A branch that no element changes is taken out of the loop (unswitching):
-//! `map (\x -> if flag then x * 2 else x + 1) xs` computes both arms at every element (the
-//! generated code selects between them); `hoist-unswitch` adds `if flag then map (\x -> x *
-//! 2) xs else map (\x -> x + 1) xs`, which runs one map, and the model (an array `if` costs
-//! its dearer branch) picks. The condition must mention no parameter and be unable to fail
+//! A branch that no element changes is taken out of the loop (unswitching): for
+//! `map (\x -> if flag then x * 2 else x + 1) xs`, `hoist-unswitch` adds `if flag then
+//! map (\x -> x * 2) xs else map (\x -> x + 1) xs`, which runs one map. The generated code
+//! of the first form runs one arm per element too where the C compiler takes the branch out
+//! of the loop itself (a short function: `Func::uniform_ifs`), and computes both arms and
+//! selects elsewhere; the model (an array `if` costs its dearer branch) picks. The condition must mention no parameter and be unable to fail
 //! (`safe` over no index): the unswitched form evaluates it also over an empty space.
 //!
 //! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).

@@ -57,6 +57,8 @@ mod lanes;
 mod loops;
 pub mod print;
 pub mod remap;
+mod uniform;
+pub use uniform::{UNIFORM_IF_LIMIT, UNIFORM_IF_MAX_INSTS};
 
 pub use crate::interp::named_shape;
 pub use assert::assert_error;
