@@ -28,8 +28,9 @@
 //! map (\x -> x * 2) xs else map (\x -> x + 1) xs`, which runs one map. The generated code
 //! of the first form runs one arm per element too where the C compiler takes the branch out
 //! of the loop itself (a short function: `Func::uniform_ifs`), and computes both arms and
-//! selects elsewhere; the model (an array `if` costs its dearer branch) picks. The condition must mention no parameter and be unable to fail
-//! (`safe` over no index): the unswitched form evaluates it also over an empty space.
+//! selects elsewhere; the model (an array `if` costs its dearer branch) picks. The
+//! condition must mention no parameter and be unable to fail (`safe` over no index): the
+//! unswitched form evaluates it also over an empty space.
 //!
 //! Each rule's identity is in its entry of [`table`] (the catalogue, `eqfuse rules`).
 
