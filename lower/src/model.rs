@@ -397,6 +397,13 @@ struct Ops {
 }
 
 impl Ops {
+    /// Adds `o`'s read sites, gathers and instructions (not its [`Ops::w`]).
+    fn add_sites(&mut self, o: Ops) {
+        self.reads.extend(o.reads);
+        self.gathers.extend(o.gathers);
+        self.insts += o.insts;
+    }
+
     /// Scalar operations, all classes, per evaluation.
     fn count(&self) -> f64 {
         let w = &self.w;
@@ -501,14 +508,15 @@ fn count_ops(f: &Func, p: &CostParams) -> (Ops, Ops) {
         0 | 1 => HashSet::new(),
         r => f.flows_from(HashSet::from([(r - 1) as Reg]), |_| false),
     };
+    let varies = f.varying();
     let cx = Count {
         f,
         p,
-        varies: f.varying(),
+        uniform_ifs: f.uniform_ifs_given(&varies),
+        varies,
         data: data_dependent(f),
         inner,
         defs: f.body.definitions(),
-        uniform_ifs: f.uniform_ifs(),
     };
     let (mut per, mut once) = (Ops::default(), Ops::default());
     cx.block(&f.body, 1.0, true, (&mut per, &mut once), &mut HashMap::new());
@@ -659,13 +667,9 @@ impl<'a> Count<'a> {
                 per.w.add(&ap.w, 1.0);
                 per.w.strided = strided;
             }
-            per.reads.extend(ap.reads);
-            per.gathers.extend(ap.gathers);
-            per.insts += ap.insts;
+            per.add_sites(ap);
             once.w.add(&ao.w, 1.0);
-            once.reads.extend(ao.reads);
-            once.gathers.extend(ao.gathers);
-            once.insts += ao.insts;
+            once.add_sites(ao);
         }
     }
 }

@@ -79,11 +79,15 @@ impl Func {
     /// [`UNIFORM_IF_MAX_INSTS`] instructions; the first [`UNIFORM_IF_LIMIT`] of them in the
     /// order of [`Block::all_insts`] (a block's own before those nested in it).
     pub fn uniform_ifs(&self) -> HashSet<Reg> {
+        self.uniform_ifs_given(&self.varying())
+    }
+
+    /// [`Func::uniform_ifs`], for a caller that has [`Func::varying`] at hand already.
+    pub fn uniform_ifs_given(&self, varies: &HashSet<Reg>) -> HashSet<Reg> {
         let insts = self.body.all_insts();
         if insts.len() > UNIFORM_IF_MAX_INSTS {
             return HashSet::new();
         }
-        let varies = self.varying();
         insts
             .into_iter()
             .filter_map(|i| match i {
